@@ -1,0 +1,45 @@
+//! Command line and environment. Every setting has a flag and an environment variable.
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "quell", version, about = "Self-hosted incident management")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the web server (applies pending migrations first).
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit.
+    Migrate(DbArgs),
+    /// Load the demo data (services, people, INC-1187). Safe to run again.
+    Demo(DbArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// PostgreSQL connection string.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+    /// Most connections this process opens to PostgreSQL.
+    #[arg(long, env = "QUELL_DB_MAX_CONNECTIONS", default_value_t = 20)]
+    pub db_max_connections: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Address and port to listen on.
+    #[arg(long, env = "QUELL_BIND", default_value = "127.0.0.1:3000")]
+    pub bind: String,
+    /// The URL people reach Quell at (used in links sent elsewhere); defaults to http://<bind>.
+    #[arg(long, env = "QUELL_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Do not apply migrations at start (when a deploy step runs `quell migrate`).
+    #[arg(long, env = "QUELL_NO_MIGRATE")]
+    pub no_migrate: bool,
+}

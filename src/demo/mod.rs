@@ -1,0 +1,169 @@
+//! Demo data: the payments-gateway and OrbitPay services, the people of the reference
+//! postmortem, and INC-1187 entered event by event at its real times on 2026-09-17 through the
+//! same actions a responder uses. Loading twice changes nothing.
+
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::{PgConnection, PgPool};
+
+use crate::error::AppResult;
+use crate::incidents::actions::{self, Opening};
+use crate::incidents::db as incidents_db;
+use crate::incidents::domain::{IncidentKey, Transition};
+use crate::people::{self, domain::PersonDraft};
+use crate::roles::domain::Role;
+use crate::services::{self, domain::ServiceDraft};
+
+const SERVICES: &[(&str, i64, &str, f64, f64, &str)] = &[
+    (
+        "payments-gateway",
+        1,
+        "Payments",
+        99.9,
+        60.0,
+        "Authorizes card payments with the external card processor for checkout.",
+    ),
+    (
+        "checkout-api",
+        1,
+        "OrbitPay Checkout",
+        99.95,
+        120.0,
+        "OrbitPay: accepts checkout requests and hands authorization to payments-worker over a queue.",
+    ),
+    (
+        "payments-worker",
+        2,
+        "OrbitPay Payments",
+        99.9,
+        80.0,
+        "OrbitPay: calls the card processor; failed authorizations are retried from a Redis sorted set.",
+    ),
+];
+
+const PEOPLE: &[(&str, &str, &str)] = &[
+    ("Ana Ribeiro", "ana.ribeiro@example.com", "ana"),
+    ("Daniel Okafor", "daniel.okafor@example.com", "daniel"),
+    ("Priya Nair", "priya.nair@example.com", "priya"),
+    ("Marcelo Roman", "marcelo.roman@example.com", "marcelo"),
+    ("Priya Raman", "priya.raman@example.com", "priya.raman"),
+    ("Dev Shah", "dev.shah@example.com", "dev"),
+];
+
+fn at(h: u32, m: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 9, 17, h, m, 0)
+        .single()
+        .expect("a valid demo time")
+}
+
+pub const INC_1187: IncidentKey = IncidentKey(1187);
+
+pub async fn load(pool: &PgPool) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    for (name, tier, team, slo, rate, description) in SERVICES {
+        if services::db::find_by_name(&mut *tx, name).await?.is_none() {
+            let draft = ServiceDraft {
+                name: (*name).into(),
+                tier: *tier,
+                team: (*team).into(),
+                description: (*description).into(),
+                slo_target_percent: Some(*slo),
+                avg_requests_per_second: Some(*rate),
+                runbook_url: Some(format!("https://runbooks.example.com/{name}")),
+            }
+            .validated()?;
+            services::db::insert(&mut *tx, &draft).await?;
+        }
+    }
+    for (name, email, handle) in PEOPLE {
+        if people::db::find(&mut *tx, handle).await?.is_none() {
+            let draft = PersonDraft {
+                name: (*name).into(),
+                email: (*email).into(),
+                handle: (*handle).into(),
+            }
+            .validated()?;
+            people::db::insert(&mut *tx, &draft).await?;
+        }
+    }
+    if incidents_db::find(&mut *tx, INC_1187).await?.is_none() {
+        inc_1187(&mut tx).await?;
+    }
+    incidents_db::bump_sequence(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A step of the INC-1187 story, in the order the scribe entered it.
+enum Step {
+    Context(u32, u32, &'static str),
+    Note(u32, u32, &'static str, &'static str),
+    Transition(u32, u32, Transition, &'static str, &'static str),
+    Severity(u32, u32, &'static str, &'static str),
+    Role(u32, u32, Role, &'static str),
+}
+
+const SCRIBE: &str = "Marcelo Roman";
+
+const STORY: &[Step] = &[
+    Step::Context(14, 5, "PR \"chore: consolidate HTTP client settings\" deployed; sets MaxConnectionsPerServer = 10 on the processor client (previously unbounded). Canary at 10% for 15 min passes at ~25 req/s total"),
+    Step::Context(14, 20, "Revision promoted to 100%"),
+    Step::Context(15, 40, "Traffic ramps toward peak; p95 authorization latency climbs from 0.9 s to 3.5 s. No alert (threshold 5 s)"),
+    Step::Note(16, 2, SCRIBE, "First timeouts (TaskCanceledException after 10 s)"),
+    Step::Transition(16, 16, Transition::Acknowledge, "Daniel Okafor", "Primary on call acknowledges"),
+    Step::Severity(16, 20, "Sev1", "checkout failing for > 25% of requests"),
+    Step::Role(16, 20, Role::IncidentCommander, "ana"),
+    Step::Role(16, 20, Role::CommsLead, "priya"),
+    Step::Role(16, 20, Role::Scribe, "marcelo"),
+    Step::Note(16, 20, "Ana Ribeiro", "Bridge opened"),
+    Step::Note(16, 24, "Priya Nair", "First stakeholder update sent"),
+    Step::Note(16, 31, SCRIBE, "Dependency telemetry shows processor latency up but processor 5xx flat; requests spend most time before the first byte is sent"),
+    Step::Note(16, 38, SCRIBE, "Scribe links the 14:05 deployment from the production environment history; IC decides to roll back"),
+    Step::Note(16, 48, SCRIBE, "Traffic shifted to previous revision"),
+    Step::Transition(16, 52, Transition::Mitigate, "Ana Ribeiro", "Error rate under 0.5%"),
+    Step::Note(17, 22, "Priya Nair", "30 min stable; second stakeholder update with mitigation"),
+    Step::Note(18, 30, SCRIBE, "Load test in staging reproduces queueing at 10 connections and 120 req/s with 1.2 s upstream latency"),
+    Step::Transition(19, 40, Transition::Resolve, "Ana Ribeiro", "Root cause recorded"),
+    Step::Role(19, 40, Role::PostmortemOwner, "daniel"),
+];
+
+async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
+    let key = INC_1187;
+    actions::open(
+        tx,
+        &Opening {
+            number: Some(key.0),
+            title: "payments-gateway authorization timeouts after connection pool change",
+            severity: "Sev2",
+            service: Some("payments-gateway"),
+            summary: "A configuration change deployed at 14:05 capped outbound HTTP connections from payments-gateway to the card processor at 10 per replica. Under the midday peak, processor latency rose from a p50 of 300 ms to 1.2 s and requests queued for a connection until they hit the 10 s client timeout. 31% of authorization requests failed for 50 minutes. Rolling back to the previous Container Apps revision restored service at 16:52. The root cause was a pool size chosen without a capacity calculation, in a change classified as low risk.",
+            impact: "Authorization requests failed: 109 400 of 352 800 (31%) between 16:02 and 16:52. Orders that failed checkout after client retries: 24 870. Customers saw \"payment could not be processed\"; no duplicate charges (idempotency keys held).",
+            started_at: Some(at(16, 2)),
+            detected_at: Some(at(16, 7)),
+            note: "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically",
+        },
+        "Alertmanager",
+    )
+    .await?;
+    for step in STORY {
+        match *step {
+            Step::Context(h, m, text) => {
+                actions::add_note(tx, key, Some("context"), text, Some(at(h, m)), SCRIBE).await?;
+            }
+            Step::Note(h, m, author, text) => {
+                actions::add_note(tx, key, None, text, Some(at(h, m)), author).await?;
+            }
+            Step::Transition(h, m, t, author, note) => {
+                actions::transition(tx, key, t, None, Some(at(h, m)), note, author).await?;
+            }
+            Step::Severity(h, m, severity, reason) => {
+                actions::change_severity(tx, key, None, severity, reason, Some(at(h, m)), "Ana Ribeiro")
+                    .await?;
+            }
+            Step::Role(h, m, role, handle) => {
+                actions::set_role(tx, key, None, role, Some(handle), Some(at(h, m)), "Ana Ribeiro")
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}

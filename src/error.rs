@@ -1,0 +1,188 @@
+//! The one error type of Quell. API handlers return it as JSON
+//! `{"error": {"code", "message", "details"}}`; page handlers wrap it in [`PageError`], which
+//! renders the same facts as an HTML page. Only server faults (5xx) are logged, and their
+//! internal text never reaches the client.
+
+use askama::Template;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::domain::DomainError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("{}: {}", .0[0].field, .0[0].message)]
+    Validation(Vec<FieldError>),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    /// The client's copy is older than the stored one (a stale `If-Match` or form version).
+    #[error("the incident changed since you loaded it (now version {current_version})")]
+    Stale { current_version: i32 },
+    #[error("this request needs an If-Match header with the ETag from your last GET")]
+    PreconditionRequired,
+    #[error("the Idempotency-Key was already used for a different request body")]
+    IdempotencyKeyReused,
+    #[error("send the body as application/json")]
+    UnsupportedMediaType,
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError {
+            field: field.to_owned(),
+            message: message.into(),
+        }])
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            Self::Validation(_) | Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
+            Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::BadRequest { code, .. } => code,
+            Self::Validation(_) => "invalid_field",
+            Self::NotFound(_) => "not_found",
+            Self::Conflict(_) => "conflict",
+            Self::Stale { .. } => "stale_version",
+            Self::PreconditionRequired => "precondition_required",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Database(_) | Self::Internal(_) => "internal",
+        }
+    }
+
+    /// The sentence shown to the client: never internal detail.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Database(_) | Self::Internal(_) => {
+                "Something went wrong on our side; nothing was changed. Try again.".into()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    fn details(&self) -> Value {
+        match self {
+            Self::Validation(fields) => json!({ "fields": fields }),
+            Self::Stale { current_version } => json!({ "current_version": current_version }),
+            _ => Value::Null,
+        }
+    }
+
+    fn log_if_server_fault(&self) {
+        if self.status().is_server_error() {
+            tracing::error!(error = %self, "request failed");
+        }
+    }
+
+    /// Turns a unique-constraint violation on `constraint` into a 409 with `message`.
+    pub fn on_unique(constraint: &str, message: impl Into<String>) -> impl FnOnce(sqlx::Error) -> AppError {
+        let constraint = constraint.to_owned();
+        let message = message.into();
+        move |err| match &err {
+            sqlx::Error::Database(db) if db.constraint() == Some(constraint.as_str()) => {
+                AppError::Conflict(message)
+            }
+            _ => AppError::Database(err),
+        }
+    }
+}
+
+impl From<DomainError> for AppError {
+    fn from(err: DomainError) -> Self {
+        match err {
+            DomainError::Invalid { field, message } => {
+                Self::Validation(vec![FieldError { field, message }])
+            }
+            DomainError::Conflict(message) => Self::Conflict(message),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        self.log_if_server_fault();
+        let body = json!({
+            "error": {
+                "code": self.code(),
+                "message": self.public_message(),
+                "details": self.details(),
+            }
+        });
+        (self.status(), axum::Json(body)).into_response()
+    }
+}
+
+pub type AppResult<T> = Result<T, AppError>;
+
+/// An [`AppError`] answered as an HTML page, for the browser routes.
+#[derive(Debug)]
+pub struct PageError(pub AppError);
+
+impl<E: Into<AppError>> From<E> for PageError {
+    fn from(err: E) -> Self {
+        Self(err.into())
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    title: &'a str,
+    message: String,
+    fields: &'a [FieldError],
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let err = self.0;
+        err.log_if_server_fault();
+        let status = err.status();
+        let status = if status == StatusCode::PRECONDITION_FAILED {
+            StatusCode::CONFLICT
+        } else {
+            status
+        };
+        let fields: &[FieldError] = match &err {
+            AppError::Validation(fields) => fields,
+            _ => &[],
+        };
+        let page = ErrorPage {
+            title: status.canonical_reason().unwrap_or("Error"),
+            message: err.public_message(),
+            fields,
+        };
+        match page.render() {
+            Ok(html) => (status, Html(html)).into_response(),
+            Err(_) => (status, err.public_message()).into_response(),
+        }
+    }
+}
+
+pub type PageResult<T> = Result<T, PageError>;

@@ -1,0 +1,244 @@
+//! Extractors shared by every capability: a JSON body that fails in our error format and names
+//! the field, `If-Match` and `Idempotency-Key` headers, and a form body for pages.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::{CONTENT_TYPE, IF_MATCH};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use crate::error::{AppError, FieldError, PageError};
+
+/// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
+/// naming the field. The raw value is kept for idempotency comparisons.
+pub struct ApiJson<T> {
+    pub value: T,
+    pub raw: serde_json::Value,
+}
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(ct) = req.headers().get(CONTENT_TYPE) {
+            let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
+            if !(ct.starts_with("application/json") || ct.contains("+json")) {
+                return Err(AppError::UnsupportedMediaType);
+            }
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| AppError::BadRequest {
+                code: "unreadable_body",
+                message: e.body_text(),
+            })?;
+        parse_json(&bytes)
+    }
+}
+
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppError> {
+    let raw: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| AppError::BadRequest {
+        code: "malformed_json",
+        message: format!("the body is not valid JSON: {e}"),
+    })?;
+    let value = serde_path_to_error::deserialize(&raw).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde names a missing field in its message, not in the path.
+        let field = match inner.strip_prefix("missing field `") {
+            Some(rest) => rest.trim_end_matches('`').to_owned(),
+            None if path == "." => "body".to_owned(),
+            None => path,
+        };
+        AppError::Validation(vec![FieldError {
+            field,
+            message: inner,
+        }])
+    })?;
+    Ok(ApiJson { value, raw })
+}
+
+/// The version a client claims to hold, from `If-Match: "v<version>"`. `None` for `*`.
+#[derive(Debug, Clone, Copy)]
+pub struct IfMatch(pub Option<i32>);
+
+/// The ETag of a versioned resource.
+pub fn etag(version: i32) -> String {
+    format!("\"v{version}\"")
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let value = parts
+            .headers
+            .get(IF_MATCH)
+            .ok_or(AppError::PreconditionRequired)?;
+        let value = value.to_str().unwrap_or_default().trim();
+        if value == "*" {
+            return Ok(Self(None));
+        }
+        parse_if_match(value).map(|v| Self(Some(v))).ok_or_else(|| {
+            AppError::invalid(
+                "If-Match",
+                format!("{value:?} is not an ETag of this API; use the ETag header of a GET"),
+            )
+        })
+    }
+}
+
+/// Like [`IfMatch`] but optional: transitions check it when it is sent.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionalIfMatch(pub Option<i32>);
+
+impl<S: Send + Sync> FromRequestParts<S> for OptionalIfMatch {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        if parts.headers.contains_key(IF_MATCH) {
+            Ok(Self(IfMatch::from_request_parts(parts, state).await?.0))
+        } else {
+            Ok(Self(None))
+        }
+    }
+}
+
+fn parse_if_match(value: &str) -> Option<i32> {
+    let v = value.strip_prefix("W/").unwrap_or(value);
+    v.strip_prefix("\"v")?.strip_suffix('"')?.parse().ok()
+}
+
+/// The `Idempotency-Key` header of a create, if any (1–255 visible ASCII characters).
+#[derive(Debug, Clone)]
+pub struct IdempotencyKey(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let Some(value) = parts.headers.get("idempotency-key") else {
+            return Ok(Self(None));
+        };
+        let value = value.to_str().unwrap_or_default().trim();
+        if value.is_empty() || value.len() > 255 || !value.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(AppError::invalid(
+                "Idempotency-Key",
+                "use 1 to 255 visible ASCII characters, e.g. a UUID",
+            ));
+        }
+        Ok(Self(Some(value.to_owned())))
+    }
+}
+
+/// An HTML form body; a malformed one answers with an error page.
+pub struct PageForm<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| AppError::BadRequest {
+                code: "unreadable_body",
+                message: e.body_text(),
+            })?;
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
+        serde_path_to_error::deserialize(de)
+            .map(PageForm)
+            .map_err(|e| {
+                PageError(AppError::invalid(
+                    &e.path().to_string(),
+                    e.into_inner().to_string(),
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_match_accepts_our_etags_only() {
+        assert_eq!(parse_if_match("\"v3\""), Some(3));
+        assert_eq!(parse_if_match("W/\"v12\""), Some(12));
+        assert_eq!(parse_if_match("3"), None);
+        assert_eq!(parse_if_match("\"abc\""), None);
+        assert_eq!(etag(7), "\"v7\"");
+    }
+}
+
+/// A JSON body that may be left out entirely (`curl -X POST` with no data): then `T::default()`.
+pub struct OptionalJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| AppError::BadRequest {
+                code: "unreadable_body",
+                message: e.body_text(),
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(T::default()));
+        }
+        Ok(Self(parse_json(&bytes)?.value))
+    }
+}
+
+/// Query-string parameters; a bad one answers 422 naming it.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(ApiQuery)
+            .map_err(|e| AppError::invalid(&e.path().to_string(), e.into_inner().to_string()))
+    }
+}
+
+/// For PATCH bodies: tells a field sent as `null` (`Some(None)`) from one left out (`None`).
+pub fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    serde::Deserialize::deserialize(de).map(Some)
+}
+
+/// A time typed in a form, read as UTC: `2026-09-17T16:07` (what `datetime-local` sends),
+/// `2026-09-17 16:07`, with optional seconds, or RFC 3339. Empty means "not given".
+pub fn parse_form_time(
+    field: &str,
+    value: &str,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, AppError> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(v) {
+        return Ok(Some(t.to_utc()));
+    }
+    for fmt in ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"] {
+        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(v, fmt) {
+            return Ok(Some(t.and_utc()));
+        }
+    }
+    Err(AppError::invalid(
+        field,
+        format!("{v:?} is not a time; write it as 2026-09-17 16:07 (UTC)"),
+    ))
+}
+
+/// The value a `datetime-local` input shows for `t`.
+pub fn form_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M").to_string()
+}

@@ -1,0 +1,146 @@
+//! Router assembly: the API under `/api/v1`, the pages, static files, health checks, and the
+//! middleware every request passes (request id, tracing, timeouts, body limit, panic guard,
+//! security headers).
+
+pub mod extract;
+pub mod health;
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Request, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post, put};
+use std::time::Duration;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::error::AppError;
+use crate::state::AppState;
+use crate::{incidents, people, services};
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+fn api() -> Router<AppState> {
+    use incidents::handlers as inc;
+    Router::new()
+        .route("/incidents", get(inc::list).post(inc::create))
+        .route("/incidents/{key}", get(inc::get).patch(inc::patch))
+        .route("/incidents/{key}/acknowledge", post(inc::acknowledge))
+        .route("/incidents/{key}/mitigate", post(inc::mitigate))
+        .route("/incidents/{key}/resolve", post(inc::resolve))
+        .route("/incidents/{key}/reopen", post(inc::reopen))
+        .route("/incidents/{key}/severity", post(inc::change_severity))
+        .route(
+            "/incidents/{key}/roles/{role}",
+            put(inc::assign_role).delete(inc::unassign_role),
+        )
+        .route(
+            "/incidents/{key}/timeline",
+            get(inc::timeline).post(inc::add_note),
+        )
+        .route(
+            "/services",
+            get(services::handlers::list).post(services::handlers::create),
+        )
+        .route(
+            "/services/{name}",
+            get(services::handlers::get)
+                .patch(services::handlers::patch)
+                .delete(services::handlers::delete),
+        )
+        .route(
+            "/people",
+            get(people::handlers::list).post(people::handlers::create),
+        )
+        .fallback(|| async { AppError::NotFound("No such API endpoint.".into()) })
+}
+
+fn pages() -> Router<AppState> {
+    use incidents::pages as inc;
+    use services::pages as svc;
+    Router::new()
+        .route("/", get(inc::home))
+        .route("/incidents", get(inc::list).post(inc::create))
+        .route("/incidents/new", get(inc::new_form))
+        .route("/incidents/{key}", get(inc::show))
+        .route("/incidents/{key}/edit", get(inc::edit_form).post(inc::edit))
+        .route("/incidents/{key}/transition", post(inc::transition))
+        .route("/incidents/{key}/severity", post(inc::change_severity))
+        .route("/incidents/{key}/roles", post(inc::set_role))
+        .route("/incidents/{key}/notes", post(inc::add_note))
+        .route("/services", get(svc::list).post(svc::create))
+        .route("/services/new", get(svc::new_form))
+        .route("/services/{name}", get(svc::show))
+        .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
+        .fallback(|| async {
+            crate::error::PageError(AppError::NotFound("There is no such page.".into()))
+        })
+}
+
+/// Where the stylesheet and scripts are read from: `QUELL_STATIC_DIR`, else `static/` beside the
+/// sources when running from a checkout, else `./static`.
+fn static_dir() -> String {
+    std::env::var("QUELL_STATIC_DIR").unwrap_or_else(|_| {
+        let beside_sources = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
+        if std::path::Path::new(beside_sources).is_dir() {
+            beside_sources.to_owned()
+        } else {
+            "static".to_owned()
+        }
+    })
+}
+
+pub fn app(state: AppState) -> Router {
+    let static_files = Router::new()
+        .fallback_service(ServeDir::new(static_dir()))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=86400"),
+        ));
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .nest("/api/v1", api())
+        .nest_service("/static", static_files)
+        .merge(pages())
+        .with_state(state)
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        ))
+        .layer(RequestBodyLimitLayer::new(1024 * 1024))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(30),
+        ))
+        .layer(CatchPanicLayer::custom(|_| {
+            AppError::Internal("a handler panicked".into()).into_response()
+        }))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                let id = req
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}

@@ -1,0 +1,66 @@
+//! `Idempotency-Key` on REST creates. The key is claimed inside the create's own transaction, so
+//! a concurrent retry waits for the first attempt and then replays its stored answer; a failed
+//! attempt rolls the claim back with everything else, so the client may retry with a fixed body.
+
+pub mod db;
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use sqlx::PgConnection;
+
+use crate::error::{AppError, AppResult};
+
+/// A stored answer to send again.
+pub struct Replay {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl IntoResponse for Replay {
+    fn into_response(self) -> Response {
+        let mut res = (self.status, Json(self.body)).into_response();
+        res.headers_mut()
+            .insert("idempotent-replayed", "true".parse().expect("static header"));
+        res
+    }
+}
+
+/// Claims `key` for this request. `Ok(Some(replay))` when the same request was already answered;
+/// 422 when the key was used for another body.
+pub async fn claim(
+    conn: &mut PgConnection,
+    scope: &str,
+    key: &str,
+    request: &Value,
+) -> AppResult<Option<Replay>> {
+    if db::try_claim(&mut *conn, scope, key, request).await? {
+        return Ok(None);
+    }
+    let stored = db::find(&mut *conn, scope, key)
+        .await?
+        .ok_or_else(|| AppError::Internal("idempotency key vanished".into()))?;
+    if &stored.request != request {
+        return Err(AppError::IdempotencyKeyReused);
+    }
+    match (stored.response_status, stored.response_body) {
+        (Some(status), Some(body)) => Ok(Some(Replay {
+            status: StatusCode::from_u16(status as u16)
+                .map_err(|e| AppError::Internal(e.to_string()))?,
+            body,
+        })),
+        _ => Err(AppError::Internal("idempotency key without an answer".into())),
+    }
+}
+
+/// Stores the answer of a claimed key, in the same transaction as the create.
+pub async fn remember(
+    conn: &mut PgConnection,
+    scope: &str,
+    key: &str,
+    status: StatusCode,
+    body: &Value,
+) -> AppResult<()> {
+    db::store_response(conn, scope, key, status.as_u16() as i16, body).await
+}

@@ -1,0 +1,336 @@
+//! Queries on the incidents table. Writes take a transaction's connection so the caller can
+//! append the timeline event in the same transaction.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgExecutor;
+
+use super::domain::{IncidentKey, Milestones, Severity, Status};
+use crate::error::{AppError, AppResult};
+
+#[derive(Debug, Clone)]
+pub struct Incident {
+    pub id: i64,
+    pub key: IncidentKey,
+    pub title: String,
+    pub severity: Severity,
+    pub status: Status,
+    pub service_id: Option<i64>,
+    pub service: Option<String>,
+    pub summary: String,
+    pub impact: String,
+    pub started_at: DateTime<Utc>,
+    pub detected_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub mitigated_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Incident {
+    pub fn milestones(&self) -> Milestones {
+        Milestones {
+            status: self.status,
+            started_at: self.started_at,
+            detected_at: self.detected_at,
+            acknowledged_at: self.acknowledged_at,
+            mitigated_at: self.mitigated_at,
+            resolved_at: self.resolved_at,
+        }
+    }
+}
+
+struct Row {
+    id: i64,
+    number: i64,
+    title: String,
+    severity: String,
+    status: String,
+    service_id: Option<i64>,
+    service: Option<String>,
+    summary: String,
+    impact: String,
+    started_at: DateTime<Utc>,
+    detected_at: DateTime<Utc>,
+    acknowledged_at: Option<DateTime<Utc>>,
+    mitigated_at: Option<DateTime<Utc>>,
+    resolved_at: Option<DateTime<Utc>>,
+    version: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<Row> for Incident {
+    type Error = AppError;
+    fn try_from(r: Row) -> AppResult<Self> {
+        let bad = |e: crate::domain::DomainError| AppError::Internal(format!("{e:?}"));
+        Ok(Self {
+            id: r.id,
+            key: IncidentKey(r.number),
+            title: r.title,
+            severity: Severity::parse("severity", &r.severity).map_err(bad)?,
+            status: Status::parse("status", &r.status).map_err(bad)?,
+            service_id: r.service_id,
+            service: r.service,
+            summary: r.summary,
+            impact: r.impact,
+            started_at: r.started_at,
+            detected_at: r.detected_at,
+            acknowledged_at: r.acknowledged_at,
+            mitigated_at: r.mitigated_at,
+            resolved_at: r.resolved_at,
+            version: r.version,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
+fn not_found(key: IncidentKey) -> AppError {
+    AppError::NotFound(format!("There is no incident {key}."))
+}
+
+pub struct NewIncident<'a> {
+    /// Set only when entering a past incident under its historical number (the demo's INC-1187).
+    pub number: Option<i64>,
+    pub title: &'a str,
+    pub severity: Severity,
+    pub service_id: Option<i64>,
+    pub summary: &'a str,
+    pub impact: &'a str,
+    pub started_at: DateTime<Utc>,
+    pub detected_at: DateTime<Utc>,
+}
+
+/// Inserts a triggered incident and returns its id and key.
+pub async fn insert(e: impl PgExecutor<'_>, n: &NewIncident<'_>) -> AppResult<(i64, IncidentKey)> {
+    let row = sqlx::query!(
+        r#"insert into incidents
+               (number, title, severity, status, service_id, summary, impact, started_at, detected_at)
+           values (coalesce($1, nextval('incident_number_seq')), $2, $3, 'triggered', $4, $5, $6, $7, $8)
+           returning id, number"#,
+        n.number,
+        n.title,
+        n.severity.as_str(),
+        n.service_id,
+        n.summary,
+        n.impact,
+        n.started_at,
+        n.detected_at,
+    )
+    .fetch_one(e)
+    .await
+    .map_err(AppError::on_unique(
+        "incidents_number_key",
+        "That incident number is already taken.",
+    ))?;
+    Ok((row.id, IncidentKey(row.number)))
+}
+
+/// Moves the key sequence past numbers entered by hand, so new incidents never collide with them.
+pub async fn bump_sequence(e: impl PgExecutor<'_>) -> AppResult<()> {
+    sqlx::query!(
+        r#"select setval('incident_number_seq',
+                         greatest((select max(number) from incidents),
+                                  (select last_value from incident_number_seq)))"#
+    )
+    .fetch_one(e)
+    .await?;
+    Ok(())
+}
+
+pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<Incident>> {
+    sqlx::query_as!(
+        Row,
+        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+                  s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
+                  i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
+                  i.created_at, i.updated_at
+           from incidents i left join services s on s.id = i.service_id
+           where i.number = $1"#,
+        key.0
+    )
+    .fetch_optional(e)
+    .await?
+    .map(Incident::try_from)
+    .transpose()
+}
+
+pub async fn get(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Incident> {
+    find(e, key).await?.ok_or_else(|| not_found(key))
+}
+
+/// Reads the incident and locks its row until the transaction ends, so concurrent changes queue
+/// instead of overwriting each other.
+pub async fn lock(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Incident> {
+    sqlx::query_as!(
+        Row,
+        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+                  s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
+                  i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
+                  i.created_at, i.updated_at
+           from incidents i left join services s on s.id = i.service_id
+           where i.number = $1
+           for update of i"#,
+        key.0
+    )
+    .fetch_optional(e)
+    .await?
+    .map(Incident::try_from)
+    .transpose()?
+    .ok_or_else(|| not_found(key))
+}
+
+/// Writes the status and stamps of a transition; returns the new version.
+pub async fn set_milestones(e: impl PgExecutor<'_>, id: i64, m: &Milestones) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"update incidents
+           set status = $2, acknowledged_at = $3, mitigated_at = $4, resolved_at = $5,
+               version = version + 1, updated_at = now()
+           where id = $1 returning version"#,
+        id,
+        m.status.as_str(),
+        m.acknowledged_at,
+        m.mitigated_at,
+        m.resolved_at,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+pub async fn set_severity(e: impl PgExecutor<'_>, id: i64, severity: Severity) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"update incidents set severity = $2, version = version + 1, updated_at = now()
+           where id = $1 returning version"#,
+        id,
+        severity.as_str(),
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Bumps the version for changes kept in other tables (roles).
+pub async fn touch(e: impl PgExecutor<'_>, id: i64) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"update incidents set version = version + 1, updated_at = now()
+           where id = $1 returning version"#,
+        id,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+pub struct Edit<'a> {
+    pub title: &'a str,
+    pub summary: &'a str,
+    pub impact: &'a str,
+    pub service_id: Option<i64>,
+    pub started_at: DateTime<Utc>,
+}
+
+pub async fn update_fields(e: impl PgExecutor<'_>, id: i64, ed: &Edit<'_>) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"update incidents
+           set title = $2, summary = $3, impact = $4, service_id = $5, started_at = $6,
+               version = version + 1, updated_at = now()
+           where id = $1 returning version"#,
+        id,
+        ed.title,
+        ed.summary,
+        ed.impact,
+        ed.service_id,
+        ed.started_at,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Filters of the incident list; `None` means "any".
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub statuses: Option<Vec<String>>,
+    pub severities: Option<Vec<String>>,
+    pub service: Option<String>,
+    pub q: Option<String>,
+}
+
+/// Position in the list order (open first, then by severity, newest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub resolved: bool,
+    pub severity: Severity,
+    pub number: i64,
+}
+
+impl Cursor {
+    pub fn of(i: &Incident) -> Self {
+        Self {
+            resolved: i.status == Status::Resolved,
+            severity: i.severity,
+            number: i.key.0,
+        }
+    }
+
+    pub fn encode(&self) -> String {
+        format!("{}.{}.{}", u8::from(self.resolved), self.severity, self.number)
+    }
+
+    pub fn decode(s: &str) -> Option<Self> {
+        let mut parts = s.split('.');
+        let resolved = match parts.next()? {
+            "0" => false,
+            "1" => true,
+            _ => return None,
+        };
+        let severity = Severity::parse("cursor", parts.next()?).ok()?;
+        let number = parts.next()?.parse().ok()?;
+        parts.next().is_none().then_some(Self { resolved, severity, number })
+    }
+}
+
+/// One page of the list, `limit` rows after `after`.
+pub async fn list(
+    e: impl PgExecutor<'_>,
+    f: &Filter,
+    after: Option<Cursor>,
+    limit: i64,
+) -> AppResult<Vec<Incident>> {
+    let q = f.q.as_deref().map(|q| {
+        format!(
+            "%{}%",
+            q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+        )
+    });
+    sqlx::query_as!(
+        Row,
+        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+                  s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
+                  i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
+                  i.created_at, i.updated_at
+           from incidents i left join services s on s.id = i.service_id
+           where ($1::text[] is null or i.status = any($1))
+             and ($2::text[] is null or i.severity = any($2))
+             and ($3::text is null or s.name = $3)
+             and ($4::text is null or i.title ilike $4 or i.summary ilike $4
+                  or i.impact ilike $4 or 'INC-' || i.number = upper(trim($5)))
+             and ($6::bool is null
+                  or ((i.status = 'resolved'), i.severity, -i.number) > ($6, $7, -$8::bigint))
+           order by (i.status = 'resolved'), i.severity, i.number desc
+           limit $9"#,
+        f.statuses.as_deref(),
+        f.severities.as_deref(),
+        f.service.as_deref(),
+        q,
+        f.q.as_deref(),
+        after.map(|c| c.resolved),
+        after.map(|c| c.severity.as_str()),
+        after.map(|c| c.number),
+        limit,
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(Incident::try_from)
+    .collect()
+}

@@ -1,0 +1,7 @@
+//! Incidents: opening them, the lifecycle, severity, roles, edits and notes — the API and pages.
+
+pub mod actions;
+pub mod db;
+pub mod domain;
+pub mod handlers;
+pub mod pages;

@@ -1,0 +1,571 @@
+//! The incident pages: the list, one incident with its timeline and actions, and the forms to
+//! open and edit one. They work without JavaScript; every state-changing form carries the
+//! version it was rendered from, and a stale one gets a 409 page showing what changed.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use super::actions::{self, Opening, Patch};
+use super::db::{self, Cursor, Incident};
+use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
+use super::handlers::{ListQuery, parse_key};
+use crate::clock;
+use crate::domain::format_minutes;
+use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::extract::{ApiQuery, PageForm, form_time, parse_form_time};
+use crate::people;
+use crate::roles::{self, domain::Role};
+use crate::services;
+use crate::state::AppState;
+use crate::timeline::{self, db::Event, domain::headline};
+
+/// Until sign-in exists (issue 3), browser changes are attributed to this author.
+const WEB_AUTHOR: &str = "Web user";
+
+fn utc(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn see_other(key: IncidentKey) -> Response {
+    Redirect::to(&format!("/incidents/{key}")).into_response()
+}
+
+pub async fn home() -> Redirect {
+    Redirect::to("/incidents")
+}
+
+struct ListRow {
+    key: String,
+    title: String,
+    severity: Severity,
+    status: Status,
+    service: Option<String>,
+    detected: String,
+    detected_iso: String,
+    open_for: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/list.html")]
+pub struct ListPage {
+    rows: Vec<ListRow>,
+    status_options: Vec<(&'static str, &'static str)>,
+    severities: [Severity; 4],
+    services: Vec<String>,
+    filter_status: String,
+    filter_severity: String,
+    filter_service: String,
+    filter_q: String,
+    next_page: Option<String>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> PageResult<ListPage> {
+    let p = query.parse()?;
+    let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
+    let next_page = (rows.len() as i64 > p.limit).then(|| {
+        rows.truncate(p.limit as usize);
+        let cursor = rows.last().map(|i| Cursor::of(i).encode()).unwrap_or_default();
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in [
+            ("status", &query.status),
+            ("severity", &query.severity),
+            ("service", &query.service),
+            ("q", &query.q),
+        ] {
+            if let Some(v) = v {
+                q.append_pair(k, v);
+            }
+        }
+        q.append_pair("cursor", &cursor);
+        format!("/incidents?{}", q.finish())
+    });
+    let now = clock::now(&state.pool).await?;
+    let services = services::db::list(&state.pool).await?;
+    Ok(ListPage {
+        rows: rows
+            .into_iter()
+            .map(|i| ListRow {
+                key: i.key.to_string(),
+                open_for: format_minutes(Durations::of(&i.milestones(), now).open_for_secs),
+                detected: utc(i.detected_at),
+                detected_iso: i.detected_at.to_rfc3339(),
+                title: i.title,
+                severity: i.severity,
+                status: i.status,
+                service: i.service,
+            })
+            .collect(),
+        status_options: vec![
+            ("", "Any"),
+            ("open", "Open (not resolved)"),
+            ("triggered", "Triggered"),
+            ("acknowledged", "Acknowledged"),
+            ("mitigated", "Mitigated"),
+            ("resolved", "Resolved"),
+        ],
+        severities: Severity::ALL,
+        services: services.into_iter().map(|s| s.name).collect(),
+        filter_status: query.status.clone().unwrap_or_default(),
+        filter_severity: query.severity.clone().unwrap_or_default(),
+        filter_service: query.service.clone().unwrap_or_default(),
+        filter_q: query.q.clone().unwrap_or_default(),
+        next_page,
+    })
+}
+
+#[derive(Deserialize, Default)]
+pub struct IncidentForm {
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    severity: String,
+    #[serde(default)]
+    service: String,
+    #[serde(default)]
+    summary: String,
+    #[serde(default)]
+    impact: String,
+    #[serde(default)]
+    started_at: String,
+    #[serde(default)]
+    detected_at: String,
+    #[serde(default)]
+    version: Option<i32>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/new.html")]
+pub struct NewPage {
+    form: IncidentForm,
+    errors: Vec<FieldError>,
+    severities: [Severity; 4],
+    services: Vec<String>,
+}
+
+async fn service_names(state: &AppState) -> Result<Vec<String>, AppError> {
+    Ok(services::db::list(&state.pool)
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect())
+}
+
+pub async fn new_form(State(state): State<AppState>) -> PageResult<NewPage> {
+    Ok(NewPage {
+        form: IncidentForm {
+            severity: "Sev2".into(),
+            ..Default::default()
+        },
+        errors: vec![],
+        severities: Severity::ALL,
+        services: service_names(&state).await?,
+    })
+}
+
+/// A form that failed validation is shown again with what the person typed.
+fn field_errors(err: AppError) -> Result<Vec<FieldError>, PageError> {
+    match err {
+        AppError::Validation(fields) => Ok(fields),
+        other => Err(PageError(other)),
+    }
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    PageForm(form): PageForm<IncidentForm>,
+) -> PageResult<Response> {
+    let result = async {
+        let opening = Opening {
+            number: None,
+            title: &form.title,
+            severity: &form.severity,
+            service: Some(form.service.as_str()),
+            summary: &form.summary,
+            impact: &form.impact,
+            started_at: parse_form_time("started_at", &form.started_at)?,
+            detected_at: parse_form_time("detected_at", &form.detected_at)?,
+            note: "",
+        };
+        let mut tx = state.pool.begin().await?;
+        let incident = actions::open(&mut tx, &opening, WEB_AUTHOR).await?;
+        tx.commit().await?;
+        Ok::<_, AppError>(incident)
+    }
+    .await;
+    match result {
+        Ok(incident) => Ok(see_other(incident.key)),
+        Err(err) => {
+            let errors = field_errors(err)?;
+            let page = NewPage {
+                form,
+                errors,
+                severities: Severity::ALL,
+                services: service_names(&state).await?,
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+    }
+}
+
+struct DurationRow {
+    label: &'static str,
+    value: String,
+    running: bool,
+    since_iso: String,
+}
+
+fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
+    let d = Durations::of(&i.milestones(), now);
+    let fixed = |label, secs: i64| DurationRow {
+        label,
+        value: format_minutes(secs),
+        running: false,
+        since_iso: String::new(),
+    };
+    let mut rows = vec![fixed("Time to detect", d.time_to_detect_secs)];
+    rows.extend(d.time_to_acknowledge_secs.map(|s| fixed("Time to acknowledge", s)));
+    rows.extend(d.time_to_mitigate_secs.map(|s| fixed("Time to mitigate", s)));
+    match d.time_to_resolve_secs {
+        Some(s) => rows.push(fixed("Time to resolve", s)),
+        None => rows.push(DurationRow {
+            label: "Open for",
+            value: format_minutes(d.open_for_secs),
+            running: true,
+            since_iso: i.detected_at.to_rfc3339(),
+        }),
+    }
+    rows
+}
+
+pub struct TimelineRow {
+    date_break: Option<String>,
+    time: String,
+    occurred_iso: String,
+    kind: &'static str,
+    headline: String,
+    body: String,
+    author: String,
+    recorded: Option<String>,
+}
+
+fn timeline_rows(events: &[Event], detected_at: DateTime<Utc>) -> Vec<TimelineRow> {
+    let mut last_day = None;
+    events
+        .iter()
+        .map(|e| {
+            let day = e.occurred_at.date_naive();
+            let date_break = (last_day != Some(day)).then(|| day.format("%A %Y-%m-%d").to_string());
+            last_day = Some(day);
+            // Show when it was written only where that differs from when it happened.
+            let recorded = ((e.recorded_at - e.occurred_at).num_seconds().abs() >= 60)
+                .then(|| utc(e.recorded_at));
+            TimelineRow {
+                date_break,
+                time: e.occurred_at.format("%H:%M").to_string(),
+                occurred_iso: e.occurred_at.to_rfc3339(),
+                kind: e.kind.as_str(),
+                headline: headline(e.kind, &e.details, e.occurred_at, detected_at),
+                body: e.body.clone(),
+                author: e.author.clone(),
+                recorded,
+            }
+        })
+        .collect()
+}
+
+struct RoleRow {
+    role: &'static str,
+    label: &'static str,
+    holder: Option<String>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/show.html")]
+pub struct ShowPage {
+    key: String,
+    i: Incident,
+    started: String,
+    detected: String,
+    durations: Vec<DurationRow>,
+    transitions: Vec<Transition>,
+    timeline: Vec<TimelineRow>,
+    roles: Vec<RoleRow>,
+    people: Vec<people::db::Person>,
+    severities: [Severity; 4],
+}
+
+pub async fn show(State(state): State<AppState>, Path(key): Path<String>) -> PageResult<ShowPage> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let events = timeline::db::for_incident(&state.pool, i.id).await?;
+    let assigned = roles::db::for_incident(&state.pool, i.id).await?;
+    let now = clock::now(&state.pool).await?;
+    Ok(ShowPage {
+        key: i.key.to_string(),
+        started: utc(i.started_at),
+        detected: utc(i.detected_at),
+        durations: duration_rows(&i, now),
+        transitions: Transition::legal_from(i.status),
+        timeline: timeline_rows(&events, i.detected_at),
+        roles: Role::ALL
+            .into_iter()
+            .map(|role| RoleRow {
+                role: role.as_str(),
+                label: role.label(),
+                holder: assigned
+                    .iter()
+                    .find(|a| a.role == role)
+                    .map(|a| a.person.name.clone()),
+            })
+            .collect(),
+        people: people::db::list(&state.pool).await?,
+        severities: Severity::ALL,
+        i,
+    })
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/stale.html")]
+pub struct StalePage {
+    key: String,
+    i: Incident,
+    attempted: String,
+    changes: Vec<TimelineRow>,
+}
+
+/// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
+/// changed since; a bad field answers with an error page naming it.
+async fn apply_form<F>(
+    state: &AppState,
+    key: IncidentKey,
+    seen_version: i32,
+    attempted: String,
+    change: F,
+) -> PageResult<Response>
+where
+    F: AsyncFnOnce(&mut sqlx::PgConnection) -> Result<Incident, AppError>,
+{
+    let mut tx = state.pool.begin().await?;
+    match change(&mut tx).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(see_other(key))
+        }
+        Err(AppError::Stale { .. }) => {
+            drop(tx);
+            stale_response(state, key, seen_version, attempted).await
+        }
+        Err(err) => Err(PageError(err)),
+    }
+}
+
+/// 409: what other responders changed since the person loaded the form at `seen_version`.
+async fn stale_response(
+    state: &AppState,
+    key: IncidentKey,
+    seen_version: i32,
+    attempted: String,
+) -> PageResult<Response> {
+    let i = db::get(&state.pool, key).await?;
+    let events = timeline::db::changes_since(&state.pool, i.id, seen_version).await?;
+    let page = StalePage {
+        key: key.to_string(),
+        changes: timeline_rows(&events, i.detected_at),
+        attempted,
+        i,
+    };
+    Ok((StatusCode::CONFLICT, page).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct TransitionForm {
+    version: i32,
+    action: String,
+    #[serde(default)]
+    note: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn transition(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<TransitionForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let t = Transition::parse(&f.action)
+        .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
+    let at = parse_form_time("at", &f.at)?;
+    apply_form(&state, key, f.version, t.label().to_owned(), async |tx| {
+        actions::transition(tx, key, t, Some(f.version), at, &f.note, WEB_AUTHOR).await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct SeverityForm {
+    version: i32,
+    severity: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn change_severity(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<SeverityForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let at = parse_form_time("at", &f.at)?;
+    let attempted = format!("change the severity to {}", f.severity);
+    apply_form(&state, key, f.version, attempted, async |tx| {
+        actions::change_severity(tx, key, Some(f.version), &f.severity, &f.reason, at, WEB_AUTHOR)
+            .await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct RoleForm {
+    version: i32,
+    role: String,
+    #[serde(default)]
+    person: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn set_role(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<RoleForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let role = Role::parse(&f.role)?;
+    let at = parse_form_time("at", &f.at)?;
+    let attempted = match f.person.trim() {
+        "" => format!("unassign the {}", role.label().to_lowercase()),
+        who => format!("make {who} the {}", role.label().to_lowercase()),
+    };
+    let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
+    apply_form(&state, key, f.version, attempted, async |tx| {
+        actions::set_role(tx, key, Some(f.version), role, person, at, WEB_AUTHOR).await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct NoteForm {
+    body: String,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn add_note(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<NoteForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let at = parse_form_time("at", &f.at)?;
+    let mut tx = state.pool.begin().await?;
+    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, WEB_AUTHOR).await?;
+    tx.commit().await?;
+    Ok(see_other(key))
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/edit.html")]
+pub struct EditPage {
+    key: String,
+    version: i32,
+    form: IncidentForm,
+    errors: Vec<FieldError>,
+    services: Vec<String>,
+}
+
+pub async fn edit_form(State(state): State<AppState>, Path(key): Path<String>) -> PageResult<EditPage> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(EditPage {
+        key: i.key.to_string(),
+        version: i.version,
+        form: IncidentForm {
+            title: i.title,
+            severity: i.severity.to_string(),
+            service: i.service.unwrap_or_default(),
+            summary: i.summary,
+            impact: i.impact,
+            started_at: form_time(i.started_at),
+            detected_at: form_time(i.detected_at),
+            version: Some(i.version),
+        },
+        errors: vec![],
+        services: service_names(&state).await?,
+    })
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<IncidentForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let Some(version) = form.version else {
+        return Err(AppError::invalid("version", "the form is missing its version; reload the page").into());
+    };
+    let started_at = match parse_form_time("started_at", &form.started_at) {
+        Ok(t) => t,
+        Err(err) => return edit_again(&state, key, version, form, err).await,
+    };
+    let patch = Patch {
+        title: Some(form.title.clone()),
+        summary: Some(form.summary.clone()),
+        impact: Some(form.impact.clone()),
+        service: Some(Some(form.service.clone()).filter(|s| !s.trim().is_empty())),
+        started_at,
+    };
+    let mut tx = state.pool.begin().await?;
+    match actions::edit(&mut tx, key, Some(version), patch, WEB_AUTHOR).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(see_other(key))
+        }
+        Err(AppError::Stale { .. }) => {
+            drop(tx);
+            stale_response(&state, key, version, "edit the details".into()).await
+        }
+        Err(err) => {
+            drop(tx);
+            edit_again(&state, key, version, form, err).await
+        }
+    }
+}
+
+async fn edit_again(
+    state: &AppState,
+    key: IncidentKey,
+    version: i32,
+    form: IncidentForm,
+    err: AppError,
+) -> PageResult<Response> {
+    let errors = field_errors(err)?;
+    let page = EditPage {
+        key: key.to_string(),
+        version,
+        form,
+        errors,
+        services: service_names(state).await?,
+    };
+    Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+}

@@ -1,0 +1,5 @@
+//! People: the responders who hold incident roles.
+
+pub mod db;
+pub mod domain;
+pub mod handlers;

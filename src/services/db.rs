@@ -1,0 +1,142 @@
+//! Queries on the services table.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgExecutor;
+
+use super::domain::ServiceDraft;
+use crate::error::{AppError, AppResult};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Service {
+    #[serde(skip)]
+    pub id: i64,
+    pub name: String,
+    pub tier: i16,
+    pub team: String,
+    pub description: String,
+    pub slo_target_percent: Option<f64>,
+    pub avg_requests_per_second: Option<f64>,
+    pub runbook_url: Option<String>,
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Service {
+    pub fn draft(&self) -> ServiceDraft {
+        ServiceDraft {
+            name: self.name.clone(),
+            tier: self.tier.into(),
+            team: self.team.clone(),
+            description: self.description.clone(),
+            slo_target_percent: self.slo_target_percent,
+            avg_requests_per_second: self.avg_requests_per_second,
+            runbook_url: self.runbook_url.clone(),
+        }
+    }
+}
+
+fn name_taken(name: &str) -> impl FnOnce(sqlx::Error) -> AppError {
+    AppError::on_unique(
+        "services_name_key",
+        format!("A service named {name:?} already exists."),
+    )
+}
+
+pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Service> {
+    sqlx::query_as!(
+        Service,
+        r#"insert into services
+               (name, tier, team, description, slo_target_percent, avg_requests_per_second, runbook_url)
+           values ($1, $2, $3, $4, $5, $6, $7)
+           returning id, name, tier, team, description, slo_target_percent,
+                     avg_requests_per_second, runbook_url, version, created_at, updated_at"#,
+        d.name,
+        d.tier as i16,
+        d.team,
+        d.description,
+        d.slo_target_percent,
+        d.avg_requests_per_second,
+        d.runbook_url,
+    )
+    .fetch_one(e)
+    .await
+    .map_err(name_taken(&d.name))
+}
+
+/// Writes `d` over the service `id` if it is still at `expected_version`; `None` when stale.
+pub async fn update(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    expected_version: i32,
+    d: &ServiceDraft,
+) -> AppResult<Option<Service>> {
+    sqlx::query_as!(
+        Service,
+        r#"update services
+           set name = $3, tier = $4, team = $5, description = $6, slo_target_percent = $7,
+               avg_requests_per_second = $8, runbook_url = $9, version = version + 1,
+               updated_at = now()
+           where id = $1 and version = $2
+           returning id, name, tier, team, description, slo_target_percent,
+                     avg_requests_per_second, runbook_url, version, created_at, updated_at"#,
+        id,
+        expected_version,
+        d.name,
+        d.tier as i16,
+        d.team,
+        d.description,
+        d.slo_target_percent,
+        d.avg_requests_per_second,
+        d.runbook_url,
+    )
+    .fetch_optional(e)
+    .await
+    .map_err(name_taken(&d.name))
+}
+
+pub async fn find_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Option<Service>> {
+    Ok(sqlx::query_as!(
+        Service,
+        r#"select id, name, tier, team, description, slo_target_percent,
+                  avg_requests_per_second, runbook_url, version, created_at, updated_at
+           from services where name = $1"#,
+        name
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+pub async fn get_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Service> {
+    find_by_name(e, name)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no service named {name:?}.")))
+}
+
+pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Service>> {
+    Ok(sqlx::query_as!(
+        Service,
+        r#"select id, name, tier, team, description, slo_target_percent,
+                  avg_requests_per_second, runbook_url, version, created_at, updated_at
+           from services order by tier, name"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Deletes a service that no incident refers to.
+pub async fn delete(e: impl PgExecutor<'_>, id: i64, name: &str) -> AppResult<()> {
+    sqlx::query!("delete from services where id = $1", id)
+        .execute(e)
+        .await
+        .map_err(|err| match &err {
+            sqlx::Error::Database(db) if db.constraint() == Some("incidents_service_fkey") => {
+                AppError::Conflict(format!(
+                    "The service {name:?} has incidents; it cannot be deleted."
+                ))
+            }
+            _ => AppError::Database(err),
+        })?;
+    Ok(())
+}

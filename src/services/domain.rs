@@ -1,0 +1,127 @@
+//! What makes a valid service: a slug name, a tier 1–3, an SLO as a percentage, a request rate
+//! and an http(s) runbook link.
+
+use serde::Deserialize;
+
+use crate::domain::DomainError;
+
+/// Every field of a service as a person or a script submits it, before checking.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceDraft {
+    pub name: String,
+    pub tier: i64,
+    #[serde(default)]
+    pub team: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub slo_target_percent: Option<f64>,
+    #[serde(default)]
+    pub avg_requests_per_second: Option<f64>,
+    #[serde(default)]
+    pub runbook_url: Option<String>,
+}
+
+impl ServiceDraft {
+    /// Checks every field and returns the draft normalised (trimmed, empty link → none), or the
+    /// first field that is wrong.
+    pub fn validated(mut self) -> Result<Self, DomainError> {
+        self.name = self.name.trim().to_owned();
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 63
+            && self.name.bytes().enumerate().all(|(i, b)| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && b == b'-')
+            });
+        if !name_ok {
+            return Err(DomainError::invalid(
+                "name",
+                "use 1–63 lowercase letters, digits and dashes, starting with a letter or digit (e.g. payments-gateway)",
+            ));
+        }
+        if !(1..=3).contains(&self.tier) {
+            return Err(DomainError::invalid(
+                "tier",
+                "tier is 1 (most critical), 2 or 3",
+            ));
+        }
+        self.team = self.team.trim().to_owned();
+        if self.team.chars().count() > 100 {
+            return Err(DomainError::invalid("team", "at most 100 characters"));
+        }
+        if self.description.chars().count() > 2000 {
+            return Err(DomainError::invalid("description", "at most 2000 characters"));
+        }
+        if let Some(slo) = self.slo_target_percent
+            && !(slo > 0.0 && slo < 100.0)
+        {
+            return Err(DomainError::invalid(
+                "slo_target_percent",
+                "an SLO target is a percentage above 0 and below 100, e.g. 99.9",
+            ));
+        }
+        if let Some(rate) = self.avg_requests_per_second
+            && !(rate.is_finite() && rate >= 0.0)
+        {
+            return Err(DomainError::invalid(
+                "avg_requests_per_second",
+                "the average request rate is a number of requests per second, 0 or more",
+            ));
+        }
+        self.runbook_url = self
+            .runbook_url
+            .map(|u| u.trim().to_owned())
+            .filter(|u| !u.is_empty());
+        if let Some(url) = &self.runbook_url
+            && (!(url.starts_with("https://") || url.starts_with("http://"))
+                || url.len() > 2000
+                || url.chars().any(|c| c.is_whitespace() || c.is_control()))
+        {
+            return Err(DomainError::invalid(
+                "runbook_url",
+                "a runbook link is an http:// or https:// URL without spaces",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft() -> ServiceDraft {
+        ServiceDraft {
+            name: "payments-gateway".into(),
+            tier: 1,
+            slo_target_percent: Some(99.9),
+            avg_requests_per_second: Some(60.0),
+            runbook_url: Some(" https://runbooks.example/pg ".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_good_draft_is_normalised() {
+        let d = draft().validated().unwrap();
+        assert_eq!(d.runbook_url.as_deref(), Some("https://runbooks.example/pg"));
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases: Vec<(ServiceDraft, &str)> = vec![
+            (ServiceDraft { name: "Payments Gateway".into(), ..draft() }, "name"),
+            (ServiceDraft { name: "-x".into(), ..draft() }, "name"),
+            (ServiceDraft { tier: 4, ..draft() }, "tier"),
+            (ServiceDraft { slo_target_percent: Some(100.0), ..draft() }, "slo_target_percent"),
+            (ServiceDraft { avg_requests_per_second: Some(-1.0), ..draft() }, "avg_requests_per_second"),
+            (ServiceDraft { runbook_url: Some("javascript:alert(1)".into()), ..draft() }, "runbook_url"),
+        ];
+        for (d, field) in cases {
+            match d.validated() {
+                Err(DomainError::Invalid { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Services CRUD under `/api/v1/services`.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::header::{ETAG, LOCATION};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::db::{self, Service};
+use super::domain::ServiceDraft;
+use crate::error::{AppError, AppResult};
+use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, etag};
+use crate::idempotency;
+use crate::state::AppState;
+
+fn respond(status: StatusCode, s: &Service) -> Response {
+    let mut res = (status, Json(json!(s))).into_response();
+    if let Ok(v) = HeaderValue::from_str(&etag(s.version)) {
+        res.headers_mut().insert(ETAG, v);
+    }
+    res
+}
+
+pub async fn list(State(state): State<AppState>) -> AppResult<Json<Value>> {
+    let items = db::list(&state.pool).await?;
+    Ok(Json(json!({ "items": items })))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    IdempotencyKey(idem): IdempotencyKey,
+    body: ApiJson<ServiceDraft>,
+) -> AppResult<Response> {
+    const SCOPE: &str = "POST /api/v1/services";
+    let mut tx = state.pool.begin().await?;
+    if let Some(k) = &idem
+        && let Some(replay) = idempotency::claim(&mut tx, SCOPE, k, &body.raw).await?
+    {
+        return Ok(replay.into_response());
+    }
+    let draft = body.value.validated()?;
+    let service = db::insert(&mut *tx, &draft).await?;
+    if let Some(k) = &idem {
+        idempotency::remember(&mut tx, SCOPE, k, StatusCode::CREATED, &json!(service)).await?;
+    }
+    tx.commit().await?;
+    let mut res = respond(StatusCode::CREATED, &service);
+    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/services/{}", service.name)) {
+        res.headers_mut().insert(LOCATION, v);
+    }
+    Ok(res)
+}
+
+pub async fn get(State(state): State<AppState>, Path(name): Path<String>) -> AppResult<Response> {
+    let service = db::get_by_name(&state.pool, &name).await?;
+    Ok(respond(StatusCode::OK, &service))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchService {
+    name: Option<String>,
+    tier: Option<i64>,
+    team: Option<String>,
+    description: Option<String>,
+    #[serde(default, deserialize_with = "double_option")]
+    slo_target_percent: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    avg_requests_per_second: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    runbook_url: Option<Option<String>>,
+}
+
+pub async fn patch(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<PatchService>,
+) -> AppResult<Response> {
+    let current = db::get_by_name(&state.pool, &name).await?;
+    let p = body.value;
+    let d = current.draft();
+    let draft = ServiceDraft {
+        name: p.name.unwrap_or(d.name),
+        tier: p.tier.unwrap_or(d.tier),
+        team: p.team.unwrap_or(d.team),
+        description: p.description.unwrap_or(d.description),
+        slo_target_percent: p.slo_target_percent.unwrap_or(d.slo_target_percent),
+        avg_requests_per_second: p.avg_requests_per_second.unwrap_or(d.avg_requests_per_second),
+        runbook_url: p.runbook_url.unwrap_or(d.runbook_url),
+    }
+    .validated()?;
+    let expected = version.unwrap_or(current.version);
+    let updated = db::update(&state.pool, current.id, expected, &draft)
+        .await?
+        .ok_or(AppError::Stale {
+            current_version: current.version,
+        })?;
+    Ok(respond(StatusCode::OK, &updated))
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> AppResult<StatusCode> {
+    let service = db::get_by_name(&state.pool, &name).await?;
+    db::delete(&state.pool, service.id, &service.name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,6 @@
+//! Services: the things that fail, with their tier, team and SLO.
+
+pub mod db;
+pub mod domain;
+pub mod handlers;
+pub mod pages;

@@ -1,0 +1,203 @@
+//! Service pages: the catalogue, one service with its incidents, and the forms to add and edit.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use super::db::{self, Service};
+use super::domain::ServiceDraft;
+use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::extract::PageForm;
+use crate::incidents;
+use crate::state::AppState;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "services/list.html")]
+pub struct ListPage {
+    services: Vec<Service>,
+}
+
+pub async fn list(State(state): State<AppState>) -> PageResult<ListPage> {
+    Ok(ListPage {
+        services: db::list(&state.pool).await?,
+    })
+}
+
+struct IncidentRow {
+    key: String,
+    title: String,
+    severity: String,
+    status: String,
+    detected: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "services/show.html")]
+pub struct ShowPage {
+    s: Service,
+    incidents: Vec<IncidentRow>,
+}
+
+pub async fn show(State(state): State<AppState>, Path(name): Path<String>) -> PageResult<ShowPage> {
+    let s = db::get_by_name(&state.pool, &name).await?;
+    let filter = incidents::db::Filter {
+        service: Some(s.name.clone()),
+        ..Default::default()
+    };
+    let rows = incidents::db::list(&state.pool, &filter, None, 100).await?;
+    Ok(ShowPage {
+        incidents: rows
+            .into_iter()
+            .map(|i| IncidentRow {
+                key: i.key.to_string(),
+                title: i.title,
+                severity: i.severity.to_string(),
+                status: i.status.to_string(),
+                detected: i.detected_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+            })
+            .collect(),
+        s,
+    })
+}
+
+/// The service form as typed: numbers stay text until checked, so a bad one can be shown again.
+#[derive(Deserialize, Default)]
+pub struct ServiceForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    tier: String,
+    #[serde(default)]
+    team: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    slo_target_percent: String,
+    #[serde(default)]
+    avg_requests_per_second: String,
+    #[serde(default)]
+    runbook_url: String,
+    #[serde(default)]
+    version: Option<i32>,
+}
+
+fn number(field: &str, value: &str) -> Result<Option<f64>, AppError> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    v.parse::<f64>()
+        .map(Some)
+        .map_err(|_| AppError::invalid(field, format!("{v:?} is not a number")))
+}
+
+impl ServiceForm {
+    fn of(s: &Service) -> Self {
+        Self {
+            name: s.name.clone(),
+            tier: s.tier.to_string(),
+            team: s.team.clone(),
+            description: s.description.clone(),
+            slo_target_percent: s.slo_target_percent.map(|v| v.to_string()).unwrap_or_default(),
+            avg_requests_per_second: s
+                .avg_requests_per_second
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            runbook_url: s.runbook_url.clone().unwrap_or_default(),
+            version: Some(s.version),
+        }
+    }
+
+    fn draft(&self) -> Result<ServiceDraft, AppError> {
+        Ok(ServiceDraft {
+            name: self.name.clone(),
+            tier: self
+                .tier
+                .trim()
+                .parse()
+                .map_err(|_| AppError::invalid("tier", "tier is 1, 2 or 3"))?,
+            team: self.team.clone(),
+            description: self.description.clone(),
+            slo_target_percent: number("slo_target_percent", &self.slo_target_percent)?,
+            avg_requests_per_second: number("avg_requests_per_second", &self.avg_requests_per_second)?,
+            runbook_url: Some(self.runbook_url.clone()),
+        }
+        .validated()?)
+    }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "services/form.html")]
+pub struct FormPage {
+    /// The service being edited; `None` for a new one.
+    editing: Option<String>,
+    form: ServiceForm,
+    errors: Vec<FieldError>,
+}
+
+fn form_again(editing: Option<String>, form: ServiceForm, err: AppError) -> PageResult<Response> {
+    match err {
+        AppError::Validation(errors) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            FormPage { editing, form, errors },
+        )
+            .into_response()),
+        other => Err(PageError(other)),
+    }
+}
+
+pub async fn new_form() -> FormPage {
+    FormPage {
+        editing: None,
+        form: ServiceForm {
+            tier: "2".into(),
+            ..Default::default()
+        },
+        errors: vec![],
+    }
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    PageForm(form): PageForm<ServiceForm>,
+) -> PageResult<Response> {
+    let draft = match form.draft() {
+        Ok(d) => d,
+        Err(err) => return form_again(None, form, err),
+    };
+    let s = db::insert(&state.pool, &draft).await?;
+    Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
+}
+
+pub async fn edit_form(State(state): State<AppState>, Path(name): Path<String>) -> PageResult<FormPage> {
+    let s = db::get_by_name(&state.pool, &name).await?;
+    Ok(FormPage {
+        editing: Some(s.name.clone()),
+        form: ServiceForm::of(&s),
+        errors: vec![],
+    })
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    PageForm(form): PageForm<ServiceForm>,
+) -> PageResult<Response> {
+    let current = db::get_by_name(&state.pool, &name).await?;
+    let draft = match form.draft() {
+        Ok(d) => d,
+        Err(err) => return form_again(Some(current.name), form, err),
+    };
+    let version = form.version.unwrap_or(current.version);
+    match db::update(&state.pool, current.id, version, &draft).await? {
+        Some(s) => Ok(Redirect::to(&format!("/services/{}", s.name)).into_response()),
+        None => Err(AppError::Conflict(format!(
+            "Someone else changed {} since you opened the form; reload it and make your change again.",
+            current.name
+        ))
+        .into()),
+    }
+}

@@ -1,0 +1,120 @@
+//! Reading and appending timeline events. Every state change appends its event in the same
+//! transaction as the change.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::PgExecutor;
+
+use super::domain::Kind;
+use crate::error::{AppError, AppResult};
+
+#[derive(Debug, Clone)]
+pub struct NewEvent<'a> {
+    pub incident_id: i64,
+    pub occurred_at: DateTime<Utc>,
+    pub kind: Kind,
+    pub author: &'a str,
+    pub body: &'a str,
+    pub details: Value,
+    /// The incident's version after the change; `None` for notes.
+    pub incident_version: Option<i32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub id: i64,
+    pub occurred_at: DateTime<Utc>,
+    pub recorded_at: DateTime<Utc>,
+    pub kind: Kind,
+    pub author: String,
+    pub body: String,
+    pub details: Value,
+    pub incident_version: Option<i32>,
+}
+
+struct EventRow {
+    id: i64,
+    occurred_at: DateTime<Utc>,
+    recorded_at: DateTime<Utc>,
+    kind: String,
+    author: String,
+    body: String,
+    details: Value,
+    incident_version: Option<i32>,
+}
+
+impl TryFrom<EventRow> for Event {
+    type Error = AppError;
+    fn try_from(r: EventRow) -> AppResult<Self> {
+        let kind = Kind::from_db(&r.kind)
+            .ok_or_else(|| AppError::Internal(format!("unknown timeline kind {}", r.kind)))?;
+        Ok(Self {
+            id: r.id,
+            occurred_at: r.occurred_at,
+            recorded_at: r.recorded_at,
+            kind,
+            author: r.author,
+            body: r.body,
+            details: r.details,
+            incident_version: r.incident_version,
+        })
+    }
+}
+
+pub async fn append(e: impl PgExecutor<'_>, ev: NewEvent<'_>) -> AppResult<Event> {
+    let row = sqlx::query_as!(
+        EventRow,
+        r#"insert into timeline_events
+               (incident_id, occurred_at, kind, author, body, details, incident_version)
+           values ($1, $2, $3, $4, $5, $6, $7)
+           returning id, occurred_at, recorded_at, kind, author, body, details, incident_version"#,
+        ev.incident_id,
+        ev.occurred_at,
+        ev.kind.as_str(),
+        ev.author,
+        ev.body,
+        ev.details,
+        ev.incident_version,
+    )
+    .fetch_one(e)
+    .await?;
+    row.try_into()
+}
+
+/// The incident's timeline in the order things happened.
+pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Event>> {
+    sqlx::query_as!(
+        EventRow,
+        r#"select id, occurred_at, recorded_at, kind, author, body, details, incident_version
+           from timeline_events where incident_id = $1
+           order by occurred_at, id"#,
+        incident_id
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(Event::try_from)
+    .collect()
+}
+
+/// State changes made after `version`: what another responder did since a form was loaded.
+pub async fn changes_since(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    version: i32,
+) -> AppResult<Vec<Event>> {
+    sqlx::query_as!(
+        EventRow,
+        r#"select id, occurred_at, recorded_at, kind, author, body, details, incident_version
+           from timeline_events
+           where incident_id = $1 and incident_version > $2
+           order by recorded_at, id"#,
+        incident_id,
+        version
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(Event::try_from)
+    .collect()
+}

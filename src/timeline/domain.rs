@@ -1,0 +1,203 @@
+//! Timeline event kinds and the sentence each event reads as. Figures in a sentence (how long
+//! after detection) are computed when it is shown, from the event's time and the incident's.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::domain::{DomainError, format_minutes};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Opened,
+    Acknowledged,
+    Mitigated,
+    Resolved,
+    Reopened,
+    SeverityChanged,
+    RoleAssigned,
+    RoleUnassigned,
+    Edited,
+    Note,
+    /// Background that may predate the incident: the deploy that caused it, a traffic ramp.
+    Context,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 11] = [
+        Self::Opened,
+        Self::Acknowledged,
+        Self::Mitigated,
+        Self::Resolved,
+        Self::Reopened,
+        Self::SeverityChanged,
+        Self::RoleAssigned,
+        Self::RoleUnassigned,
+        Self::Edited,
+        Self::Note,
+        Self::Context,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Opened => "opened",
+            Self::Acknowledged => "acknowledged",
+            Self::Mitigated => "mitigated",
+            Self::Resolved => "resolved",
+            Self::Reopened => "reopened",
+            Self::SeverityChanged => "severity_changed",
+            Self::RoleAssigned => "role_assigned",
+            Self::RoleUnassigned => "role_unassigned",
+            Self::Edited => "edited",
+            Self::Note => "note",
+            Self::Context => "context",
+        }
+    }
+
+    pub fn from_db(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == value)
+    }
+
+    /// The kinds a person may write directly (everything else is written by a state change).
+    pub fn parse_writable(value: Option<&str>) -> Result<Self, DomainError> {
+        match value.map(str::trim) {
+            None | Some("") | Some("note") => Ok(Self::Note),
+            Some("context") => Ok(Self::Context),
+            Some(other) => Err(DomainError::invalid(
+                "kind",
+                format!(
+                    "{other:?} cannot be written directly; use \"note\", or \"context\" for background that predates the incident"
+                ),
+            )),
+        }
+    }
+}
+
+/// Checks the text of a note.
+pub fn check_note_body(body: &str) -> Result<String, DomainError> {
+    let body = body.trim();
+    if body.is_empty() {
+        return Err(DomainError::invalid("body", "write something in the note"));
+    }
+    if body.chars().count() > 10_000 {
+        return Err(DomainError::invalid("body", "a note is at most 10 000 characters"));
+    }
+    Ok(body.to_owned())
+}
+
+fn str_of<'a>(details: &'a Value, key: &str) -> &'a str {
+    details.get(key).and_then(Value::as_str).unwrap_or("?")
+}
+
+fn status_noun(status: &str) -> &str {
+    match status {
+        "acknowledged" => "acknowledgement",
+        "mitigated" => "mitigation",
+        other => other,
+    }
+}
+
+/// The line an event reads as on the timeline, e.g. `Acknowledged, 9 min after detection`.
+pub fn headline(
+    kind: Kind,
+    details: &Value,
+    occurred_at: DateTime<Utc>,
+    detected_at: DateTime<Utc>,
+) -> String {
+    let after = || format_minutes((occurred_at - detected_at).num_seconds());
+    match kind {
+        Kind::Opened => {
+            let mut s = format!("Incident opened as {}", str_of(details, "severity"));
+            if let Some(service) = details.get("service").and_then(Value::as_str) {
+                s.push_str(&format!(" on {service}"));
+            }
+            s
+        }
+        Kind::Acknowledged | Kind::Mitigated | Kind::Resolved => {
+            let verb = match kind {
+                Kind::Acknowledged => "Acknowledged",
+                Kind::Mitigated => "Marked mitigated",
+                _ => "Resolved",
+            };
+            let mut s = format!("{verb}, {} after detection", after());
+            let skipped: Vec<&str> = details
+                .get("skipped")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(status_noun).collect())
+                .unwrap_or_default();
+            if !skipped.is_empty() {
+                s.push_str(&format!(
+                    " ({} skipped; stamped at this time)",
+                    skipped.join(" and ")
+                ));
+            }
+            s
+        }
+        Kind::Reopened => "Reopened".to_owned(),
+        Kind::SeverityChanged => {
+            let (from, to) = (str_of(details, "from"), str_of(details, "to"));
+            let verb = if to < from { "raised" } else { "lowered" };
+            format!("Severity {verb} from {from} to {to}")
+        }
+        Kind::RoleAssigned => format!(
+            "{} assigned: {}",
+            str_of(details, "role_label"),
+            str_of(details, "person")
+        ),
+        Kind::RoleUnassigned => format!(
+            "{} unassigned (was {})",
+            str_of(details, "role_label"),
+            str_of(details, "previous")
+        ),
+        Kind::Edited => {
+            let fields: Vec<&str> = details
+                .get("changes")
+                .and_then(Value::as_object)
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            format!("Edited {}", fields.join(", "))
+        }
+        Kind::Note => String::new(),
+        Kind::Context => "Background".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn t(h: u32, m: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 9, 17, h, m, 0).unwrap()
+    }
+
+    #[test]
+    fn transitions_say_how_long_after_detection_and_what_was_skipped() {
+        let d = json!({"from": "triggered", "to": "acknowledged", "skipped": []});
+        assert_eq!(
+            headline(Kind::Acknowledged, &d, t(16, 16), t(16, 7)),
+            "Acknowledged, 9 min after detection"
+        );
+        let d = json!({"from": "triggered", "to": "resolved", "skipped": ["acknowledged", "mitigated"]});
+        assert_eq!(
+            headline(Kind::Resolved, &d, t(19, 40), t(16, 7)),
+            "Resolved, 3 h 33 min after detection (acknowledgement and mitigation skipped; stamped at this time)"
+        );
+    }
+
+    #[test]
+    fn severity_changes_read_as_raised_or_lowered() {
+        let up = json!({"from": "Sev2", "to": "Sev1"});
+        assert_eq!(headline(Kind::SeverityChanged, &up, t(16, 20), t(16, 7)), "Severity raised from Sev2 to Sev1");
+        let down = json!({"from": "Sev1", "to": "Sev3"});
+        assert_eq!(headline(Kind::SeverityChanged, &down, t(16, 20), t(16, 7)), "Severity lowered from Sev1 to Sev3");
+    }
+
+    #[test]
+    fn only_notes_and_context_are_writable() {
+        assert_eq!(Kind::parse_writable(None).unwrap(), Kind::Note);
+        assert_eq!(Kind::parse_writable(Some("context")).unwrap(), Kind::Context);
+        assert!(Kind::parse_writable(Some("resolved")).is_err());
+        assert!(check_note_body("   ").is_err());
+    }
+}

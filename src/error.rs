@@ -34,8 +34,6 @@ pub enum AppError {
     PreconditionRequired,
     #[error("the Idempotency-Key was already used for a different request body")]
     IdempotencyKeyReused,
-    #[error("send the body as application/json")]
-    UnsupportedMediaType,
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -58,7 +56,6 @@ impl AppError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -72,7 +69,6 @@ impl AppError {
             Self::Stale { .. } => "stale_version",
             Self::PreconditionRequired => "precondition_required",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
-            Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Database(_) | Self::Internal(_) => "internal",
         }
     }
@@ -102,7 +98,10 @@ impl AppError {
     }
 
     /// Turns a unique-constraint violation on `constraint` into a 409 with `message`.
-    pub fn on_unique(constraint: &str, message: impl Into<String>) -> impl FnOnce(sqlx::Error) -> AppError {
+    pub fn on_unique(
+        constraint: &str,
+        message: impl Into<String>,
+    ) -> impl FnOnce(sqlx::Error) -> AppError {
         let constraint = constraint.to_owned();
         let message = message.into();
         move |err| match &err {

@@ -76,3 +76,15 @@ CONF
     PGPASSWORD=quell "$bindir/createdb" -h 127.0.0.1 -p "$port" -U quell quell
   fi
 }
+
+# Debian's chromium and chromedriver for the browser tests.
+quell_ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+    return 0
+  fi
+  quell_log "installing chromium and chromium-driver for the browser tests"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+}

@@ -105,24 +105,75 @@ enum Step {
 const SCRIBE: &str = "Marcelo Roman";
 
 const STORY: &[Step] = &[
-    Step::Context(14, 5, "PR \"chore: consolidate HTTP client settings\" deployed; sets MaxConnectionsPerServer = 10 on the processor client (previously unbounded). Canary at 10% for 15 min passes at ~25 req/s total"),
+    Step::Context(
+        14,
+        5,
+        "PR \"chore: consolidate HTTP client settings\" deployed; sets MaxConnectionsPerServer = 10 on the processor client (previously unbounded). Canary at 10% for 15 min passes at ~25 req/s total",
+    ),
     Step::Context(14, 20, "Revision promoted to 100%"),
-    Step::Context(15, 40, "Traffic ramps toward peak; p95 authorization latency climbs from 0.9 s to 3.5 s. No alert (threshold 5 s)"),
-    Step::Note(16, 2, SCRIBE, "First timeouts (TaskCanceledException after 10 s)"),
-    Step::Transition(16, 16, Transition::Acknowledge, "Daniel Okafor", "Primary on call acknowledges"),
+    Step::Context(
+        15,
+        40,
+        "Traffic ramps toward peak; p95 authorization latency climbs from 0.9 s to 3.5 s. No alert (threshold 5 s)",
+    ),
+    Step::Note(
+        16,
+        2,
+        SCRIBE,
+        "First timeouts (TaskCanceledException after 10 s)",
+    ),
+    Step::Transition(
+        16,
+        16,
+        Transition::Acknowledge,
+        "Daniel Okafor",
+        "Primary on call acknowledges",
+    ),
     Step::Severity(16, 20, "Sev1", "checkout failing for > 25% of requests"),
     Step::Role(16, 20, Role::IncidentCommander, "ana"),
     Step::Role(16, 20, Role::CommsLead, "priya"),
     Step::Role(16, 20, Role::Scribe, "marcelo"),
     Step::Note(16, 20, "Ana Ribeiro", "Bridge opened"),
     Step::Note(16, 24, "Priya Nair", "First stakeholder update sent"),
-    Step::Note(16, 31, SCRIBE, "Dependency telemetry shows processor latency up but processor 5xx flat; requests spend most time before the first byte is sent"),
-    Step::Note(16, 38, SCRIBE, "Scribe links the 14:05 deployment from the production environment history; IC decides to roll back"),
+    Step::Note(
+        16,
+        31,
+        SCRIBE,
+        "Dependency telemetry shows processor latency up but processor 5xx flat; requests spend most time before the first byte is sent",
+    ),
+    Step::Note(
+        16,
+        38,
+        SCRIBE,
+        "Scribe links the 14:05 deployment from the production environment history; IC decides to roll back",
+    ),
     Step::Note(16, 48, SCRIBE, "Traffic shifted to previous revision"),
-    Step::Transition(16, 52, Transition::Mitigate, "Ana Ribeiro", "Error rate under 0.5%"),
-    Step::Note(17, 22, "Priya Nair", "30 min stable; second stakeholder update with mitigation"),
-    Step::Note(18, 30, SCRIBE, "Load test in staging reproduces queueing at 10 connections and 120 req/s with 1.2 s upstream latency"),
-    Step::Transition(19, 40, Transition::Resolve, "Ana Ribeiro", "Root cause recorded"),
+    Step::Transition(
+        16,
+        52,
+        Transition::Mitigate,
+        "Ana Ribeiro",
+        "Error rate under 0.5%",
+    ),
+    Step::Note(
+        17,
+        22,
+        "Priya Nair",
+        "30 min stable; second stakeholder update with mitigation",
+    ),
+    Step::Note(
+        18,
+        30,
+        SCRIBE,
+        "Load test in staging reproduces queueing at 10 connections and 120 req/s with 1.2 s upstream latency",
+    ),
+    Step::Transition(
+        19,
+        40,
+        Transition::Resolve,
+        "Ana Ribeiro",
+        "Root cause recorded",
+    ),
     Step::Role(19, 40, Role::PostmortemOwner, "daniel"),
 ];
 
@@ -156,12 +207,28 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
                 actions::transition(tx, key, t, None, Some(at(h, m)), note, author).await?;
             }
             Step::Severity(h, m, severity, reason) => {
-                actions::change_severity(tx, key, None, severity, reason, Some(at(h, m)), "Ana Ribeiro")
-                    .await?;
+                actions::change_severity(
+                    tx,
+                    key,
+                    None,
+                    severity,
+                    reason,
+                    Some(at(h, m)),
+                    "Ana Ribeiro",
+                )
+                .await?;
             }
             Step::Role(h, m, role, handle) => {
-                actions::set_role(tx, key, None, role, Some(handle), Some(at(h, m)), "Ana Ribeiro")
-                    .await?;
+                actions::set_role(
+                    tx,
+                    key,
+                    None,
+                    role,
+                    Some(handle),
+                    Some(at(h, m)),
+                    "Ana Ribeiro",
+                )
+                .await?;
             }
         }
     }

@@ -3,14 +3,15 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::header::{CONTENT_TYPE, IF_MATCH};
+use axum::http::header::IF_MATCH;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use crate::error::{AppError, FieldError, PageError};
 
 /// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
-/// naming the field. The raw value is kept for idempotency comparisons.
+/// naming the field. The raw value is kept for idempotency comparisons. The Content-Type is not
+/// insisted on (`curl -d` sends a form type): the body is JSON or it is refused as malformed.
 pub struct ApiJson<T> {
     pub value: T,
     pub raw: serde_json::Value,
@@ -20,12 +21,6 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if let Some(ct) = req.headers().get(CONTENT_TYPE) {
-            let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
-            if !(ct.starts_with("application/json") || ct.contains("+json")) {
-                return Err(AppError::UnsupportedMediaType);
-            }
-        }
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| AppError::BadRequest {
@@ -37,18 +32,26 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 }
 
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppError> {
-    let raw: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| AppError::BadRequest {
-        code: "malformed_json",
-        message: format!("the body is not valid JSON: {e}"),
-    })?;
+    let raw: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| AppError::BadRequest {
+            code: "malformed_json",
+            message: format!("the body is not valid JSON: {e}"),
+        })?;
     let value = serde_path_to_error::deserialize(&raw).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        // serde names a missing field in its message, not in the path.
-        let field = match inner.strip_prefix("missing field `") {
-            Some(rest) => rest.trim_end_matches('`').to_owned(),
+        // serde names a missing or unknown field in its message, not in the path.
+        let named = ["missing field `", "unknown field `"]
+            .iter()
+            .find_map(|p| inner.strip_prefix(p))
+            .and_then(|rest| rest.split('`').next());
+        let field = match named {
+            Some(name) if path == "." => name.to_owned(),
+            Some(name) if path != name && !path.ends_with(&format!(".{name}")) => {
+                format!("{path}.{name}")
+            }
             None if path == "." => "body".to_owned(),
-            None => path,
+            _ => path,
         };
         AppError::Validation(vec![FieldError {
             field,
@@ -156,20 +159,6 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn if_match_accepts_our_etags_only() {
-        assert_eq!(parse_if_match("\"v3\""), Some(3));
-        assert_eq!(parse_if_match("W/\"v12\""), Some(12));
-        assert_eq!(parse_if_match("3"), None);
-        assert_eq!(parse_if_match("\"abc\""), None);
-        assert_eq!(etag(7), "\"v7\"");
-    }
-}
-
 /// A JSON body that may be left out entirely (`curl -X POST` with no data): then `T::default()`.
 pub struct OptionalJson<T>(pub T);
 
@@ -227,7 +216,12 @@ pub fn parse_form_time(
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(v) {
         return Ok(Some(t.to_utc()));
     }
-    for fmt in ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%d %H:%M:%S",
+    ] {
         if let Ok(t) = chrono::NaiveDateTime::parse_from_str(v, fmt) {
             return Ok(Some(t.and_utc()));
         }
@@ -241,4 +235,18 @@ pub fn parse_form_time(
 /// The value a `datetime-local` input shows for `t`.
 pub fn form_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_match_accepts_our_etags_only() {
+        assert_eq!(parse_if_match("\"v3\""), Some(3));
+        assert_eq!(parse_if_match("W/\"v12\""), Some(12));
+        assert_eq!(parse_if_match("3"), None);
+        assert_eq!(parse_if_match("\"abc\""), None);
+        assert_eq!(etag(7), "\"v7\"");
+    }
 }

@@ -10,7 +10,10 @@ pub async fn healthz() -> &'static str {
 }
 
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
-    match sqlx::query_scalar!(r#"select 1 as "one!""#).fetch_one(&state.pool).await {
+    match sqlx::query_scalar!(r#"select 1 as "one!""#)
+        .fetch_one(&state.pool)
+        .await
+    {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(err) => {
             tracing::warn!(error = %err, "database unreachable");

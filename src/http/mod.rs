@@ -22,6 +22,9 @@ use crate::error::AppError;
 use crate::state::AppState;
 use crate::{incidents, people, services};
 
+/// Appended to asset URLs; changes whenever a file in `static/` does.
+pub const ASSET_VERSION: &str = env!("QUELL_ASSET_VERSION");
+
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 fn api() -> Router<AppState> {
@@ -99,7 +102,7 @@ pub fn app(state: AppState) -> Router {
         .fallback_service(ServeDir::new(static_dir()))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
-            HeaderValue::from_static("public, max-age=86400"),
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
         ));
     Router::new()
         .route("/healthz", get(health::healthz))

@@ -21,8 +21,10 @@ pub struct Replay {
 impl IntoResponse for Replay {
     fn into_response(self) -> Response {
         let mut res = (self.status, Json(self.body)).into_response();
-        res.headers_mut()
-            .insert("idempotent-replayed", "true".parse().expect("static header"));
+        res.headers_mut().insert(
+            "idempotent-replayed",
+            "true".parse().expect("static header"),
+        );
         res
     }
 }
@@ -50,7 +52,9 @@ pub async fn claim(
                 .map_err(|e| AppError::Internal(e.to_string()))?,
             body,
         })),
-        _ => Err(AppError::Internal("idempotency key without an answer".into())),
+        _ => Err(AppError::Internal(
+            "idempotency key without an answer".into(),
+        )),
     }
 }
 

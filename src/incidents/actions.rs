@@ -25,13 +25,18 @@ fn check_version(incident: &Incident, expected: Option<i32>) -> AppResult<()> {
     }
 }
 
-async fn service_id(conn: &mut PgConnection, name: Option<&str>) -> AppResult<Option<(i64, String)>> {
+async fn service_id(
+    conn: &mut PgConnection,
+    name: Option<&str>,
+) -> AppResult<Option<(i64, String)>> {
     let Some(name) = name.map(str::trim).filter(|n| !n.is_empty()) else {
         return Ok(None);
     };
-    let service = services::db::find_by_name(conn, name).await?.ok_or_else(|| {
-        AppError::invalid("service", format!("there is no service named {name:?}"))
-    })?;
+    let service = services::db::find_by_name(conn, name)
+        .await?
+        .ok_or_else(|| {
+            AppError::invalid("service", format!("there is no service named {name:?}"))
+        })?;
     Ok(Some((service.id, service.name)))
 }
 
@@ -290,7 +295,11 @@ pub async fn edit(
     note("title", json!(incident.title), json!(title));
     note("summary", json!(incident.summary), json!(summary));
     note("impact", json!(incident.impact), json!(impact));
-    note("service", json!(incident.service), json!(service.as_ref().map(|s| &s.1)));
+    note(
+        "service",
+        json!(incident.service),
+        json!(service.as_ref().map(|s| &s.1)),
+    );
     note("started_at", json!(incident.started_at), json!(started_at));
     if changes.is_empty() {
         return Ok(incident);

@@ -273,7 +273,12 @@ impl Cursor {
     }
 
     pub fn encode(&self) -> String {
-        format!("{}.{}.{}", u8::from(self.resolved), self.severity, self.number)
+        format!(
+            "{}.{}.{}",
+            u8::from(self.resolved),
+            self.severity,
+            self.number
+        )
     }
 
     pub fn decode(s: &str) -> Option<Self> {
@@ -285,7 +290,11 @@ impl Cursor {
         };
         let severity = Severity::parse("cursor", parts.next()?).ok()?;
         let number = parts.next()?.parse().ok()?;
-        parts.next().is_none().then_some(Self { resolved, severity, number })
+        parts.next().is_none().then_some(Self {
+            resolved,
+            severity,
+            number,
+        })
     }
 }
 
@@ -299,7 +308,9 @@ pub async fn list(
     let q = f.q.as_deref().map(|q| {
         format!(
             "%{}%",
-            q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+            q.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
         )
     });
     sqlx::query_as!(

@@ -210,9 +210,9 @@ impl Transition {
                 "the incident is already {status}; acknowledging only applies to a triggered incident"
             )),
             (Self::Mitigate, Mitigated) => Some("the incident is already mitigated".into()),
-            (Self::Mitigate, Resolved) => Some(
-                "the incident is resolved; reopen it first if the problem is back".into(),
-            ),
+            (Self::Mitigate, Resolved) => {
+                Some("the incident is resolved; reopen it first if the problem is back".into())
+            }
             (Self::Resolve, Resolved) => Some("the incident is already resolved".into()),
             (Self::Reopen, _) => Some(format!(
                 "only a resolved incident can be reopened; this one is {status}"
@@ -280,7 +280,11 @@ pub fn plan_transition(
             }
         }
         Transition::Reopen => {
-            not_before(at, current.resolved_at.unwrap_or(current.detected_at), "resolution")?;
+            not_before(
+                at,
+                current.resolved_at.unwrap_or(current.detected_at),
+                "resolution",
+            )?;
             next.mitigated_at = None;
             next.resolved_at = None;
         }
@@ -493,7 +497,14 @@ mod tests {
     fn incident_keys_parse_only_inc_and_a_number() {
         assert_eq!(IncidentKey::parse("INC-1187"), Some(IncidentKey(1187)));
         assert_eq!(IncidentKey::parse("inc-7"), Some(IncidentKey(7)));
-        for bad in ["INC-", "INC-0", "INC-1a", "1187", "INC--1", "INC-99999999999999999"] {
+        for bad in [
+            "INC-",
+            "INC-0",
+            "INC-1a",
+            "1187",
+            "INC--1",
+            "INC-99999999999999999",
+        ] {
             assert_eq!(IncidentKey::parse(bad), None, "{bad}");
         }
         assert_eq!(IncidentKey(1187).to_string(), "INC-1187");
@@ -503,8 +514,14 @@ mod tests {
     fn every_legal_transition_from_every_status() {
         use Status::*;
         use Transition::*;
-        assert_eq!(Transition::legal_from(Triggered), vec![Acknowledge, Mitigate, Resolve]);
-        assert_eq!(Transition::legal_from(Acknowledged), vec![Mitigate, Resolve]);
+        assert_eq!(
+            Transition::legal_from(Triggered),
+            vec![Acknowledge, Mitigate, Resolve]
+        );
+        assert_eq!(
+            Transition::legal_from(Acknowledged),
+            vec![Mitigate, Resolve]
+        );
         assert_eq!(Transition::legal_from(Mitigated), vec![Resolve]);
         assert_eq!(Transition::legal_from(Resolved), vec![Reopen]);
     }
@@ -515,7 +532,9 @@ mod tests {
         let err = plan_transition(&m, Transition::Acknowledge, t(16, 20)).unwrap_err();
         assert_eq!(
             err,
-            DomainError::Conflict("Cannot acknowledge: the incident is already acknowledged.".into())
+            DomainError::Conflict(
+                "Cannot acknowledge: the incident is already acknowledged.".into()
+            )
         );
         let err = plan_transition(&triggered(), Transition::Reopen, t(16, 20)).unwrap_err();
         assert!(matches!(err, DomainError::Conflict(s) if s.contains("only a resolved incident")));
@@ -544,8 +563,10 @@ mod tests {
     fn a_step_cannot_be_dated_before_the_previous_one() {
         let m = after(&triggered(), Transition::Acknowledge, t(16, 16));
         let err = plan_transition(&m, Transition::Mitigate, t(16, 10)).unwrap_err();
-        assert!(matches!(err, DomainError::Invalid { ref field, ref message }
-            if field == "at" && message.contains("acknowledgement")));
+        assert!(
+            matches!(err, DomainError::Invalid { ref field, ref message }
+            if field == "at" && message.contains("acknowledgement"))
+        );
         let err = plan_transition(&triggered(), Transition::Acknowledge, t(16, 5)).unwrap_err();
         assert!(matches!(err, DomainError::Invalid { .. }));
     }

@@ -26,7 +26,8 @@ use crate::timeline::{self, db::Event};
 pub const API_AUTHOR: &str = "API client";
 
 pub fn parse_key(key: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(key).ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
+    IncidentKey::parse(key)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
 }
 
 #[derive(Serialize)]
@@ -68,12 +69,15 @@ impl IncidentView {
             Role::ALL
                 .into_iter()
                 .map(|role| {
-                    let holder = assigned.iter().find(|a| a.role == role).map(|a| RoleHolder {
-                        name: a.person.name.clone(),
-                        handle: a.person.handle.clone(),
-                        email: a.person.email.clone(),
-                        assigned_at: a.assigned_at,
-                    });
+                    let holder = assigned
+                        .iter()
+                        .find(|a| a.role == role)
+                        .map(|a| RoleHolder {
+                            name: a.person.name.clone(),
+                            handle: a.person.handle.clone(),
+                            email: a.person.email.clone(),
+                            assigned_at: a.assigned_at,
+                        });
                     (role.as_str().to_owned(), json!(holder))
                 })
                 .collect()
@@ -210,7 +214,12 @@ impl ListQuery {
     /// `status` and `severity` take comma-separated lists; `status=open` means every status but
     /// resolved.
     pub fn parse(&self) -> AppResult<ListParams> {
-        let nonempty = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        let nonempty = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
         let statuses = match nonempty(&self.status) {
             None => None,
             Some(s) => {
@@ -272,8 +281,13 @@ pub async fn list(
         rows.last().map(|i| Cursor::of(i).encode())
     });
     let now = clock::now(&state.pool).await?;
-    let items: Vec<_> = rows.iter().map(|i| IncidentView::new(i, None, now)).collect();
-    Ok(Json(json!({ "items": items, "next_cursor": next.flatten() })))
+    let items: Vec<_> = rows
+        .iter()
+        .map(|i| IncidentView::new(i, None, now))
+        .collect();
+    Ok(Json(
+        json!({ "items": items, "next_cursor": next.flatten() }),
+    ))
 }
 
 pub async fn get(State(state): State<AppState>, Path(key): Path<String>) -> AppResult<Response> {
@@ -341,9 +355,10 @@ async fn run_transition(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let mut tx = state.pool.begin().await?;
-    let incident =
-        actions::transition(&mut tx, key, transition, if_match, body.at, &body.note, API_AUTHOR)
-            .await?;
+    let incident = actions::transition(
+        &mut tx, key, transition, if_match, body.at, &body.note, API_AUTHOR,
+    )
+    .await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -385,9 +400,16 @@ pub async fn change_severity(
     let key = parse_key(&key)?;
     let b = body.value;
     let mut tx = state.pool.begin().await?;
-    let incident =
-        actions::change_severity(&mut tx, key, if_match, &b.severity, &b.reason, b.at, API_AUTHOR)
-            .await?;
+    let incident = actions::change_severity(
+        &mut tx,
+        key,
+        if_match,
+        &b.severity,
+        &b.reason,
+        b.at,
+        API_AUTHOR,
+    )
+    .await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -410,8 +432,16 @@ pub async fn assign_role(
     let role = Role::parse(&role)?;
     let b = body.value;
     let mut tx = state.pool.begin().await?;
-    let incident =
-        actions::set_role(&mut tx, key, if_match, role, Some(&b.person), b.at, API_AUTHOR).await?;
+    let incident = actions::set_role(
+        &mut tx,
+        key,
+        if_match,
+        role,
+        Some(&b.person),
+        b.at,
+        API_AUTHOR,
+    )
+    .await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }

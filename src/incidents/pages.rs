@@ -72,7 +72,10 @@ pub async fn list(
     let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
     let next_page = (rows.len() as i64 > p.limit).then(|| {
         rows.truncate(p.limit as usize);
-        let cursor = rows.last().map(|i| Cursor::of(i).encode()).unwrap_or_default();
+        let cursor = rows
+            .last()
+            .map(|i| Cursor::of(i).encode())
+            .unwrap_or_default();
         let mut q = form_urlencoded::Serializer::new(String::new());
         for (k, v) in [
             ("status", &query.status),
@@ -231,8 +234,14 @@ fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
         since_iso: String::new(),
     };
     let mut rows = vec![fixed("Time to detect", d.time_to_detect_secs)];
-    rows.extend(d.time_to_acknowledge_secs.map(|s| fixed("Time to acknowledge", s)));
-    rows.extend(d.time_to_mitigate_secs.map(|s| fixed("Time to mitigate", s)));
+    rows.extend(
+        d.time_to_acknowledge_secs
+            .map(|s| fixed("Time to acknowledge", s)),
+    );
+    rows.extend(
+        d.time_to_mitigate_secs
+            .map(|s| fixed("Time to mitigate", s)),
+    );
     match d.time_to_resolve_secs {
         Some(s) => rows.push(fixed("Time to resolve", s)),
         None => rows.push(DurationRow {
@@ -428,8 +437,16 @@ pub async fn change_severity(
     let at = parse_form_time("at", &f.at)?;
     let attempted = format!("change the severity to {}", f.severity);
     apply_form(&state, key, f.version, attempted, async |tx| {
-        actions::change_severity(tx, key, Some(f.version), &f.severity, &f.reason, at, WEB_AUTHOR)
-            .await
+        actions::change_severity(
+            tx,
+            key,
+            Some(f.version),
+            &f.severity,
+            &f.reason,
+            at,
+            WEB_AUTHOR,
+        )
+        .await
     })
     .await
 }
@@ -495,7 +512,10 @@ pub struct EditPage {
     services: Vec<String>,
 }
 
-pub async fn edit_form(State(state): State<AppState>, Path(key): Path<String>) -> PageResult<EditPage> {
+pub async fn edit_form(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> PageResult<EditPage> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
     Ok(EditPage {
         key: i.key.to_string(),
@@ -522,7 +542,11 @@ pub async fn edit(
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let Some(version) = form.version else {
-        return Err(AppError::invalid("version", "the form is missing its version; reload the page").into());
+        return Err(AppError::invalid(
+            "version",
+            "the form is missing its version; reload the page",
+        )
+        .into());
     };
     let started_at = match parse_form_time("started_at", &form.started_at) {
         Ok(t) => t,

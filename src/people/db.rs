@@ -28,7 +28,10 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &PersonDraft) -> AppResult<Person
     .await
     .map_err(|err| match &err {
         sqlx::Error::Database(db) if db.constraint() == Some("people_email_key") => {
-            AppError::Conflict(format!("Someone with the email {:?} already exists.", d.email))
+            AppError::Conflict(format!(
+                "Someone with the email {:?} already exists.",
+                d.email
+            ))
         }
         sqlx::Error::Database(db) if db.constraint() == Some("people_handle_key") => {
             AppError::Conflict(format!("The handle {:?} is taken.", d.handle))

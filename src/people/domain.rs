@@ -18,19 +18,27 @@ impl PersonDraft {
         self.email = self.email.trim().to_owned();
         self.handle = self.handle.trim().to_ascii_lowercase();
         if self.name.is_empty() || self.name.chars().count() > 100 {
-            return Err(DomainError::invalid("name", "a name of 1 to 100 characters is required"));
+            return Err(DomainError::invalid(
+                "name",
+                "a name of 1 to 100 characters is required",
+            ));
         }
         let email_ok = self.email.len() <= 254
             && !self.email.chars().any(char::is_whitespace)
             && matches!(self.email.split_once('@'), Some((local, domain))
                 if !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.'));
         if !email_ok {
-            return Err(DomainError::invalid("email", "an email address like ana@example.com is required"));
+            return Err(DomainError::invalid(
+                "email",
+                "an email address like ana@example.com is required",
+            ));
         }
         let handle_ok = !self.handle.is_empty()
             && self.handle.len() <= 40
             && self.handle.bytes().enumerate().all(|(i, b)| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && matches!(b, b'.' | b'_' | b'-'))
+                b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || (i > 0 && matches!(b, b'.' | b'_' | b'-'))
             });
         if !handle_ok {
             return Err(DomainError::invalid(
@@ -48,10 +56,35 @@ mod tests {
 
     #[test]
     fn people_need_a_name_an_email_and_a_handle() {
-        let ok = PersonDraft { name: "Ana Ribeiro".into(), email: "ana@example.com".into(), handle: "Ana".into() };
+        let ok = PersonDraft {
+            name: "Ana Ribeiro".into(),
+            email: "ana@example.com".into(),
+            handle: "Ana".into(),
+        };
         assert_eq!(ok.clone().validated().unwrap().handle, "ana");
-        assert!(PersonDraft { email: "ana".into(), ..ok.clone() }.validated().is_err());
-        assert!(PersonDraft { handle: "a b".into(), ..ok.clone() }.validated().is_err());
-        assert!(PersonDraft { name: " ".into(), ..ok }.validated().is_err());
+        assert!(
+            PersonDraft {
+                email: "ana".into(),
+                ..ok.clone()
+            }
+            .validated()
+            .is_err()
+        );
+        assert!(
+            PersonDraft {
+                handle: "a b".into(),
+                ..ok.clone()
+            }
+            .validated()
+            .is_err()
+        );
+        assert!(
+            PersonDraft {
+                name: " ".into(),
+                ..ok
+            }
+            .validated()
+            .is_err()
+        );
     }
 }

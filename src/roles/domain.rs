@@ -62,7 +62,10 @@ mod tests {
 
     #[test]
     fn roles_parse_with_dashes_or_underscores() {
-        assert_eq!(Role::parse("incident-commander").unwrap(), Role::IncidentCommander);
+        assert_eq!(
+            Role::parse("incident-commander").unwrap(),
+            Role::IncidentCommander
+        );
         assert_eq!(Role::parse("scribe").unwrap(), Role::Scribe);
         assert!(Role::parse("captain").is_err());
     }

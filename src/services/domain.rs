@@ -28,11 +28,12 @@ impl ServiceDraft {
     /// first field that is wrong.
     pub fn validated(mut self) -> Result<Self, DomainError> {
         self.name = self.name.trim().to_owned();
-        let name_ok = !self.name.is_empty()
-            && self.name.len() <= 63
-            && self.name.bytes().enumerate().all(|(i, b)| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && b == b'-')
-            });
+        let name_ok =
+            !self.name.is_empty()
+                && self.name.len() <= 63
+                && self.name.bytes().enumerate().all(|(i, b)| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && b == b'-')
+                });
         if !name_ok {
             return Err(DomainError::invalid(
                 "name",
@@ -50,7 +51,10 @@ impl ServiceDraft {
             return Err(DomainError::invalid("team", "at most 100 characters"));
         }
         if self.description.chars().count() > 2000 {
-            return Err(DomainError::invalid("description", "at most 2000 characters"));
+            return Err(DomainError::invalid(
+                "description",
+                "at most 2000 characters",
+            ));
         }
         if let Some(slo) = self.slo_target_percent
             && !(slo > 0.0 && slo < 100.0)
@@ -104,18 +108,51 @@ mod tests {
     #[test]
     fn a_good_draft_is_normalised() {
         let d = draft().validated().unwrap();
-        assert_eq!(d.runbook_url.as_deref(), Some("https://runbooks.example/pg"));
+        assert_eq!(
+            d.runbook_url.as_deref(),
+            Some("https://runbooks.example/pg")
+        );
     }
 
     #[test]
     fn each_bad_field_is_named() {
         let cases: Vec<(ServiceDraft, &str)> = vec![
-            (ServiceDraft { name: "Payments Gateway".into(), ..draft() }, "name"),
-            (ServiceDraft { name: "-x".into(), ..draft() }, "name"),
+            (
+                ServiceDraft {
+                    name: "Payments Gateway".into(),
+                    ..draft()
+                },
+                "name",
+            ),
+            (
+                ServiceDraft {
+                    name: "-x".into(),
+                    ..draft()
+                },
+                "name",
+            ),
             (ServiceDraft { tier: 4, ..draft() }, "tier"),
-            (ServiceDraft { slo_target_percent: Some(100.0), ..draft() }, "slo_target_percent"),
-            (ServiceDraft { avg_requests_per_second: Some(-1.0), ..draft() }, "avg_requests_per_second"),
-            (ServiceDraft { runbook_url: Some("javascript:alert(1)".into()), ..draft() }, "runbook_url"),
+            (
+                ServiceDraft {
+                    slo_target_percent: Some(100.0),
+                    ..draft()
+                },
+                "slo_target_percent",
+            ),
+            (
+                ServiceDraft {
+                    avg_requests_per_second: Some(-1.0),
+                    ..draft()
+                },
+                "avg_requests_per_second",
+            ),
+            (
+                ServiceDraft {
+                    runbook_url: Some("javascript:alert(1)".into()),
+                    ..draft()
+                },
+                "runbook_url",
+            ),
         ];
         for (d, field) in cases {
             match d.validated() {

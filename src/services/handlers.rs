@@ -88,7 +88,9 @@ pub async fn patch(
         team: p.team.unwrap_or(d.team),
         description: p.description.unwrap_or(d.description),
         slo_target_percent: p.slo_target_percent.unwrap_or(d.slo_target_percent),
-        avg_requests_per_second: p.avg_requests_per_second.unwrap_or(d.avg_requests_per_second),
+        avg_requests_per_second: p
+            .avg_requests_per_second
+            .unwrap_or(d.avg_requests_per_second),
         runbook_url: p.runbook_url.unwrap_or(d.runbook_url),
     }
     .validated()?;

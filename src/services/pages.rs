@@ -101,7 +101,10 @@ impl ServiceForm {
             tier: s.tier.to_string(),
             team: s.team.clone(),
             description: s.description.clone(),
-            slo_target_percent: s.slo_target_percent.map(|v| v.to_string()).unwrap_or_default(),
+            slo_target_percent: s
+                .slo_target_percent
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
             avg_requests_per_second: s
                 .avg_requests_per_second
                 .map(|v| v.to_string())
@@ -122,7 +125,10 @@ impl ServiceForm {
             team: self.team.clone(),
             description: self.description.clone(),
             slo_target_percent: number("slo_target_percent", &self.slo_target_percent)?,
-            avg_requests_per_second: number("avg_requests_per_second", &self.avg_requests_per_second)?,
+            avg_requests_per_second: number(
+                "avg_requests_per_second",
+                &self.avg_requests_per_second,
+            )?,
             runbook_url: Some(self.runbook_url.clone()),
         }
         .validated()?)
@@ -142,7 +148,11 @@ fn form_again(editing: Option<String>, form: ServiceForm, err: AppError) -> Page
     match err {
         AppError::Validation(errors) => Ok((
             StatusCode::UNPROCESSABLE_ENTITY,
-            FormPage { editing, form, errors },
+            FormPage {
+                editing,
+                form,
+                errors,
+            },
         )
             .into_response()),
         other => Err(PageError(other)),
@@ -172,7 +182,10 @@ pub async fn create(
     Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
 }
 
-pub async fn edit_form(State(state): State<AppState>, Path(name): Path<String>) -> PageResult<FormPage> {
+pub async fn edit_form(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> PageResult<FormPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
     Ok(FormPage {
         editing: Some(s.name.clone()),

@@ -79,7 +79,10 @@ pub fn check_note_body(body: &str) -> Result<String, DomainError> {
         return Err(DomainError::invalid("body", "write something in the note"));
     }
     if body.chars().count() > 10_000 {
-        return Err(DomainError::invalid("body", "a note is at most 10 000 characters"));
+        return Err(DomainError::invalid(
+            "body",
+            "a note is at most 10 000 characters",
+        ));
     }
     Ok(body.to_owned())
 }
@@ -122,7 +125,12 @@ pub fn headline(
             let skipped: Vec<&str> = details
                 .get("skipped")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(status_noun).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(status_noun)
+                        .collect()
+                })
                 .unwrap_or_default();
             if !skipped.is_empty() {
                 s.push_str(&format!(
@@ -188,15 +196,24 @@ mod tests {
     #[test]
     fn severity_changes_read_as_raised_or_lowered() {
         let up = json!({"from": "Sev2", "to": "Sev1"});
-        assert_eq!(headline(Kind::SeverityChanged, &up, t(16, 20), t(16, 7)), "Severity raised from Sev2 to Sev1");
+        assert_eq!(
+            headline(Kind::SeverityChanged, &up, t(16, 20), t(16, 7)),
+            "Severity raised from Sev2 to Sev1"
+        );
         let down = json!({"from": "Sev1", "to": "Sev3"});
-        assert_eq!(headline(Kind::SeverityChanged, &down, t(16, 20), t(16, 7)), "Severity lowered from Sev1 to Sev3");
+        assert_eq!(
+            headline(Kind::SeverityChanged, &down, t(16, 20), t(16, 7)),
+            "Severity lowered from Sev1 to Sev3"
+        );
     }
 
     #[test]
     fn only_notes_and_context_are_writable() {
         assert_eq!(Kind::parse_writable(None).unwrap(), Kind::Note);
-        assert_eq!(Kind::parse_writable(Some("context")).unwrap(), Kind::Context);
+        assert_eq!(
+            Kind::parse_writable(Some("context")).unwrap(),
+            Kind::Context
+        );
         assert!(Kind::parse_writable(Some("resolved")).is_err());
         assert!(check_note_body("   ").is_err());
     }

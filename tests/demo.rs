@@ -1,0 +1,89 @@
+//! The demo data: INC-1187 as the reference postmortem tells it, loaded through the same actions
+//! a responder uses; loading twice changes nothing.
+
+mod common;
+
+use axum::http::StatusCode;
+use common::TestApp;
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn demo_inc_1187_page_lists_the_reference_times_in_order(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool);
+    let r = app.get("/incidents/INC-1187").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let html = &r.text;
+    let times = [
+        "14:05", "14:20", "15:40", "16:02", "16:07", "16:16", "16:20", "16:24", "16:31", "16:38",
+        "16:48", "16:52", "17:22", "18:30", "19:40",
+    ];
+    let mut last = 0;
+    for t in times {
+        let pos = html[last..]
+            .find(&format!(">{t}</time>"))
+            .unwrap_or_else(|| panic!("{t} missing or out of order"))
+            + last;
+        last = pos;
+    }
+    for needle in [
+        "Sev1",
+        "resolved",
+        "Ana Ribeiro",
+        "Daniel Okafor",
+        "Severity raised from Sev2 to Sev1",
+        "Acknowledged, 9 min after detection",
+        "Marked mitigated, 45 min after detection",
+        "Resolved, 3 h 33 min after detection",
+        "Thursday 2026-09-17",
+    ] {
+        assert!(html.contains(needle), "{needle:?}");
+    }
+}
+
+#[sqlx::test]
+async fn demo_figures_come_from_the_timestamps(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool);
+    let i = app.incident_json("INC-1187").await;
+    assert_eq!(i["severity"], "Sev1");
+    assert_eq!(i["service"], "payments-gateway");
+    assert_eq!(i["detected_at"], "2026-09-17T16:07:00Z");
+    let m = &i["metrics"];
+    assert_eq!(m["time_to_detect_secs"], 5 * 60);
+    assert_eq!(m["time_to_acknowledge_secs"], 9 * 60);
+    assert_eq!(m["time_to_mitigate_secs"], 45 * 60);
+    assert_eq!(m["time_to_resolve_secs"], 3 * 3600 + 33 * 60);
+    assert_eq!(i["roles"]["incident_commander"]["name"], "Ana Ribeiro");
+    assert_eq!(i["roles"]["postmortem_owner"]["name"], "Daniel Okafor");
+    let opened = &app
+        .timeline("INC-1187")
+        .await
+        .into_iter()
+        .find(|e| e["kind"] == "opened")
+        .unwrap();
+    assert_eq!(
+        opened["headline"],
+        "Incident opened as Sev2 on payments-gateway"
+    );
+}
+
+#[sqlx::test]
+async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool.clone());
+    let before = app.timeline("INC-1187").await.len();
+    quell::demo::load(&pool).await.unwrap();
+    assert_eq!(app.timeline("INC-1187").await.len(), before);
+    assert_eq!(
+        app.get("/api/v1/services").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let key = app
+        .incident(serde_json::json!({"title": "new", "severity": "Sev3"}))
+        .await;
+    assert_eq!(key, "INC-1188");
+}

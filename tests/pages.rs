@@ -1,0 +1,375 @@
+//! The browser pages: what a person must see, forms that work without JavaScript, stale forms,
+//! and hostile text rendered harmless.
+
+mod common;
+
+use axum::http::StatusCode;
+use common::{TestApp, ago};
+use serde_json::json;
+use sqlx::PgPool;
+
+fn position(html: &str, needle: &str) -> usize {
+    html.find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not on the page"))
+}
+
+#[sqlx::test]
+async fn the_list_shows_open_incidents_first_with_severity_and_status(pool: PgPool) {
+    let app = TestApp::new(pool);
+    app.service("checkout-api").await;
+    let minor = app
+        .incident(json!({"title": "Minor glitch", "severity": "Sev4", "service": "checkout-api"}))
+        .await;
+    let major = app
+        .incident(json!({"title": "Checkout down", "severity": "Sev1"}))
+        .await;
+    let old = app
+        .incident(json!({"title": "Old outage", "severity": "Sev1"}))
+        .await;
+    app.post_empty(&format!("/api/v1/incidents/{old}/resolve"))
+        .await;
+
+    let r = app.get("/incidents").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let html = &r.text;
+    assert!(position(html, &major) < position(html, &minor));
+    assert!(position(html, &minor) < position(html, &old));
+    assert!(html.contains(r#"<span class="sev sev-Sev1">Sev1</span>"#));
+    assert!(html.contains("triggered") && html.contains("resolved"));
+    assert!(html.contains("UTC"));
+
+    let r = app.get("/incidents?status=open&service=checkout-api").await;
+    assert!(r.text.contains(&minor) && !r.text.contains(&major));
+    let r = app.get("/incidents?severity=Sev9").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("is not a severity"));
+    assert_eq!(app.get("/").await.status, StatusCode::SEE_OTHER);
+}
+
+#[sqlx::test]
+async fn opening_an_incident_from_the_form(pool: PgPool) {
+    let app = TestApp::new(pool);
+    app.service("payments-gateway").await;
+    let r = app.get("/incidents/new").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.text.contains(r#"name="title""#) && r.text.contains("payments-gateway"));
+
+    // A mistake shows the form again with the error and what was typed.
+    let r = app
+        .form(
+            "/incidents",
+            &[
+                ("title", "Payments failing"),
+                ("severity", "Sev2"),
+                ("service", ""),
+                ("detected_at", "yesterday"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("detected_at") && r.text.contains("is not a time"));
+    assert!(r.text.contains(r#"value="Payments failing""#));
+    assert_eq!(
+        app.get("/api/v1/incidents").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+
+    let r = app
+        .form(
+            "/incidents",
+            &[
+                ("title", "Payments failing"),
+                ("severity", "Sev2"),
+                ("service", "payments-gateway"),
+                ("summary", ""),
+                ("impact", ""),
+                ("started_at", ""),
+                ("detected_at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let location = r.header("location").unwrap().to_owned();
+    assert!(location.starts_with("/incidents/INC-"));
+    let page = app.get(&location).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains("Payments failing"));
+}
+
+#[sqlx::test]
+async fn the_incident_page_shows_what_a_responder_needs(pool: PgPool) {
+    let app = TestApp::new(pool);
+    app.service("payments-gateway").await;
+    app.person("Ana Ribeiro", "ana").await;
+    let key = app
+        .incident(json!({"title": "Card authorizations time out", "severity": "Sev2", "service": "payments-gateway",
+                         "started_at": ago(20), "detected_at": ago(15), "impact": "31% of authorizations fail"}))
+        .await;
+    app.call(
+        axum::http::Method::PUT,
+        &format!("/api/v1/incidents/{key}/roles/incident_commander"),
+        &[],
+        Some(r#"{"person":"ana"}"#),
+    )
+    .await;
+    let r = app.get(&format!("/incidents/{key}")).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let html = &r.text;
+    for needle in [
+        "Card authorizations time out",
+        "Sev2",
+        "triggered",
+        "payments-gateway",
+        "Incident commander",
+        "Ana Ribeiro",
+        "Time to detect",
+        "5 min",
+        "Open for",
+        "31% of authorizations fail",
+        "Incident opened as Sev2 on payments-gateway",
+        r#"action="/incidents/"#,
+        r#"name="body""#,
+        "UTC",
+    ] {
+        assert!(html.contains(needle), "{needle:?} missing");
+    }
+    // Only the legal next steps are offered.
+    for legal in ["acknowledge", "mitigate", "resolve"] {
+        assert!(
+            html.contains(&format!(r#"name="action" value="{legal}""#)),
+            "{legal}"
+        );
+    }
+    assert!(!html.contains(r#"value="reopen""#));
+    assert!(
+        html.contains(r#"name="version" value="2""#),
+        "the role assignment made version 2"
+    );
+    assert_eq!(
+        app.get("/incidents/INC-424242").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test]
+async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let key = app.past_incident(60).await;
+    let r = app
+        .form(
+            &format!("/incidents/{key}/transition"),
+            &[
+                ("version", "1"),
+                ("action", "acknowledge"),
+                ("note", "on it"),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form(
+            &format!("/incidents/{key}/notes"),
+            &[
+                ("body", "rolled back the deploy"),
+                ("at", ""),
+                ("kind", "note"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app
+        .form(
+            &format!("/incidents/{key}/transition"),
+            &[
+                ("version", "2"),
+                ("action", "mitigate"),
+                ("note", ""),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app
+        .form(
+            &format!("/incidents/{key}/severity"),
+            &[
+                ("version", "3"),
+                ("severity", "Sev1"),
+                ("reason", ""),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("reason"));
+    let r = app
+        .form(
+            &format!("/incidents/{key}/transition"),
+            &[
+                ("version", "3"),
+                ("action", "resolve"),
+                ("note", "fixed"),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+
+    let html = app.get(&format!("/incidents/{key}")).await.text;
+    assert!(html.contains(r#"class="status status-resolved""#));
+    assert!(html.contains("rolled back the deploy") && html.contains("on it"));
+    assert!(html.contains(r#"value="reopen""#));
+    assert!(html.contains("Time to resolve"));
+
+    let r = app
+        .form(
+            &format!("/incidents/{key}/notes"),
+            &[("body", "   "), ("at", "")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .form(
+            &format!("/incidents/{key}/transition"),
+            &[("version", "4"), ("action", "explode")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[sqlx::test]
+async fn a_stale_form_gets_409_showing_the_other_responders_change(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let key = app.past_incident(60).await;
+    // Someone else raises the severity after this person loaded the page at version 1.
+    app.post(
+        &format!("/api/v1/incidents/{key}/severity"),
+        json!({"severity": "Sev1", "reason": "checkout failing"}),
+    )
+    .await;
+    let r = app
+        .form(
+            &format!("/incidents/{key}/severity"),
+            &[
+                ("version", "1"),
+                ("severity", "Sev3"),
+                ("reason", "looks minor"),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.text.contains("not</strong> applied"));
+    assert!(r.text.contains("Severity raised from Sev2 to Sev1"));
+    assert!(r.text.contains("checkout failing"));
+    assert_eq!(app.incident_json(&key).await["severity"], "Sev1");
+
+    let r = app
+        .form(
+            &format!("/incidents/{key}/edit"),
+            &[
+                ("version", "1"),
+                ("title", "Mine"),
+                ("severity", ""),
+                ("service", ""),
+                ("summary", ""),
+                ("impact", ""),
+                ("started_at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(app.incident_json(&key).await["title"], "Past");
+}
+
+#[sqlx::test]
+async fn hostile_text_is_escaped_everywhere(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let evil = r#"<script>alert(1)</script><img src=x onerror=alert(2)>"#;
+    let key = app
+        .incident(json!({"title": evil, "severity": "Sev2", "summary": evil, "impact": evil}))
+        .await;
+    app.post(
+        &format!("/api/v1/incidents/{key}/timeline"),
+        json!({"body": evil}),
+    )
+    .await;
+    for url in [
+        format!("/incidents/{key}"),
+        "/incidents".to_owned(),
+        format!("/incidents/{key}/edit"),
+    ] {
+        let html = app.get(&url).await.text;
+        assert!(!html.contains("<script>alert"), "{url}");
+        assert!(!html.contains("<img src=x"), "{url}");
+        assert!(
+            html.contains("&#60;script&#62;alert(1)&#60;/script&#62;"),
+            "{url}"
+        );
+    }
+}
+
+#[sqlx::test]
+async fn service_pages_list_show_create_and_edit(pool: PgPool) {
+    let app = TestApp::new(pool);
+    assert!(app.get("/services").await.text.contains("No services yet"));
+    let r = app
+        .form("/services", &[("name", "Bad Name"), ("tier", "1")])
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("lowercase"));
+    let r = app
+        .form(
+            "/services",
+            &[
+                ("name", "payments-gateway"),
+                ("tier", "1"),
+                ("team", "Payments"),
+                ("slo_target_percent", "99.9"),
+                ("avg_requests_per_second", "60"),
+                ("runbook_url", ""),
+                ("description", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    app.incident(json!({"title": "Timeouts", "severity": "Sev2", "service": "payments-gateway"}))
+        .await;
+    let html = app.get("/services/payments-gateway").await.text;
+    assert!(html.contains("Tier1") && html.contains("99.9 %") && html.contains("Timeouts"));
+    let r = app
+        .form(
+            "/services/payments-gateway/edit",
+            &[
+                ("version", "1"),
+                ("name", "payments-gateway"),
+                ("tier", "2"),
+                ("team", "Payments"),
+                ("slo_target_percent", "abc"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("is not a number"));
+    assert_eq!(
+        app.get("/services/nope").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test]
+async fn static_assets_are_served(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let r = app.get("/static/quell.css").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.text.contains(".sev-Sev1"));
+    let page = app.get("/incidents").await.text;
+    assert!(page.contains(&format!(
+        "/static/quell.css?v={}",
+        quell::http::ASSET_VERSION
+    )));
+}

@@ -1,0 +1,199 @@
+//! Services and people over the API.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::TestApp;
+use serde_json::json;
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn services_crud(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let r = app
+        .post("/api/v1/services", json!({"name": "payments-gateway", "tier": 1, "team": "Payments",
+              "slo_target_percent": 99.9, "avg_requests_per_second": 60, "runbook_url": "https://runbooks.example/pg"}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(
+        r.header("location"),
+        Some("/api/v1/services/payments-gateway")
+    );
+
+    let r = app.get("/api/v1/services/payments-gateway").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["slo_target_percent"], 99.9);
+    assert_eq!(r.header("etag"), Some("\"v1\""));
+
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "payments-gateway", "tier": 2}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+
+    let r = app
+        .call(
+            Method::PATCH,
+            "/api/v1/services/payments-gateway",
+            &[("if-match", "\"v1\"")],
+            Some(r#"{"tier": 2, "runbook_url": null}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["tier"], 2);
+    assert!(r.json()["runbook_url"].is_null());
+    assert_eq!(r.json()["team"], "Payments", "untouched fields stay");
+
+    let r = app
+        .call(
+            Method::PATCH,
+            "/api/v1/services/payments-gateway",
+            &[("if-match", "\"v1\"")],
+            Some(r#"{"tier": 3}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::PRECONDITION_FAILED);
+    let r = app
+        .call(
+            Method::PATCH,
+            "/api/v1/services/payments-gateway",
+            &[],
+            Some(r#"{"tier": 3}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::PRECONDITION_REQUIRED);
+
+    let list = app.get("/api/v1/services").await.json();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+
+    app.incident(json!({"title": "x", "severity": "Sev2", "service": "payments-gateway"}))
+        .await;
+    let r = app
+        .call(
+            Method::DELETE,
+            "/api/v1/services/payments-gateway",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CONFLICT,
+        "a service with incidents stays"
+    );
+
+    app.service("spare").await;
+    let r = app
+        .call(Method::DELETE, "/api/v1/services/spare", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        app.get("/api/v1/services/spare").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test]
+async fn bad_services_name_the_field(pool: PgPool) {
+    let app = TestApp::new(pool);
+    for (body, field) in [
+        (json!({"name": "Payments Gateway", "tier": 1}), "name"),
+        (json!({"name": "pg", "tier": 4}), "tier"),
+        (json!({"name": "pg", "tier": "one"}), "tier"),
+        (
+            json!({"name": "pg", "tier": 1, "slo_target_percent": 100}),
+            "slo_target_percent",
+        ),
+        (
+            json!({"name": "pg", "tier": 1, "avg_requests_per_second": -3}),
+            "avg_requests_per_second",
+        ),
+        (
+            json!({"name": "pg", "tier": 1, "runbook_url": "javascript:alert(1)"}),
+            "runbook_url",
+        ),
+        (json!({"tier": 1}), "name"),
+    ] {
+        let r = app.post("/api/v1/services", body.clone()).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(r.field(), field, "{body}: {}", r.text);
+    }
+    assert_eq!(
+        app.get("/api/v1/services").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+}
+
+#[sqlx::test]
+async fn people_are_created_once_per_email_and_handle(pool: PgPool) {
+    let app = TestApp::new(pool);
+    app.person("Ana Ribeiro", "ana").await;
+    let r = app
+        .post(
+            "/api/v1/people",
+            json!({"name": "Ana R", "email": "ANA@example.com", "handle": "ana2"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let r = app
+        .post(
+            "/api/v1/people",
+            json!({"name": "Ana R", "email": "other@example.com", "handle": "ana"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let r = app
+        .post(
+            "/api/v1/people",
+            json!({"name": "Ana R", "email": "nope", "handle": "x"}),
+        )
+        .await;
+    assert_eq!(r.field(), "email");
+    assert_eq!(
+        app.get("/api/v1/people").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[sqlx::test]
+async fn health_and_readiness(pool: PgPool) {
+    let app = TestApp::new(pool.clone());
+    assert_eq!(app.get("/healthz").await.status, StatusCode::OK);
+    assert_eq!(app.get("/readyz").await.status, StatusCode::OK);
+    pool.close().await;
+    assert_eq!(
+        app.get("/readyz").await.status,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    assert_eq!(app.get("/healthz").await.status, StatusCode::OK);
+}
+
+#[sqlx::test]
+async fn every_response_carries_a_request_id_and_security_headers(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let r = app.get("/incidents").await;
+    assert!(r.header("x-request-id").is_some_and(|v| v.len() >= 32));
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert!(
+        r.header("content-security-policy")
+            .unwrap()
+            .contains("frame-ancestors 'none'")
+    );
+    let r = app
+        .call(
+            Method::GET,
+            "/healthz",
+            &[("x-request-id", "abc-123")],
+            None,
+        )
+        .await;
+    assert_eq!(r.header("x-request-id"), Some("abc-123"));
+}

@@ -1,0 +1,285 @@
+//! A responder works an incident in a real browser: Debian's chromium, headless, driven through
+//! chromedriver (both installed by scripts/test). The pages use no JavaScript for any of this.
+
+use std::net::TcpListener as StdListener;
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+use sqlx::PgPool;
+use tokio::process::{Child, Command};
+
+use quell::services::{db as services_db, domain::ServiceDraft};
+use quell::state::{AppConfig, AppState};
+
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn serve(pool: PgPool) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::new(
+        pool,
+        AppConfig {
+            base_url: format!("http://{addr}"),
+        },
+    );
+    tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });
+    format!("http://{addr}")
+}
+
+async fn chromedriver() -> (Child, String) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect(
+            "chromedriver is not installed: scripts/test installs chromium and chromium-driver",
+        );
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (child, format!("http://127.0.0.1:{port}"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not start");
+}
+
+async fn browser(driver: &str) -> Client {
+    let caps = json!({
+        "goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-quic", "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
+        }
+    });
+    let serde_json::Value::Object(caps) = caps else {
+        unreachable!()
+    };
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(driver)
+        .await
+        .expect("chromium starts under chromedriver")
+}
+
+/// The text of the first element matching `css` once it satisfies `ready`; a click's navigation
+/// may still be under way, so this polls (for at most 10 s) instead of reading once.
+async fn text_when(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
+    let mut last = String::new();
+    for _ in 0..100 {
+        if let Ok(el) = c.find(Locator::Css(css)).await
+            && let Ok(text) = el.text().await
+        {
+            if ready(&text) {
+                return text;
+            }
+            last = text;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{css} never became ready; last text {last:?}; page: {}",
+        c.source().await.unwrap_or_default()
+    );
+}
+
+async fn wait_status(c: &Client, expected: &str) {
+    text_when(c, ".incident-head .status", |t| t == expected).await;
+}
+
+/// Clicks the submit button of the transition form for `action`.
+async fn click_transition(c: &Client, action: &str) {
+    let selector = format!(
+        r#"form.inline-action:has(input[name="action"][value="{action}"]) button[type="submit"]"#
+    );
+    c.find(Locator::Css(&selector))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+#[sqlx::test]
+async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool: PgPool) {
+    let draft = ServiceDraft {
+        name: "checkout-api".into(),
+        tier: 1,
+        ..Default::default()
+    };
+    services_db::insert(&pool, &draft.validated().unwrap())
+        .await
+        .unwrap();
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+
+    let run = async {
+        c.goto(&format!("{base}/incidents/new")).await.unwrap();
+        c.find(Locator::Css(r#"input[name="title"]"#))
+            .await
+            .unwrap()
+            .send_keys("Checkout <b>hangs</b> for EU merchants")
+            .await
+            .unwrap();
+        c.find(Locator::Css(r#"select[name="severity"]"#))
+            .await
+            .unwrap()
+            .select_by_value("Sev2")
+            .await
+            .unwrap();
+        c.find(Locator::Css(r#"select[name="service"]"#))
+            .await
+            .unwrap()
+            .select_by_value("checkout-api")
+            .await
+            .unwrap();
+        c.find(Locator::Css("main form button.primary"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+
+        let title = text_when(&c, ".incident-head h1", |_| true).await;
+        assert_eq!(
+            title, "Checkout <b>hangs</b> for EU merchants",
+            "typed markup is shown as text"
+        );
+        let url = c.current_url().await.unwrap();
+        assert!(
+            url.path().starts_with("/incidents/INC-"),
+            "the form leads to the new incident: {url}"
+        );
+        wait_status(&c, "triggered").await;
+
+        click_transition(&c, "acknowledge").await;
+        wait_status(&c, "acknowledged").await;
+
+        c.find(Locator::Css(r#"textarea[name="body"]"#))
+            .await
+            .unwrap()
+            .send_keys("Rolled back the 14:05 config change")
+            .await
+            .unwrap();
+        c.find(Locator::Css(".note-form button[type=submit]"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        text_when(&c, "ol.timeline", |t| {
+            t.contains("Rolled back the 14:05 config change")
+        })
+        .await;
+
+        click_transition(&c, "mitigate").await;
+        wait_status(&c, "mitigated").await;
+        click_transition(&c, "resolve").await;
+        wait_status(&c, "resolved").await;
+
+        let timeline = c
+            .find(Locator::Css("ol.timeline"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        for line in [
+            "Incident opened as Sev2 on checkout-api",
+            "Acknowledged, 0 min after detection",
+            "Marked mitigated",
+            "Resolved",
+        ] {
+            assert!(timeline.contains(line), "{line:?} in {timeline}");
+        }
+        let header = c
+            .find(Locator::Css(".incident-head"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            header.contains("TIME TO RESOLVE") || header.contains("Time to resolve"),
+            "{header}"
+        );
+        // Only reopen is left.
+        assert!(
+            c.find(Locator::Css(r#"input[name="action"][value="reopen"]"#))
+                .await
+                .is_ok()
+        );
+        assert!(
+            c.find(Locator::Css(r#"input[name="action"][value="resolve"]"#))
+                .await
+                .is_err()
+        );
+
+        // Someone else changes the severity while this page is open: the stale form is refused.
+        let key = c
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .trim_start_matches("/incidents/")
+            .to_owned();
+        let mut tx = pool.begin().await.unwrap();
+        quell::incidents::actions::change_severity(
+            &mut tx,
+            quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
+            None,
+            "Sev1",
+            "checkout failing",
+            None,
+            "Ana",
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        c.find(Locator::Css(r#"input[name="reason"]"#))
+            .await
+            .unwrap()
+            .send_keys("looks minor")
+            .await
+            .unwrap();
+        c.find(Locator::Css(
+            r#"form[action$="/severity"] select[name="severity"]"#,
+        ))
+        .await
+        .unwrap()
+        .select_by_value("Sev3")
+        .await
+        .unwrap();
+        c.find(Locator::Css(
+            r#"form[action$="/severity"] button[type=submit]"#,
+        ))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+        let body = text_when(&c, "main", |t| {
+            t.contains("changed while you were looking at it")
+        })
+        .await;
+        assert!(body.contains("Severity raised from Sev2 to Sev1"), "{body}");
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
+    c.close().await.ok();
+    outcome.expect("the browser run finished within two minutes");
+}

@@ -124,16 +124,35 @@ impl From<DomainError> for AppError {
     }
 }
 
+/// Every API error: `{"error": {"code", "message", "details"}}`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable: `malformed_json`, `invalid_field`, `not_found`, `conflict`,
+    /// `stale_version`, `precondition_required`, `idempotency_key_reused`, `internal`
+    pub code: &'static str,
+    /// A sentence for people
+    pub message: String,
+    /// `{"fields": [{"field", "message"}]}` for `invalid_field`, `{"current_version"}` for
+    /// `stale_version`, otherwise null
+    #[schema(value_type = Option<Object>)]
+    pub details: Value,
+}
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         self.log_if_server_fault();
-        let body = json!({
-            "error": {
-                "code": self.code(),
-                "message": self.public_message(),
-                "details": self.details(),
-            }
-        });
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.public_message(),
+                details: self.details(),
+            },
+        };
         (self.status(), axum::Json(body)).into_response()
     }
 }

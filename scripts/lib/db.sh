@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by scripts/run, scripts/test and the benchmarks. Ensures a PostgreSQL server to talk to and
 # exports DATABASE_URL. When DATABASE_URL is already set, it is used as it is. Otherwise a private
-# cluster is created (once) under $QUELL_PGDATA and started on 127.0.0.1:$QUELL_PGPORT. PostgreSQL
+# cluster is created (once) under $QUELL_PGDATA (default /tmp/quell-pg-<uid>/data) and started on
+# 127.0.0.1:$QUELL_PGPORT (default 54329 for root, 54329 + uid mod 997 for others). PostgreSQL
 # refuses to run as root, so as root the cluster belongs to the `postgres` account.
 
 quell_log() { printf '\033[1m[quell]\033[0m %s\n' "$*" >&2; }
@@ -40,7 +41,8 @@ quell_ensure_database() {
   bindir=$(quell_pg_bindir) || { quell_install_postgres; bindir=$(quell_pg_bindir); } || {
     quell_log "could not find initdb after installing PostgreSQL"; return 1; }
 
-  local port="${QUELL_PGPORT:-54329}"
+  # One cluster per account, each on its own port, so two users of one machine do not collide.
+  local port="${QUELL_PGPORT:-$((54329 + $(id -u) % 997))}"
   local data="${QUELL_PGDATA:-/tmp/quell-pg-$(id -u)/data}"
   local base
   base=$(dirname "$data")

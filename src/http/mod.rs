@@ -8,7 +8,7 @@ pub mod health;
 use axum::Router;
 use axum::http::{HeaderName, HeaderValue, Request, header};
 use axum::response::IntoResponse;
-use axum::routing::{get, post, put};
+use axum::routing::{any, get, post};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -27,39 +27,58 @@ pub const ASSET_VERSION: &str = env!("QUELL_ASSET_VERSION");
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// The OpenAPI description's frame; the paths come from the handlers' `#[utoipa::path]`.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Quell",
+        description = "Self-hosted incident management. Errors are always {\"error\": {\"code\", \"message\", \"details\"}}."
+    ),
+    tags(
+        (name = "incidents", description = "Incidents, their lifecycle, roles and timeline"),
+        (name = "services", description = "The things that fail"),
+        (name = "people", description = "Responders who hold roles")
+    )
+)]
+struct ApiDoc;
+
+/// The API under `/api/v1` and its OpenAPI description, built from the same handler list so
+/// they cannot drift apart.
 fn api() -> Router<AppState> {
     use incidents::handlers as inc;
-    Router::new()
-        .route("/incidents", get(inc::list).post(inc::create))
-        .route("/incidents/{key}", get(inc::get).patch(inc::patch))
-        .route("/incidents/{key}/acknowledge", post(inc::acknowledge))
-        .route("/incidents/{key}/mitigate", post(inc::mitigate))
-        .route("/incidents/{key}/resolve", post(inc::resolve))
-        .route("/incidents/{key}/reopen", post(inc::reopen))
-        .route("/incidents/{key}/severity", post(inc::change_severity))
+    use people::handlers as ppl;
+    use services::handlers as svc;
+    use utoipa::OpenApi;
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    let (router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(inc::list, inc::create))
+        .routes(routes!(inc::get, inc::patch))
+        .routes(routes!(inc::acknowledge))
+        .routes(routes!(inc::mitigate))
+        .routes(routes!(inc::resolve))
+        .routes(routes!(inc::reopen))
+        .routes(routes!(inc::change_severity))
+        .routes(routes!(inc::assign_role, inc::unassign_role))
+        .routes(routes!(inc::timeline, inc::add_note))
+        .routes(routes!(svc::list, svc::create))
+        .routes(routes!(svc::get, svc::patch, svc::delete))
+        .routes(routes!(ppl::list, ppl::create))
+        .split_for_parts();
+    let spec = doc
+        .to_pretty_json()
+        .expect("the OpenAPI description serialises");
+    router
         .route(
-            "/incidents/{key}/roles/{role}",
-            put(inc::assign_role).delete(inc::unassign_role),
+            "/api/v1/openapi.json",
+            get(move || {
+                let spec = spec.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], spec) }
+            }),
         )
         .route(
-            "/incidents/{key}/timeline",
-            get(inc::timeline).post(inc::add_note),
+            "/api/v1/{*rest}",
+            any(|| async { AppError::NotFound("No such API endpoint.".into()) }),
         )
-        .route(
-            "/services",
-            get(services::handlers::list).post(services::handlers::create),
-        )
-        .route(
-            "/services/{name}",
-            get(services::handlers::get)
-                .patch(services::handlers::patch)
-                .delete(services::handlers::delete),
-        )
-        .route(
-            "/people",
-            get(people::handlers::list).post(people::handlers::create),
-        )
-        .fallback(|| async { AppError::NotFound("No such API endpoint.".into()) })
 }
 
 fn pages() -> Router<AppState> {
@@ -107,7 +126,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .nest("/api/v1", api())
+        .merge(api())
         .nest_service("/static", static_files)
         .merge(pages())
         .with_state(state)

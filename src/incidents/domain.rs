@@ -8,7 +8,7 @@ use std::fmt;
 use crate::domain::{DomainError, format_minutes};
 
 /// `Sev1` is the worst. Ordering follows the name, so `Sev1 < Sev2` means "more severe".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 pub enum Severity {
     Sev1,
     Sev2,
@@ -55,7 +55,7 @@ impl fmt::Display for Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Triggered,
@@ -430,7 +430,7 @@ pub fn check_severity_change(
 
 /// Durations of PRODUCT.md's table, measured from the incident's own timestamps. `now` is used
 /// for the steps still running, so the figures are live while the incident is open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Durations {
     /// detected − started (first customer impact)
     pub time_to_detect_secs: i64,

@@ -6,21 +6,22 @@ use axum::http::header::{ETAG, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::actions::{self, Opening, Patch};
 use super::db::{self, Cursor, Filter, Incident};
-use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
+use super::domain::{IncidentKey, Severity, Status, Transition};
+use super::views::{EventList, EventView, IncidentList, IncidentView};
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option, etag,
 };
 use crate::idempotency;
-use crate::roles::{self, db::Assignment, domain::Role};
+use crate::roles::{self, domain::Role};
 use crate::state::AppState;
-use crate::timeline::{self, db::Event};
+use crate::timeline;
 
 /// Until sign-in exists (issue 3), API changes are attributed to this author.
 pub const API_AUTHOR: &str = "API client";
@@ -28,89 +29,6 @@ pub const API_AUTHOR: &str = "API client";
 pub fn parse_key(key: &str) -> AppResult<IncidentKey> {
     IncidentKey::parse(key)
         .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
-}
-
-#[derive(Serialize)]
-pub struct RoleHolder {
-    pub name: String,
-    pub handle: String,
-    pub email: String,
-    pub assigned_at: DateTime<Utc>,
-}
-
-#[derive(Serialize)]
-pub struct IncidentView {
-    pub key: String,
-    pub title: String,
-    pub severity: Severity,
-    pub status: Status,
-    pub service: Option<String>,
-    pub summary: String,
-    pub impact: String,
-    pub started_at: DateTime<Utc>,
-    pub detected_at: DateTime<Utc>,
-    pub acknowledged_at: Option<DateTime<Utc>>,
-    pub mitigated_at: Option<DateTime<Utc>>,
-    pub resolved_at: Option<DateTime<Utc>>,
-    pub version: i32,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub roles: Option<serde_json::Map<String, Value>>,
-    pub metrics: Durations,
-    pub allowed_transitions: Vec<&'static str>,
-    pub links: Value,
-}
-
-impl IncidentView {
-    pub fn new(i: &Incident, roles: Option<&[Assignment]>, now: DateTime<Utc>) -> Self {
-        let key = i.key.to_string();
-        let roles = roles.map(|assigned| {
-            Role::ALL
-                .into_iter()
-                .map(|role| {
-                    let holder = assigned
-                        .iter()
-                        .find(|a| a.role == role)
-                        .map(|a| RoleHolder {
-                            name: a.person.name.clone(),
-                            handle: a.person.handle.clone(),
-                            email: a.person.email.clone(),
-                            assigned_at: a.assigned_at,
-                        });
-                    (role.as_str().to_owned(), json!(holder))
-                })
-                .collect()
-        });
-        Self {
-            links: json!({
-                "self": format!("/api/v1/incidents/{key}"),
-                "timeline": format!("/api/v1/incidents/{key}/timeline"),
-                "page": format!("/incidents/{key}"),
-            }),
-            key,
-            title: i.title.clone(),
-            severity: i.severity,
-            status: i.status,
-            service: i.service.clone(),
-            summary: i.summary.clone(),
-            impact: i.impact.clone(),
-            started_at: i.started_at,
-            detected_at: i.detected_at,
-            acknowledged_at: i.acknowledged_at,
-            mitigated_at: i.mitigated_at,
-            resolved_at: i.resolved_at,
-            version: i.version,
-            created_at: i.created_at,
-            updated_at: i.updated_at,
-            roles,
-            metrics: Durations::of(&i.milestones(), now),
-            allowed_transitions: Transition::legal_from(i.status)
-                .into_iter()
-                .map(Transition::as_str)
-                .collect(),
-        }
-    }
 }
 
 /// The full view of one incident, with its ETag.
@@ -133,7 +51,7 @@ fn with_etag(status: StatusCode, version: i32, body: Value) -> Response {
     res
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateIncident {
     title: String,
@@ -150,6 +68,15 @@ pub struct CreateIncident {
     detected_at: Option<DateTime<Utc>>,
 }
 
+/// Open an incident.
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents",
+    tag = "incidents",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Retry-safe create: the same key and body replays the answer")),
+    request_body = CreateIncident,
+    responses((status = 201, description = "Opened; Location and ETag headers", body = IncidentView), (status = 400, description = "The body is not JSON", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong (named in details), or the Idempotency-Key was used for another body", body = crate::error::ErrorBody))
+)]
 pub async fn create(
     State(state): State<AppState>,
     IdempotencyKey(idem): IdempotencyKey,
@@ -192,14 +119,21 @@ pub async fn create(
     Ok(res)
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Comma-separated statuses, or `open` for every status but resolved
     pub status: Option<String>,
+    /// Comma-separated severities, e.g. `Sev1,Sev2`
     pub severity: Option<String>,
+    /// A service name
     pub service: Option<String>,
+    /// Text in the title, summary or impact, or an incident key
     pub q: Option<String>,
+    /// `next_cursor` of the previous page
     pub cursor: Option<String>,
+    /// Page size, 1 to 200 (default 50)
     pub limit: Option<String>,
 }
 
@@ -269,10 +203,18 @@ impl ListQuery {
     }
 }
 
+/// List incidents: open first, then by severity, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents",
+    tag = "incidents",
+    params(ListQuery),
+    responses((status = 200, description = "OK", body = IncidentList), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+)]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<IncidentList>> {
     let p = query.parse()?;
     // One row more than asked tells whether there is a next page.
     let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
@@ -285,17 +227,26 @@ pub async fn list(
         .iter()
         .map(|i| IncidentView::new(i, None, now))
         .collect();
-    Ok(Json(
-        json!({ "items": items, "next_cursor": next.flatten() }),
-    ))
+    Ok(Json(IncidentList {
+        items,
+        next_cursor: next.flatten(),
+    }))
 }
 
+/// One incident with roles and computed durations.
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents/{key}",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
 pub async fn get(State(state): State<AppState>, Path(key): Path<String>) -> AppResult<Response> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
     respond(&state, &incident, StatusCode::OK).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchIncident {
     #[serde(default)]
@@ -310,6 +261,15 @@ pub struct PatchIncident {
     started_at: Option<DateTime<Utc>>,
 }
 
+/// Edit title, summary, impact, service or impact start.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/incidents/{key}",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = String, Header, description = "The ETag of your copy")),
+    request_body = PatchIncident,
+    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
+)]
 pub async fn patch(
     State(state): State<AppState>,
     Path(key): Path<String>,
@@ -337,7 +297,7 @@ pub async fn patch(
     respond(&state, &incident, StatusCode::OK).await
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransitionBody {
     #[serde(default)]
@@ -364,7 +324,21 @@ async fn run_transition(
 }
 
 macro_rules! transition_handler {
-    ($name:ident, $transition:expr) => {
+    ($name:ident, $transition:expr, $path:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[utoipa::path(
+            post,
+            path = $path,
+            tag = "incidents",
+            params(("key" = String, Path, description = "Incident key, e.g. INC-1187"),
+                   ("If-Match" = Option<String>, Header, description = "Refuse with 412 unless the incident is still at this ETag")),
+            request_body(content = Option<TransitionBody>, description = "Optional: when it happened (`at`) and a note"),
+            responses((status = 200, description = "OK", body = IncidentView),
+                      (status = 404, description = "Not found", body = crate::error::ErrorBody),
+                      (status = 409, description = "Not legal from the current status; the message says why", body = crate::error::ErrorBody),
+                      (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
+                      (status = 422, description = "`at` is in the future, before the start or before the previous step", body = crate::error::ErrorBody))
+        )]
         pub async fn $name(
             State(state): State<AppState>,
             Path(key): Path<String>,
@@ -376,12 +350,32 @@ macro_rules! transition_handler {
     };
 }
 
-transition_handler!(acknowledge, Transition::Acknowledge);
-transition_handler!(mitigate, Transition::Mitigate);
-transition_handler!(resolve, Transition::Resolve);
-transition_handler!(reopen, Transition::Reopen);
+transition_handler!(
+    acknowledge,
+    Transition::Acknowledge,
+    "/api/v1/incidents/{key}/acknowledge",
+    "triggered → acknowledged."
+);
+transition_handler!(
+    mitigate,
+    Transition::Mitigate,
+    "/api/v1/incidents/{key}/mitigate",
+    "→ mitigated; stamps a skipped acknowledgement."
+);
+transition_handler!(
+    resolve,
+    Transition::Resolve,
+    "/api/v1/incidents/{key}/resolve",
+    "→ resolved; stamps skipped steps."
+);
+transition_handler!(
+    reopen,
+    Transition::Reopen,
+    "/api/v1/incidents/{key}/reopen",
+    "resolved → acknowledged (keeps the first acknowledgement)."
+);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeverityBody {
     severity: String,
@@ -391,6 +385,15 @@ pub struct SeverityBody {
     at: Option<DateTime<Utc>>,
 }
 
+/// Raise or lower the severity, with a reason.
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/severity",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
+    request_body = SeverityBody,
+    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Already at that severity", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown severity, missing reason, or a bad `at`", body = crate::error::ErrorBody))
+)]
 pub async fn change_severity(
     State(state): State<AppState>,
     Path(key): Path<String>,
@@ -414,7 +417,7 @@ pub async fn change_severity(
     respond(&state, &incident, StatusCode::OK).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleBody {
     person: String,
@@ -422,6 +425,15 @@ pub struct RoleBody {
     at: Option<DateTime<Utc>>,
 }
 
+/// Assign a role to a person (by handle or email).
+#[utoipa::path(
+    put,
+    path = "/api/v1/incidents/{key}/roles/{role}",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
+    request_body = RoleBody,
+    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "That person already holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown role or person", body = crate::error::ErrorBody))
+)]
 pub async fn assign_role(
     State(state): State<AppState>,
     Path((key, role)): Path<(String, String)>,
@@ -446,6 +458,14 @@ pub async fn assign_role(
     respond(&state, &incident, StatusCode::OK).await
 }
 
+/// Unassign a role.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/incidents/{key}/roles/{role}",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
+    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Nobody holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
+)]
 pub async fn unassign_role(
     State(state): State<AppState>,
     Path((key, role)): Path<(String, String)>,
@@ -459,47 +479,28 @@ pub async fn unassign_role(
     respond(&state, &incident, StatusCode::OK).await
 }
 
-#[derive(Serialize)]
-pub struct EventView {
-    id: i64,
-    occurred_at: DateTime<Utc>,
-    recorded_at: DateTime<Utc>,
-    kind: &'static str,
-    author: String,
-    headline: String,
-    body: String,
-    details: Value,
-}
-
-impl EventView {
-    fn new(e: &Event, detected_at: DateTime<Utc>) -> Self {
-        Self {
-            id: e.id,
-            occurred_at: e.occurred_at,
-            recorded_at: e.recorded_at,
-            kind: e.kind.as_str(),
-            author: e.author.clone(),
-            headline: timeline::domain::headline(e.kind, &e.details, e.occurred_at, detected_at),
-            body: e.body.clone(),
-            details: e.details.clone(),
-        }
-    }
-}
-
+/// The timeline in the order things happened.
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents/{key}/timeline",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = EventList), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
 pub async fn timeline(
     State(state): State<AppState>,
     Path(key): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<EventList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
     let events = timeline::db::for_incident(&state.pool, incident.id).await?;
     let items: Vec<_> = events
         .iter()
         .map(|e| EventView::new(e, incident.detected_at))
         .collect();
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(EventList { items }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteBody {
     body: String,
@@ -509,6 +510,15 @@ pub struct NoteBody {
     at: Option<DateTime<Utc>>,
 }
 
+/// Add a note, or background context that may predate the incident.
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/timeline",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
+    request_body = NoteBody,
+    responses((status = 201, description = "Created", body = EventView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+)]
 pub async fn add_note(
     State(state): State<AppState>,
     Path(key): Path<String>,

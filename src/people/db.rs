@@ -6,7 +6,7 @@ use sqlx::PgExecutor;
 use super::domain::PersonDraft;
 use crate::error::{AppError, AppResult};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Person {
     #[serde(skip)]
     pub id: i64,

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use crate::domain::DomainError;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonDraft {
     pub name: String,

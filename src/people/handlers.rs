@@ -4,19 +4,42 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::db;
+use super::db::{self, Person};
 use super::domain::PersonDraft;
 use crate::error::AppResult;
 use crate::http::extract::{ApiJson, IdempotencyKey};
 use crate::idempotency;
 use crate::state::AppState;
 
-pub async fn list(State(state): State<AppState>) -> AppResult<Json<Value>> {
-    Ok(Json(json!({ "items": db::list(&state.pool).await? })))
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct PersonList {
+    pub items: Vec<Person>,
 }
 
+/// Everyone who can hold a role.
+#[utoipa::path(
+    get,
+    path = "/api/v1/people",
+    tag = "people",
+    responses((status = 200, description = "OK", body = PersonList))
+)]
+pub async fn list(State(state): State<AppState>) -> AppResult<Json<PersonList>> {
+    Ok(Json(PersonList {
+        items: db::list(&state.pool).await?,
+    }))
+}
+
+/// Add a person.
+#[utoipa::path(
+    post,
+    path = "/api/v1/people",
+    tag = "people",
+    params(("Idempotency-Key" = Option<String>, Header)),
+    request_body = PersonDraft,
+    responses((status = 201, description = "Created", body = Person), (status = 409, description = "The email or handle is taken", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+)]
 pub async fn create(
     State(state): State<AppState>,
     IdempotencyKey(idem): IdempotencyKey,

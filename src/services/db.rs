@@ -7,7 +7,7 @@ use sqlx::PgExecutor;
 use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Service {
     #[serde(skip)]
     pub id: i64,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use crate::domain::DomainError;
 
 /// Every field of a service as a person or a script submits it, before checking.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceDraft {
     pub name: String,

@@ -6,7 +6,7 @@ use axum::http::header::{ETAG, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
@@ -23,11 +23,33 @@ fn respond(status: StatusCode, s: &Service) -> Response {
     res
 }
 
-pub async fn list(State(state): State<AppState>) -> AppResult<Json<Value>> {
-    let items = db::list(&state.pool).await?;
-    Ok(Json(json!({ "items": items })))
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ServiceList {
+    pub items: Vec<Service>,
 }
 
+/// All services, most critical tier first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/services",
+    tag = "services",
+    responses((status = 200, description = "OK", body = ServiceList))
+)]
+pub async fn list(State(state): State<AppState>) -> AppResult<Json<ServiceList>> {
+    Ok(Json(ServiceList {
+        items: db::list(&state.pool).await?,
+    }))
+}
+
+/// Add a service.
+#[utoipa::path(
+    post,
+    path = "/api/v1/services",
+    tag = "services",
+    params(("Idempotency-Key" = Option<String>, Header)),
+    request_body = ServiceDraft,
+    responses((status = 201, description = "Created", body = Service), (status = 409, description = "The name is taken", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+)]
 pub async fn create(
     State(state): State<AppState>,
     IdempotencyKey(idem): IdempotencyKey,
@@ -53,12 +75,20 @@ pub async fn create(
     Ok(res)
 }
 
+/// One service.
+#[utoipa::path(
+    get,
+    path = "/api/v1/services/{name}",
+    tag = "services",
+    params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
+    responses((status = 200, description = "With an ETag header", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
 pub async fn get(State(state): State<AppState>, Path(name): Path<String>) -> AppResult<Response> {
     let service = db::get_by_name(&state.pool, &name).await?;
     Ok(respond(StatusCode::OK, &service))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchService {
     name: Option<String>,
@@ -73,6 +103,15 @@ pub struct PatchService {
     runbook_url: Option<Option<String>>,
 }
 
+/// Edit a service; fields left out stay as they are, `null` clears an optional one.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/services/{name}",
+    tag = "services",
+    params(("name" = String, Path, description = "Service name, e.g. payments-gateway"), ("If-Match" = String, Header)),
+    request_body = PatchService,
+    responses((status = 200, description = "OK", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Conflict; the message says why", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
+)]
 pub async fn patch(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -103,6 +142,14 @@ pub async fn patch(
     Ok(respond(StatusCode::OK, &updated))
 }
 
+/// Delete a service no incident refers to.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/services/{name}",
+    tag = "services",
+    params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Incidents refer to it", body = crate::error::ErrorBody))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Path(name): Path<String>,

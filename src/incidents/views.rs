@@ -1,0 +1,169 @@
+//! The JSON shapes of the incidents API, documented in the OpenAPI description.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::db::Incident;
+use super::domain::{Durations, Severity, Status, Transition};
+use crate::roles::{db::Assignment, domain::Role};
+use crate::timeline::{db::Event, domain::headline};
+
+#[derive(Serialize, ToSchema)]
+pub struct RoleHolder {
+    pub name: String,
+    pub handle: String,
+    pub email: String,
+    pub assigned_at: DateTime<Utc>,
+}
+
+/// Who holds each role now; `null` when unassigned.
+#[derive(Serialize, ToSchema)]
+pub struct Roles {
+    pub incident_commander: Option<RoleHolder>,
+    pub comms_lead: Option<RoleHolder>,
+    pub scribe: Option<RoleHolder>,
+    pub postmortem_owner: Option<RoleHolder>,
+}
+
+impl Roles {
+    fn of(assigned: &[Assignment]) -> Self {
+        let holder = |role: Role| {
+            assigned
+                .iter()
+                .find(|a| a.role == role)
+                .map(|a| RoleHolder {
+                    name: a.person.name.clone(),
+                    handle: a.person.handle.clone(),
+                    email: a.person.email.clone(),
+                    assigned_at: a.assigned_at,
+                })
+        };
+        Self {
+            incident_commander: holder(Role::IncidentCommander),
+            comms_lead: holder(Role::CommsLead),
+            scribe: holder(Role::Scribe),
+            postmortem_owner: holder(Role::PostmortemOwner),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct IncidentLinks {
+    #[serde(rename = "self")]
+    pub this: String,
+    pub timeline: String,
+    pub page: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct IncidentView {
+    /// `INC-<n>`
+    #[schema(example = "INC-1187")]
+    pub key: String,
+    pub title: String,
+    pub severity: Severity,
+    pub status: Status,
+    /// The service's name
+    pub service: Option<String>,
+    pub summary: String,
+    pub impact: String,
+    /// First customer impact
+    pub started_at: DateTime<Utc>,
+    /// When the incident was opened, by alert or by hand
+    pub detected_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub mitigated_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Bumped by every change; the ETag is `"v<version>"`
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Present on single-incident answers, left out of lists
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Roles>,
+    pub metrics: Durations,
+    /// The transitions legal from the current status, e.g. `["mitigate", "resolve"]`
+    pub allowed_transitions: Vec<String>,
+    pub links: IncidentLinks,
+}
+
+impl IncidentView {
+    pub fn new(i: &Incident, roles: Option<&[Assignment]>, now: DateTime<Utc>) -> Self {
+        let key = i.key.to_string();
+        Self {
+            links: IncidentLinks {
+                this: format!("/api/v1/incidents/{key}"),
+                timeline: format!("/api/v1/incidents/{key}/timeline"),
+                page: format!("/incidents/{key}"),
+            },
+            key,
+            title: i.title.clone(),
+            severity: i.severity,
+            status: i.status,
+            service: i.service.clone(),
+            summary: i.summary.clone(),
+            impact: i.impact.clone(),
+            started_at: i.started_at,
+            detected_at: i.detected_at,
+            acknowledged_at: i.acknowledged_at,
+            mitigated_at: i.mitigated_at,
+            resolved_at: i.resolved_at,
+            version: i.version,
+            created_at: i.created_at,
+            updated_at: i.updated_at,
+            roles: roles.map(Roles::of),
+            metrics: Durations::of(&i.milestones(), now),
+            allowed_transitions: Transition::legal_from(i.status)
+                .into_iter()
+                .map(|t| t.as_str().to_owned())
+                .collect(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct IncidentList {
+    pub items: Vec<IncidentView>,
+    /// Pass as `cursor` to get the next page; `null` on the last page
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EventView {
+    pub id: i64,
+    /// When it happened (may be backdated)
+    pub occurred_at: DateTime<Utc>,
+    /// When it was written
+    pub recorded_at: DateTime<Utc>,
+    /// `opened`, `acknowledged`, `mitigated`, `resolved`, `reopened`, `severity_changed`,
+    /// `role_assigned`, `role_unassigned`, `edited`, `note` or `context`
+    pub kind: String,
+    pub author: String,
+    /// The event as a sentence, with figures computed from the timestamps
+    pub headline: String,
+    pub body: String,
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
+impl EventView {
+    pub fn new(e: &Event, detected_at: DateTime<Utc>) -> Self {
+        Self {
+            id: e.id,
+            occurred_at: e.occurred_at,
+            recorded_at: e.recorded_at,
+            kind: e.kind.as_str().to_owned(),
+            author: e.author.clone(),
+            headline: headline(e.kind, &e.details, e.occurred_at, detected_at),
+            body: e.body.clone(),
+            details: e.details.clone(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EventList {
+    pub items: Vec<EventView>,
+}

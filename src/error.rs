@@ -34,6 +34,8 @@ pub enum AppError {
     PreconditionRequired,
     #[error("the Idempotency-Key was already used for a different request body")]
     IdempotencyKeyReused,
+    #[error("the body is larger than 1 MiB")]
+    TooLarge,
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -53,6 +55,7 @@ impl AppError {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Validation(_) | Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
@@ -65,6 +68,7 @@ impl AppError {
             Self::BadRequest { code, .. } => code,
             Self::Validation(_) => "invalid_field",
             Self::NotFound(_) => "not_found",
+            Self::TooLarge => "payload_too_large",
             Self::Conflict(_) => "conflict",
             Self::Stale { .. } => "stale_version",
             Self::PreconditionRequired => "precondition_required",

@@ -546,3 +546,24 @@ async fn unknown_api_routes_answer_json_404(pool: PgPool) {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.code(), "not_found");
 }
+
+#[sqlx::test]
+async fn bodies_over_one_mebibyte_are_refused_with_413(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let big = format!(
+        r#"{{"title": "x", "severity": "Sev2", "summary": "{}"}}"#,
+        "a".repeat(1024 * 1024 + 10)
+    );
+    let r = app
+        .call(Method::POST, "/api/v1/incidents", &[], Some(&big))
+        .await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(r.code(), "payload_too_large");
+    assert_eq!(
+        app.get("/api/v1/incidents").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+}

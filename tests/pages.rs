@@ -373,3 +373,62 @@ async fn static_assets_are_served(pool: PgPool) {
         quell::http::ASSET_VERSION
     )));
 }
+
+#[sqlx::test]
+async fn the_edit_form_changes_only_what_was_changed(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let key = app.past_incident(90).await;
+    let form = app.get(&format!("/incidents/{key}/edit")).await.text;
+    let started = form
+        .split(r#"name="started_at" value=""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let before = app.incident_json(&key).await["started_at"].clone();
+    let r = app
+        .form(
+            &format!("/incidents/{key}/edit"),
+            &[
+                ("version", "1"),
+                ("title", "Checkout slow"),
+                ("service", ""),
+                ("summary", "p99 at 9 s"),
+                ("impact", ""),
+                ("started_at", &started),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let i = app.incident_json(&key).await;
+    assert_eq!(i["title"], "Checkout slow");
+    assert_eq!(i["summary"], "p99 at 9 s");
+    assert_eq!(
+        i["started_at"], before,
+        "an untouched start time keeps its seconds"
+    );
+    let edit = app
+        .timeline(&key)
+        .await
+        .into_iter()
+        .find(|e| e["kind"] == "edited")
+        .unwrap();
+    let changed: Vec<_> = edit["details"]["changes"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(changed, vec!["summary", "title"]);
+
+    let r = app
+        .form(
+            &format!("/incidents/{key}/edit"),
+            &[("version", "2"), ("title", ""), ("started_at", "")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("a title is required"));
+}

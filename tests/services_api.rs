@@ -213,14 +213,26 @@ async fn the_openapi_description_matches_the_routes(pool: PgPool) {
             .replace("{role}", "scribe")
             .replace("{name}", "no-such-service");
         for (method, op) in ops.as_object().unwrap() {
-            assert!(op["responses"].as_object().unwrap().values().all(|r| r["description"].is_string()),
-                "{method} {path}: every response is described");
+            assert!(
+                op["responses"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .all(|r| r["description"].is_string()),
+                "{method} {path}: every response is described"
+            );
             let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
-            let r = app.call(method.clone(), &uri, &[("if-match", "\"v1\"")], Some("{}")).await;
+            let r = app
+                .call(method.clone(), &uri, &[("if-match", "\"v1\"")], Some("{}"))
+                .await;
             // The handler answered (perhaps 404 for the made-up incident, or 422 for the empty
             // body), not the router's fallback or a 405.
             assert_ne!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
-            assert_ne!(r.json()["error"]["message"], "No such API endpoint.", "{method} {path}");
+            assert_ne!(
+                r.json()["error"]["message"],
+                "No such API endpoint.",
+                "{method} {path}"
+            );
         }
     }
 }

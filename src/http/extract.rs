@@ -21,14 +21,23 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| AppError::BadRequest {
-                code: "unreadable_body",
-                message: e.body_text(),
-            })?;
+        let bytes = read_body(req, state).await?;
         parse_json(&bytes)
     }
+}
+
+/// The whole body; one over the size limit answers 413.
+async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
+    Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::TooLarge
+        } else {
+            AppError::BadRequest {
+                code: "unreadable_body",
+                message: e.body_text(),
+            }
+        }
+    })
 }
 
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppError> {
@@ -141,12 +150,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
     type Rejection = PageError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| AppError::BadRequest {
-                code: "unreadable_body",
-                message: e.body_text(),
-            })?;
+        let bytes = read_body(req, state).await?;
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
         serde_path_to_error::deserialize(de)
             .map(PageForm)
@@ -166,12 +170,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJ
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| AppError::BadRequest {
-                code: "unreadable_body",
-                message: e.body_text(),
-            })?;
+        let bytes = read_body(req, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self(T::default()));
         }

@@ -6,21 +6,24 @@ pub mod extract;
 pub mod health;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Request, header};
 use axum::response::IntoResponse;
 use axum::routing::{any, get, post};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::error::AppError;
 use crate::state::AppState;
 use crate::{incidents, people, services};
+
+/// The largest request body accepted.
+pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// Appended to asset URLs; changes whenever a file in `static/` does.
 pub const ASSET_VERSION: &str = env!("QUELL_ASSET_VERSION");
@@ -145,7 +148,8 @@ pub fn app(state: AppState) -> Router {
                  form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             ),
         ))
-        .layer(RequestBodyLimitLayer::new(1024 * 1024))
+        // Bodies are read through our extractors, which answer 413 in our format.
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             Duration::from_secs(30),
@@ -155,7 +159,9 @@ pub fn app(state: AppState) -> Router {
         }))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            TraceLayer::new_for_http()
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO))
+                .make_span_with(|req: &Request<_>| {
                 let id = req
                     .headers()
                     .get(REQUEST_ID)

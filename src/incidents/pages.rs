@@ -548,7 +548,10 @@ pub async fn edit(
         )
         .into());
     };
+    // The form shows minutes only: an untouched field must not shift the start by its seconds.
+    let current = db::get(&state.pool, key).await?;
     let started_at = match parse_form_time("started_at", &form.started_at) {
+        Ok(_) if form.started_at.trim() == form_time(current.started_at) => None,
         Ok(t) => t,
         Err(err) => return edit_again(&state, key, version, form, err).await,
     };

@@ -432,3 +432,102 @@ async fn the_edit_form_changes_only_what_was_changed(pool: PgPool) {
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.text.contains("a title is required"));
 }
+
+#[sqlx::test]
+async fn searching_for_a_key_opens_that_incident(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let key = app
+        .incident(json!({"title": "Checkout down", "severity": "Sev1"}))
+        .await;
+    let r = app
+        .get(&format!("/incidents?q={}", key.to_lowercase()))
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/incidents/{key}").as_str())
+    );
+    let r = app.get("/incidents?q=INC-999999").await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "an unknown key is just a search with no hits"
+    );
+    assert!(r.text.contains("No incidents match"));
+}
+
+#[sqlx::test]
+async fn people_are_added_from_the_people_page_and_offered_for_roles(pool: PgPool) {
+    let app = TestApp::new(pool);
+    let r = app
+        .form(
+            "/people",
+            &[
+                ("name", "Ana Ribeiro"),
+                ("email", "not-an-email"),
+                ("handle", "ana"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("email") && r.text.contains(r#"value="Ana Ribeiro""#));
+    let r = app
+        .form(
+            "/people",
+            &[
+                ("name", "Ana Ribeiro"),
+                ("email", "ana@example.com"),
+                ("handle", "ana"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app
+        .form(
+            "/people",
+            &[
+                ("name", "Ana Again"),
+                ("email", "ana@example.com"),
+                ("handle", "ana2"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("already exists"));
+    assert!(app.get("/people").await.text.contains("ana@example.com"));
+
+    let key = app.past_incident(30).await;
+    assert!(
+        app.get(&format!("/incidents/{key}"))
+            .await
+            .text
+            .contains(r#"<option value="ana">Ana Ribeiro</option>"#)
+    );
+    let r = app
+        .form(
+            &format!("/incidents/{key}/roles"),
+            &[
+                ("version", "1"),
+                ("role", "incident_commander"),
+                ("person", "ana"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(
+        app.incident_json(&key).await["roles"]["incident_commander"]["name"],
+        "Ana Ribeiro"
+    );
+    let r = app
+        .form(
+            &format!("/incidents/{key}/roles"),
+            &[
+                ("version", "2"),
+                ("role", "incident_commander"),
+                ("person", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert!(app.incident_json(&key).await["roles"]["incident_commander"].is_null());
+}

@@ -97,6 +97,10 @@ fn pages() -> Router<AppState> {
         .route("/incidents/{key}/severity", post(inc::change_severity))
         .route("/incidents/{key}/roles", post(inc::set_role))
         .route("/incidents/{key}/notes", post(inc::add_note))
+        .route(
+            "/people",
+            get(people::pages::list).post(people::pages::create),
+        )
         .route("/services", get(svc::list).post(svc::create))
         .route("/services/new", get(svc::new_form))
         .route("/services/{name}", get(svc::show))

@@ -67,7 +67,20 @@ pub struct ListPage {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> PageResult<ListPage> {
+) -> PageResult<Response> {
+    // Typing a key into the search box goes straight to that incident.
+    if let Some(key) = query
+        .q
+        .as_deref()
+        .and_then(|q| IncidentKey::parse(q.trim()))
+        && db::find(&state.pool, key).await?.is_some()
+    {
+        return Ok(see_other(key));
+    }
+    Ok(list_page(&state, query).await?.into_response())
+}
+
+async fn list_page(state: &AppState, query: ListQuery) -> Result<ListPage, AppError> {
     let p = query.parse()?;
     let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
     let next_page = (rows.len() as i64 > p.limit).then(|| {

@@ -7,8 +7,11 @@ use crate::domain::DomainError;
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonDraft {
+    #[serde(default)]
     pub name: String,
+    #[serde(default)]
     pub email: String,
+    #[serde(default)]
     pub handle: String,
 }
 

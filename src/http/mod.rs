@@ -85,6 +85,7 @@ fn api() -> Router<AppState> {
 }
 
 fn pages() -> Router<AppState> {
+    use incidents::forms as form;
     use incidents::pages as inc;
     use services::pages as svc;
     Router::new()
@@ -92,11 +93,14 @@ fn pages() -> Router<AppState> {
         .route("/incidents", get(inc::list).post(inc::create))
         .route("/incidents/new", get(inc::new_form))
         .route("/incidents/{key}", get(inc::show))
-        .route("/incidents/{key}/edit", get(inc::edit_form).post(inc::edit))
-        .route("/incidents/{key}/transition", post(inc::transition))
-        .route("/incidents/{key}/severity", post(inc::change_severity))
-        .route("/incidents/{key}/roles", post(inc::set_role))
-        .route("/incidents/{key}/notes", post(inc::add_note))
+        .route(
+            "/incidents/{key}/edit",
+            get(form::edit_form).post(form::edit),
+        )
+        .route("/incidents/{key}/transition", post(form::transition))
+        .route("/incidents/{key}/severity", post(form::change_severity))
+        .route("/incidents/{key}/roles", post(form::set_role))
+        .route("/incidents/{key}/notes", post(form::add_note))
         .route(
             "/people",
             get(people::pages::list).post(people::pages::create),

@@ -7,8 +7,9 @@ pub mod db;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 
 use crate::error::{AppError, AppResult};
 
@@ -31,7 +32,7 @@ impl IntoResponse for Replay {
 
 /// Claims `key` for this request. `Ok(Some(replay))` when the same request was already answered;
 /// 422 when the key was used for another body.
-pub async fn claim(
+async fn claim(
     conn: &mut PgConnection,
     scope: &str,
     key: &str,
@@ -59,7 +60,7 @@ pub async fn claim(
 }
 
 /// Stores the answer of a claimed key, in the same transaction as the create.
-pub async fn remember(
+async fn remember(
     conn: &mut PgConnection,
     scope: &str,
     key: &str,
@@ -67,4 +68,50 @@ pub async fn remember(
     body: &Value,
 ) -> AppResult<()> {
     db::store_response(conn, scope, key, status.as_u16() as i16, body).await
+}
+
+/// What a create with an optional `Idempotency-Key` produced.
+pub enum Created<T> {
+    /// Made now; answer 201 with it.
+    Fresh(T),
+    /// The same request was answered before; send that answer again.
+    Replayed(Replay),
+}
+
+impl<T> Created<T> {
+    /// The response: `fresh` builds it for a new resource, a replay is sent as stored.
+    pub fn respond(self, fresh: impl FnOnce(T) -> Response) -> Response {
+        match self {
+            Self::Fresh(t) => fresh(t),
+            Self::Replayed(r) => r.into_response(),
+        }
+    }
+}
+
+/// Runs `create` in one transaction with the claim of `key` and the record of its answer (201
+/// with `create`'s result as the body).
+pub async fn create_once<T, F>(
+    pool: &PgPool,
+    scope: &str,
+    key: Option<&str>,
+    request: &Value,
+    create: F,
+) -> AppResult<Created<T>>
+where
+    T: Serialize,
+    F: AsyncFnOnce(&mut PgConnection) -> AppResult<T>,
+{
+    let mut tx = pool.begin().await?;
+    if let Some(k) = key
+        && let Some(replay) = claim(&mut tx, scope, k, request).await?
+    {
+        return Ok(Created::Replayed(replay));
+    }
+    let created = create(&mut tx).await?;
+    if let Some(k) = key {
+        let body = serde_json::to_value(&created).map_err(|e| AppError::Internal(e.to_string()))?;
+        remember(&mut tx, scope, k, StatusCode::CREATED, &body).await?;
+    }
+    tx.commit().await?;
+    Ok(Created::Fresh(created))
 }

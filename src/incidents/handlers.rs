@@ -82,41 +82,38 @@ pub async fn create(
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<CreateIncident>,
 ) -> AppResult<Response> {
-    const SCOPE: &str = "POST /api/v1/incidents";
     let b = &body.value;
-    let mut tx = state.pool.begin().await?;
-    if let Some(k) = &idem
-        && let Some(replay) = idempotency::claim(&mut tx, SCOPE, k, &body.raw).await?
-    {
-        return Ok(replay.into_response());
-    }
-    let incident = actions::open(
-        &mut tx,
-        &Opening {
-            number: None,
-            title: &b.title,
-            severity: &b.severity,
-            service: b.service.as_deref(),
-            summary: &b.summary,
-            impact: &b.impact,
-            started_at: b.started_at,
-            detected_at: b.detected_at,
-            note: "",
+    let opening = Opening {
+        number: None,
+        title: &b.title,
+        severity: &b.severity,
+        service: b.service.as_deref(),
+        summary: &b.summary,
+        impact: &b.impact,
+        started_at: b.started_at,
+        detected_at: b.detected_at,
+        note: "",
+    };
+    let created = idempotency::create_once(
+        &state.pool,
+        "POST /api/v1/incidents",
+        idem.as_deref(),
+        &body.raw,
+        async |tx| {
+            let incident = actions::open(tx, &opening, API_AUTHOR).await?;
+            let now = clock::now(&mut *tx).await?;
+            Ok(IncidentView::new(&incident, Some(&[]), now))
         },
-        API_AUTHOR,
     )
     .await?;
-    let now = clock::now(&mut *tx).await?;
-    let view = json!(IncidentView::new(&incident, Some(&[]), now));
-    if let Some(k) = &idem {
-        idempotency::remember(&mut tx, SCOPE, k, StatusCode::CREATED, &view).await?;
-    }
-    tx.commit().await?;
-    let mut res = with_etag(StatusCode::CREATED, incident.version, view);
-    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/incidents/{}", incident.key)) {
-        res.headers_mut().insert(LOCATION, v);
-    }
-    Ok(res)
+    Ok(created.respond(|view| {
+        let location = format!("/api/v1/incidents/{}", view.key);
+        let mut res = with_etag(StatusCode::CREATED, view.version, json!(view));
+        if let Ok(v) = HeaderValue::from_str(&location) {
+            res.headers_mut().insert(LOCATION, v);
+        }
+        res
+    }))
 }
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -526,20 +523,18 @@ pub async fn add_note(
     body: ApiJson<NoteBody>,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
-    let scope = format!("POST /api/v1/incidents/{key}/timeline");
     let b = &body.value;
-    let mut tx = state.pool.begin().await?;
-    if let Some(k) = &idem
-        && let Some(replay) = idempotency::claim(&mut tx, &scope, k, &body.raw).await?
-    {
-        return Ok(replay.into_response());
-    }
-    let (incident, event) =
-        actions::add_note(&mut tx, key, b.kind.as_deref(), &b.body, b.at, API_AUTHOR).await?;
-    let view = json!(EventView::new(&event, incident.detected_at));
-    if let Some(k) = &idem {
-        idempotency::remember(&mut tx, &scope, k, StatusCode::CREATED, &view).await?;
-    }
-    tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    let created = idempotency::create_once(
+        &state.pool,
+        &format!("POST /api/v1/incidents/{key}/timeline"),
+        idem.as_deref(),
+        &body.raw,
+        async |tx| {
+            let (incident, event) =
+                actions::add_note(tx, key, b.kind.as_deref(), &b.body, b.at, API_AUTHOR).await?;
+            Ok(EventView::new(&event, incident.detected_at))
+        },
+    )
+    .await?;
+    Ok(created.respond(|view| (StatusCode::CREATED, Json(view)).into_response()))
 }

@@ -10,14 +10,14 @@ use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::actions::{self, Opening, Patch};
+use super::actions::{self, Opening};
 use super::db::{self, Cursor, Incident};
 use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
 use super::handlers::{ListQuery, parse_key};
 use crate::clock;
 use crate::domain::format_minutes;
 use crate::error::{AppError, FieldError, PageError, PageResult};
-use crate::http::extract::{ApiQuery, PageForm, form_time, parse_form_time};
+use crate::http::extract::{ApiQuery, PageForm, parse_form_time};
 use crate::people;
 use crate::roles::{self, domain::Role};
 use crate::services;
@@ -25,13 +25,13 @@ use crate::state::AppState;
 use crate::timeline::{self, db::Event, domain::headline};
 
 /// Until sign-in exists (issue 3), browser changes are attributed to this author.
-const WEB_AUTHOR: &str = "Web user";
+pub(super) const WEB_AUTHOR: &str = "Web user";
 
-fn utc(t: DateTime<Utc>) -> String {
+pub(super) fn utc(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
-fn see_other(key: IncidentKey) -> Response {
+pub(super) fn see_other(key: IncidentKey) -> Response {
     Redirect::to(&format!("/incidents/{key}")).into_response()
 }
 
@@ -140,21 +140,21 @@ async fn list_page(state: &AppState, query: ListQuery) -> Result<ListPage, AppEr
 #[derive(Deserialize, Default)]
 pub struct IncidentForm {
     #[serde(default)]
-    title: String,
+    pub(super) title: String,
     #[serde(default)]
-    severity: String,
+    pub(super) severity: String,
     #[serde(default)]
-    service: String,
+    pub(super) service: String,
     #[serde(default)]
-    summary: String,
+    pub(super) summary: String,
     #[serde(default)]
-    impact: String,
+    pub(super) impact: String,
     #[serde(default)]
-    started_at: String,
+    pub(super) started_at: String,
     #[serde(default)]
-    detected_at: String,
+    pub(super) detected_at: String,
     #[serde(default)]
-    version: Option<i32>,
+    pub(super) version: Option<i32>,
 }
 
 #[derive(Template, WebTemplate)]
@@ -166,7 +166,7 @@ pub struct NewPage {
     services: Vec<String>,
 }
 
-async fn service_names(state: &AppState) -> Result<Vec<String>, AppError> {
+pub(super) async fn service_names(state: &AppState) -> Result<Vec<String>, AppError> {
     Ok(services::db::list(&state.pool)
         .await?
         .into_iter()
@@ -187,7 +187,7 @@ pub async fn new_form(State(state): State<AppState>) -> PageResult<NewPage> {
 }
 
 /// A form that failed validation is shown again with what the person typed.
-fn field_errors(err: AppError) -> Result<Vec<FieldError>, PageError> {
+pub(super) fn field_errors(err: AppError) -> Result<Vec<FieldError>, PageError> {
     match err {
         AppError::Validation(fields) => Ok(fields),
         other => Err(PageError(other)),
@@ -268,17 +268,17 @@ fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
 }
 
 pub struct TimelineRow {
-    date_break: Option<String>,
-    time: String,
-    occurred_iso: String,
-    kind: &'static str,
-    headline: String,
-    body: String,
-    author: String,
-    recorded: Option<String>,
+    pub(super) date_break: Option<String>,
+    pub(super) time: String,
+    pub(super) occurred_iso: String,
+    pub(super) kind: &'static str,
+    pub(super) headline: String,
+    pub(super) body: String,
+    pub(super) author: String,
+    pub(super) recorded: Option<String>,
 }
 
-fn timeline_rows(events: &[Event], detected_at: DateTime<Utc>) -> Vec<TimelineRow> {
+pub(super) fn timeline_rows(events: &[Event], detected_at: DateTime<Utc>) -> Vec<TimelineRow> {
     let mut last_day = None;
     events
         .iter()
@@ -351,261 +351,4 @@ pub async fn show(State(state): State<AppState>, Path(key): Path<String>) -> Pag
         severities: Severity::ALL,
         i,
     })
-}
-
-#[derive(Template, WebTemplate)]
-#[template(path = "incidents/stale.html")]
-pub struct StalePage {
-    key: String,
-    i: Incident,
-    attempted: String,
-    changes: Vec<TimelineRow>,
-}
-
-/// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
-/// changed since; a bad field answers with an error page naming it.
-async fn apply_form<F>(
-    state: &AppState,
-    key: IncidentKey,
-    seen_version: i32,
-    attempted: String,
-    change: F,
-) -> PageResult<Response>
-where
-    F: AsyncFnOnce(&mut sqlx::PgConnection) -> Result<Incident, AppError>,
-{
-    let mut tx = state.pool.begin().await?;
-    match change(&mut tx).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(see_other(key))
-        }
-        Err(AppError::Stale { .. }) => {
-            drop(tx);
-            stale_response(state, key, seen_version, attempted).await
-        }
-        Err(err) => Err(PageError(err)),
-    }
-}
-
-/// 409: what other responders changed since the person loaded the form at `seen_version`.
-async fn stale_response(
-    state: &AppState,
-    key: IncidentKey,
-    seen_version: i32,
-    attempted: String,
-) -> PageResult<Response> {
-    let i = db::get(&state.pool, key).await?;
-    let events = timeline::db::changes_since(&state.pool, i.id, seen_version).await?;
-    let page = StalePage {
-        key: key.to_string(),
-        changes: timeline_rows(&events, i.detected_at),
-        attempted,
-        i,
-    };
-    Ok((StatusCode::CONFLICT, page).into_response())
-}
-
-#[derive(Deserialize)]
-pub struct TransitionForm {
-    version: i32,
-    action: String,
-    #[serde(default)]
-    note: String,
-    #[serde(default)]
-    at: String,
-}
-
-pub async fn transition(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    PageForm(f): PageForm<TransitionForm>,
-) -> PageResult<Response> {
-    let key = parse_key(&key)?;
-    let t = Transition::parse(&f.action)
-        .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
-    let at = parse_form_time("at", &f.at)?;
-    apply_form(&state, key, f.version, t.label().to_owned(), async |tx| {
-        actions::transition(tx, key, t, Some(f.version), at, &f.note, WEB_AUTHOR).await
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-pub struct SeverityForm {
-    version: i32,
-    severity: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    at: String,
-}
-
-pub async fn change_severity(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    PageForm(f): PageForm<SeverityForm>,
-) -> PageResult<Response> {
-    let key = parse_key(&key)?;
-    let at = parse_form_time("at", &f.at)?;
-    let attempted = format!("change the severity to {}", f.severity);
-    apply_form(&state, key, f.version, attempted, async |tx| {
-        actions::change_severity(
-            tx,
-            key,
-            Some(f.version),
-            &f.severity,
-            &f.reason,
-            at,
-            WEB_AUTHOR,
-        )
-        .await
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-pub struct RoleForm {
-    version: i32,
-    role: String,
-    #[serde(default)]
-    person: String,
-    #[serde(default)]
-    at: String,
-}
-
-pub async fn set_role(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    PageForm(f): PageForm<RoleForm>,
-) -> PageResult<Response> {
-    let key = parse_key(&key)?;
-    let role = Role::parse(&f.role)?;
-    let at = parse_form_time("at", &f.at)?;
-    let attempted = match f.person.trim() {
-        "" => format!("unassign the {}", role.label().to_lowercase()),
-        who => format!("make {who} the {}", role.label().to_lowercase()),
-    };
-    let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
-    apply_form(&state, key, f.version, attempted, async |tx| {
-        actions::set_role(tx, key, Some(f.version), role, person, at, WEB_AUTHOR).await
-    })
-    .await
-}
-
-#[derive(Deserialize)]
-pub struct NoteForm {
-    body: String,
-    #[serde(default)]
-    kind: Option<String>,
-    #[serde(default)]
-    at: String,
-}
-
-pub async fn add_note(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    PageForm(f): PageForm<NoteForm>,
-) -> PageResult<Response> {
-    let key = parse_key(&key)?;
-    let at = parse_form_time("at", &f.at)?;
-    let mut tx = state.pool.begin().await?;
-    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, WEB_AUTHOR).await?;
-    tx.commit().await?;
-    Ok(see_other(key))
-}
-
-#[derive(Template, WebTemplate)]
-#[template(path = "incidents/edit.html")]
-pub struct EditPage {
-    key: String,
-    version: i32,
-    form: IncidentForm,
-    errors: Vec<FieldError>,
-    services: Vec<String>,
-}
-
-pub async fn edit_form(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-) -> PageResult<EditPage> {
-    let i = db::get(&state.pool, parse_key(&key)?).await?;
-    Ok(EditPage {
-        key: i.key.to_string(),
-        version: i.version,
-        form: IncidentForm {
-            title: i.title,
-            severity: i.severity.to_string(),
-            service: i.service.unwrap_or_default(),
-            summary: i.summary,
-            impact: i.impact,
-            started_at: form_time(i.started_at),
-            detected_at: form_time(i.detected_at),
-            version: Some(i.version),
-        },
-        errors: vec![],
-        services: service_names(&state).await?,
-    })
-}
-
-pub async fn edit(
-    State(state): State<AppState>,
-    Path(key): Path<String>,
-    PageForm(form): PageForm<IncidentForm>,
-) -> PageResult<Response> {
-    let key = parse_key(&key)?;
-    let Some(version) = form.version else {
-        return Err(AppError::invalid(
-            "version",
-            "the form is missing its version; reload the page",
-        )
-        .into());
-    };
-    // The form shows minutes only: an untouched field must not shift the start by its seconds.
-    let current = db::get(&state.pool, key).await?;
-    let started_at = match parse_form_time("started_at", &form.started_at) {
-        Ok(_) if form.started_at.trim() == form_time(current.started_at) => None,
-        Ok(t) => t,
-        Err(err) => return edit_again(&state, key, version, form, err).await,
-    };
-    let patch = Patch {
-        title: Some(form.title.clone()),
-        summary: Some(form.summary.clone()),
-        impact: Some(form.impact.clone()),
-        service: Some(Some(form.service.clone()).filter(|s| !s.trim().is_empty())),
-        started_at,
-    };
-    let mut tx = state.pool.begin().await?;
-    match actions::edit(&mut tx, key, Some(version), patch, WEB_AUTHOR).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(see_other(key))
-        }
-        Err(AppError::Stale { .. }) => {
-            drop(tx);
-            stale_response(&state, key, version, "edit the details".into()).await
-        }
-        Err(err) => {
-            drop(tx);
-            edit_again(&state, key, version, form, err).await
-        }
-    }
-}
-
-async fn edit_again(
-    state: &AppState,
-    key: IncidentKey,
-    version: i32,
-    form: IncidentForm,
-    err: AppError,
-) -> PageResult<Response> {
-    let errors = field_errors(err)?;
-    let page = EditPage {
-        key: key.to_string(),
-        version,
-        form,
-        errors,
-        services: service_names(state).await?,
-    };
-    Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
 }

@@ -4,7 +4,6 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use super::db::{self, Person};
 use super::domain::PersonDraft;
@@ -45,18 +44,14 @@ pub async fn create(
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<PersonDraft>,
 ) -> AppResult<Response> {
-    const SCOPE: &str = "POST /api/v1/people";
-    let mut tx = state.pool.begin().await?;
-    if let Some(k) = &idem
-        && let Some(replay) = idempotency::claim(&mut tx, SCOPE, k, &body.raw).await?
-    {
-        return Ok(replay.into_response());
-    }
-    let person = db::insert(&mut *tx, &body.value.validated()?).await?;
-    let view = json!(person);
-    if let Some(k) = &idem {
-        idempotency::remember(&mut tx, SCOPE, k, StatusCode::CREATED, &view).await?;
-    }
-    tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    let draft = body.value.clone().validated()?;
+    let created = idempotency::create_once(
+        &state.pool,
+        "POST /api/v1/people",
+        idem.as_deref(),
+        &body.raw,
+        async |tx| db::insert(tx, &draft).await,
+    )
+    .await?;
+    Ok(created.respond(|person| (StatusCode::CREATED, Json(person)).into_response()))
 }

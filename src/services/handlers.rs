@@ -55,24 +55,22 @@ pub async fn create(
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<ServiceDraft>,
 ) -> AppResult<Response> {
-    const SCOPE: &str = "POST /api/v1/services";
-    let mut tx = state.pool.begin().await?;
-    if let Some(k) = &idem
-        && let Some(replay) = idempotency::claim(&mut tx, SCOPE, k, &body.raw).await?
-    {
-        return Ok(replay.into_response());
-    }
-    let draft = body.value.validated()?;
-    let service = db::insert(&mut *tx, &draft).await?;
-    if let Some(k) = &idem {
-        idempotency::remember(&mut tx, SCOPE, k, StatusCode::CREATED, &json!(service)).await?;
-    }
-    tx.commit().await?;
-    let mut res = respond(StatusCode::CREATED, &service);
-    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/services/{}", service.name)) {
-        res.headers_mut().insert(LOCATION, v);
-    }
-    Ok(res)
+    let draft = body.value.clone().validated()?;
+    let created = idempotency::create_once(
+        &state.pool,
+        "POST /api/v1/services",
+        idem.as_deref(),
+        &body.raw,
+        async |tx| db::insert(tx, &draft).await,
+    )
+    .await?;
+    Ok(created.respond(|service| {
+        let mut res = respond(StatusCode::CREATED, &service);
+        if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/services/{}", service.name)) {
+            res.headers_mut().insert(LOCATION, v);
+        }
+        res
+    }))
 }
 
 /// One service.

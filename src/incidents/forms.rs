@@ -1,0 +1,280 @@
+//! The forms that change an existing incident from its page: transitions, severity, roles,
+//! notes and the edit form. Each carries the version it was rendered from; a stale one answers
+//! 409 with what other responders changed since.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::actions::{self, Patch};
+use super::db::{self, Incident};
+use super::domain::{IncidentKey, Transition};
+use super::handlers::parse_key;
+use super::pages::{
+    IncidentForm, TimelineRow, WEB_AUTHOR, field_errors, see_other, service_names, timeline_rows,
+};
+use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::extract::{PageForm, form_time, parse_form_time};
+use crate::roles::domain::Role;
+use crate::state::AppState;
+use crate::timeline;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/stale.html")]
+pub struct StalePage {
+    key: String,
+    i: Incident,
+    attempted: String,
+    changes: Vec<TimelineRow>,
+}
+
+/// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
+/// changed since; a bad field answers with an error page naming it.
+async fn apply_form<F>(
+    state: &AppState,
+    key: IncidentKey,
+    seen_version: i32,
+    attempted: String,
+    change: F,
+) -> PageResult<Response>
+where
+    F: AsyncFnOnce(&mut sqlx::PgConnection) -> Result<Incident, AppError>,
+{
+    let mut tx = state.pool.begin().await?;
+    match change(&mut tx).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(see_other(key))
+        }
+        Err(AppError::Stale { .. }) => {
+            drop(tx);
+            stale_response(state, key, seen_version, attempted).await
+        }
+        Err(err) => Err(PageError(err)),
+    }
+}
+
+/// 409: what other responders changed since the person loaded the form at `seen_version`.
+async fn stale_response(
+    state: &AppState,
+    key: IncidentKey,
+    seen_version: i32,
+    attempted: String,
+) -> PageResult<Response> {
+    let i = db::get(&state.pool, key).await?;
+    let events = timeline::db::changes_since(&state.pool, i.id, seen_version).await?;
+    let page = StalePage {
+        key: key.to_string(),
+        changes: timeline_rows(&events, i.detected_at),
+        attempted,
+        i,
+    };
+    Ok((StatusCode::CONFLICT, page).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct TransitionForm {
+    version: i32,
+    action: String,
+    #[serde(default)]
+    note: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn transition(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<TransitionForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let t = Transition::parse(&f.action)
+        .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
+    let at = parse_form_time("at", &f.at)?;
+    apply_form(&state, key, f.version, t.label().to_owned(), async |tx| {
+        actions::transition(tx, key, t, Some(f.version), at, &f.note, WEB_AUTHOR).await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct SeverityForm {
+    version: i32,
+    severity: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn change_severity(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<SeverityForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let at = parse_form_time("at", &f.at)?;
+    let attempted = format!("change the severity to {}", f.severity);
+    apply_form(&state, key, f.version, attempted, async |tx| {
+        actions::change_severity(
+            tx,
+            key,
+            Some(f.version),
+            &f.severity,
+            &f.reason,
+            at,
+            WEB_AUTHOR,
+        )
+        .await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct RoleForm {
+    version: i32,
+    role: String,
+    #[serde(default)]
+    person: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn set_role(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<RoleForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let role = Role::parse(&f.role)?;
+    let at = parse_form_time("at", &f.at)?;
+    let attempted = match f.person.trim() {
+        "" => format!("unassign the {}", role.label().to_lowercase()),
+        who => format!("make {who} the {}", role.label().to_lowercase()),
+    };
+    let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
+    apply_form(&state, key, f.version, attempted, async |tx| {
+        actions::set_role(tx, key, Some(f.version), role, person, at, WEB_AUTHOR).await
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct NoteForm {
+    body: String,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn add_note(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<NoteForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let at = parse_form_time("at", &f.at)?;
+    let mut tx = state.pool.begin().await?;
+    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, WEB_AUTHOR).await?;
+    tx.commit().await?;
+    Ok(see_other(key))
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/edit.html")]
+pub struct EditPage {
+    key: String,
+    version: i32,
+    form: IncidentForm,
+    errors: Vec<FieldError>,
+    services: Vec<String>,
+}
+
+pub async fn edit_form(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> PageResult<EditPage> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(EditPage {
+        key: i.key.to_string(),
+        version: i.version,
+        form: IncidentForm {
+            title: i.title,
+            severity: i.severity.to_string(),
+            service: i.service.unwrap_or_default(),
+            summary: i.summary,
+            impact: i.impact,
+            started_at: form_time(i.started_at),
+            detected_at: form_time(i.detected_at),
+            version: Some(i.version),
+        },
+        errors: vec![],
+        services: service_names(&state).await?,
+    })
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<IncidentForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let Some(version) = form.version else {
+        return Err(AppError::invalid(
+            "version",
+            "the form is missing its version; reload the page",
+        )
+        .into());
+    };
+    // The form shows minutes only: an untouched field must not shift the start by its seconds.
+    let current = db::get(&state.pool, key).await?;
+    let started_at = match parse_form_time("started_at", &form.started_at) {
+        Ok(_) if form.started_at.trim() == form_time(current.started_at) => None,
+        Ok(t) => t,
+        Err(err) => return edit_again(&state, key, version, form, err).await,
+    };
+    let patch = Patch {
+        title: Some(form.title.clone()),
+        summary: Some(form.summary.clone()),
+        impact: Some(form.impact.clone()),
+        service: Some(Some(form.service.clone()).filter(|s| !s.trim().is_empty())),
+        started_at,
+    };
+    let mut tx = state.pool.begin().await?;
+    match actions::edit(&mut tx, key, Some(version), patch, WEB_AUTHOR).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(see_other(key))
+        }
+        Err(AppError::Stale { .. }) => {
+            drop(tx);
+            stale_response(&state, key, version, "edit the details".into()).await
+        }
+        Err(err) => {
+            drop(tx);
+            edit_again(&state, key, version, form, err).await
+        }
+    }
+}
+
+async fn edit_again(
+    state: &AppState,
+    key: IncidentKey,
+    version: i32,
+    form: IncidentForm,
+    err: AppError,
+) -> PageResult<Response> {
+    let errors = field_errors(err)?;
+    let page = EditPage {
+        key: key.to_string(),
+        version,
+        form,
+        errors,
+        services: service_names(state).await?,
+    };
+    Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+}

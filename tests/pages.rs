@@ -239,6 +239,14 @@ async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .form(
+            &format!("/incidents/{key}/transition"),
+            &[("action", "reopen")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("<strong>version</strong>"), "{}", r.text);
 }
 
 #[sqlx::test]

@@ -40,33 +40,36 @@ async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, App
     })
 }
 
+/// A body or query of the wrong shape → 422 naming the field.
+fn field_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> AppError {
+    let path = e.path().to_string();
+    let inner = e.into_inner().to_string();
+    // serde names a missing or unknown field in its message, not in the path.
+    let named = ["missing field `", "unknown field `"]
+        .iter()
+        .find_map(|p| inner.strip_prefix(p))
+        .and_then(|rest| rest.split('`').next());
+    let field = match named {
+        Some(name) if path == "." => name.to_owned(),
+        Some(name) if path != name && !path.ends_with(&format!(".{name}")) => {
+            format!("{path}.{name}")
+        }
+        None if path == "." => "body".to_owned(),
+        _ => path,
+    };
+    AppError::Validation(vec![FieldError {
+        field,
+        message: inner,
+    }])
+}
+
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppError> {
     let raw: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| AppError::BadRequest {
             code: "malformed_json",
             message: format!("the body is not valid JSON: {e}"),
         })?;
-    let value = serde_path_to_error::deserialize(&raw).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        // serde names a missing or unknown field in its message, not in the path.
-        let named = ["missing field `", "unknown field `"]
-            .iter()
-            .find_map(|p| inner.strip_prefix(p))
-            .and_then(|rest| rest.split('`').next());
-        let field = match named {
-            Some(name) if path == "." => name.to_owned(),
-            Some(name) if path != name && !path.ends_with(&format!(".{name}")) => {
-                format!("{path}.{name}")
-            }
-            None if path == "." => "body".to_owned(),
-            _ => path,
-        };
-        AppError::Validation(vec![FieldError {
-            field,
-            message: inner,
-        }])
-    })?;
+    let value = serde_path_to_error::deserialize(&raw).map_err(field_error)?;
     Ok(ApiJson { value, raw })
 }
 
@@ -154,12 +157,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
         serde_path_to_error::deserialize(de)
             .map(PageForm)
-            .map_err(|e| {
-                PageError(AppError::invalid(
-                    &e.path().to_string(),
-                    e.into_inner().to_string(),
-                ))
-            })
+            .map_err(|e| PageError(field_error(e)))
     }
 }
 
@@ -189,7 +187,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(ApiQuery)
-            .map_err(|e| AppError::invalid(&e.path().to_string(), e.into_inner().to_string()))
+            .map_err(field_error)
     }
 }
 

@@ -17,6 +17,32 @@ pub enum Command {
     Migrate(DbArgs),
     /// Load the demo data (services, people, INC-1187). Safe to run again.
     Demo(DbArgs),
+    /// Manage accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create an account, or reset the role and password of an existing one (and enable it).
+    Create(UserCreateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UserCreateArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long)]
+    pub email: String,
+    /// viewer, responder, manager or admin
+    #[arg(long)]
+    pub role: String,
+    /// Display name (defaults to the email's local part)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Read the password from the first line of standard input instead of generating one
+    #[arg(long)]
+    pub password_stdin: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -42,4 +68,15 @@ pub struct ServeArgs {
     /// Do not apply migrations at start (when a deploy step runs `quell migrate`).
     #[arg(long, env = "QUELL_NO_MIGRATE")]
     pub no_migrate: bool,
+    /// Take client addresses from X-Forwarded-For (only behind a proxy that sets it).
+    #[arg(long, env = "QUELL_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
+    /// Create or reset this admin at start (with QUELL_ADMIN_PASSWORD).
+    #[arg(long, env = "QUELL_ADMIN_EMAIL")]
+    pub admin_email: Option<String>,
+    #[arg(long, env = "QUELL_ADMIN_PASSWORD", hide_env_values = true)]
+    pub admin_password: Option<String>,
+    /// Make this value the bootstrap admin's API token (stored hashed).
+    #[arg(long, env = "QUELL_BOOTSTRAP_TOKEN", hide_env_values = true)]
+    pub bootstrap_token: Option<String>,
 }

@@ -30,6 +30,12 @@ pub enum AppError {
     /// The client's copy is older than the stored one (a stale `If-Match` or form version).
     #[error("the incident changed since you loaded it (now version {current_version})")]
     Stale { current_version: i32 },
+    #[error("sign in first: send Authorization: Bearer <token>")]
+    Unauthenticated,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("too many failed sign-ins; try again in {0} s")]
+    Throttled(i64),
     #[error("this request needs an If-Match header with the ETag from your last GET")]
     PreconditionRequired,
     #[error("the Idempotency-Key was already used for a different request body")]
@@ -55,6 +61,9 @@ impl AppError {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Validation(_) | Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
@@ -68,6 +77,9 @@ impl AppError {
             Self::BadRequest { code, .. } => code,
             Self::Validation(_) => "invalid_field",
             Self::NotFound(_) => "not_found",
+            Self::Unauthenticated => "unauthenticated",
+            Self::Forbidden(_) => "forbidden",
+            Self::Throttled(_) => "throttled",
             Self::TooLarge => "payload_too_large",
             Self::Conflict(_) => "conflict",
             Self::Stale { .. } => "stale_version",
@@ -157,7 +169,22 @@ impl IntoResponse for AppError {
                 details: self.details(),
             },
         };
-        (self.status(), axum::Json(body)).into_response()
+        let mut res = (self.status(), axum::Json(body)).into_response();
+        match self {
+            Self::Unauthenticated => {
+                res.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer realm=\"quell\""),
+                );
+            }
+            Self::Throttled(secs) => {
+                if let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string()) {
+                    res.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+                }
+            }
+            _ => {}
+        }
+        res
     }
 }
 
@@ -176,6 +203,7 @@ impl<E: Into<AppError>> From<E> for PageError {
 #[derive(Template)]
 #[template(path = "error.html")]
 struct ErrorPage<'a> {
+    chrome: crate::http::chrome::Chrome,
     title: &'a str,
     message: String,
     fields: &'a [FieldError],
@@ -196,6 +224,7 @@ impl IntoResponse for PageError {
             _ => &[],
         };
         let page = ErrorPage {
+            chrome: Default::default(),
             title: status.canonical_reason().unwrap_or("Error"),
             message: err.public_message(),
             fields,

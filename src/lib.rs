@@ -1,5 +1,7 @@
 //! Quell: self-hosted incident management. `app` builds the router; `run` carries out a command.
 
+pub mod audit;
+pub mod auth;
 pub mod clock;
 pub mod config;
 pub mod demo;
@@ -62,6 +64,36 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             demo::load(&pool).await?;
             tracing::info!("demo data loaded");
         }
+        Command::User(config::UserCommand::Create(args)) => {
+            let pool = connect(&args.db).await?;
+            MIGRATOR.run(&pool).await?;
+            let role =
+                auth::domain::UserRole::parse("role", &args.role).map_err(error::AppError::from)?;
+            let (password, generated) = if args.password_stdin {
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| error::AppError::Internal(format!("reading stdin: {e}")))?;
+                (line.trim_end_matches(['\r', '\n']).to_owned(), false)
+            } else {
+                (auth::password::random_password(), true)
+            };
+            let user = auth::bootstrap::ensure_account(
+                &pool,
+                &auth::bootstrap::Account {
+                    email: &args.email,
+                    name: args.name.as_deref(),
+                    role,
+                    password: Some(&password),
+                },
+                &audit::Actor::system("quell user create"),
+            )
+            .await?;
+            println!("{} <{}> is {}", user.name, user.email, user.role.as_str());
+            if generated {
+                println!("password: {password}");
+            }
+        }
         Command::Serve(args) => {
             let pool = connect(&args.db).await?;
             if !args.no_migrate {
@@ -71,19 +103,49 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 .base_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{}", args.bind));
-            let state = AppState::new(pool, AppConfig { base_url });
+            auth::bootstrap::from_settings(
+                &pool,
+                args.admin_email.as_deref(),
+                args.admin_password.as_deref(),
+                args.bootstrap_token.as_deref(),
+            )
+            .await?;
+            let state = AppState::new(
+                pool,
+                AppConfig {
+                    base_url,
+                    trust_forwarded_for: args.trust_forwarded_for,
+                },
+            );
+            let sweeper = tokio::spawn(sweep_sessions(state.pool.clone()));
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;
             tracing::info!("Quell listening on http://{}", args.bind);
-            axum::serve(listener, app(state))
-                .with_graceful_shutdown(shutdown_signal())
-                .await
-                .map_err(RunError::Serve)?;
+            axum::serve(
+                listener,
+                app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            )
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(RunError::Serve)?;
+            sweeper.abort();
             tracing::info!("stopped");
         }
     }
     Ok(())
+}
+
+/// Deletes expired sessions every 10 minutes. Every replica runs it; deletes are idempotent.
+async fn sweep_sessions(pool: PgPool) {
+    let store = auth::session_store::PgSessionStore::new(pool);
+    let mut every = tokio::time::interval(Duration::from_secs(600));
+    loop {
+        every.tick().await;
+        if let Err(err) = store.delete_expired().await {
+            tracing::warn!(error = %err, "could not delete expired sessions");
+        }
+    }
 }
 
 /// Ctrl-C or SIGTERM: stop accepting, finish the requests in flight, then exit.

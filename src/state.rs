@@ -14,6 +14,8 @@ pub struct AppState {
 pub struct AppConfig {
     /// The address people reach Quell at, e.g. `https://quell.example.com`.
     pub base_url: String,
+    /// Take the client address from the first `X-Forwarded-For` hop (behind a trusted proxy).
+    pub trust_forwarded_for: bool,
 }
 
 impl AppState {

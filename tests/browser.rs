@@ -28,6 +28,7 @@ async fn serve(pool: PgPool) -> String {
         pool,
         AppConfig {
             base_url: format!("http://{addr}"),
+            trust_forwarded_for: false,
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });
@@ -116,6 +117,18 @@ async fn click_transition(c: &Client, action: &str) {
 
 #[sqlx::test]
 async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool: PgPool) {
+    quell::auth::bootstrap::ensure_account(
+        &pool,
+        &quell::auth::bootstrap::Account {
+            email: "ana@example.com",
+            name: Some("Ana Ribeiro"),
+            role: quell::auth::domain::UserRole::Responder,
+            password: Some("correct horse battery"),
+        },
+        &quell::audit::Actor::system("test"),
+    )
+    .await
+    .unwrap();
     let draft = ServiceDraft {
         name: "checkout-api".into(),
         tier: 1,
@@ -129,7 +142,27 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
     let c = browser(&driver_url).await;
 
     let run = async {
+        // Signing in first: the form comes back to the page that was asked for.
         c.goto(&format!("{base}/incidents/new")).await.unwrap();
+        c.find(Locator::Css(r#"input[name="email"]"#))
+            .await
+            .unwrap()
+            .send_keys("ana@example.com")
+            .await
+            .unwrap();
+        c.find(Locator::Css(r#"input[name="password"]"#))
+            .await
+            .unwrap()
+            .send_keys("correct horse battery")
+            .await
+            .unwrap();
+        c.find(Locator::Css("main form button.primary"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        text_when(&c, "main h1", |t| t == "Open an incident").await;
         c.find(Locator::Css(r#"input[name="title"]"#))
             .await
             .unwrap()
@@ -246,7 +279,7 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
             "Sev1",
             "checkout failing",
             None,
-            "Ana",
+            &quell::audit::Actor::system("Ana"),
         )
         .await
         .unwrap();

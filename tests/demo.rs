@@ -10,7 +10,7 @@ use sqlx::PgPool;
 #[sqlx::test]
 async fn demo_inc_1187_page_lists_the_reference_times_in_order(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let r = app.get("/incidents/INC-1187").await;
     assert_eq!(r.status, StatusCode::OK);
     let html = &r.text;
@@ -44,7 +44,7 @@ async fn demo_inc_1187_page_lists_the_reference_times_in_order(pool: PgPool) {
 #[sqlx::test]
 async fn demo_figures_come_from_the_timestamps(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let i = app.incident_json("INC-1187").await;
     assert_eq!(i["severity"], "Sev1");
     assert_eq!(i["service"], "payments-gateway");
@@ -71,7 +71,7 @@ async fn demo_figures_come_from_the_timestamps(pool: PgPool) {
 #[sqlx::test]
 async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();
-    let app = TestApp::new(pool.clone());
+    let app = TestApp::new(pool.clone()).await;
     let before = app.timeline("INC-1187").await.len();
     quell::demo::load(&pool).await.unwrap();
     assert_eq!(app.timeline("INC-1187").await.len(), before);

@@ -10,7 +10,7 @@ use sqlx::PgPool;
 
 #[sqlx::test]
 async fn create_answers_201_with_a_key_location_and_etag(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("payments-gateway").await;
     let r = app
         .post(
@@ -42,7 +42,7 @@ async fn create_answers_201_with_a_key_location_and_etag(pool: PgPool) {
 
 #[sqlx::test]
 async fn keys_are_sequential(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let a = app
         .incident(json!({"title": "a", "severity": "Sev3"}))
         .await;
@@ -55,7 +55,7 @@ async fn keys_are_sequential(pool: PgPool) {
 
 #[sqlx::test]
 async fn bad_create_bodies_get_the_right_error_and_store_nothing(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let cases: Vec<(&str, StatusCode, &str)> = vec![
         (r#"{"title": "x""#, StatusCode::BAD_REQUEST, ""),
         ("not json", StatusCode::BAD_REQUEST, ""),
@@ -136,7 +136,7 @@ async fn bad_create_bodies_get_the_right_error_and_store_nothing(pool: PgPool) {
 
 #[sqlx::test]
 async fn unknown_incidents_are_404_in_our_format(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     for uri in [
         "/api/v1/incidents/INC-999",
         "/api/v1/incidents/banana",
@@ -154,7 +154,7 @@ async fn unknown_incidents_are_404_in_our_format(pool: PgPool) {
 
 #[sqlx::test]
 async fn get_carries_an_etag_that_follows_the_version(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(10).await;
     let r = app.get(&format!("/api/v1/incidents/{key}")).await;
     assert_eq!(r.header("etag"), Some("\"v1\""));
@@ -167,7 +167,7 @@ async fn get_carries_an_etag_that_follows_the_version(pool: PgPool) {
 
 #[sqlx::test]
 async fn patch_needs_if_match_and_refuses_stale_versions(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("checkout-api").await;
     let key = app.past_incident(10).await;
     let url = format!("/api/v1/incidents/{key}");
@@ -245,7 +245,7 @@ async fn patch_needs_if_match_and_refuses_stale_versions(pool: PgPool) {
 
 #[sqlx::test]
 async fn two_patches_with_the_same_etag_one_wins_one_gets_412(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(10).await;
     let url = format!("/api/v1/incidents/{key}");
     let (a, b) = tokio::join!(
@@ -276,7 +276,7 @@ async fn two_patches_with_the_same_etag_one_wins_one_gets_412(pool: PgPool) {
 
 #[sqlx::test]
 async fn idempotency_key_replays_the_same_answer_and_refuses_another_body(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let body = r#"{"title": "Checkout down", "severity": "Sev1"}"#;
     let key = [("idempotency-key", "6c1f0a3e-retry-1")];
     let first = app
@@ -311,7 +311,7 @@ async fn idempotency_key_replays_the_same_answer_and_refuses_another_body(pool: 
 
 #[sqlx::test]
 async fn concurrent_retries_with_one_idempotency_key_create_one_incident(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let body = r#"{"title": "Checkout down", "severity": "Sev1"}"#;
     let h = [("idempotency-key", "same")];
     let (a, b, c) = tokio::join!(
@@ -334,7 +334,7 @@ async fn concurrent_retries_with_one_idempotency_key_create_one_incident(pool: P
 
 #[sqlx::test]
 async fn a_failed_create_frees_its_idempotency_key(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let h = [("idempotency-key", "k1")];
     let r = app
         .call(
@@ -358,7 +358,7 @@ async fn a_failed_create_frees_its_idempotency_key(pool: PgPool) {
 
 #[sqlx::test]
 async fn list_filters_and_orders_open_first_then_by_severity(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("checkout-api").await;
     let sev3 = app.incident(json!({"title": "minor checkout glitch", "severity": "Sev3", "service": "checkout-api"})).await;
     let sev1 = app
@@ -430,7 +430,7 @@ async fn list_filters_and_orders_open_first_then_by_severity(pool: PgPool) {
 
 #[sqlx::test]
 async fn cursor_pagination_walks_every_incident_once(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let mut created = Vec::new();
     for n in 0..7 {
         let sev = ["Sev1", "Sev2", "Sev3", "Sev4"][n % 4];
@@ -470,7 +470,7 @@ async fn cursor_pagination_walks_every_incident_once(pool: PgPool) {
 
 #[sqlx::test]
 async fn notes_follow_the_at_rules_and_sort_by_occurrence(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(60).await;
     let url = format!("/api/v1/incidents/{key}/timeline");
 
@@ -521,7 +521,7 @@ async fn notes_follow_the_at_rules_and_sort_by_occurrence(pool: PgPool) {
 
 #[sqlx::test]
 async fn note_creates_honour_idempotency_keys(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(60).await;
     let url = format!("/api/v1/incidents/{key}/timeline");
     let h = [("idempotency-key", "note-1")];
@@ -541,7 +541,7 @@ async fn note_creates_honour_idempotency_keys(pool: PgPool) {
 
 #[sqlx::test]
 async fn unknown_api_routes_answer_json_404(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let r = app.get("/api/v1/nothing-here").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     assert_eq!(r.code(), "not_found");
@@ -549,7 +549,7 @@ async fn unknown_api_routes_answer_json_404(pool: PgPool) {
 
 #[sqlx::test]
 async fn bodies_over_one_mebibyte_are_refused_with_413(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let big = format!(
         r#"{{"title": "x", "severity": "Sev2", "summary": "{}"}}"#,
         "a".repeat(1024 * 1024 + 10)

@@ -29,7 +29,7 @@ async fn incident_in(app: &TestApp, status: &str) -> String {
 
 #[sqlx::test]
 async fn every_transition_from_every_status_is_allowed_or_refused_with_409(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let table = [
         ("triggered", "acknowledge", Some("acknowledged")),
         ("triggered", "mitigate", Some("mitigated")),
@@ -83,7 +83,7 @@ async fn every_transition_from_every_status_is_allowed_or_refused_with_409(pool:
 
 #[sqlx::test]
 async fn resolving_a_triggered_incident_stamps_and_reports_the_skipped_steps(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(30).await;
     let r = app
         .post(
@@ -107,7 +107,7 @@ async fn resolving_a_triggered_incident_stamps_and_reports_the_skipped_steps(poo
 
 #[sqlx::test]
 async fn reopen_then_mitigate_again(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = incident_in(&app, "resolved").await;
     let first_ack = app.incident_json(&key).await["acknowledged_at"].clone();
     let r = app
@@ -133,7 +133,7 @@ async fn reopen_then_mitigate_again(pool: PgPool) {
 
 #[sqlx::test]
 async fn backdated_transitions_follow_the_at_rules(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(120).await;
     let url = format!("/api/v1/incidents/{key}/acknowledge");
 
@@ -190,7 +190,7 @@ async fn backdated_transitions_follow_the_at_rules(pool: PgPool) {
 
 #[sqlx::test]
 async fn severity_changes_need_a_reason_and_are_on_the_timeline(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(30).await;
     let url = format!("/api/v1/incidents/{key}/severity");
 
@@ -248,7 +248,7 @@ async fn severity_changes_need_a_reason_and_are_on_the_timeline(pool: PgPool) {
 
 #[sqlx::test]
 async fn roles_are_assigned_replaced_and_unassigned_with_timeline_events(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.person("Ana Ribeiro", "ana").await;
     app.person("Daniel Okafor", "daniel").await;
     let key = app.past_incident(30).await;
@@ -313,7 +313,7 @@ async fn roles_are_assigned_replaced_and_unassigned_with_timeline_events(pool: P
 
 #[sqlx::test]
 async fn a_stale_if_match_on_a_transition_is_refused_with_412(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(30).await;
     let r = app
         .call(

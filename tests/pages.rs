@@ -15,7 +15,7 @@ fn position(html: &str, needle: &str) -> usize {
 
 #[sqlx::test]
 async fn the_list_shows_open_incidents_first_with_severity_and_status(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("checkout-api").await;
     let minor = app
         .incident(json!({"title": "Minor glitch", "severity": "Sev4", "service": "checkout-api"}))
@@ -48,7 +48,7 @@ async fn the_list_shows_open_incidents_first_with_severity_and_status(pool: PgPo
 
 #[sqlx::test]
 async fn opening_an_incident_from_the_form(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("payments-gateway").await;
     let r = app.get("/incidents/new").await;
     assert_eq!(r.status, StatusCode::OK);
@@ -101,7 +101,7 @@ async fn opening_an_incident_from_the_form(pool: PgPool) {
 
 #[sqlx::test]
 async fn the_incident_page_shows_what_a_responder_needs(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     app.service("payments-gateway").await;
     app.person("Ana Ribeiro", "ana").await;
     let key = app
@@ -156,7 +156,7 @@ async fn the_incident_page_shows_what_a_responder_needs(pool: PgPool) {
 
 #[sqlx::test]
 async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(60).await;
     let r = app
         .form(
@@ -251,7 +251,7 @@ async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
 
 #[sqlx::test]
 async fn a_stale_form_gets_409_showing_the_other_responders_change(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(60).await;
     // Someone else raises the severity after this person loaded the page at version 1.
     app.post(
@@ -296,7 +296,7 @@ async fn a_stale_form_gets_409_showing_the_other_responders_change(pool: PgPool)
 
 #[sqlx::test]
 async fn hostile_text_is_escaped_everywhere(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let evil = r#"<script>alert(1)</script><img src=x onerror=alert(2)>"#;
     let key = app
         .incident(json!({"title": evil, "severity": "Sev2", "summary": evil, "impact": evil}))
@@ -323,7 +323,7 @@ async fn hostile_text_is_escaped_everywhere(pool: PgPool) {
 
 #[sqlx::test]
 async fn service_pages_list_show_create_and_edit(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     assert!(app.get("/services").await.text.contains("No services yet"));
     let r = app
         .form("/services", &[("name", "Bad Name"), ("tier", "1")])
@@ -371,7 +371,7 @@ async fn service_pages_list_show_create_and_edit(pool: PgPool) {
 
 #[sqlx::test]
 async fn static_assets_are_served(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let r = app.get("/static/quell.css").await;
     assert_eq!(r.status, StatusCode::OK);
     assert!(r.text.contains(".sev-Sev1"));
@@ -384,7 +384,7 @@ async fn static_assets_are_served(pool: PgPool) {
 
 #[sqlx::test]
 async fn the_edit_form_changes_only_what_was_changed(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app.past_incident(90).await;
     let form = app.get(&format!("/incidents/{key}/edit")).await.text;
     let started = form
@@ -443,7 +443,7 @@ async fn the_edit_form_changes_only_what_was_changed(pool: PgPool) {
 
 #[sqlx::test]
 async fn searching_for_a_key_opens_that_incident(pool: PgPool) {
-    let app = TestApp::new(pool);
+    let app = TestApp::new(pool).await;
     let key = app
         .incident(json!({"title": "Checkout down", "severity": "Sev1"}))
         .await;
@@ -465,15 +465,16 @@ async fn searching_for_a_key_opens_that_incident(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn people_are_added_from_the_people_page_and_offered_for_roles(pool: PgPool) {
-    let app = TestApp::new(pool);
+async fn admins_add_users_who_are_then_offered_for_roles(pool: PgPool) {
+    let app = TestApp::new(pool).await;
     let r = app
         .form(
-            "/people",
+            "/admin/users",
             &[
                 ("name", "Ana Ribeiro"),
                 ("email", "not-an-email"),
-                ("handle", "ana"),
+                ("role", "responder"),
+                ("password", ""),
             ],
         )
         .await;
@@ -481,28 +482,48 @@ async fn people_are_added_from_the_people_page_and_offered_for_roles(pool: PgPoo
     assert!(r.text.contains("email") && r.text.contains(r#"value="Ana Ribeiro""#));
     let r = app
         .form(
-            "/people",
+            "/admin/users",
             &[
                 ("name", "Ana Ribeiro"),
                 ("email", "ana@example.com"),
-                ("handle", "ana"),
+                ("role", "responder"),
+                ("password", ""),
             ],
         )
         .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let r = app
         .form(
-            "/people",
+            "/admin/users",
             &[
                 ("name", "Ana Again"),
                 ("email", "ana@example.com"),
-                ("handle", "ana2"),
+                ("role", "viewer"),
+                ("password", ""),
             ],
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(r.text.contains("already exists"));
-    assert!(app.get("/people").await.text.contains("ana@example.com"));
+    assert!(r.text.contains("exists"));
+    let r = app
+        .form(
+            "/admin/users",
+            &[
+                ("name", "Bo"),
+                ("email", "bo@example.com"),
+                ("role", "viewer"),
+                ("password", "short"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("10 to 128 characters"));
+    assert!(
+        app.get("/admin/users")
+            .await
+            .text
+            .contains("ana@example.com")
+    );
 
     let key = app.past_incident(30).await;
     assert!(

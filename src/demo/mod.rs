@@ -5,6 +5,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};
 
+use crate::audit::Actor;
 use crate::error::AppResult;
 use crate::incidents::actions::{self, Opening};
 use crate::incidents::db as incidents_db;
@@ -192,19 +193,37 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
             detected_at: Some(at(16, 7)),
             note: "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically",
         },
-        "Alertmanager",
+        &Actor::system("Alertmanager"),
     )
     .await?;
     for step in STORY {
         match *step {
             Step::Context(h, m, text) => {
-                actions::add_note(tx, key, Some("context"), text, Some(at(h, m)), SCRIBE).await?;
+                actions::add_note(
+                    tx,
+                    key,
+                    Some("context"),
+                    text,
+                    Some(at(h, m)),
+                    &Actor::system(SCRIBE),
+                )
+                .await?;
             }
             Step::Note(h, m, author, text) => {
-                actions::add_note(tx, key, None, text, Some(at(h, m)), author).await?;
+                actions::add_note(tx, key, None, text, Some(at(h, m)), &Actor::system(author))
+                    .await?;
             }
             Step::Transition(h, m, t, author, note) => {
-                actions::transition(tx, key, t, None, Some(at(h, m)), note, author).await?;
+                actions::transition(
+                    tx,
+                    key,
+                    t,
+                    None,
+                    Some(at(h, m)),
+                    note,
+                    &Actor::system(author),
+                )
+                .await?;
             }
             Step::Severity(h, m, severity, reason) => {
                 actions::change_severity(
@@ -214,7 +233,7 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
                     severity,
                     reason,
                     Some(at(h, m)),
-                    "Ana Ribeiro",
+                    &Actor::system("Ana Ribeiro"),
                 )
                 .await?;
             }
@@ -226,7 +245,7 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
                     role,
                     Some(handle),
                     Some(at(h, m)),
-                    "Ana Ribeiro",
+                    &Actor::system("Ana Ribeiro"),
                 )
                 .await?;
             }

@@ -7,7 +7,12 @@ use axum::http::header::IF_MATCH;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use tower_sessions::Session;
+
+use crate::audit;
+use crate::auth::{self, session};
 use crate::error::{AppError, FieldError, PageError};
+use crate::state::AppState;
 
 /// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
 /// naming the field. The raw value is kept for idempotency comparisons. The Content-Type is not
@@ -146,14 +151,37 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
     }
 }
 
-/// An HTML form body; a malformed one answers with an error page.
+/// An HTML form body, checked against the session's CSRF token (the hidden `csrf` field every
+/// form carries); a malformed one answers with an error page naming the field.
 pub struct PageForm<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for PageForm<T> {
+impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
     type Rejection = PageError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = read_body(req, state).await?;
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let session = req.extensions().get::<Session>().cloned();
+        let (parts, body) = req.into_parts();
+        let bytes = read_body(Request::from_parts(parts.clone(), body), state).await?;
+        let given = form_urlencoded::parse(&bytes)
+            .find(|(k, _)| k == "csrf")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        let valid = match &session {
+            Some(s) => session::csrf_matches(s, &given).await?,
+            None => false,
+        };
+        if !valid {
+            let actor = auth::actor_of(&parts, state);
+            let what = format!("{} {}", parts.method, parts.uri.path());
+            if let Err(err) = audit::db::refusal(&state.pool, &actor, "csrf.bad_token", &what).await
+            {
+                tracing::error!(error = %err, "could not record a refusal");
+            }
+            return Err(PageError(AppError::Forbidden(
+                "This form has expired or did not come from Quell. Reload the page and try again."
+                    .into(),
+            )));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
         serde_path_to_error::deserialize(de)
             .map(PageForm)

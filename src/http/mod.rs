@@ -2,14 +2,15 @@
 //! middleware every request passes (request id, tracing, timeouts, body limit, panic guard,
 //! security headers).
 
+pub mod chrome;
 pub mod extract;
 pub mod health;
 
-use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Request, header};
 use axum::response::IntoResponse;
 use axum::routing::{any, get, post};
+use axum::{Router, middleware};
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -35,19 +36,21 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 #[openapi(
     info(
         title = "Quell",
-        description = "Self-hosted incident management. Errors are always {\"error\": {\"code\", \"message\", \"details\"}}."
+        description = "Self-hosted incident management. Every endpoint but this description needs `Authorization: Bearer <token>`. Errors are always {\"error\": {\"code\", \"message\", \"details\"}}."
     ),
     tags(
         (name = "incidents", description = "Incidents, their lifecycle, roles and timeline"),
         (name = "services", description = "The things that fail"),
-        (name = "people", description = "Responders who hold roles")
+        (name = "people", description = "Responders who hold roles"),
+        (name = "accounts", description = "Users, API tokens and the audit log")
     )
 )]
 struct ApiDoc;
 
 /// The API under `/api/v1` and its OpenAPI description, built from the same handler list so
 /// they cannot drift apart.
-fn api() -> Router<AppState> {
+fn api(state: &AppState) -> Router<AppState> {
+    use crate::{audit, auth};
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
@@ -65,12 +68,29 @@ fn api() -> Router<AppState> {
         .routes(routes!(inc::timeline, inc::add_note))
         .routes(routes!(svc::list, svc::create))
         .routes(routes!(svc::get, svc::patch, svc::delete))
-        .routes(routes!(ppl::list, ppl::create))
+        .routes(routes!(ppl::list))
+        .routes(routes!(auth::handlers::me))
+        .routes(routes!(
+            auth::handlers::list_users,
+            auth::handlers::create_user
+        ))
+        .routes(routes!(auth::handlers::patch_user))
+        .routes(routes!(
+            auth::handlers::list_tokens,
+            auth::handlers::create_token
+        ))
+        .routes(routes!(auth::handlers::revoke_token))
+        .routes(routes!(audit::handlers::list))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
         .expect("the OpenAPI description serialises");
+    // Everything above needs a token; the description and the 404 below do not.
     router
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::gate::api,
+        ))
         .route(
             "/api/v1/openapi.json",
             get(move || {
@@ -84,7 +104,8 @@ fn api() -> Router<AppState> {
         )
 }
 
-fn pages() -> Router<AppState> {
+fn pages(state: &AppState) -> Router<AppState> {
+    use crate::{audit, auth};
     use incidents::forms as form;
     use incidents::pages as inc;
     use services::pages as svc;
@@ -101,17 +122,36 @@ fn pages() -> Router<AppState> {
         .route("/incidents/{key}/severity", post(form::change_severity))
         .route("/incidents/{key}/roles", post(form::set_role))
         .route("/incidents/{key}/notes", post(form::add_note))
-        .route(
-            "/people",
-            get(people::pages::list).post(people::pages::create),
-        )
         .route("/services", get(svc::list).post(svc::create))
         .route("/services/new", get(svc::new_form))
         .route("/services/{name}", get(svc::show))
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
+        .route("/account", get(auth::pages::account))
+        .route("/account/password", post(auth::pages::change_password))
+        .route(
+            "/admin/users",
+            get(auth::pages::users).post(auth::pages::create_user),
+        )
+        .route("/admin/users/{id}", post(auth::pages::update_user))
+        .route("/admin/audit", get(audit::pages::list))
+        // Everything above needs a signed-in session; sign-in itself does not.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::gate::pages,
+        ))
+        .route(
+            "/login",
+            get(auth::pages::login_form).post(auth::pages::login),
+        )
+        .route("/logout", post(auth::pages::logout))
         .fallback(|| async {
             crate::error::PageError(AppError::NotFound("There is no such page.".into()))
         })
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::gate::same_origin,
+        ))
+        .layer(auth::session::layer(state))
 }
 
 /// Where the stylesheet and scripts are read from: `QUELL_STATIC_DIR`, else `static/` beside the
@@ -137,9 +177,9 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .merge(api())
+        .merge(api(&state))
         .nest_service("/static", static_files)
-        .merge(pages())
+        .merge(pages(&state))
         .with_state(state)
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,

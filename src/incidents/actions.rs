@@ -8,12 +8,46 @@ use sqlx::PgConnection;
 
 use super::db::{self, Edit, Incident, NewIncident};
 use super::domain::{self, IncidentKey, Severity, Transition};
+use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::people;
 use crate::roles::{self, domain::Role};
 use crate::services;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
+
+/// What the audit log keeps of an incident before and after a change.
+fn snapshot(i: &Incident) -> Value {
+    json!({
+        "title": i.title, "severity": i.severity, "status": i.status, "service": i.service,
+        "summary": i.summary, "impact": i.impact, "started_at": i.started_at,
+        "detected_at": i.detected_at, "acknowledged_at": i.acknowledged_at,
+        "mitigated_at": i.mitigated_at, "resolved_at": i.resolved_at, "version": i.version,
+    })
+}
+
+/// Reads the incident after a change and appends the change to the audit log, in the same
+/// transaction.
+async fn audited(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    before: &Incident,
+    key: IncidentKey,
+) -> AppResult<Incident> {
+    let after = db::get(&mut *conn, key).await?;
+    let target = key.to_string();
+    audit::record(
+        conn,
+        actor,
+        action,
+        &target,
+        Some(snapshot(before)),
+        Some(snapshot(&after)),
+    )
+    .await?;
+    Ok(after)
+}
 
 /// Refuses a change made from an older copy of the incident.
 fn check_version(incident: &Incident, expected: Option<i32>) -> AppResult<()> {
@@ -55,7 +89,7 @@ pub struct Opening<'a> {
 
 /// Opens an incident: triggered, detected now unless told otherwise, started at detection
 /// unless told otherwise.
-pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, author: &str) -> AppResult<Incident> {
+pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> AppResult<Incident> {
     let title = domain::check_title(o.title)?;
     let severity = Severity::parse("severity", o.severity)?;
     let summary = domain::check_text("summary", o.summary, 20_000)?;
@@ -86,7 +120,7 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, author: &str) -> App
             incident_id: id,
             occurred_at: detected_at,
             kind: Kind::Opened,
-            author,
+            author: &actor.name,
             body: &note,
             details: json!({
                 "severity": severity.as_str(),
@@ -97,7 +131,17 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, author: &str) -> App
         },
     )
     .await?;
-    db::get(conn, key).await
+    let incident = db::get(&mut *conn, key).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.open",
+        &key.to_string(),
+        None,
+        Some(snapshot(&incident)),
+    )
+    .await?;
+    Ok(incident)
 }
 
 pub async fn transition(
@@ -107,7 +151,7 @@ pub async fn transition(
     expected_version: Option<i32>,
     at: Option<DateTime<Utc>>,
     note: &str,
-    author: &str,
+    actor: &Actor,
 ) -> AppResult<Incident> {
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, expected_version)?;
@@ -128,7 +172,7 @@ pub async fn transition(
             incident_id: incident.id,
             occurred_at: at,
             kind,
-            author,
+            author: &actor.name,
             body: &note,
             details: json!({
                 "from": plan.from.as_str(),
@@ -139,7 +183,14 @@ pub async fn transition(
         },
     )
     .await?;
-    db::get(conn, key).await
+    audited(
+        conn,
+        actor,
+        &format!("incident.{}", transition.as_str()),
+        &incident,
+        key,
+    )
+    .await
 }
 
 pub async fn change_severity(
@@ -149,7 +200,7 @@ pub async fn change_severity(
     severity: &str,
     reason: &str,
     at: Option<DateTime<Utc>>,
-    author: &str,
+    actor: &Actor,
 ) -> AppResult<Incident> {
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, expected_version)?;
@@ -164,14 +215,14 @@ pub async fn change_severity(
             incident_id: incident.id,
             occurred_at: at,
             kind: Kind::SeverityChanged,
-            author,
+            author: &actor.name,
             body: &reason,
             details: json!({ "from": incident.severity.as_str(), "to": to.as_str() }),
             incident_version: Some(version),
         },
     )
     .await?;
-    db::get(conn, key).await
+    audited(conn, actor, "incident.severity", &incident, key).await
 }
 
 /// Assigns `role` to a person found by handle or email; `person = None` unassigns it.
@@ -183,7 +234,7 @@ pub async fn set_role(
     role: Role,
     person: Option<&str>,
     at: Option<DateTime<Utc>>,
-    author: &str,
+    actor: &Actor,
 ) -> AppResult<Incident> {
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, expected_version)?;
@@ -237,14 +288,24 @@ pub async fn set_role(
             incident_id: incident.id,
             occurred_at: at,
             kind,
-            author,
+            author: &actor.name,
             body: "",
-            details,
+            details: details.clone(),
             incident_version: Some(version),
         },
     )
     .await?;
-    db::get(conn, key).await
+    let after = db::get(&mut *conn, key).await?;
+    audit::record(
+        conn,
+        actor,
+        &format!("incident.role.{}", role.as_str()),
+        &key.to_string(),
+        Some(json!({ "person": details.get("previous") })),
+        Some(json!({ "person": details.get("person"), "version": after.version })),
+    )
+    .await?;
+    Ok(after)
 }
 
 /// Fields of an edit; `None` leaves a field as it is. `service: Some(None)` clears it.
@@ -262,7 +323,7 @@ pub async fn edit(
     key: IncidentKey,
     expected_version: Option<i32>,
     patch: Patch,
-    author: &str,
+    actor: &Actor,
 ) -> AppResult<Incident> {
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, expected_version)?;
@@ -322,14 +383,14 @@ pub async fn edit(
             incident_id: incident.id,
             occurred_at: now,
             kind: Kind::Edited,
-            author,
+            author: &actor.name,
             body: "",
             details: json!({ "changes": changes }),
             incident_version: Some(version),
         },
     )
     .await?;
-    db::get(conn, key).await
+    audited(conn, actor, "incident.edit", &incident, key).await
 }
 
 /// Adds a note (or background context) to the timeline. Notes never conflict, so they carry no
@@ -340,7 +401,7 @@ pub async fn add_note(
     kind: Option<&str>,
     body: &str,
     at: Option<DateTime<Utc>>,
-    author: &str,
+    actor: &Actor,
 ) -> AppResult<(Incident, timeline::db::Event)> {
     let incident = db::get(&mut *conn, key).await?;
     let kind = timeline::domain::Kind::parse_writable(kind)?;
@@ -356,11 +417,20 @@ pub async fn add_note(
             incident_id: incident.id,
             occurred_at: at,
             kind,
-            author,
+            author: &actor.name,
             body: &body,
             details: json!({}),
             incident_version: None,
         },
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        &format!("incident.{}", kind.as_str()),
+        &key.to_string(),
+        None,
+        Some(json!({ "body": event.body, "occurred_at": event.occurred_at })),
     )
     .await?;
     Ok((incident, event))

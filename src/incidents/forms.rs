@@ -14,9 +14,11 @@ use super::db::{self, Incident};
 use super::domain::{IncidentKey, Transition};
 use super::handlers::parse_key;
 use super::pages::{
-    IncidentForm, TimelineRow, WEB_AUTHOR, field_errors, see_other, service_names, timeline_rows,
+    IncidentForm, TimelineRow, field_errors, see_other, service_names, timeline_rows,
 };
+use crate::auth::{Auth, Responder};
 use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::chrome::Chrome;
 use crate::http::extract::{PageForm, form_time, parse_form_time};
 use crate::roles::domain::Role;
 use crate::state::AppState;
@@ -25,6 +27,7 @@ use crate::timeline;
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/stale.html")]
 pub struct StalePage {
+    chrome: Chrome,
     key: String,
     i: Incident,
     attempted: String,
@@ -35,6 +38,7 @@ pub struct StalePage {
 /// changed since; a bad field answers with an error page naming it.
 async fn apply_form<F>(
     state: &AppState,
+    chrome: Chrome,
     key: IncidentKey,
     seen_version: i32,
     attempted: String,
@@ -51,7 +55,7 @@ where
         }
         Err(AppError::Stale { .. }) => {
             drop(tx);
-            stale_response(state, key, seen_version, attempted).await
+            stale_response(state, chrome, key, seen_version, attempted).await
         }
         Err(err) => Err(PageError(err)),
     }
@@ -60,6 +64,7 @@ where
 /// 409: what other responders changed since the person loaded the form at `seen_version`.
 async fn stale_response(
     state: &AppState,
+    chrome: Chrome,
     key: IncidentKey,
     seen_version: i32,
     attempted: String,
@@ -67,6 +72,7 @@ async fn stale_response(
     let i = db::get(&state.pool, key).await?;
     let events = timeline::db::changes_since(&state.pool, i.id, seen_version).await?;
     let page = StalePage {
+        chrome,
         key: key.to_string(),
         changes: timeline_rows(&events, i.detected_at),
         attempted,
@@ -87,6 +93,8 @@ pub struct TransitionForm {
 
 pub async fn transition(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<TransitionForm>,
 ) -> PageResult<Response> {
@@ -94,9 +102,14 @@ pub async fn transition(
     let t = Transition::parse(&f.action)
         .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
     let at = parse_form_time("at", &f.at)?;
-    apply_form(&state, key, f.version, t.label().to_owned(), async |tx| {
-        actions::transition(tx, key, t, Some(f.version), at, &f.note, WEB_AUTHOR).await
-    })
+    apply_form(
+        &state,
+        chrome,
+        key,
+        f.version,
+        t.label().to_owned(),
+        async |tx| actions::transition(tx, key, t, Some(f.version), at, &f.note, &auth.actor).await,
+    )
     .await
 }
 
@@ -112,13 +125,15 @@ pub struct SeverityForm {
 
 pub async fn change_severity(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let at = parse_form_time("at", &f.at)?;
     let attempted = format!("change the severity to {}", f.severity);
-    apply_form(&state, key, f.version, attempted, async |tx| {
+    apply_form(&state, chrome, key, f.version, attempted, async |tx| {
         actions::change_severity(
             tx,
             key,
@@ -126,7 +141,7 @@ pub async fn change_severity(
             &f.severity,
             &f.reason,
             at,
-            WEB_AUTHOR,
+            &auth.actor,
         )
         .await
     })
@@ -145,6 +160,8 @@ pub struct RoleForm {
 
 pub async fn set_role(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<RoleForm>,
 ) -> PageResult<Response> {
@@ -156,8 +173,8 @@ pub async fn set_role(
         who => format!("make {who} the {}", role.label().to_lowercase()),
     };
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
-    apply_form(&state, key, f.version, attempted, async |tx| {
-        actions::set_role(tx, key, Some(f.version), role, person, at, WEB_AUTHOR).await
+    apply_form(&state, chrome, key, f.version, attempted, async |tx| {
+        actions::set_role(tx, key, Some(f.version), role, person, at, &auth.actor).await
     })
     .await
 }
@@ -173,13 +190,14 @@ pub struct NoteForm {
 
 pub async fn add_note(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<NoteForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let at = parse_form_time("at", &f.at)?;
     let mut tx = state.pool.begin().await?;
-    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, WEB_AUTHOR).await?;
+    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, &auth.actor).await?;
     tx.commit().await?;
     Ok(see_other(key))
 }
@@ -187,6 +205,7 @@ pub async fn add_note(
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/edit.html")]
 pub struct EditPage {
+    chrome: Chrome,
     key: String,
     version: i32,
     form: IncidentForm,
@@ -196,10 +215,13 @@ pub struct EditPage {
 
 pub async fn edit_form(
     State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Responder>,
     Path(key): Path<String>,
 ) -> PageResult<EditPage> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
     Ok(EditPage {
+        chrome,
         key: i.key.to_string(),
         version: i.version,
         form: IncidentForm {
@@ -219,6 +241,8 @@ pub async fn edit_form(
 
 pub async fn edit(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<IncidentForm>,
 ) -> PageResult<Response> {
@@ -235,7 +259,7 @@ pub async fn edit(
     let started_at = match parse_form_time("started_at", &form.started_at) {
         Ok(_) if form.started_at.trim() == form_time(current.started_at) => None,
         Ok(t) => t,
-        Err(err) => return edit_again(&state, key, version, form, err).await,
+        Err(err) => return edit_again(&state, chrome, key, version, form, err).await,
     };
     let patch = Patch {
         title: Some(form.title.clone()),
@@ -245,24 +269,25 @@ pub async fn edit(
         started_at,
     };
     let mut tx = state.pool.begin().await?;
-    match actions::edit(&mut tx, key, Some(version), patch, WEB_AUTHOR).await {
+    match actions::edit(&mut tx, key, Some(version), patch, &auth.actor).await {
         Ok(_) => {
             tx.commit().await?;
             Ok(see_other(key))
         }
         Err(AppError::Stale { .. }) => {
             drop(tx);
-            stale_response(&state, key, version, "edit the details".into()).await
+            stale_response(&state, chrome, key, version, "edit the details".into()).await
         }
         Err(err) => {
             drop(tx);
-            edit_again(&state, key, version, form, err).await
+            edit_again(&state, chrome, key, version, form, err).await
         }
     }
 }
 
 async fn edit_again(
     state: &AppState,
+    chrome: Chrome,
     key: IncidentKey,
     version: i32,
     form: IncidentForm,
@@ -270,6 +295,7 @@ async fn edit_again(
 ) -> PageResult<Response> {
     let errors = field_errors(err)?;
     let page = EditPage {
+        chrome,
         key: key.to_string(),
         version,
         form,

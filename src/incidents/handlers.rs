@@ -13,6 +13,7 @@ use super::actions::{self, Opening, Patch};
 use super::db::{self, Cursor, Filter, Incident};
 use super::domain::{IncidentKey, Severity, Status, Transition};
 use super::views::{EventList, EventView, IncidentList, IncidentView};
+use crate::auth::{Auth, Responder, Viewer};
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::http::extract::{
@@ -22,9 +23,6 @@ use crate::idempotency;
 use crate::roles::{self, domain::Role};
 use crate::state::AppState;
 use crate::timeline;
-
-/// Until sign-in exists (issue 3), API changes are attributed to this author.
-pub const API_AUTHOR: &str = "API client";
 
 pub fn parse_key(key: &str) -> AppResult<IncidentKey> {
     IncidentKey::parse(key)
@@ -79,6 +77,7 @@ pub struct CreateIncident {
 )]
 pub async fn create(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<CreateIncident>,
 ) -> AppResult<Response> {
@@ -100,7 +99,7 @@ pub async fn create(
         idem.as_deref(),
         &body.raw,
         async |tx| {
-            let incident = actions::open(tx, &opening, API_AUTHOR).await?;
+            let incident = actions::open(tx, &opening, &auth.actor).await?;
             let now = clock::now(&mut *tx).await?;
             Ok(IncidentView::new(&incident, Some(&[]), now))
         },
@@ -210,6 +209,7 @@ impl ListQuery {
 )]
 pub async fn list(
     State(state): State<AppState>,
+    _auth: Auth<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> AppResult<Json<IncidentList>> {
     let p = query.parse()?;
@@ -238,7 +238,11 @@ pub async fn list(
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody))
 )]
-pub async fn get(State(state): State<AppState>, Path(key): Path<String>) -> AppResult<Response> {
+pub async fn get(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Response> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -269,6 +273,7 @@ pub struct PatchIncident {
 )]
 pub async fn patch(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PatchIncident>,
@@ -287,7 +292,7 @@ pub async fn patch(
             service: b.service,
             started_at: b.started_at,
         },
-        API_AUTHOR,
+        &auth.actor,
     )
     .await?;
     tx.commit().await?;
@@ -305,6 +310,7 @@ pub struct TransitionBody {
 
 async fn run_transition(
     state: AppState,
+    actor: &crate::audit::Actor,
     key: String,
     transition: Transition,
     if_match: Option<i32>,
@@ -313,7 +319,7 @@ async fn run_transition(
     let key = parse_key(&key)?;
     let mut tx = state.pool.begin().await?;
     let incident = actions::transition(
-        &mut tx, key, transition, if_match, body.at, &body.note, API_AUTHOR,
+        &mut tx, key, transition, if_match, body.at, &body.note, actor,
     )
     .await?;
     tx.commit().await?;
@@ -338,11 +344,12 @@ macro_rules! transition_handler {
         )]
         pub async fn $name(
             State(state): State<AppState>,
+            auth: Auth<Responder>,
             Path(key): Path<String>,
             OptionalIfMatch(if_match): OptionalIfMatch,
             OptionalJson(body): OptionalJson<TransitionBody>,
         ) -> AppResult<Response> {
-            run_transition(state, key, $transition, if_match, body).await
+            run_transition(state, &auth.actor, key, $transition, if_match, body).await
         }
     };
 }
@@ -393,6 +400,7 @@ pub struct SeverityBody {
 )]
 pub async fn change_severity(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     OptionalIfMatch(if_match): OptionalIfMatch,
     body: ApiJson<SeverityBody>,
@@ -407,7 +415,7 @@ pub async fn change_severity(
         &b.severity,
         &b.reason,
         b.at,
-        API_AUTHOR,
+        &auth.actor,
     )
     .await?;
     tx.commit().await?;
@@ -433,6 +441,7 @@ pub struct RoleBody {
 )]
 pub async fn assign_role(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path((key, role)): Path<(String, String)>,
     OptionalIfMatch(if_match): OptionalIfMatch,
     body: ApiJson<RoleBody>,
@@ -448,7 +457,7 @@ pub async fn assign_role(
         role,
         Some(&b.person),
         b.at,
-        API_AUTHOR,
+        &auth.actor,
     )
     .await?;
     tx.commit().await?;
@@ -465,13 +474,14 @@ pub async fn assign_role(
 )]
 pub async fn unassign_role(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path((key, role)): Path<(String, String)>,
     OptionalIfMatch(if_match): OptionalIfMatch,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
     let mut tx = state.pool.begin().await?;
-    let incident = actions::set_role(&mut tx, key, if_match, role, None, None, API_AUTHOR).await?;
+    let incident = actions::set_role(&mut tx, key, if_match, role, None, None, &auth.actor).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -486,6 +496,7 @@ pub async fn unassign_role(
 )]
 pub async fn timeline(
     State(state): State<AppState>,
+    _auth: Auth<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<EventList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -518,6 +529,7 @@ pub struct NoteBody {
 )]
 pub async fn add_note(
     State(state): State<AppState>,
+    auth: Auth<Responder>,
     Path(key): Path<String>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<NoteBody>,
@@ -531,7 +543,7 @@ pub async fn add_note(
         &body.raw,
         async |tx| {
             let (incident, event) =
-                actions::add_note(tx, key, b.kind.as_deref(), &b.body, b.at, API_AUTHOR).await?;
+                actions::add_note(tx, key, b.kind.as_deref(), &b.body, b.at, &auth.actor).await?;
             Ok(EventView::new(&event, incident.detected_at))
         },
     )

@@ -14,18 +14,17 @@ use super::actions::{self, Opening};
 use super::db::{self, Cursor, Incident};
 use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
 use super::handlers::{ListQuery, parse_key};
+use crate::auth::{Auth, Responder, Viewer};
 use crate::clock;
 use crate::domain::format_minutes;
 use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::chrome::Chrome;
 use crate::http::extract::{ApiQuery, PageForm, parse_form_time};
 use crate::people;
 use crate::roles::{self, domain::Role};
 use crate::services;
 use crate::state::AppState;
 use crate::timeline::{self, db::Event, domain::headline};
-
-/// Until sign-in exists (issue 3), browser changes are attributed to this author.
-pub(super) const WEB_AUTHOR: &str = "Web user";
 
 pub(super) fn utc(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
@@ -53,6 +52,7 @@ struct ListRow {
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/list.html")]
 pub struct ListPage {
+    chrome: Chrome,
     rows: Vec<ListRow>,
     status_options: Vec<(&'static str, &'static str)>,
     severities: [Severity; 4],
@@ -66,6 +66,8 @@ pub struct ListPage {
 
 pub async fn list(
     State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> PageResult<Response> {
     // Typing a key into the search box goes straight to that incident.
@@ -77,10 +79,14 @@ pub async fn list(
     {
         return Ok(see_other(key));
     }
-    Ok(list_page(&state, query).await?.into_response())
+    Ok(list_page(&state, chrome, query).await?.into_response())
 }
 
-async fn list_page(state: &AppState, query: ListQuery) -> Result<ListPage, AppError> {
+async fn list_page(
+    state: &AppState,
+    chrome: Chrome,
+    query: ListQuery,
+) -> Result<ListPage, AppError> {
     let p = query.parse()?;
     let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
     let next_page = (rows.len() as i64 > p.limit).then(|| {
@@ -106,6 +112,7 @@ async fn list_page(state: &AppState, query: ListQuery) -> Result<ListPage, AppEr
     let now = clock::now(&state.pool).await?;
     let services = services::db::list(&state.pool).await?;
     Ok(ListPage {
+        chrome,
         rows: rows
             .into_iter()
             .map(|i| ListRow {
@@ -160,6 +167,7 @@ pub struct IncidentForm {
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/new.html")]
 pub struct NewPage {
+    chrome: Chrome,
     form: IncidentForm,
     errors: Vec<FieldError>,
     severities: [Severity; 4],
@@ -174,8 +182,13 @@ pub(super) async fn service_names(state: &AppState) -> Result<Vec<String>, AppEr
         .collect())
 }
 
-pub async fn new_form(State(state): State<AppState>) -> PageResult<NewPage> {
+pub async fn new_form(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Responder>,
+) -> PageResult<NewPage> {
     Ok(NewPage {
+        chrome,
         form: IncidentForm {
             severity: "Sev2".into(),
             ..Default::default()
@@ -196,6 +209,8 @@ pub(super) fn field_errors(err: AppError) -> Result<Vec<FieldError>, PageError> 
 
 pub async fn create(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
     PageForm(form): PageForm<IncidentForm>,
 ) -> PageResult<Response> {
     let result = async {
@@ -211,7 +226,7 @@ pub async fn create(
             note: "",
         };
         let mut tx = state.pool.begin().await?;
-        let incident = actions::open(&mut tx, &opening, WEB_AUTHOR).await?;
+        let incident = actions::open(&mut tx, &opening, &auth.actor).await?;
         tx.commit().await?;
         Ok::<_, AppError>(incident)
     }
@@ -221,6 +236,7 @@ pub async fn create(
         Err(err) => {
             let errors = field_errors(err)?;
             let page = NewPage {
+                chrome,
                 form,
                 errors,
                 severities: Severity::ALL,
@@ -312,6 +328,7 @@ struct RoleRow {
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/show.html")]
 pub struct ShowPage {
+    chrome: Chrome,
     key: String,
     i: Incident,
     started: String,
@@ -324,12 +341,18 @@ pub struct ShowPage {
     severities: [Severity; 4],
 }
 
-pub async fn show(State(state): State<AppState>, Path(key): Path<String>) -> PageResult<ShowPage> {
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> PageResult<ShowPage> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
     let events = timeline::db::for_incident(&state.pool, i.id).await?;
     let assigned = roles::db::for_incident(&state.pool, i.id).await?;
     let now = clock::now(&state.pool).await?;
     Ok(ShowPage {
+        chrome,
         key: i.key.to_string(),
         started: utc(i.started_at),
         detected: utc(i.detected_at),

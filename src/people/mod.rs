@@ -3,4 +3,3 @@
 pub mod db;
 pub mod domain;
 pub mod handlers;
-pub mod pages;

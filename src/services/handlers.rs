@@ -8,8 +8,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
+use crate::auth::{Admin, Auth, Viewer};
 use crate::error::{AppError, AppResult};
 use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, etag};
 use crate::idempotency;
@@ -35,7 +37,10 @@ pub struct ServiceList {
     tag = "services",
     responses((status = 200, description = "OK", body = ServiceList))
 )]
-pub async fn list(State(state): State<AppState>) -> AppResult<Json<ServiceList>> {
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+) -> AppResult<Json<ServiceList>> {
     Ok(Json(ServiceList {
         items: db::list(&state.pool).await?,
     }))
@@ -52,6 +57,7 @@ pub async fn list(State(state): State<AppState>) -> AppResult<Json<ServiceList>>
 )]
 pub async fn create(
     State(state): State<AppState>,
+    auth: Auth<Admin>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<ServiceDraft>,
 ) -> AppResult<Response> {
@@ -61,7 +67,7 @@ pub async fn create(
         "POST /api/v1/services",
         idem.as_deref(),
         &body.raw,
-        async |tx| db::insert(tx, &draft).await,
+        async |tx| actions::create(tx, &auth.actor, &draft).await,
     )
     .await?;
     Ok(created.respond(|service| {
@@ -81,7 +87,11 @@ pub async fn create(
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
     responses((status = 200, description = "With an ETag header", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody))
 )]
-pub async fn get(State(state): State<AppState>, Path(name): Path<String>) -> AppResult<Response> {
+pub async fn get(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(name): Path<String>,
+) -> AppResult<Response> {
     let service = db::get_by_name(&state.pool, &name).await?;
     Ok(respond(StatusCode::OK, &service))
 }
@@ -112,6 +122,7 @@ pub struct PatchService {
 )]
 pub async fn patch(
     State(state): State<AppState>,
+    auth: Auth<Admin>,
     Path(name): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PatchService>,
@@ -132,11 +143,13 @@ pub async fn patch(
     }
     .validated()?;
     let expected = version.unwrap_or(current.version);
-    let updated = db::update(&state.pool, current.id, expected, &draft)
+    let mut tx = state.pool.begin().await?;
+    let updated = actions::update(&mut tx, &auth.actor, &current, expected, &draft)
         .await?
         .ok_or(AppError::Stale {
             current_version: current.version,
         })?;
+    tx.commit().await?;
     Ok(respond(StatusCode::OK, &updated))
 }
 
@@ -150,9 +163,12 @@ pub async fn patch(
 )]
 pub async fn delete(
     State(state): State<AppState>,
+    auth: Auth<Admin>,
     Path(name): Path<String>,
 ) -> AppResult<StatusCode> {
     let service = db::get_by_name(&state.pool, &name).await?;
-    db::delete(&state.pool, service.id, &service.name).await?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete(&mut tx, &auth.actor, &service).await?;
+    tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }

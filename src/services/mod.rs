@@ -1,5 +1,6 @@
 //! Services: the things that fail, with their tier, team and SLO.
 
+pub mod actions;
 pub mod db;
 pub mod domain;
 pub mod handlers;

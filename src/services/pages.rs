@@ -7,9 +7,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
+use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
+use crate::auth::{Admin, Auth, Viewer};
 use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::chrome::Chrome;
 use crate::http::extract::PageForm;
 use crate::incidents;
 use crate::state::AppState;
@@ -17,11 +20,17 @@ use crate::state::AppState;
 #[derive(Template, WebTemplate)]
 #[template(path = "services/list.html")]
 pub struct ListPage {
+    chrome: Chrome,
     services: Vec<Service>,
 }
 
-pub async fn list(State(state): State<AppState>) -> PageResult<ListPage> {
+pub async fn list(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+) -> PageResult<ListPage> {
     Ok(ListPage {
+        chrome,
         services: db::list(&state.pool).await?,
     })
 }
@@ -37,11 +46,17 @@ struct IncidentRow {
 #[derive(Template, WebTemplate)]
 #[template(path = "services/show.html")]
 pub struct ShowPage {
+    chrome: Chrome,
     s: Service,
     incidents: Vec<IncidentRow>,
 }
 
-pub async fn show(State(state): State<AppState>, Path(name): Path<String>) -> PageResult<ShowPage> {
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    Path(name): Path<String>,
+) -> PageResult<ShowPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
     let filter = incidents::db::Filter {
         service: Some(s.name.clone()),
@@ -49,6 +64,7 @@ pub async fn show(State(state): State<AppState>, Path(name): Path<String>) -> Pa
     };
     let rows = incidents::db::list(&state.pool, &filter, None, 100).await?;
     Ok(ShowPage {
+        chrome,
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {
@@ -138,17 +154,24 @@ impl ServiceForm {
 #[derive(Template, WebTemplate)]
 #[template(path = "services/form.html")]
 pub struct FormPage {
+    chrome: Chrome,
     /// The service being edited; `None` for a new one.
     editing: Option<String>,
     form: ServiceForm,
     errors: Vec<FieldError>,
 }
 
-fn form_again(editing: Option<String>, form: ServiceForm, err: AppError) -> PageResult<Response> {
+fn form_again(
+    chrome: Chrome,
+    editing: Option<String>,
+    form: ServiceForm,
+    err: AppError,
+) -> PageResult<Response> {
     match err {
         AppError::Validation(errors) => Ok((
             StatusCode::UNPROCESSABLE_ENTITY,
             FormPage {
+                chrome,
                 editing,
                 form,
                 errors,
@@ -159,8 +182,9 @@ fn form_again(editing: Option<String>, form: ServiceForm, err: AppError) -> Page
     }
 }
 
-pub async fn new_form() -> FormPage {
+pub async fn new_form(chrome: Chrome, _auth: Auth<Admin>) -> FormPage {
     FormPage {
+        chrome,
         editing: None,
         form: ServiceForm {
             tier: "2".into(),
@@ -172,22 +196,29 @@ pub async fn new_form() -> FormPage {
 
 pub async fn create(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Admin>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let draft = match form.draft() {
         Ok(d) => d,
-        Err(err) => return form_again(None, form, err),
+        Err(err) => return form_again(chrome, None, form, err),
     };
-    let s = db::insert(&state.pool, &draft).await?;
+    let mut tx = state.pool.begin().await?;
+    let s = actions::create(&mut tx, &auth.actor, &draft).await?;
+    tx.commit().await?;
     Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
 }
 
 pub async fn edit_form(
     State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Admin>,
     Path(name): Path<String>,
 ) -> PageResult<FormPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
     Ok(FormPage {
+        chrome,
         editing: Some(s.name.clone()),
         form: ServiceForm::of(&s),
         errors: vec![],
@@ -196,17 +227,23 @@ pub async fn edit_form(
 
 pub async fn edit(
     State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Admin>,
     Path(name): Path<String>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let current = db::get_by_name(&state.pool, &name).await?;
     let draft = match form.draft() {
         Ok(d) => d,
-        Err(err) => return form_again(Some(current.name), form, err),
+        Err(err) => return form_again(chrome, Some(current.name), form, err),
     };
     let version = form.version.unwrap_or(current.version);
-    match db::update(&state.pool, current.id, version, &draft).await? {
-        Some(s) => Ok(Redirect::to(&format!("/services/{}", s.name)).into_response()),
+    let mut tx = state.pool.begin().await?;
+    match actions::update(&mut tx, &auth.actor, &current, version, &draft).await? {
+        Some(s) => {
+            tx.commit().await?;
+            Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
+        }
         None => Err(AppError::Conflict(format!(
             "Someone else changed {} since you opened the form; reload it and make your change again.",
             current.name

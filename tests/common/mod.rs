@@ -16,7 +16,23 @@ use quell::state::{AppConfig, AppState};
 pub struct TestApp {
     pub router: Router,
     pub pool: PgPool,
+    /// The admin every request acts as unless told otherwise.
+    pub admin: Creds,
 }
+
+/// How a request authenticates: a bearer token for the API, a session cookie and its CSRF
+/// token for pages. `Creds::default()` is nobody.
+#[derive(Debug, Clone, Default)]
+pub struct Creds {
+    pub email: String,
+    pub password: String,
+    pub token: Option<String>,
+    pub cookie: Option<String>,
+    pub csrf: Option<String>,
+}
+
+pub const ADMIN_EMAIL: &str = "admin@quell.test";
+pub const PASSWORD: &str = "correct horse battery";
 
 #[derive(Debug)]
 pub struct Res {
@@ -49,20 +65,100 @@ impl Res {
             .unwrap_or_default()
             .to_owned()
     }
+
+    /// The session cookie this answer sets, if any (`name=value`).
+    pub fn session_cookie(&self) -> Option<String> {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.starts_with("quell="))
+            .map(|c| c.split(';').next().unwrap_or_default().to_owned())
+    }
+
+    /// The CSRF token the page's forms carry.
+    pub fn csrf(&self) -> Option<String> {
+        let at = self.text.find(r#"name="csrf" value=""#)? + r#"name="csrf" value=""#.len();
+        Some(self.text[at..].split('"').next()?.to_owned())
+    }
 }
 
 impl TestApp {
-    pub fn new(pool: PgPool) -> Self {
+    pub async fn new(pool: PgPool) -> Self {
         let state = AppState::new(
             pool.clone(),
             AppConfig {
                 base_url: "http://quell.test".into(),
+                trust_forwarded_for: true,
             },
         );
-        Self {
+        let mut app = Self {
             router: quell::app(state),
             pool,
-        }
+            admin: Creds::default(),
+        };
+        app.admin = app.account(ADMIN_EMAIL, "admin").await;
+        app
+    }
+
+    /// An account with `role`, its API token and a signed-in browser session.
+    pub async fn account(&self, email: &str, role: &str) -> Creds {
+        let role = quell::auth::domain::UserRole::parse("role", role).unwrap();
+        let user = quell::auth::bootstrap::ensure_account(
+            &self.pool,
+            &quell::auth::bootstrap::Account {
+                email,
+                name: None,
+                role,
+                password: Some(PASSWORD),
+            },
+            &quell::audit::Actor::system("test"),
+        )
+        .await
+        .unwrap();
+        let token = format!("quell_test_token_for_{}_{}", user.handle, user.id);
+        quell::auth::bootstrap::set_bootstrap_token(&self.pool, &user, &token)
+            .await
+            .unwrap();
+        let mut creds = self.sign_in(email, PASSWORD).await;
+        creds.token = Some(token);
+        creds
+    }
+
+    /// Signs in through the login form, as a browser does.
+    pub async fn sign_in(&self, email: &str, password: &str) -> Creds {
+        let mut creds = Creds {
+            email: email.into(),
+            password: password.into(),
+            ..Default::default()
+        };
+        let page = self.call_as(&creds, Method::GET, "/login", &[], None).await;
+        creds.cookie = page.session_cookie();
+        creds.csrf = page.csrf();
+        let r = self
+            .form_as(
+                &creds,
+                "/login",
+                &[
+                    ("email", email),
+                    ("password", password),
+                    ("next", "/account"),
+                ],
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::SEE_OTHER,
+            "sign-in of {email} failed: {}",
+            r.text
+        );
+        creds.cookie = r.session_cookie().or(creds.cookie);
+        let account = self
+            .call_as(&creds, Method::GET, "/account", &[], None)
+            .await;
+        assert_eq!(account.status, StatusCode::OK, "{}", account.text);
+        creds.csrf = account.csrf();
+        creds
     }
 
     pub async fn send(&self, req: Request<Body>) -> Res {
@@ -82,14 +178,27 @@ impl TestApp {
         }
     }
 
-    pub async fn call(
+    pub async fn call_as(
         &self,
+        creds: &Creds,
         method: Method,
         uri: &str,
         headers: &[(&str, &str)],
         body: Option<&str>,
     ) -> Res {
-        let mut req = Request::builder().method(method).uri(uri);
+        let mut req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", "quell.test");
+        let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        if let Some(t) = &creds.token
+            && !has("authorization")
+        {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        if let Some(c) = &creds.cookie {
+            req = req.header("cookie", c);
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -101,6 +210,16 @@ impl TestApp {
             None => Body::empty(),
         };
         self.send(req.body(body).unwrap()).await
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Res {
+        self.call_as(&self.admin, method, uri, headers, body).await
     }
 
     pub async fn get(&self, uri: &str) -> Res {
@@ -116,17 +235,40 @@ impl TestApp {
         self.call(Method::POST, uri, &[], None).await
     }
 
-    pub async fn form(&self, uri: &str, fields: &[(&str, &str)]) -> Res {
-        let body = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(fields)
-            .finish();
-        let req = Request::builder()
+    /// Posts a form as `creds`' browser would, with the session's CSRF token.
+    pub async fn form_as(&self, creds: &Creds, uri: &str, fields: &[(&str, &str)]) -> Res {
+        let mut ser = form_urlencoded::Serializer::new(String::new());
+        if let Some(csrf) = &creds.csrf {
+            ser.append_pair("csrf", csrf);
+        }
+        let body = ser.extend_pairs(fields).finish();
+        self.form_raw(creds, uri, body, &[]).await
+    }
+
+    /// A form post with exactly this body and extra headers (for CSRF tests).
+    pub async fn form_raw(
+        &self,
+        creds: &Creds,
+        uri: &str,
+        body: String,
+        headers: &[(&str, &str)],
+    ) -> Res {
+        let mut req = Request::builder()
             .method(Method::POST)
             .uri(uri)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(Body::from(body))
-            .unwrap();
-        self.send(req).await
+            .header("host", "quell.test")
+            .header("content-type", "application/x-www-form-urlencoded");
+        if let Some(c) = &creds.cookie {
+            req = req.header("cookie", c);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        self.send(req.body(Body::from(body)).unwrap()).await
+    }
+
+    pub async fn form(&self, uri: &str, fields: &[(&str, &str)]) -> Res {
+        self.form_as(&self.admin, uri, fields).await
     }
 
     /// Creates a service the tests can attach incidents to.
@@ -140,11 +282,12 @@ impl TestApp {
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
 
+    /// A responder named `name` whose handle is `handle` (the email's local part).
     pub async fn person(&self, name: &str, handle: &str) {
         let r = self
             .post(
-                "/api/v1/people",
-                json!({"name": name, "email": format!("{handle}@example.com"), "handle": handle}),
+                "/api/v1/users",
+                json!({"name": name, "email": format!("{handle}@example.com"), "role": "responder"}),
             )
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);

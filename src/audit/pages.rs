@@ -1,0 +1,60 @@
+//! The audit log page for admins.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+
+use super::db::{self, Entry};
+use super::handlers::AuditQuery;
+use crate::auth::{Admin, Auth};
+use crate::error::PageResult;
+use crate::http::chrome::Chrome;
+use crate::http::extract::ApiQuery;
+use crate::state::AppState;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/audit.html")]
+pub struct AuditPage {
+    chrome: Chrome,
+    entries: Vec<Entry>,
+    action: String,
+    actor: String,
+    outcome: String,
+    older: Option<String>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Admin>,
+    ApiQuery(query): ApiQuery<AuditQuery>,
+) -> PageResult<AuditPage> {
+    let (filter, limit) = query.filter()?;
+    let entries = db::list(&state.pool, &filter, limit).await?;
+    let older = (entries.len() as i64 == limit)
+        .then(|| {
+            entries.last().map(|e| {
+                let mut q = form_urlencoded::Serializer::new(String::new());
+                for (k, v) in [
+                    ("action", &filter.action),
+                    ("actor", &filter.actor),
+                    ("outcome", &filter.outcome),
+                ] {
+                    if let Some(v) = v {
+                        q.append_pair(k, v);
+                    }
+                }
+                q.append_pair("before", &e.id.to_string());
+                format!("/admin/audit?{}", q.finish())
+            })
+        })
+        .flatten();
+    Ok(AuditPage {
+        chrome,
+        action: filter.action.unwrap_or_default(),
+        actor: filter.actor.unwrap_or_default(),
+        outcome: filter.outcome.unwrap_or_default(),
+        entries,
+        older,
+    })
+}

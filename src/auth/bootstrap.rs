@@ -1,0 +1,176 @@
+//! Accounts without a console: `QUELL_ADMIN_EMAIL` + `QUELL_ADMIN_PASSWORD` create or reset the
+//! first admin at start, `QUELL_BOOTSTRAP_TOKEN` makes that admin's API token equal to a given
+//! value, and `quell user create` does the same for anyone from the command line.
+
+use sqlx::PgPool;
+
+use super::db::{self, User};
+use super::domain::{UserRole, check_password, token_display_prefix, token_hash};
+use super::password;
+use crate::audit::{self, Actor};
+use crate::error::{AppError, AppResult};
+use crate::people::{self, domain::PersonDraft};
+
+/// A handle made from an email's local part: `ana.ribeiro@x` → `ana.ribeiro`.
+fn handle_from_email(email: &str) -> String {
+    let local = email
+        .split('@')
+        .next()
+        .unwrap_or("user")
+        .to_ascii_lowercase();
+    let cleaned: String = local
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let cleaned = cleaned.trim_start_matches(['.', '_', '-']).to_owned();
+    if cleaned.is_empty() {
+        "user".into()
+    } else {
+        cleaned
+    }
+}
+
+/// What to create or reset.
+pub struct Account<'a> {
+    pub email: &'a str,
+    pub name: Option<&'a str>,
+    pub role: UserRole,
+    pub password: Option<&'a str>,
+}
+
+/// Creates the person with `role` and `password`, or, when the email exists, sets its role,
+/// resets its password and enables it. Concurrent replicas starting with the same settings
+/// serialise on an advisory lock.
+pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> AppResult<User> {
+    if let Some(p) = a.password {
+        check_password("password", p)?;
+    }
+    let hash = match a.password {
+        Some(p) => Some(password::hash(p.to_owned()).await?),
+        None => None,
+    };
+    let mut tx = pool.begin().await?;
+    sqlx::query!("select pg_advisory_xact_lock(hashtext('quell.accounts'))")
+        .execute(&mut *tx)
+        .await?;
+    let existing = db::find_by_email(&mut *tx, a.email).await?;
+    let (id, action) = match existing {
+        Some(u) => {
+            db::set_account(&mut *tx, u.id, a.role, hash.as_deref()).await?;
+            db::set_disabled(&mut *tx, u.id, false).await?;
+            (u.id, "user.reset")
+        }
+        None => {
+            let handle = unique_handle(&mut tx, &handle_from_email(a.email)).await?;
+            let draft = PersonDraft {
+                name: a.name.map(str::to_owned).unwrap_or_else(|| handle.clone()),
+                email: a.email.to_owned(),
+                handle,
+            }
+            .validated()?;
+            let person = people::db::insert(&mut *tx, &draft).await?;
+            db::set_account(&mut *tx, person.id, a.role, hash.as_deref()).await?;
+            (person.id, "user.create")
+        }
+    };
+    let user = db::find_by_id(&mut *tx, id)
+        .await?
+        .ok_or_else(|| AppError::Internal("account vanished".into()))?;
+    audit::record(
+        &mut tx,
+        actor,
+        action,
+        &user.email,
+        None,
+        Some(serde_json::json!({ "role": user.role, "handle": user.handle })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(user)
+}
+
+async fn unique_handle(conn: &mut sqlx::PgConnection, base: &str) -> AppResult<String> {
+    for n in 0..1000 {
+        let candidate = if n == 0 {
+            base.to_owned()
+        } else {
+            format!("{base}{n}")
+        };
+        if people::db::find(&mut *conn, &candidate).await?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Err(AppError::Conflict(format!("no free handle like {base:?}")))
+}
+
+/// Makes `token` (stored hashed) the `bootstrap` API token of `user`.
+pub async fn set_bootstrap_token(pool: &PgPool, user: &User, token: &str) -> AppResult<()> {
+    if token.len() < 20 {
+        return Err(AppError::invalid(
+            "QUELL_BOOTSTRAP_TOKEN",
+            "use at least 20 random characters",
+        ));
+    }
+    db::replace_token(
+        pool,
+        user.id,
+        "bootstrap",
+        &token_hash(token),
+        &token_display_prefix(token),
+    )
+    .await
+}
+
+/// Applies `QUELL_ADMIN_EMAIL`, `QUELL_ADMIN_PASSWORD` and `QUELL_BOOTSTRAP_TOKEN`.
+pub async fn from_settings(
+    pool: &PgPool,
+    email: Option<&str>,
+    password: Option<&str>,
+    token: Option<&str>,
+) -> AppResult<()> {
+    let Some(email) = email.filter(|e| !e.trim().is_empty()) else {
+        if token.is_some() || password.is_some() {
+            return Err(AppError::invalid(
+                "QUELL_ADMIN_EMAIL",
+                "set it too: the bootstrap password and token belong to that admin",
+            ));
+        }
+        return Ok(());
+    };
+    let actor = Actor::system("bootstrap");
+    let admin = ensure_account(
+        pool,
+        &Account {
+            email,
+            name: None,
+            role: UserRole::Admin,
+            password,
+        },
+        &actor,
+    )
+    .await?;
+    if let Some(token) = token.filter(|t| !t.is_empty()) {
+        set_bootstrap_token(pool, &admin, token).await?;
+    }
+    tracing::info!(email = %admin.email, "bootstrap admin ready");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::handle_from_email;
+
+    #[test]
+    fn handles_come_from_the_local_part() {
+        assert_eq!(handle_from_email("Ana.Ribeiro@example.com"), "ana.ribeiro");
+        assert_eq!(handle_from_email("a+b@example.com"), "a-b");
+        assert_eq!(handle_from_email("+@example.com"), "user");
+    }
+}

@@ -1,0 +1,177 @@
+//! Pure rules of access: the four user roles and what each may do, the password policy, the
+//! growing delay after failed sign-ins, and the shape of API tokens.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::domain::DomainError;
+
+/// What a signed-in person may do. Each role includes the ones before it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum UserRole {
+    /// Reads everything.
+    Viewer,
+    /// Opens and works incidents.
+    Responder,
+    /// Reviews and publishes postmortems, sees reports.
+    Manager,
+    /// Users, integrations, services, policies, the audit log.
+    Admin,
+}
+
+impl UserRole {
+    pub const ALL: [UserRole; 4] = [Self::Viewer, Self::Responder, Self::Manager, Self::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Viewer => "viewer",
+            Self::Responder => "responder",
+            Self::Manager => "manager",
+            Self::Admin => "admin",
+        }
+    }
+
+    pub fn parse(field: &str, value: &str) -> Result<Self, DomainError> {
+        let v = value.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|r| r.as_str() == v)
+            .ok_or_else(|| {
+                DomainError::invalid(
+                    field,
+                    format!("{value:?} is not a role; use viewer, responder, manager or admin"),
+                )
+            })
+    }
+
+    /// Whether this role includes `needed`.
+    pub fn allows(self, needed: UserRole) -> bool {
+        self >= needed
+    }
+}
+
+pub const PASSWORD_MIN_CHARS: usize = 10;
+pub const PASSWORD_MAX_CHARS: usize = 128;
+
+/// NIST-style: length only, no composition rules.
+pub fn check_password(field: &str, password: &str) -> Result<(), DomainError> {
+    let n = password.chars().count();
+    if !(PASSWORD_MIN_CHARS..=PASSWORD_MAX_CHARS).contains(&n) {
+        return Err(DomainError::invalid(
+            field,
+            format!(
+                "a password is {PASSWORD_MIN_CHARS} to {PASSWORD_MAX_CHARS} characters long (this one has {n})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Failures allowed before delays start.
+pub const FREE_FAILURES: i32 = 3;
+/// The longest delay, however many failures.
+pub const MAX_DELAY_SECS: i64 = 15 * 60;
+
+/// After `failures` failed sign-ins in a row, how long further attempts are refused: nothing for
+/// the first few, then 1 s, 2 s, 4 s … doubling up to 15 minutes.
+pub fn delay_after(failures: i32) -> Duration {
+    if failures < FREE_FAILURES {
+        return Duration::zero();
+    }
+    let exp = (failures - FREE_FAILURES).min(20) as u32;
+    Duration::seconds((1_i64 << exp).min(MAX_DELAY_SECS))
+}
+
+/// Seconds left to wait, if `blocked_until` is still ahead of `now`.
+pub fn wait_left(blocked_until: DateTime<Utc>, now: DateTime<Utc>) -> Option<i64> {
+    let left = (blocked_until - now).num_seconds();
+    (blocked_until > now).then_some(left.max(1))
+}
+
+/// The prefix every Quell API token starts with, so leaked tokens are recognisable.
+pub const TOKEN_PREFIX: &str = "quell_";
+
+/// A new token from 32 random bytes: `quell_` and 64 hex digits.
+pub fn token_from_bytes(bytes: &[u8; 32]) -> String {
+    let mut s = String::with_capacity(TOKEN_PREFIX.len() + 64);
+    s.push_str(TOKEN_PREFIX);
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// What is stored of a token: its SHA-256. Lookups compare hashes, never the token itself.
+pub fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// The part of a token shown in lists.
+pub fn token_display_prefix(token: &str) -> String {
+    token.chars().take(TOKEN_PREFIX.len() + 6).collect()
+}
+
+/// Compares two secrets in time independent of where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_include_the_ones_below() {
+        assert!(UserRole::Admin.allows(UserRole::Viewer));
+        assert!(UserRole::Responder.allows(UserRole::Responder));
+        assert!(!UserRole::Viewer.allows(UserRole::Responder));
+        assert!(!UserRole::Manager.allows(UserRole::Admin));
+        assert_eq!(UserRole::parse("role", "Admin").unwrap(), UserRole::Admin);
+        assert!(UserRole::parse("role", "root").is_err());
+    }
+
+    #[test]
+    fn passwords_are_judged_by_length_only() {
+        assert!(check_password("password", "correct horse").is_ok());
+        assert!(check_password("password", "short").is_err());
+        assert!(check_password("password", &"x".repeat(129)).is_err());
+        assert!(
+            check_password("password", "ääääääääää").is_ok(),
+            "characters, not bytes"
+        );
+    }
+
+    #[test]
+    fn delays_grow_after_a_few_failures_and_are_capped() {
+        assert_eq!(delay_after(0), Duration::zero());
+        assert_eq!(delay_after(2), Duration::zero());
+        assert_eq!(delay_after(3), Duration::seconds(1));
+        assert_eq!(delay_after(4), Duration::seconds(2));
+        assert_eq!(delay_after(8), Duration::seconds(32));
+        assert_eq!(delay_after(40), Duration::seconds(MAX_DELAY_SECS));
+    }
+
+    #[test]
+    fn tokens_look_like_quell_tokens_and_hash_stably() {
+        let t = token_from_bytes(&[0xab; 32]);
+        assert!(t.starts_with("quell_abab"));
+        assert_eq!(t.len(), 6 + 64);
+        assert_eq!(token_hash(&t), token_hash(&t));
+        assert_ne!(token_hash(&t), token_hash("quell_other"));
+        assert_eq!(token_display_prefix(&t), "quell_ababab");
+    }
+
+    #[test]
+    fn constant_time_eq_compares_whole_values() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
+}

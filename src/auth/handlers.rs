@@ -1,0 +1,338 @@
+//! Accounts and API tokens over the API: `/api/v1/me`, `/api/v1/users` (admins),
+//! `/api/v1/tokens`.
+
+use argon2::password_hash::rand_core::{OsRng, RngCore};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::bootstrap::{Account, ensure_account};
+use super::db::{self, Token, User};
+use super::domain::{UserRole, token_display_prefix, token_from_bytes, token_hash};
+use super::{Admin, Auth, Viewer};
+use crate::audit;
+use crate::error::{AppError, AppResult};
+use crate::http::extract::ApiJson;
+use crate::state::AppState;
+
+/// A numeric id from a path; anything else names nothing, so 404.
+pub fn parse_id(raw: &str, what: &str) -> AppResult<i64> {
+    raw.parse()
+        .map_err(|_| AppError::NotFound(format!("There is no {what} {raw:?}.")))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UserView {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub handle: String,
+    pub role: UserRole,
+    /// Whether the person can sign in with a password
+    pub has_password: bool,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&User> for UserView {
+    fn from(u: &User) -> Self {
+        Self {
+            id: u.id,
+            name: u.name.clone(),
+            email: u.email.clone(),
+            handle: u.handle.clone(),
+            role: u.role,
+            has_password: u.password_hash.is_some(),
+            disabled_at: u.disabled_at,
+            created_at: u.created_at,
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UserList {
+    pub items: Vec<UserView>,
+}
+
+/// Who the token belongs to.
+#[utoipa::path(get, path = "/api/v1/me", tag = "accounts",
+    responses((status = 200, description = "OK", body = UserView), (status = 401, description = "No valid token", body = crate::error::ErrorBody)))]
+pub async fn me(State(state): State<AppState>, auth: Auth<Viewer>) -> AppResult<Json<UserView>> {
+    let user = db::find_by_id(&state.pool, auth.user.id)
+        .await?
+        .ok_or_else(|| AppError::NotFound("Your account no longer exists.".into()))?;
+    Ok(Json(UserView::from(&user)))
+}
+
+/// Every account.
+#[utoipa::path(get, path = "/api/v1/users", tag = "accounts",
+    responses((status = 200, description = "OK", body = UserList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+pub async fn list_users(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+) -> AppResult<Json<UserList>> {
+    let users = db::list(&state.pool).await?;
+    Ok(Json(UserList {
+        items: users.iter().map(UserView::from).collect(),
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateUser {
+    email: String,
+    role: String,
+    #[serde(default)]
+    name: Option<String>,
+    /// 10 to 128 characters; leave out for an account that signs in another way (SSO)
+    #[serde(default)]
+    password: Option<String>,
+}
+
+/// Create an account (or reset an existing one's role and password).
+#[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = CreateUser,
+    responses((status = 201, description = "Created", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
+              (status = 409, description = "The email exists", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn create_user(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<CreateUser>,
+) -> AppResult<Response> {
+    let b = body.value;
+    let role = UserRole::parse("role", &b.role)?;
+    crate::people::domain::PersonDraft {
+        name: b.name.clone().unwrap_or_else(|| "x".into()),
+        email: b.email.clone(),
+        handle: "x".into(),
+    }
+    .validated()?;
+    if db::find_by_email(&state.pool, &b.email).await?.is_some() {
+        return Err(AppError::Conflict(format!(
+            "An account with the email {:?} exists; change it with PATCH /api/v1/users/{{id}}.",
+            b.email
+        )));
+    }
+    let user = ensure_account(
+        &state.pool,
+        &Account {
+            email: &b.email,
+            name: b.name.as_deref(),
+            role,
+            password: b.password.as_deref(),
+        },
+        &auth.actor,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(UserView::from(&user))).into_response())
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchUser {
+    #[serde(default)]
+    role: Option<String>,
+    /// `true` disables the account and ends its sessions; `false` enables it again
+    #[serde(default)]
+    disabled: Option<bool>,
+}
+
+/// Change an account's role, or disable or enable it.
+#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "accounts", request_body = PatchUser,
+    params(("id" = i64, Path, description = "Account id")),
+    responses((status = 200, description = "OK", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Would leave no admin", body = crate::error::ErrorBody)))]
+pub async fn patch_user(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+    body: ApiJson<PatchUser>,
+) -> AppResult<Json<UserView>> {
+    let id = parse_id(&id, "account")?;
+    let b = body.value;
+    let role = b
+        .role
+        .as_deref()
+        .map(|r| UserRole::parse("role", r))
+        .transpose()?;
+    let user = change_user(&state, &auth.actor, auth.user.id, id, role, b.disabled).await?;
+    Ok(Json(UserView::from(&user)))
+}
+
+/// Shared by the API and the admin page: one transaction, audited. An admin cannot demote or
+/// disable themselves, so an instance always keeps an admin.
+pub async fn change_user(
+    state: &AppState,
+    actor: &audit::Actor,
+    self_id: i64,
+    id: i64,
+    role: Option<UserRole>,
+    disabled: Option<bool>,
+) -> AppResult<User> {
+    let mut tx = state.pool.begin().await?;
+    let before = db::find_by_id(&mut *tx, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no account {id}.")))?;
+    if id == self_id && (role.is_some_and(|r| r != UserRole::Admin) || disabled == Some(true)) {
+        return Err(AppError::Conflict(
+            "You cannot demote or disable yourself; ask another admin.".into(),
+        ));
+    }
+    if let Some(role) = role {
+        db::set_role(&mut *tx, id, role).await?;
+    }
+    if let Some(disabled) = disabled {
+        db::set_disabled(&mut *tx, id, disabled).await?;
+    }
+    let after = db::find_by_id(&mut *tx, id)
+        .await?
+        .ok_or_else(|| AppError::Internal("account vanished".into()))?;
+    audit::record(
+        &mut tx,
+        actor,
+        "user.update",
+        &after.email,
+        Some(json!({ "role": before.role, "disabled": before.disabled_at.is_some() })),
+        Some(json!({ "role": after.role, "disabled": after.disabled_at.is_some() })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateToken {
+    /// What the token is for, e.g. "alert bridge"
+    name: String,
+    /// Whose token: yourself when left out; someone else needs the admin role
+    #[serde(default)]
+    email: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct NewToken {
+    /// The secret, shown this once; only its hash is kept
+    pub token: String,
+    #[serde(flatten)]
+    pub info: Token,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct TokenList {
+    pub items: Vec<Token>,
+}
+
+/// A new API token for yourself, or (admins) for anyone by email.
+#[utoipa::path(post, path = "/api/v1/tokens", tag = "accounts", request_body = CreateToken,
+    responses((status = 201, description = "Created; `token` is shown only now", body = NewToken), (status = 403, description = "Only admins make tokens for others", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn create_token(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    body: ApiJson<CreateToken>,
+) -> AppResult<Response> {
+    let b = body.value;
+    let name = b.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AppError::invalid(
+            "name",
+            "name the token in 1 to 100 characters",
+        ));
+    }
+    let owner = match b.email.as_deref() {
+        None => auth.user.id,
+        Some(email) if email.eq_ignore_ascii_case(&auth.user.email) => auth.user.id,
+        Some(email) => {
+            if !auth.user.role.allows(UserRole::Admin) {
+                audit::db::refusal(
+                    &state.pool,
+                    &auth.actor,
+                    "access.denied",
+                    "POST /api/v1/tokens for another",
+                )
+                .await?;
+                return Err(AppError::Forbidden(
+                    "Only admins make tokens for other people.".into(),
+                ));
+            }
+            db::find_by_email(&state.pool, email)
+                .await?
+                .ok_or_else(|| {
+                    AppError::invalid("email", format!("no account has the email {email:?}"))
+                })?
+                .id
+        }
+    };
+    let mut bytes = [0u8; 32];
+    OsRng.fill_bytes(&mut bytes);
+    let token = token_from_bytes(&bytes);
+    let mut tx = state.pool.begin().await?;
+    let info = db::insert_token(
+        &mut *tx,
+        owner,
+        name,
+        &token_hash(&token),
+        &token_display_prefix(&token),
+    )
+    .await?;
+    audit::record(
+        &mut tx,
+        &auth.actor,
+        "token.create",
+        &info.owner,
+        None,
+        Some(json!({ "id": info.id, "name": info.name })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(NewToken { token, info })).into_response())
+}
+
+/// Your tokens; admins see everyone's.
+#[utoipa::path(get, path = "/api/v1/tokens", tag = "accounts",
+    responses((status = 200, description = "OK", body = TokenList)))]
+pub async fn list_tokens(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+) -> AppResult<Json<TokenList>> {
+    let scope = (!auth.user.role.allows(UserRole::Admin)).then_some(auth.user.id);
+    Ok(Json(TokenList {
+        items: db::list_tokens(&state.pool, scope).await?,
+    }))
+}
+
+/// Revoke a token: yours, or (admins) anyone's. It stops working at once.
+#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "accounts",
+    params(("id" = i64, Path, description = "Token id")),
+    responses((status = 204, description = "Revoked"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn revoke_token(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "token")?;
+    let found = db::find_token(&state.pool, id).await?;
+    // Someone else's token is "not found" to a non-admin: its existence is not theirs to learn.
+    let Some((token, owner)) =
+        found.filter(|(_, owner)| *owner == auth.user.id || auth.user.role.allows(UserRole::Admin))
+    else {
+        return Err(AppError::NotFound(format!("You have no token {id}.")));
+    };
+    let mut tx = state.pool.begin().await?;
+    db::revoke_token(&mut *tx, id).await?;
+    audit::record(
+        &mut tx,
+        &auth.actor,
+        "token.revoke",
+        &token.owner,
+        Some(json!({ "id": id, "owner_id": owner })),
+        None,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,163 @@
+//! Who is asking, and may they. API requests authenticate with `Authorization: Bearer <token>`,
+//! pages with a session cookie (tower-sessions on PostgreSQL). A router-level gate puts the
+//! signed-in [`CurrentUser`] into the request; handlers then state the role they need in their
+//! signature with [`Auth`], and get the [`Actor`](crate::audit::Actor) to attribute changes to.
+
+pub mod bootstrap;
+pub mod db;
+pub mod domain;
+pub mod gate;
+pub mod handlers;
+pub mod pages;
+pub mod password;
+pub mod session;
+pub mod session_store;
+
+use std::marker::PhantomData;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+
+use crate::audit::{self, Actor};
+use crate::error::{AppError, PageError};
+use crate::state::AppState;
+use domain::UserRole;
+
+/// The person a request acts as.
+#[derive(Debug, Clone)]
+pub struct CurrentUser {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub handle: String,
+    pub role: UserRole,
+}
+
+/// A role a handler needs, as a type: `Auth<Responder>`.
+pub trait MinRole: Send + Sync {
+    const ROLE: UserRole;
+}
+pub struct Viewer;
+pub struct Responder;
+pub struct Manager;
+pub struct Admin;
+impl MinRole for Viewer {
+    const ROLE: UserRole = UserRole::Viewer;
+}
+impl MinRole for Responder {
+    const ROLE: UserRole = UserRole::Responder;
+}
+impl MinRole for Manager {
+    const ROLE: UserRole = UserRole::Manager;
+}
+impl MinRole for Admin {
+    const ROLE: UserRole = UserRole::Admin;
+}
+
+/// The signed-in user, checked to hold at least role `R`. Refusals answer 403 (JSON under
+/// `/api`, a page elsewhere) and are tallied in the audit log.
+pub struct Auth<R: MinRole> {
+    pub user: CurrentUser,
+    pub actor: Actor,
+    _role: PhantomData<R>,
+}
+
+/// 401 or 403, in the format of the part of the site that was asked.
+pub struct Refused {
+    api: bool,
+    error: AppError,
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        if self.api {
+            self.error.into_response()
+        } else {
+            PageError(self.error).into_response()
+        }
+    }
+}
+
+impl<R: MinRole> FromRequestParts<AppState> for Auth<R> {
+    type Rejection = Refused;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Refused> {
+        let api = parts.uri.path().starts_with("/api/");
+        let actor = actor_of(parts, state);
+        let Some(user) = parts.extensions.get::<CurrentUser>().cloned() else {
+            return Err(Refused {
+                api,
+                error: AppError::Unauthenticated,
+            });
+        };
+        if !user.role.allows(R::ROLE) {
+            let what = format!("{} {}", parts.method, parts.uri.path());
+            if let Err(err) = audit::db::refusal(&state.pool, &actor, "access.denied", &what).await
+            {
+                tracing::error!(error = %err, "could not record a refusal");
+            }
+            return Err(Refused {
+                api,
+                error: AppError::Forbidden(format!(
+                    "This needs the {} role; you are {}.",
+                    R::ROLE.as_str(),
+                    user.role.as_str()
+                )),
+            });
+        }
+        Ok(Self {
+            user,
+            actor,
+            _role: PhantomData,
+        })
+    }
+}
+
+/// The client's address: the connection's peer, or the first `X-Forwarded-For` hop when
+/// `QUELL_TRUST_FORWARDED_FOR` says a proxy in front sets it.
+pub fn client_addr(parts: &Parts, state: &AppState) -> Option<String> {
+    if state.config.trust_forwarded_for
+        && let Some(first) = parts
+            .headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+    {
+        return Some(first.trim().to_owned());
+    }
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ci| ci.0.ip().to_string())
+}
+
+/// The actor of a request: the signed-in user if any, with the request id and address.
+pub fn actor_of(parts: &Parts, state: &AppState) -> Actor {
+    let user = parts.extensions.get::<CurrentUser>();
+    Actor {
+        person_id: user.map(|u| u.id),
+        name: user.map_or_else(|| "anonymous".to_owned(), |u| u.name.clone()),
+        request_id: parts
+            .headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        client_addr: client_addr(parts, state),
+    }
+}
+
+/// The actor of any request, signed in or not (for the sign-in page itself).
+pub struct RequestActor(pub Actor);
+
+impl FromRequestParts<AppState> for RequestActor {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(actor_of(parts, state)))
+    }
+}

@@ -1,0 +1,404 @@
+//! Sign-in, sign-out, your account (password, tokens), and the admins' user management page.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use tokio::sync::OnceCell;
+use tower_sessions::Session;
+
+use super::bootstrap::{Account, ensure_account};
+use super::db::{self, Token, User};
+use super::domain::{UserRole, check_password, wait_left};
+use super::handlers::change_user;
+use super::{Admin, Auth, RequestActor, Viewer, password, session};
+use crate::audit::{self, Actor};
+use crate::clock;
+use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::http::chrome::Chrome;
+use crate::http::extract::PageForm;
+use crate::state::AppState;
+
+/// Only paths on this site: no `//host` or `https://` redirects after sign-in.
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => {
+            n.to_owned()
+        }
+        _ => "/incidents".to_owned(),
+    }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "auth/login.html")]
+pub struct LoginPage {
+    chrome: Chrome,
+    email: String,
+    next: String,
+    error: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct NextQuery {
+    next: Option<String>,
+}
+
+pub async fn login_form(chrome: Chrome, Query(q): Query<NextQuery>) -> LoginPage {
+    LoginPage {
+        chrome,
+        email: String::new(),
+        next: safe_next(q.next.as_deref()),
+        error: None,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    next: Option<String>,
+}
+
+/// A hash nobody's password matches, verified when the email is unknown so that a wrong email
+/// costs as long as a wrong password.
+static DECOY: OnceCell<String> = OnceCell::const_new();
+
+/// Signs in by email and password. Failures are counted per account and per client address;
+/// past a few, further attempts wait a delay that doubles with each failure.
+pub async fn login(
+    State(state): State<AppState>,
+    session: Session,
+    RequestActor(actor): RequestActor,
+    PageForm(f): PageForm<LoginForm>,
+) -> PageResult<Response> {
+    let next = safe_next(f.next.as_deref());
+    let account_key = format!("account:{}", f.email.trim().to_lowercase());
+    let addr_key = format!("addr:{}", actor.client_addr.as_deref().unwrap_or("unknown"));
+    let again = async |status: StatusCode, error: String| -> PageResult<Response> {
+        let chrome = Chrome {
+            user: None,
+            csrf: session::csrf_token(&session).await?,
+        };
+        let page = LoginPage {
+            chrome,
+            email: f.email.clone(),
+            next: next.clone(),
+            error: Some(error),
+        };
+        Ok((status, page).into_response())
+    };
+
+    let now = clock::now(&state.pool).await?;
+    for key in [&account_key, &addr_key] {
+        if let Some(until) = db::blocked_until(&state.pool, key).await?
+            && let Some(secs) = wait_left(until, now)
+        {
+            audit::db::refusal(&state.pool, &actor, "login.throttled", f.email.trim()).await?;
+            return again(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("Too many failed sign-ins. Wait {secs} s and try again."),
+            )
+            .await;
+        }
+    }
+
+    let user = db::find_by_email(&state.pool, &f.email).await?;
+    let usable = user.as_ref().filter(|u| u.disabled_at.is_none());
+    let hash = match usable.and_then(|u| u.password_hash.clone()) {
+        Some(h) => h,
+        None => DECOY.get_or_try_init(password::decoy).await?.clone(),
+    };
+    let matches = password::verify(f.password.clone(), hash).await?
+        && usable.is_some_and(|u| u.password_hash.is_some());
+
+    let Some(user) = usable.filter(|_| matches) else {
+        let mut tx = state.pool.begin().await?;
+        for key in [&account_key, &addr_key] {
+            let failures = db::record_failure(&mut *tx, key).await?;
+            db::block(&mut *tx, key, failures).await?;
+        }
+        tx.commit().await?;
+        audit::db::refusal(&state.pool, &actor, "login.failed", f.email.trim()).await?;
+        return again(
+            StatusCode::UNAUTHORIZED,
+            "The email or the password is wrong.".into(),
+        )
+        .await;
+    };
+
+    db::clear_failures(&state.pool, &account_key).await?;
+    db::clear_failures(&state.pool, &addr_key).await?;
+    session::sign_in(&session, user).await?;
+    let actor = Actor {
+        person_id: Some(user.id),
+        name: user.name.clone(),
+        ..actor
+    };
+    let mut tx = state.pool.begin().await?;
+    audit::record(&mut tx, &actor, "login", &user.email, None, None).await?;
+    tx.commit().await?;
+    Ok(Redirect::to(&next).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct Empty {}
+
+pub async fn logout(session: Session, PageForm(_): PageForm<Empty>) -> PageResult<Redirect> {
+    session::sign_out(&session).await?;
+    Ok(Redirect::to("/login"))
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "auth/account.html")]
+pub struct AccountPage {
+    chrome: Chrome,
+    me: User,
+    tokens: Vec<Token>,
+    errors: Vec<FieldError>,
+    notice: Option<String>,
+}
+
+async fn account_page(
+    state: &AppState,
+    chrome: Chrome,
+    id: i64,
+    errors: Vec<FieldError>,
+    notice: Option<String>,
+) -> Result<AccountPage, AppError> {
+    let me = db::find_by_id(&state.pool, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound("Your account no longer exists.".into()))?;
+    let tokens = db::list_tokens(&state.pool, Some(id)).await?;
+    Ok(AccountPage {
+        chrome,
+        me,
+        tokens,
+        errors,
+        notice,
+    })
+}
+
+pub async fn account(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Viewer>,
+) -> PageResult<AccountPage> {
+    Ok(account_page(&state, chrome, auth.user.id, vec![], None).await?)
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    new: String,
+    #[serde(default)]
+    confirm: String,
+}
+
+/// Changes your password; every other session of yours ends, this one stays.
+pub async fn change_password(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    session: Session,
+    auth: Auth<Viewer>,
+    PageForm(f): PageForm<PasswordForm>,
+) -> PageResult<Response> {
+    let me = db::find_by_id(&state.pool, auth.user.id)
+        .await?
+        .ok_or_else(|| AppError::NotFound("Your account no longer exists.".into()))?;
+    let problem = async {
+        let ok = match me.password_hash.clone() {
+            Some(h) => password::verify(f.current.clone(), h).await?,
+            None => false,
+        };
+        if !ok {
+            return Ok::<_, AppError>(Some(FieldError {
+                field: "current".into(),
+                message: "that is not your current password".into(),
+            }));
+        }
+        if let Err(crate::domain::DomainError::Invalid { field, message }) =
+            check_password("new", &f.new)
+        {
+            return Ok(Some(FieldError { field, message }));
+        }
+        if f.new != f.confirm {
+            return Ok(Some(FieldError {
+                field: "confirm".into(),
+                message: "the two new passwords differ".into(),
+            }));
+        }
+        Ok(None)
+    }
+    .await?;
+    if let Some(err) = problem {
+        let page = account_page(&state, chrome, me.id, vec![err], None).await?;
+        return Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response());
+    }
+    let hash = password::hash(f.new.clone()).await?;
+    let mut tx = state.pool.begin().await?;
+    let epoch = db::set_password(&mut *tx, me.id, &hash).await?;
+    audit::record(
+        &mut tx,
+        &auth.actor,
+        "user.password_changed",
+        &me.email,
+        None,
+        None,
+    )
+    .await?;
+    tx.commit().await?;
+    session::follow_epoch(&session, epoch).await?;
+    let page = account_page(
+        &state,
+        chrome,
+        me.id,
+        vec![],
+        Some("Password changed. Your other sessions have ended.".into()),
+    )
+    .await?;
+    Ok(page.into_response())
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/users.html")]
+pub struct UsersPage {
+    chrome: Chrome,
+    users: Vec<User>,
+    roles: [UserRole; 4],
+    form: NewUserForm,
+    errors: Vec<FieldError>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+pub struct NewUserForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    password: String,
+}
+
+async fn users_page(
+    state: &AppState,
+    chrome: Chrome,
+    form: NewUserForm,
+    errors: Vec<FieldError>,
+) -> Result<UsersPage, AppError> {
+    Ok(UsersPage {
+        chrome,
+        users: db::list(&state.pool).await?,
+        roles: UserRole::ALL,
+        form,
+        errors,
+    })
+}
+
+pub async fn users(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Admin>,
+) -> PageResult<UsersPage> {
+    let form = NewUserForm {
+        role: "responder".into(),
+        ..Default::default()
+    };
+    Ok(users_page(&state, chrome, form, vec![]).await?)
+}
+
+pub async fn create_user(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Admin>,
+    PageForm(f): PageForm<NewUserForm>,
+) -> PageResult<Response> {
+    let result = async {
+        let role = UserRole::parse("role", &f.role)?;
+        if db::find_by_email(&state.pool, &f.email).await?.is_some() {
+            return Err(AppError::invalid(
+                "email",
+                "an account with this email exists",
+            ));
+        }
+        let password = Some(f.password.as_str()).filter(|p| !p.is_empty());
+        let name = Some(f.name.trim()).filter(|n| !n.is_empty());
+        crate::people::domain::PersonDraft {
+            name: name.unwrap_or("x").into(),
+            email: f.email.clone(),
+            handle: "x".into(),
+        }
+        .validated()?;
+        ensure_account(
+            &state.pool,
+            &Account {
+                email: f.email.trim(),
+                name,
+                role,
+                password,
+            },
+            &auth.actor,
+        )
+        .await
+    }
+    .await;
+    match result {
+        Ok(_) => Ok(Redirect::to("/admin/users").into_response()),
+        Err(AppError::Validation(errors)) => {
+            let page = users_page(
+                &state,
+                chrome,
+                NewUserForm {
+                    password: String::new(),
+                    ..f
+                },
+                errors,
+            )
+            .await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ChangeUserForm {
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    disabled: Option<String>,
+}
+
+pub async fn update_user(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+    PageForm(f): PageForm<ChangeUserForm>,
+) -> PageResult<Redirect> {
+    let id = super::handlers::parse_id(&id, "account")?;
+    let role = f
+        .role
+        .as_deref()
+        .map(|r| UserRole::parse("role", r))
+        .transpose()?;
+    let disabled = match f.disabled.as_deref() {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(
+                AppError::invalid("disabled", format!("{other:?} is not true or false")).into(),
+            );
+        }
+    };
+    change_user(&state, &auth.actor, auth.user.id, id, role, disabled).await?;
+    Ok(Redirect::to("/admin/users"))
+}

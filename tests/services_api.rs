@@ -140,7 +140,11 @@ async fn people_lists_everyone_who_can_hold_a_role(pool: PgPool) {
         .iter()
         .map(|p| p["handle"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(handles, vec!["ana", "admin"], "sorted by name: Ana Ribeiro, admin");
+    assert_eq!(
+        handles,
+        vec!["ana", "admin"],
+        "sorted by name: Ana Ribeiro, admin"
+    );
 }
 
 #[sqlx::test]

@@ -1,0 +1,972 @@
+//! Who may do what: every route with every role and with no identity, sessions, CSRF, tokens,
+//! throttling and the audit log.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::{Creds, PASSWORD, TestApp};
+use serde_json::json;
+use sqlx::PgPool;
+
+/// Every API operation and the least role that may call it.
+const API: &[(&str, &str, &str)] = &[
+    ("GET", "/api/v1/incidents", "viewer"),
+    ("POST", "/api/v1/incidents", "responder"),
+    ("GET", "/api/v1/incidents/{key}", "viewer"),
+    ("PATCH", "/api/v1/incidents/{key}", "responder"),
+    ("POST", "/api/v1/incidents/{key}/acknowledge", "responder"),
+    ("POST", "/api/v1/incidents/{key}/mitigate", "responder"),
+    ("POST", "/api/v1/incidents/{key}/resolve", "responder"),
+    ("POST", "/api/v1/incidents/{key}/reopen", "responder"),
+    ("POST", "/api/v1/incidents/{key}/severity", "responder"),
+    ("PUT", "/api/v1/incidents/{key}/roles/{role}", "responder"),
+    (
+        "DELETE",
+        "/api/v1/incidents/{key}/roles/{role}",
+        "responder",
+    ),
+    ("GET", "/api/v1/incidents/{key}/timeline", "viewer"),
+    ("POST", "/api/v1/incidents/{key}/timeline", "responder"),
+    ("GET", "/api/v1/services", "viewer"),
+    ("POST", "/api/v1/services", "admin"),
+    ("GET", "/api/v1/services/{name}", "viewer"),
+    ("PATCH", "/api/v1/services/{name}", "admin"),
+    ("DELETE", "/api/v1/services/{name}", "admin"),
+    ("GET", "/api/v1/people", "viewer"),
+    ("GET", "/api/v1/me", "viewer"),
+    ("GET", "/api/v1/users", "admin"),
+    ("POST", "/api/v1/users", "admin"),
+    ("PATCH", "/api/v1/users/{id}", "admin"),
+    ("GET", "/api/v1/tokens", "viewer"),
+    ("POST", "/api/v1/tokens", "viewer"),
+    ("DELETE", "/api/v1/tokens/{id}", "viewer"),
+    ("GET", "/api/v1/audit", "admin"),
+];
+
+/// Every page route and the least role that may use it.
+const PAGES: &[(&str, &str, &str)] = &[
+    ("GET", "/incidents", "viewer"),
+    ("POST", "/incidents", "responder"),
+    ("GET", "/incidents/new", "responder"),
+    ("GET", "/incidents/{key}", "viewer"),
+    ("GET", "/incidents/{key}/edit", "responder"),
+    ("POST", "/incidents/{key}/edit", "responder"),
+    ("POST", "/incidents/{key}/transition", "responder"),
+    ("POST", "/incidents/{key}/severity", "responder"),
+    ("POST", "/incidents/{key}/roles", "responder"),
+    ("POST", "/incidents/{key}/notes", "responder"),
+    ("GET", "/services", "viewer"),
+    ("POST", "/services", "admin"),
+    ("GET", "/services/new", "admin"),
+    ("GET", "/services/{name}", "viewer"),
+    ("GET", "/services/{name}/edit", "admin"),
+    ("POST", "/services/{name}/edit", "admin"),
+    ("GET", "/account", "viewer"),
+    ("POST", "/account/password", "viewer"),
+    ("GET", "/admin/users", "admin"),
+    ("POST", "/admin/users", "admin"),
+    ("POST", "/admin/users/{id}", "admin"),
+    ("GET", "/admin/audit", "admin"),
+];
+
+const ROLES: [&str; 4] = ["viewer", "responder", "manager", "admin"];
+
+fn rank(role: &str) -> usize {
+    ROLES.iter().position(|r| *r == role).unwrap()
+}
+
+fn fill(path: &str, key: &str) -> String {
+    path.replace("{key}", key)
+        .replace("{role}", "scribe")
+        .replace("{name}", "payments-gateway")
+        .replace("{id}", "999999")
+}
+
+#[sqlx::test]
+async fn every_api_operation_is_in_the_access_table(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let spec = app.get("/api/v1/openapi.json").await.json();
+    for (path, ops) in spec["paths"].as_object().unwrap() {
+        for method in ops.as_object().unwrap().keys() {
+            let m = method.to_uppercase();
+            assert!(
+                API.iter().any(|(am, ap, _)| *am == m && ap == path),
+                "{m} {path} is routed but not in the access table"
+            );
+        }
+    }
+}
+
+#[sqlx::test]
+async fn every_route_with_every_role_and_no_identity(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    let key = app.past_incident(60).await;
+    let mut who: Vec<(Option<&str>, Creds)> = vec![(None, Creds::default())];
+    for role in ROLES {
+        who.push((
+            Some(role),
+            app.account(&format!("{role}@example.com"), role).await,
+        ));
+    }
+    for (method, path, min) in API {
+        let uri = fill(path, &key);
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        for (role, creds) in &who {
+            let r = app
+                .call_as(creds, method.clone(), &uri, &[], Some("{}"))
+                .await;
+            match role {
+                None => {
+                    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "nobody {method} {uri}");
+                    assert_eq!(r.code(), "unauthenticated");
+                    assert!(r.header("www-authenticate").is_some());
+                }
+                Some(role) if rank(role) < rank(min) => {
+                    assert_eq!(
+                        r.status,
+                        StatusCode::FORBIDDEN,
+                        "{role} {method} {uri}: {}",
+                        r.text
+                    );
+                    assert_eq!(r.code(), "forbidden");
+                }
+                Some(role) => assert!(
+                    r.status != StatusCode::UNAUTHORIZED && r.status != StatusCode::FORBIDDEN,
+                    "{role} {method} {uri} was refused: {} {}",
+                    r.status,
+                    r.text
+                ),
+            }
+        }
+    }
+    for (method, path, min) in PAGES {
+        let uri = fill(path, &key);
+        for (role, creds) in &who {
+            let r = if *method == "GET" {
+                app.call_as(creds, Method::GET, &uri, &[], None).await
+            } else {
+                app.form_as(creds, &uri, &[("version", "1")]).await
+            };
+            match role {
+                None => {
+                    assert_eq!(r.status, StatusCode::SEE_OTHER, "nobody {method} {uri}");
+                    assert!(
+                        r.header("location").unwrap().starts_with("/login?next="),
+                        "{method} {uri}"
+                    );
+                }
+                Some(role) if rank(role) < rank(min) => {
+                    assert_eq!(
+                        r.status,
+                        StatusCode::FORBIDDEN,
+                        "{role} {method} {uri}: {}",
+                        r.text
+                    );
+                }
+                Some(role) => assert!(
+                    r.status != StatusCode::FORBIDDEN
+                        && !r
+                            .header("location")
+                            .is_some_and(|l| l.starts_with("/login")),
+                    "{role} {method} {uri} was refused: {} {}",
+                    r.status,
+                    r.text
+                ),
+            }
+        }
+    }
+    // Every refusal above left a trace, tallied rather than one row each.
+    let refused = app
+        .get("/api/v1/audit?outcome=refused&action=access.denied&limit=500")
+        .await
+        .json();
+    assert!(!refused["items"].as_array().unwrap().is_empty());
+}
+
+#[sqlx::test]
+async fn a_viewer_token_reads_but_cannot_write(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(10).await;
+    let viewer = app.account("vic@example.com", "viewer").await;
+    let r = app
+        .call_as(
+            &viewer,
+            Method::GET,
+            &format!("/api/v1/incidents/{key}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = app
+        .call_as(
+            &viewer,
+            Method::POST,
+            &format!("/api/v1/incidents/{key}/acknowledge"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("responder")
+    );
+    assert_eq!(
+        app.incident_json(&key).await["status"],
+        "triggered",
+        "nothing changed"
+    );
+    let audit = app.get("/api/v1/audit?outcome=refused").await.json();
+    let row = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "access.denied" && e["actor"] == "vic")
+        .expect("the refused write is audited")
+        .clone();
+    assert_eq!(
+        row["target"],
+        format!("POST /api/v1/incidents/{key}/acknowledge")
+    );
+}
+
+#[sqlx::test]
+async fn pages_redirect_to_sign_in_and_back(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let nobody = Creds::default();
+    let r = app
+        .call_as(&nobody, Method::GET, "/incidents?status=open", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        r.header("location"),
+        Some("/login?next=%2Fincidents%3Fstatus%3Dopen")
+    );
+    let page = app
+        .call_as(
+            &nobody,
+            Method::GET,
+            "/login?next=%2Fincidents%3Fstatus%3Dopen",
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        page.text
+            .contains(r#"name="next" value="/incidents?status=open""#)
+    );
+    // An off-site `next` is ignored.
+    let page = app
+        .call_as(
+            &nobody,
+            Method::GET,
+            "/login?next=https://evil.example/x",
+            &[],
+            None,
+        )
+        .await;
+    assert!(page.text.contains(r#"name="next" value="/incidents""#));
+    let page = app
+        .call_as(
+            &nobody,
+            Method::GET,
+            "/login?next=//evil.example/x",
+            &[],
+            None,
+        )
+        .await;
+    assert!(page.text.contains(r#"name="next" value="/incidents""#));
+}
+
+#[sqlx::test]
+async fn the_login_page_carries_the_security_headers(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let r = app
+        .call_as(&Creds::default(), Method::GET, "/login", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let csp = r.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("frame-ancestors 'none'")
+            && csp.contains("script-src 'self'")
+            && !csp.contains("unsafe-inline")
+    );
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(r.header("referrer-policy"), Some("same-origin"));
+    let cookie = r
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+}
+
+#[sqlx::test]
+async fn signing_in_gives_a_new_session_id_and_the_old_one_stays_anonymous(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let page = app
+        .call_as(&Creds::default(), Method::GET, "/login", &[], None)
+        .await;
+    let before = Creds {
+        cookie: page.session_cookie(),
+        csrf: page.csrf(),
+        ..Default::default()
+    };
+    assert!(before.cookie.is_some());
+    let r = app
+        .form_as(
+            &before,
+            "/login",
+            &[("email", common::ADMIN_EMAIL), ("password", PASSWORD)],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let after = r.session_cookie().expect("a new session cookie at sign-in");
+    assert_ne!(
+        Some(after.clone()),
+        before.cookie,
+        "session fixation: the id must change"
+    );
+    // The pre-login id is not signed in.
+    let r = app
+        .call_as(&before, Method::GET, "/incidents", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let signed = Creds {
+        cookie: Some(after),
+        ..Default::default()
+    };
+    assert_eq!(
+        app.call_as(&signed, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
+
+#[sqlx::test]
+async fn sign_out_really_ends_the_session(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let me = app.account("ana@example.com", "responder").await;
+    assert_eq!(
+        app.call_as(&me, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let r = app.form_as(&me, "/logout", &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    // Replaying the old cookie does not bring the session back.
+    let r = app
+        .call_as(
+            &Creds {
+                cookie: me.cookie.clone(),
+                ..Default::default()
+            },
+            Method::GET,
+            "/incidents",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+}
+
+#[sqlx::test]
+async fn missing_or_wrong_csrf_tokens_and_cross_site_posts_are_refused(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(10).await;
+    let url = format!("/incidents/{key}/transition");
+    let cookie_only = Creds {
+        cookie: app.admin.cookie.clone(),
+        ..Default::default()
+    };
+    let r = app
+        .form_as(
+            &cookie_only,
+            &url,
+            &[("version", "1"), ("action", "acknowledge")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "missing token");
+    let wrong = Creds {
+        csrf: Some("0".repeat(64)),
+        ..cookie_only.clone()
+    };
+    let r = app
+        .form_as(&wrong, &url, &[("version", "1"), ("action", "acknowledge")])
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "wrong token");
+    // Even with the right token, a browser-declared cross-site post is refused.
+    let body = format!(
+        "csrf={}&version=1&action=acknowledge",
+        app.admin.csrf.clone().unwrap()
+    );
+    let r = app
+        .form_raw(
+            &app.admin,
+            &url,
+            body.clone(),
+            &[("origin", "https://evil.example")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "foreign Origin");
+    let r = app
+        .form_raw(
+            &app.admin,
+            &url,
+            body.clone(),
+            &[("sec-fetch-site", "cross-site")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "cross-site fetch");
+    assert_eq!(
+        app.incident_json(&key).await["status"],
+        "triggered",
+        "nothing changed"
+    );
+    let refused = app.get("/api/v1/audit?outcome=refused").await.json();
+    let actions: Vec<_> = refused["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        actions.contains(&"csrf.bad_token".to_owned())
+            && actions.contains(&"csrf.cross_origin".to_owned()),
+        "{actions:?}"
+    );
+    // The same post from Quell's own page goes through.
+    let r = app
+        .form_raw(
+            &app.admin,
+            &url,
+            body,
+            &[
+                ("origin", "http://quell.test"),
+                ("sec-fetch-site", "same-origin"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(app.incident_json(&key).await["status"], "acknowledged");
+}
+
+#[sqlx::test]
+async fn a_revoked_token_stops_working_at_once(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let r = app
+        .post("/api/v1/tokens", json!({"name": "alert bridge"}))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let created = r.json();
+    let token = created["token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("quell_") && token.len() == 70);
+    let as_token = Creds {
+        token: Some(token.clone()),
+        ..Default::default()
+    };
+    assert_eq!(
+        app.call_as(&as_token, Method::GET, "/api/v1/me", &[], None)
+            .await
+            .json()["email"],
+        common::ADMIN_EMAIL
+    );
+    // The list never shows the secret again, and notes the use.
+    let list = app.get("/api/v1/tokens").await.text;
+    assert!(!list.contains(&token) && list.contains("alert bridge"));
+    let id = created["id"].as_i64().unwrap();
+    let r = app
+        .call(Method::DELETE, &format!("/api/v1/tokens/{id}"), &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let r = app
+        .call_as(&as_token, Method::GET, "/api/v1/me", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    // Stored as a hash only.
+    let stored: i64 = sqlx::query_scalar(
+        "select count(*) from api_tokens where encode(token_hash, 'escape') like '%' || $1 || '%'",
+    )
+    .bind(&token[6..20])
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(stored, 0);
+}
+
+#[sqlx::test]
+async fn tokens_for_others_need_an_admin(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let r = app
+        .call_as(
+            &ana,
+            Method::POST,
+            "/api/v1/tokens",
+            &[],
+            Some(r#"{"name": "x", "email": "admin@quell.test"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = app
+        .post(
+            "/api/v1/tokens",
+            json!({"name": "for ana", "email": "ana@example.com"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(r.json()["owner"], "ana@example.com");
+    // Ana cannot revoke the admin's token; to her it does not exist.
+    let admin_tokens = app.get("/api/v1/tokens").await.json();
+    let admins = admin_tokens["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["owner"] == "admin@quell.test")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let r = app
+        .call_as(
+            &ana,
+            Method::DELETE,
+            &format!("/api/v1/tokens/{admins}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[sqlx::test]
+async fn disabling_a_user_ends_their_sessions_and_tokens(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    assert_eq!(
+        app.call_as(&ana, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let id = app.get("/api/v1/users").await.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["email"] == "ana@example.com")
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/users/{id}"),
+            &[],
+            Some(r#"{"disabled": true}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.json()["disabled_at"].is_string());
+    assert_eq!(
+        app.call_as(&ana, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(
+        app.call_as(&ana, Method::GET, "/api/v1/me", &[], None)
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    // And she cannot sign in again until enabled.
+    let page = app
+        .call_as(&Creds::default(), Method::GET, "/login", &[], None)
+        .await;
+    let fresh = Creds {
+        cookie: page.session_cookie(),
+        csrf: page.csrf(),
+        ..Default::default()
+    };
+    let r = app
+        .form_as(
+            &fresh,
+            "/login",
+            &[("email", "ana@example.com"), ("password", PASSWORD)],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    app.call(
+        Method::PATCH,
+        &format!("/api/v1/users/{id}"),
+        &[],
+        Some(r#"{"disabled": false}"#),
+    )
+    .await;
+    app.sign_in("ana@example.com", PASSWORD).await;
+    // An admin cannot lock themselves out.
+    let me = app.get("/api/v1/me").await.json()["id"].as_i64().unwrap();
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/users/{me}"),
+            &[],
+            Some(r#"{"role": "viewer"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+}
+
+#[sqlx::test]
+async fn failed_sign_ins_slow_down_per_account_and_per_address(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.account("ana@example.com", "responder").await;
+    let attempt = |email: &'static str, password: &'static str, addr: &'static str| {
+        let app = &app;
+        async move {
+            let page = app
+                .call_as(&Creds::default(), Method::GET, "/login", &[], None)
+                .await;
+            let c = Creds {
+                cookie: page.session_cookie(),
+                csrf: page.csrf(),
+                ..Default::default()
+            };
+            let body = form_urlencoded::Serializer::new(String::new())
+                .append_pair("csrf", &c.csrf.clone().unwrap())
+                .append_pair("email", email)
+                .append_pair("password", password)
+                .finish();
+            app.form_raw(&c, "/login", body, &[("x-forwarded-for", addr)])
+                .await
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(
+            attempt("ana@example.com", "wrong password!", "10.0.0.1")
+                .await
+                .status,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    // Now the account waits, even with the right password and from elsewhere.
+    let r = attempt("ana@example.com", PASSWORD, "10.0.0.2").await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.text);
+    assert!(r.text.contains("Wait"));
+    // And the address waits, whatever account it tries.
+    let r = attempt("admin@quell.test", PASSWORD, "10.0.0.1").await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
+    // Another address and account are unaffected.
+    let r = attempt("admin@quell.test", PASSWORD, "10.0.0.3").await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    // A wrong email answers like a wrong password.
+    let r = attempt("nobody@example.com", "whatever it is", "10.0.0.4").await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(r.text.contains("The email or the password is wrong."));
+    let audit = app.get("/api/v1/audit?action=login.").await.json();
+    let actions: Vec<_> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_owned(),
+                e["count"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        actions.contains(&("login.failed".to_owned(), 3)),
+        "three failures, one row: {actions:?}"
+    );
+    assert!(actions.iter().any(|(a, _)| a == "login.throttled"));
+}
+
+#[sqlx::test]
+async fn changing_the_password_ends_other_sessions_but_not_this_one(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let here = app.account("ana@example.com", "responder").await;
+    let elsewhere = app.sign_in("ana@example.com", PASSWORD).await;
+    let r = app
+        .form_as(
+            &here,
+            "/account/password",
+            &[
+                ("current", "not it at all"),
+                ("new", "a brand new password"),
+                ("confirm", "a brand new password"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .form_as(
+            &here,
+            "/account/password",
+            &[
+                ("current", PASSWORD),
+                ("new", "short"),
+                ("confirm", "short"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("10 to 128"));
+    let r = app
+        .form_as(
+            &here,
+            "/account/password",
+            &[
+                ("current", PASSWORD),
+                ("new", "a brand new password"),
+                ("confirm", "a brand new password"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.text.contains("Password changed"));
+    assert_eq!(
+        app.call_as(&here, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.call_as(&elsewhere, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
+    app.sign_in("ana@example.com", "a brand new password").await;
+    let stored: String =
+        sqlx::query_scalar("select password_hash from people where email = 'ana@example.com'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(stored.starts_with("$argon2id$"), "{stored}");
+}
+
+#[sqlx::test]
+async fn users_are_created_by_admins_and_audited(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let r = app.post("/api/v1/users", json!({"email": "dev@example.com", "role": "manager", "name": "Dev Shah", "password": "long enough secret"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json()["role"], "manager");
+    for (body, field) in [
+        (json!({"email": "x@example.com", "role": "root"}), "role"),
+        (json!({"email": "nope", "role": "viewer"}), "email"),
+        (
+            json!({"email": "y@example.com", "role": "viewer", "password": "short"}),
+            "password",
+        ),
+    ] {
+        let r = app.post("/api/v1/users", body.clone()).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(r.field(), field, "{body}");
+    }
+    let r = app
+        .post(
+            "/api/v1/users",
+            json!({"email": "DEV@example.com", "role": "viewer"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    app.sign_in("dev@example.com", "long enough secret").await;
+    let audit = app.get("/api/v1/audit?action=user.create").await.json();
+    let row = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["target"] == "dev@example.com")
+        .unwrap()
+        .clone();
+    assert_eq!(row["actor"], "admin");
+    assert_eq!(row["after"]["role"], "manager");
+    assert!(row["request_id"].is_string());
+}
+
+#[sqlx::test]
+async fn every_kind_of_change_leaves_an_audit_row(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("checkout-api").await;
+    app.person("Ana Ribeiro", "ana").await;
+    let key = app.past_incident(60).await;
+    app.post(&format!("/api/v1/incidents/{key}/acknowledge"), json!({}))
+        .await;
+    app.post(
+        &format!("/api/v1/incidents/{key}/severity"),
+        json!({"severity": "Sev1", "reason": "worse"}),
+    )
+    .await;
+    app.call(
+        Method::PUT,
+        &format!("/api/v1/incidents/{key}/roles/scribe"),
+        &[],
+        Some(r#"{"person": "ana"}"#),
+    )
+    .await;
+    app.call(
+        Method::PATCH,
+        &format!("/api/v1/incidents/{key}"),
+        &[("if-match", "\"v4\"")],
+        Some(r#"{"title": "Renamed"}"#),
+    )
+    .await;
+    app.post(
+        &format!("/api/v1/incidents/{key}/timeline"),
+        json!({"body": "found it"}),
+    )
+    .await;
+    app.post_empty(&format!("/api/v1/incidents/{key}/resolve"))
+        .await;
+    app.call(
+        Method::PATCH,
+        "/api/v1/services/checkout-api",
+        &[("if-match", "\"v1\"")],
+        Some(r#"{"tier": 2}"#),
+    )
+    .await;
+    app.call(Method::DELETE, "/api/v1/services/checkout-api", &[], None)
+        .await;
+    let r = app.post("/api/v1/tokens", json!({"name": "t"})).await;
+    app.call(
+        Method::DELETE,
+        &format!("/api/v1/tokens/{}", r.json()["id"]),
+        &[],
+        None,
+    )
+    .await;
+    let audit = app.get("/api/v1/audit?outcome=ok&limit=500").await.json();
+    let actions: Vec<String> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_owned())
+        .collect();
+    for expected in [
+        "incident.open",
+        "incident.acknowledge",
+        "incident.severity",
+        "incident.role.scribe",
+        "incident.edit",
+        "incident.note",
+        "incident.resolve",
+        "service.create",
+        "service.update",
+        "service.delete",
+        "user.create",
+        "token.create",
+        "token.revoke",
+        "login",
+    ] {
+        assert!(
+            actions.iter().any(|a| a == expected),
+            "{expected} missing from {actions:?}"
+        );
+    }
+    let edit = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "incident.edit")
+        .unwrap();
+    assert_eq!(edit["before"]["title"], "Past");
+    assert_eq!(edit["after"]["title"], "Renamed");
+    assert_eq!(edit["target"], key);
+}
+
+#[sqlx::test]
+async fn the_audit_log_cannot_be_changed_or_deleted(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let n: i64 = sqlx::query_scalar("select count(*) from audit_log")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(n > 0);
+    for sql in [
+        "update audit_log set actor = 'someone else'",
+        "delete from audit_log",
+        "truncate audit_log cascade",
+    ] {
+        let err = sqlx::query(sql).execute(&app.pool).await.expect_err(sql);
+        assert!(err.to_string().contains("append-only"), "{sql}: {err}");
+    }
+    let after: i64 = sqlx::query_scalar("select count(*) from audit_log")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(after, n);
+    assert_eq!(
+        app.call_as(
+            &app.account("v@example.com", "viewer").await,
+            Method::GET,
+            "/admin/audit",
+            &[],
+            None
+        )
+        .await
+        .status,
+        StatusCode::FORBIDDEN
+    );
+    let page = app.get("/admin/audit").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains("user.create"));
+}
+
+#[sqlx::test]
+async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
+    quell::auth::bootstrap::from_settings(
+        &pool,
+        Some("root@example.com"),
+        Some("first admin pass"),
+        Some("quell_bootstrap_value_for_tests"),
+    )
+    .await
+    .unwrap();
+    // Running again (a restart, or another replica) resets rather than duplicates.
+    quell::auth::bootstrap::from_settings(
+        &pool,
+        Some("root@example.com"),
+        Some("second admin pass"),
+        Some("quell_bootstrap_value_for_tests"),
+    )
+    .await
+    .unwrap();
+    let app = TestApp::new(pool).await;
+    let boot = Creds {
+        token: Some("quell_bootstrap_value_for_tests".into()),
+        ..Default::default()
+    };
+    let me = app
+        .call_as(&boot, Method::GET, "/api/v1/me", &[], None)
+        .await
+        .json();
+    assert_eq!(
+        (me["email"].as_str(), me["role"].as_str()),
+        (Some("root@example.com"), Some("admin"))
+    );
+    app.sign_in("root@example.com", "second admin pass").await;
+    let n: i64 = sqlx::query_scalar("select count(*) from people where email = 'root@example.com'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let err = quell::auth::bootstrap::from_settings(
+        &app.pool,
+        None,
+        None,
+        Some("quell_token_without_an_admin"),
+    )
+    .await;
+    assert!(err.is_err(), "a token without an admin email is refused");
+}

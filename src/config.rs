@@ -12,7 +12,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the web server (applies pending migrations first).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply pending database migrations and exit.
     Migrate(DbArgs),
     /// Load the demo data (services, people, INC-1187). Safe to run again.
@@ -79,4 +79,53 @@ pub struct ServeArgs {
     /// Make this value the bootstrap admin's API token (stored hashed).
     #[arg(long, env = "QUELL_BOOTSTRAP_TOKEN", hide_env_values = true)]
     pub bootstrap_token: Option<String>,
+    #[command(flatten)]
+    pub oidc: OidcArgs,
+}
+
+/// Optional single sign-on with an OpenID Connect provider.
+#[derive(Debug, Clone, Args)]
+pub struct OidcArgs {
+    /// The provider's issuer URL (its discovery document is at
+    /// <issuer>/.well-known/openid-configuration). Setting it turns SSO on.
+    #[arg(long, env = "QUELL_OIDC_ISSUER")]
+    pub oidc_issuer: Option<String>,
+    #[arg(long, env = "QUELL_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    #[arg(long, env = "QUELL_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<String>,
+    #[arg(
+        long,
+        env = "QUELL_OIDC_SCOPES",
+        default_value = "openid email profile"
+    )]
+    pub oidc_scopes: String,
+    /// The ID token claim with group or role names.
+    #[arg(long, env = "QUELL_OIDC_ROLE_CLAIM", default_value = "groups")]
+    pub oidc_role_claim: String,
+    /// claim-value=role pairs, e.g. "sre-admins=admin,oncall=responder"
+    #[arg(long, env = "QUELL_OIDC_ROLE_MAP", default_value = "")]
+    pub oidc_role_map: String,
+    /// Role for people with no mapped claim value; unset refuses them.
+    #[arg(long, env = "QUELL_OIDC_DEFAULT_ROLE")]
+    pub oidc_default_role: Option<String>,
+}
+
+impl OidcArgs {
+    pub fn settings(&self) -> Option<crate::state::OidcSettings> {
+        let issuer = self.oidc_issuer.clone().filter(|i| !i.trim().is_empty())?;
+        Some(crate::state::OidcSettings {
+            issuer,
+            client_id: self.oidc_client_id.clone().unwrap_or_default(),
+            client_secret: self.oidc_client_secret.clone().filter(|s| !s.is_empty()),
+            scopes: self
+                .oidc_scopes
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
+            role_claim: self.oidc_role_claim.clone(),
+            role_map: self.oidc_role_map.clone(),
+            default_role: self.oidc_default_role.clone().filter(|r| !r.is_empty()),
+        })
+    }
 }

@@ -110,11 +110,16 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 args.bootstrap_token.as_deref(),
             )
             .await?;
+            let oidc = args.oidc.settings();
+            if let Some(o) = &oidc {
+                auth::oidc::check(o)?;
+            }
             let state = AppState::new(
                 pool,
                 AppConfig {
                     base_url,
                     trust_forwarded_for: args.trust_forwarded_for,
+                    oidc,
                 },
             );
             let sweeper = tokio::spawn(sweep_sessions(state.pool.clone()));

@@ -16,6 +16,23 @@ pub struct AppConfig {
     pub base_url: String,
     /// Take the client address from the first `X-Forwarded-For` hop (behind a trusted proxy).
     pub trust_forwarded_for: bool,
+    /// Single sign-on, when configured.
+    pub oidc: Option<OidcSettings>,
+}
+
+/// OpenID Connect settings, as given (checked at start by `auth::oidc::check`).
+#[derive(Debug, Clone, Default)]
+pub struct OidcSettings {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub scopes: Vec<String>,
+    /// The ID token claim holding group or role names, e.g. `groups`.
+    pub role_claim: String,
+    /// `claim-value=role,…`
+    pub role_map: String,
+    /// The role of a person none of whose claim values is mapped; none refuses them.
+    pub default_role: Option<String>,
 }
 
 impl AppState {

@@ -29,6 +29,7 @@ async fn serve(pool: PgPool) -> String {
         AppConfig {
             base_url: format!("http://{addr}"),
             trust_forwarded_for: false,
+            oidc: None,
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

@@ -71,6 +71,52 @@ pub fn check_password(field: &str, password: &str) -> Result<(), DomainError> {
     Ok(())
 }
 
+/// How single sign-on claims become a Quell role: `QUELL_OIDC_ROLE_MAP`, a comma-separated list of
+/// `claim-value=role`, e.g. `sre-admins=admin,oncall=responder,staff=viewer`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoleMap(Vec<(String, UserRole)>);
+
+impl RoleMap {
+    pub fn parse(spec: &str) -> Result<Self, DomainError> {
+        let mut entries = Vec::new();
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (value, role) = part.rsplit_once('=').ok_or_else(|| {
+                DomainError::invalid(
+                    "QUELL_OIDC_ROLE_MAP",
+                    format!("{part:?} is not claim-value=role"),
+                )
+            })?;
+            entries.push((
+                value.trim().to_owned(),
+                UserRole::parse("QUELL_OIDC_ROLE_MAP", role)?,
+            ));
+        }
+        Ok(Self(entries))
+    }
+
+    /// The highest role any of `values` maps to, else `default`.
+    pub fn role_for(&self, values: &[String], default: Option<UserRole>) -> Option<UserRole> {
+        self.0
+            .iter()
+            .filter(|(v, _)| values.iter().any(|x| x == v))
+            .map(|(_, r)| *r)
+            .max()
+            .or(default)
+    }
+}
+
+/// The values of a claim that may be a string or a list of strings (`groups`, `roles`).
+pub fn claim_values(claims: &serde_json::Value, name: &str) -> Vec<String> {
+    match claims.get(name) {
+        Some(serde_json::Value::String(s)) => vec![s.clone()],
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => vec![],
+    }
+}
+
 /// Failures allowed before delays start.
 pub const FREE_FAILURES: i32 = 3;
 /// The longest delay, however many failures.
@@ -126,6 +172,36 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn role_maps_pick_the_highest_matching_role() {
+        let map = RoleMap::parse("sre-admins=admin, oncall=responder,staff=viewer").unwrap();
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            map.role_for(&v(&["staff", "oncall"]), None),
+            Some(UserRole::Responder)
+        );
+        assert_eq!(
+            map.role_for(&v(&["sre-admins"]), None),
+            Some(UserRole::Admin)
+        );
+        assert_eq!(map.role_for(&v(&["other"]), None), None);
+        assert_eq!(
+            map.role_for(&v(&[]), Some(UserRole::Viewer)),
+            Some(UserRole::Viewer)
+        );
+        assert!(RoleMap::parse("oncall").is_err());
+        assert!(RoleMap::parse("oncall=captain").is_err());
+        assert_eq!(RoleMap::parse("").unwrap(), RoleMap::default());
+    }
+
+    #[test]
+    fn claims_may_be_a_string_or_a_list() {
+        let c = serde_json::json!({"groups": ["a", "b", 3], "role": "x"});
+        assert_eq!(claim_values(&c, "groups"), vec!["a", "b"]);
+        assert_eq!(claim_values(&c, "role"), vec!["x"]);
+        assert!(claim_values(&c, "missing").is_empty());
+    }
 
     #[test]
     fn roles_include_the_ones_below() {

@@ -8,6 +8,7 @@ pub mod db;
 pub mod domain;
 pub mod gate;
 pub mod handlers;
+pub mod oidc;
 pub mod pages;
 pub mod password;
 pub mod session;

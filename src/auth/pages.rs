@@ -22,7 +22,7 @@ use crate::http::extract::PageForm;
 use crate::state::AppState;
 
 /// Only paths on this site: no `//host` or `https://` redirects after sign-in.
-fn safe_next(next: Option<&str>) -> String {
+pub fn safe_next(next: Option<&str>) -> String {
     match next {
         Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => {
             n.to_owned()
@@ -35,6 +35,8 @@ fn safe_next(next: Option<&str>) -> String {
 #[template(path = "auth/login.html")]
 pub struct LoginPage {
     chrome: Chrome,
+    /// Whether single sign-on is offered.
+    sso: bool,
     email: String,
     next: String,
     error: Option<String>,
@@ -45,9 +47,14 @@ pub struct NextQuery {
     next: Option<String>,
 }
 
-pub async fn login_form(chrome: Chrome, Query(q): Query<NextQuery>) -> LoginPage {
+pub async fn login_form(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    Query(q): Query<NextQuery>,
+) -> LoginPage {
     LoginPage {
         chrome,
+        sso: state.config.oidc.is_some(),
         email: String::new(),
         next: safe_next(q.next.as_deref()),
         error: None,
@@ -86,6 +93,7 @@ pub async fn login(
         };
         let page = LoginPage {
             chrome,
+            sso: state.config.oidc.is_some(),
             email: f.email.clone(),
             next: next.clone(),
             error: Some(error),

@@ -144,6 +144,8 @@ fn pages(state: &AppState) -> Router<AppState> {
             get(auth::pages::login_form).post(auth::pages::login),
         )
         .route("/logout", post(auth::pages::logout))
+        .route("/auth/oidc/login", get(auth::oidc::start))
+        .route("/auth/oidc/callback", get(auth::oidc::callback))
         .fallback(|| async {
             crate::error::PageError(AppError::NotFound("There is no such page.".into()))
         })

@@ -85,11 +85,17 @@ impl Res {
 
 impl TestApp {
     pub async fn new(pool: PgPool) -> Self {
+        Self::with_oidc(pool, None).await
+    }
+
+    /// An app offering single sign-on with `oidc`.
+    pub async fn with_oidc(pool: PgPool, oidc: Option<quell::state::OidcSettings>) -> Self {
         let state = AppState::new(
             pool.clone(),
             AppConfig {
                 base_url: "http://quell.test".into(),
                 trust_forwarded_for: true,
+                oidc,
             },
         );
         let mut app = Self {

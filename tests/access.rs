@@ -970,3 +970,31 @@ async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
     .await;
     assert!(err.is_err(), "a token without an admin email is refused");
 }
+
+#[sqlx::test]
+async fn behind_https_the_session_cookie_is_secure_and_host_only(pool: PgPool) {
+    use tower::ServiceExt;
+    let state = quell::state::AppState::new(
+        pool,
+        quell::state::AppConfig {
+            base_url: "https://quell.example".into(),
+            trust_forwarded_for: false,
+            oidc: None,
+        },
+    );
+    let res = quell::app(state)
+        .oneshot(
+            axum::http::Request::get("/login")
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cookie = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.starts_with("__Host-quell="), "{cookie}");
+    assert!(
+        cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Domain="), "{cookie}");
+}

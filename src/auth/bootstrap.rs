@@ -145,17 +145,34 @@ pub async fn from_settings(
         return Ok(());
     };
     let actor = Actor::system("bootstrap");
-    let admin = ensure_account(
-        pool,
-        &Account {
-            email,
-            name: None,
-            role: UserRole::Admin,
-            password,
-        },
-        &actor,
-    )
-    .await?;
+    // A restart (or another replica) with the same settings changes nothing: no reset, so the
+    // admin's sessions survive it.
+    let current = db::find_by_email(pool, email).await?;
+    let unchanged = match (&current, password) {
+        (Some(u), Some(p)) if u.role == UserRole::Admin && u.disabled_at.is_none() => {
+            match &u.password_hash {
+                Some(h) => password::verify(p.to_owned(), h.clone()).await?,
+                None => false,
+            }
+        }
+        (Some(u), None) => u.role == UserRole::Admin && u.disabled_at.is_none(),
+        _ => false,
+    };
+    let admin = if let (true, Some(u)) = (unchanged, current) {
+        u
+    } else {
+        ensure_account(
+            pool,
+            &Account {
+                email,
+                name: None,
+                role: UserRole::Admin,
+                password,
+            },
+            &actor,
+        )
+        .await?
+    };
     if let Some(token) = token.filter(|t| !t.is_empty()) {
         set_bootstrap_token(pool, &admin, token).await?;
     }

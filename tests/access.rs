@@ -483,8 +483,16 @@ async fn a_revoked_token_stops_working_at_once(pool: PgPool) {
         common::ADMIN_EMAIL
     );
     // The list never shows the secret again, and notes the use.
-    let list = app.get("/api/v1/tokens").await.text;
-    assert!(!list.contains(&token) && list.contains("alert bridge"));
+    let list = app.get("/api/v1/tokens").await;
+    assert!(!list.text.contains(&token) && list.text.contains("alert bridge"));
+    let listed = list.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "alert bridge")
+        .unwrap()
+        .clone();
+    assert!(listed["last_used_at"].is_string(), "{listed}");
     let id = created["id"].as_i64().unwrap();
     let r = app
         .call(Method::DELETE, &format!("/api/v1/tokens/{id}"), &[], None)
@@ -997,4 +1005,40 @@ async fn behind_https_the_session_cookie_is_secure_and_host_only(pool: PgPool) {
         "{cookie}"
     );
     assert!(!cookie.contains("Domain="), "{cookie}");
+}
+
+#[sqlx::test]
+async fn sessions_end_when_idle_too_long_or_a_week_after_sign_in(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let a = app.account("ana@example.com", "responder").await;
+    let b = app.sign_in("ana@example.com", PASSWORD).await;
+    let id_of = |c: &Creds| {
+        c.cookie
+            .clone()
+            .unwrap()
+            .trim_start_matches("quell=")
+            .to_owned()
+    };
+    // Idle: the store's expiry has passed.
+    sqlx::query("update sessions set expiry_date = now() - interval '1 second' where id = $1")
+        .bind(id_of(&a))
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.call_as(&a, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(app.call_as(&b, Method::GET, "/incidents", &[], None).await.status, StatusCode::OK);
+    // Absolute: signed in more than 7 days ago, however busy since.
+    sqlx::query("update sessions set data = jsonb_set(data, '{signed_in,at}', to_jsonb(extract(epoch from now() - interval '8 days')::bigint)) where id = $1")
+        .bind(id_of(&b)).execute(&app.pool).await.unwrap();
+    assert_eq!(
+        app.call_as(&b, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::SEE_OTHER
+    );
 }

@@ -13,6 +13,7 @@ pub mod incidents;
 pub mod people;
 pub mod roles;
 pub mod services;
+pub mod sla;
 pub mod state;
 pub mod telemetry;
 pub mod timeline;

@@ -41,6 +41,8 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/tokens", "viewer"),
     ("DELETE", "/api/v1/tokens/{id}", "viewer"),
     ("GET", "/api/v1/audit", "admin"),
+    ("GET", "/api/v1/severity-policies", "viewer"),
+    ("PUT", "/api/v1/severity-policies", "admin"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -67,6 +69,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/admin/users", "admin"),
     ("POST", "/admin/users/{id}", "admin"),
     ("GET", "/admin/audit", "admin"),
+    ("GET", "/admin/policies", "admin"),
+    ("POST", "/admin/policies", "admin"),
 ];
 
 const ROLES: [&str; 4] = ["viewer", "responder", "manager", "admin"];
@@ -1031,7 +1035,12 @@ async fn sessions_end_when_idle_too_long_or_a_week_after_sign_in(pool: PgPool) {
             .status,
         StatusCode::SEE_OTHER
     );
-    assert_eq!(app.call_as(&b, Method::GET, "/incidents", &[], None).await.status, StatusCode::OK);
+    assert_eq!(
+        app.call_as(&b, Method::GET, "/incidents", &[], None)
+            .await
+            .status,
+        StatusCode::OK
+    );
     // Absolute: signed in more than 7 days ago, however busy since.
     sqlx::query("update sessions set data = jsonb_set(data, '{signed_in,at}', to_jsonb(extract(epoch from now() - interval '8 days')::bigint)) where id = $1")
         .bind(id_of(&b)).execute(&app.pool).await.unwrap();

@@ -42,7 +42,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "incidents", description = "Incidents, their lifecycle, roles and timeline"),
         (name = "services", description = "The things that fail"),
         (name = "people", description = "Responders who hold roles"),
-        (name = "accounts", description = "Users, API tokens and the audit log")
+        (name = "accounts", description = "Users, API tokens and the audit log"),
+        (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence")
     )
 )]
 struct ApiDoc;
@@ -81,6 +82,10 @@ fn api(state: &AppState) -> Router<AppState> {
         ))
         .routes(routes!(auth::handlers::revoke_token))
         .routes(routes!(audit::handlers::list))
+        .routes(routes!(
+            crate::sla::handlers::list,
+            crate::sla::handlers::put
+        ))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
@@ -134,6 +139,10 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route("/admin/users/{id}", post(auth::pages::update_user))
         .route("/admin/audit", get(audit::pages::list))
+        .route(
+            "/admin/policies",
+            get(crate::sla::pages::show).post(crate::sla::pages::save),
+        )
         // Everything above needs a signed-in session; sign-in itself does not.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

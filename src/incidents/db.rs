@@ -13,6 +13,8 @@ pub struct Incident {
     pub key: IncidentKey,
     pub title: String,
     pub severity: Severity,
+    /// The highest severity the incident has reached; its targets decide the SLA verdicts.
+    pub peak_severity: Severity,
     pub status: Status,
     pub service_id: Option<i64>,
     pub service: Option<String>,
@@ -46,6 +48,7 @@ struct Row {
     number: i64,
     title: String,
     severity: String,
+    peak_severity: String,
     status: String,
     service_id: Option<i64>,
     service: Option<String>,
@@ -70,6 +73,7 @@ impl TryFrom<Row> for Incident {
             key: IncidentKey(r.number),
             title: r.title,
             severity: Severity::parse("severity", &r.severity).map_err(bad)?,
+            peak_severity: Severity::parse("peak_severity", &r.peak_severity).map_err(bad)?,
             status: Status::parse("status", &r.status).map_err(bad)?,
             service_id: r.service_id,
             service: r.service,
@@ -107,8 +111,10 @@ pub struct NewIncident<'a> {
 pub async fn insert(e: impl PgExecutor<'_>, n: &NewIncident<'_>) -> AppResult<(i64, IncidentKey)> {
     let row = sqlx::query!(
         r#"insert into incidents
-               (number, title, severity, status, service_id, summary, impact, started_at, detected_at)
-           values (coalesce($1, nextval('incident_number_seq')), $2, $3, 'triggered', $4, $5, $6, $7, $8)
+               (number, title, severity, peak_severity, status, service_id, summary, impact,
+                started_at, detected_at)
+           values (coalesce($1, nextval('incident_number_seq')), $2, $3, $3, 'triggered', $4, $5, $6,
+                   $7, $8)
            returning id, number"#,
         n.number,
         n.title,
@@ -143,7 +149,7 @@ pub async fn bump_sequence(e: impl PgExecutor<'_>) -> AppResult<()> {
 pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<Incident>> {
     sqlx::query_as!(
         Row,
-        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+        r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
                   i.created_at, i.updated_at
@@ -166,7 +172,7 @@ pub async fn get(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Incident
 pub async fn lock(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Incident> {
     sqlx::query_as!(
         Row,
-        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+        r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
                   i.created_at, i.updated_at
@@ -201,7 +207,9 @@ pub async fn set_milestones(e: impl PgExecutor<'_>, id: i64, m: &Milestones) -> 
 
 pub async fn set_severity(e: impl PgExecutor<'_>, id: i64, severity: Severity) -> AppResult<i32> {
     Ok(sqlx::query_scalar!(
-        r#"update incidents set severity = $2, version = version + 1, updated_at = now()
+        r#"update incidents
+           set severity = $2, peak_severity = least(peak_severity, $2),
+               version = version + 1, updated_at = now()
            where id = $1 returning version"#,
         id,
         severity.as_str(),
@@ -315,7 +323,7 @@ pub async fn list(
     });
     sqlx::query_as!(
         Row,
-        r#"select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+        r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
                   i.created_at, i.updated_at

@@ -5,55 +5,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use std::fmt;
 
+pub use crate::domain::Severity;
 use crate::domain::{DomainError, format_minutes};
-
-/// `Sev1` is the worst. Ordering follows the name, so `Sev1 < Sev2` means "more severe".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
-pub enum Severity {
-    Sev1,
-    Sev2,
-    Sev3,
-    Sev4,
-}
-
-impl Severity {
-    pub const ALL: [Severity; 4] = [Self::Sev1, Self::Sev2, Self::Sev3, Self::Sev4];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sev1 => "Sev1",
-            Self::Sev2 => "Sev2",
-            Self::Sev3 => "Sev3",
-            Self::Sev4 => "Sev4",
-        }
-    }
-
-    /// Accepts `Sev1`, `sev1`, `SEV1` and `1`.
-    pub fn parse(field: &str, value: &str) -> Result<Self, DomainError> {
-        let v = value.trim().to_ascii_lowercase();
-        let v = v.strip_prefix("sev").unwrap_or(&v);
-        match v {
-            "1" => Ok(Self::Sev1),
-            "2" => Ok(Self::Sev2),
-            "3" => Ok(Self::Sev3),
-            "4" => Ok(Self::Sev4),
-            _ => Err(DomainError::invalid(
-                field,
-                format!("{value:?} is not a severity; use Sev1 (worst), Sev2, Sev3 or Sev4"),
-            )),
-        }
-    }
-
-    pub fn is_more_severe_than(self, other: Severity) -> bool {
-        self < other
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]

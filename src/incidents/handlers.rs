@@ -38,7 +38,8 @@ async fn respond(state: &AppState, incident: &Incident, status: StatusCode) -> A
 async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentView> {
     let roles = roles::db::for_incident(&state.pool, incident.id).await?;
     let now = clock::now(&state.pool).await?;
-    Ok(IncidentView::new(incident, Some(&roles), now))
+    let policies = crate::sla::db::all(&state.pool).await?;
+    Ok(IncidentView::new(incident, Some(&roles), &policies, now))
 }
 
 fn with_etag(status: StatusCode, version: i32, body: Value) -> Response {
@@ -101,7 +102,8 @@ pub async fn create(
         async |tx| {
             let incident = actions::open(tx, &opening, &auth.actor).await?;
             let now = clock::now(&mut *tx).await?;
-            Ok(IncidentView::new(&incident, Some(&[]), now))
+            let policies = crate::sla::db::all(&mut *tx).await?;
+            Ok(IncidentView::new(&incident, Some(&[]), &policies, now))
         },
     )
     .await?;
@@ -220,9 +222,10 @@ pub async fn list(
         rows.last().map(|i| Cursor::of(i).encode())
     });
     let now = clock::now(&state.pool).await?;
+    let policies = crate::sla::db::all(&state.pool).await?;
     let items: Vec<_> = rows
         .iter()
-        .map(|i| IncidentView::new(i, None, now))
+        .map(|i| IncidentView::new(i, None, &policies, now))
         .collect();
     Ok(Json(IncidentList {
         items,

@@ -23,6 +23,7 @@ use crate::http::extract::{ApiQuery, PageForm, parse_form_time};
 use crate::people;
 use crate::roles::{self, domain::Role};
 use crate::services;
+use crate::sla::domain::{Policy, Sla};
 use crate::state::AppState;
 use crate::timeline::{self, db::Event, domain::headline};
 
@@ -47,6 +48,43 @@ struct ListRow {
     detected: String,
     detected_iso: String,
     open_for: String,
+    /// The clock to watch, e.g. `ack due in 6 min`.
+    sla: String,
+    /// `met`, `breached`, `running` or `overdue`, for its colour.
+    sla_state: &'static str,
+}
+
+fn state_class(v: &crate::sla::domain::Verdict) -> &'static str {
+    use crate::sla::domain::ClockState::*;
+    match v.state {
+        Met => "met",
+        Breached => "breached",
+        Running => "running",
+        Overdue => "overdue",
+    }
+}
+
+/// The SLA of an incident under the current policies.
+fn sla_of(i: &Incident, policies: &[Policy], now: DateTime<Utc>) -> Result<Sla, AppError> {
+    let policy = crate::sla::db::of(policies, i.peak_severity)?;
+    Ok(Sla::of(
+        &policy,
+        i.detected_at,
+        i.acknowledged_at,
+        i.resolved_at,
+        now,
+    ))
+}
+
+/// The worst state of the two clocks, for the list's colour.
+fn worst(sla: &Sla) -> &'static str {
+    let order = ["overdue", "breached", "running", "met"];
+    let (a, b) = (state_class(&sla.ack), state_class(&sla.resolve));
+    if order.iter().position(|x| *x == a) < order.iter().position(|x| *x == b) {
+        a
+    } else {
+        b
+    }
 }
 
 #[derive(Template, WebTemplate)]
@@ -111,21 +149,27 @@ async fn list_page(
     });
     let now = clock::now(&state.pool).await?;
     let services = services::db::list(&state.pool).await?;
+    let policies = crate::sla::db::all(&state.pool).await?;
     Ok(ListPage {
         chrome,
         rows: rows
             .into_iter()
-            .map(|i| ListRow {
-                key: i.key.to_string(),
-                open_for: format_minutes(Durations::of(&i.milestones(), now).open_for_secs),
-                detected: utc(i.detected_at),
-                detected_iso: i.detected_at.to_rfc3339(),
-                title: i.title,
-                severity: i.severity,
-                status: i.status,
-                service: i.service,
+            .map(|i| {
+                let sla = sla_of(&i, &policies, now)?;
+                Ok(ListRow {
+                    sla: sla.headline(),
+                    sla_state: worst(&sla),
+                    key: i.key.to_string(),
+                    open_for: format_minutes(Durations::of(&i.milestones(), now).open_for_secs),
+                    detected: utc(i.detected_at),
+                    detected_iso: i.detected_at.to_rfc3339(),
+                    title: i.title,
+                    severity: i.severity,
+                    status: i.status,
+                    service: i.service,
+                })
             })
-            .collect(),
+            .collect::<Result<_, AppError>>()?,
         status_options: vec![
             ("", "Any"),
             ("open", "Open (not resolved)"),
@@ -339,6 +383,9 @@ pub struct ShowPage {
     roles: Vec<RoleRow>,
     people: Vec<people::db::Person>,
     severities: [Severity; 4],
+    sla: Sla,
+    ack_class: &'static str,
+    resolve_class: &'static str,
 }
 
 pub async fn show(
@@ -351,8 +398,12 @@ pub async fn show(
     let events = timeline::db::for_incident(&state.pool, i.id).await?;
     let assigned = roles::db::for_incident(&state.pool, i.id).await?;
     let now = clock::now(&state.pool).await?;
+    let sla = sla_of(&i, &crate::sla::db::all(&state.pool).await?, now)?;
     Ok(ShowPage {
         chrome,
+        ack_class: state_class(&sla.ack),
+        resolve_class: state_class(&sla.resolve),
+        sla,
         key: i.key.to_string(),
         started: utc(i.started_at),
         detected: utc(i.detected_at),

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use super::db::Incident;
 use super::domain::{Durations, Severity, Status, Transition};
 use crate::roles::{db::Assignment, domain::Role};
+use crate::sla::domain::{Policy, Sla};
 use crate::timeline::{db::Event, domain::headline};
 
 #[derive(Serialize, ToSchema)]
@@ -84,13 +85,28 @@ pub struct IncidentView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Roles>,
     pub metrics: Durations,
+    /// The acknowledge and resolve clocks against the targets of `peak_severity`
+    pub sla: Sla,
+    /// The highest severity the incident reached
+    pub peak_severity: Severity,
     /// The transitions legal from the current status, e.g. `["mitigate", "resolve"]`
     pub allowed_transitions: Vec<String>,
     pub links: IncidentLinks,
 }
 
 impl IncidentView {
-    pub fn new(i: &Incident, roles: Option<&[Assignment]>, now: DateTime<Utc>) -> Self {
+    /// `policies` holds at least the policy of the incident's peak severity.
+    pub fn new(
+        i: &Incident,
+        roles: Option<&[Assignment]>,
+        policies: &[Policy],
+        now: DateTime<Utc>,
+    ) -> Self {
+        let policy = policies
+            .iter()
+            .find(|p| p.severity == i.peak_severity)
+            .copied()
+            .unwrap_or_else(|| crate::sla::domain::default_policies()[i.peak_severity as usize]);
         let key = i.key.to_string();
         Self {
             links: IncidentLinks {
@@ -115,6 +131,14 @@ impl IncidentView {
             updated_at: i.updated_at,
             roles: roles.map(Roles::of),
             metrics: Durations::of(&i.milestones(), now),
+            sla: Sla::of(
+                &policy,
+                i.detected_at,
+                i.acknowledged_at,
+                i.resolved_at,
+                now,
+            ),
+            peak_severity: i.peak_severity,
             allowed_transitions: Transition::legal_from(i.status)
                 .into_iter()
                 .map(|t| t.as_str().to_owned())

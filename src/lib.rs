@@ -17,6 +17,7 @@ pub mod sla;
 pub mod state;
 pub mod telemetry;
 pub mod timeline;
+pub mod updates;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

@@ -222,3 +222,77 @@ async fn the_policies_page_saves_and_names_bad_fields(pool: PgPool) {
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.text.contains("Sev1_ack") && r.text.contains("not a whole number"));
 }
+
+#[sqlx::test]
+async fn stakeholder_updates_keep_the_cadence(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app
+        .incident(json!({"title": "Checkout down", "severity": "Sev1", "started_at": ago(100), "detected_at": ago(100)}))
+        .await;
+    let url = format!("/api/v1/incidents/{key}/updates");
+    let r = app.post(&url, json!({"audience": "executives", "body": "Checkout failing; rollback under way", "at": ago(80)})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    for (bad, field) in [
+        (json!({"audience": "press", "body": "x"}), "audience"),
+        (json!({"audience": "internal", "body": " "}), "body"),
+        (
+            json!({"audience": "internal", "body": "x", "at": ago(-5)}),
+            "at",
+        ),
+    ] {
+        let r = app.post(&url, bad.clone()).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+        assert_eq!(r.field(), field);
+    }
+    // Sev1 asks every 30 min: due at -70 (met by -80), then -50 (missed), -20 (missed); the update
+    // owed since -50 is overdue.
+    let list = app.get(&url).await.json();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    assert_eq!(list["cadence"]["text"], "1 of 3 updates on time");
+    assert!(
+        list["cadence"]["next_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("next update overdue by 50 min"),
+        "{}",
+        list["cadence"]
+    );
+    let i = app.incident_json(&key).await;
+    assert_eq!(i["updates"]["text"], "1 of 3 updates on time");
+    let page = app.get(&format!("/incidents/{key}")).await.text;
+    assert!(
+        page.contains("1 of 3 updates on time")
+            && page.contains("Checkout failing; rollback under way")
+    );
+    assert!(page.contains("Stakeholder update to executives"));
+    let r = app
+        .form(
+            &format!("/incidents/{key}/updates"),
+            &[
+                ("audience", "customers"),
+                ("body", "We are recovering"),
+                ("at", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        app.get(&url).await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[sqlx::test]
+async fn inc_1187_sent_its_updates_on_the_30_minute_cadence(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let i = app.incident_json("INC-1187").await;
+    assert_eq!(i["updates"]["text"], "1 of 1 updates on time");
+    assert!(
+        i["updates"]["next_due_at"].is_null(),
+        "no more due once mitigated"
+    );
+}

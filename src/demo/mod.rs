@@ -101,6 +101,8 @@ enum Step {
     Transition(u32, u32, Transition, &'static str, &'static str),
     Severity(u32, u32, &'static str, &'static str),
     Role(u32, u32, Role, &'static str),
+    /// A stakeholder update from the comms lead.
+    Update(u32, u32, &'static str, &'static str),
 }
 
 const SCRIBE: &str = "Marcelo Roman";
@@ -135,7 +137,12 @@ const STORY: &[Step] = &[
     Step::Role(16, 20, Role::CommsLead, "priya"),
     Step::Role(16, 20, Role::Scribe, "marcelo"),
     Step::Note(16, 20, "Ana Ribeiro", "Bridge opened"),
-    Step::Note(16, 24, "Priya Nair", "First stakeholder update sent"),
+    Step::Update(
+        16,
+        24,
+        "executives",
+        "Card payments are failing for about a third of checkouts since 16:02; payments on-call is investigating. Next update by 16:54.",
+    ),
     Step::Note(
         16,
         31,
@@ -234,6 +241,17 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
                     reason,
                     Some(at(h, m)),
                     &Actor::system("Ana Ribeiro"),
+                )
+                .await?;
+            }
+            Step::Update(h, m, audience, text) => {
+                actions::add_stakeholder_update(
+                    tx,
+                    key,
+                    audience,
+                    text,
+                    Some(at(h, m)),
+                    &Actor::system("Priya Nair"),
                 )
                 .await?;
             }

@@ -435,3 +435,56 @@ pub async fn add_note(
     .await?;
     Ok((incident, event))
 }
+
+/// Records a stakeholder update (sent now, or at `at`), on the timeline too. Updates never
+/// conflict, so they carry no version check.
+pub async fn add_stakeholder_update(
+    conn: &mut PgConnection,
+    key: IncidentKey,
+    audience: &str,
+    body: &str,
+    at: Option<DateTime<Utc>>,
+    actor: &Actor,
+) -> AppResult<crate::updates::db::Update> {
+    use crate::updates::{db as updates_db, domain as updates_domain};
+    let incident = db::get(&mut *conn, key).await?;
+    let audience = updates_domain::Audience::parse(audience)?;
+    let body = updates_domain::check_body(body)?;
+    let now = clock::now(&mut *conn).await?;
+    let at = domain::check_at(at, incident.started_at, now)?;
+    let update = updates_db::insert(
+        &mut *conn,
+        &updates_db::NewUpdate {
+            incident_id: incident.id,
+            audience: audience.as_str(),
+            body: &body,
+            sent_at: at,
+            author: &actor.name,
+            author_id: actor.person_id,
+        },
+    )
+    .await?;
+    timeline::db::append(
+        &mut *conn,
+        NewEvent {
+            incident_id: incident.id,
+            occurred_at: at,
+            kind: Kind::StakeholderUpdate,
+            author: &actor.name,
+            body: &body,
+            details: json!({ "audience": audience.as_str(), "update_id": update.id }),
+            incident_version: None,
+        },
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.stakeholder_update",
+        &key.to_string(),
+        None,
+        Some(json!({ "audience": audience.as_str(), "body": body, "sent_at": at })),
+    )
+    .await?;
+    Ok(update)
+}

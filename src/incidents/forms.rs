@@ -202,6 +202,30 @@ pub async fn add_note(
     Ok(see_other(key))
 }
 
+#[derive(Deserialize)]
+pub struct UpdateForm {
+    #[serde(default)]
+    audience: String,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    at: String,
+}
+
+pub async fn add_update(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<UpdateForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let at = parse_form_time("at", &f.at)?;
+    let mut tx = state.pool.begin().await?;
+    actions::add_stakeholder_update(&mut tx, key, &f.audience, &f.body, at, &auth.actor).await?;
+    tx.commit().await?;
+    Ok(see_other(key))
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "incidents/edit.html")]
 pub struct EditPage {

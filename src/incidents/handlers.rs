@@ -6,7 +6,7 @@ use axum::http::header::{ETAG, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::actions::{self, Opening, Patch};
@@ -39,7 +39,33 @@ async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentV
     let roles = roles::db::for_incident(&state.pool, incident.id).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
-    Ok(IncidentView::new(incident, Some(&roles), &policies, now))
+    let mut view = IncidentView::new(incident, Some(&roles), &policies, now);
+    view.updates = cadence_of(state, incident, &policies, now).await?;
+    Ok(view)
+}
+
+/// The update cadence record, when the incident's peak severity asks for updates.
+pub async fn cadence_of(
+    state: &AppState,
+    i: &Incident,
+    policies: &[crate::sla::domain::Policy],
+    now: DateTime<Utc>,
+) -> AppResult<Option<crate::updates::domain::Cadence>> {
+    let Some(every) = crate::sla::db::of(policies, i.peak_severity)?.update_cadence_secs else {
+        return Ok(None);
+    };
+    let sent: Vec<_> = crate::updates::db::for_incident(&state.pool, i.id)
+        .await?
+        .iter()
+        .map(|u| u.sent_at)
+        .collect();
+    Ok(Some(crate::updates::domain::cadence(
+        every,
+        i.detected_at,
+        i.mitigated_at,
+        &sent,
+        now,
+    )))
 }
 
 fn with_etag(status: StatusCode, version: i32, body: Value) -> Response {
@@ -552,4 +578,67 @@ pub async fn add_note(
     )
     .await?;
     Ok(created.respond(|view| (StatusCode::CREATED, Json(view)).into_response()))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBody {
+    /// internal, executives or customers
+    audience: String,
+    body: String,
+    /// When it was sent, if earlier than now
+    #[serde(default)]
+    at: Option<DateTime<Utc>>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct UpdateList {
+    pub items: Vec<crate::updates::db::Update>,
+    pub cadence: Option<crate::updates::domain::Cadence>,
+}
+
+/// The stakeholder updates of an incident, and how the cadence was kept.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/updates", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = UpdateList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn updates(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<UpdateList>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    let now = clock::now(&state.pool).await?;
+    let policies = crate::sla::db::all(&state.pool).await?;
+    Ok(Json(UpdateList {
+        items: crate::updates::db::for_incident(&state.pool, incident.id).await?,
+        cadence: cadence_of(&state, &incident, &policies, now).await?,
+    }))
+}
+
+/// Record a stakeholder update; it restarts the cadence clock.
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/updates", tag = "incidents", request_body = UpdateBody,
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
+    responses((status = 201, description = "Created", body = crate::updates::db::Update),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
+pub async fn add_update(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    IdempotencyKey(idem): IdempotencyKey,
+    body: ApiJson<UpdateBody>,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let b = &body.value;
+    let created = idempotency::create_once(
+        &state.pool,
+        &format!("POST /api/v1/incidents/{key}/updates"),
+        idem.as_deref(),
+        &body.raw,
+        async |tx| {
+            actions::add_stakeholder_update(tx, key, &b.audience, &b.body, b.at, &auth.actor).await
+        },
+    )
+    .await?;
+    Ok(created.respond(|u| (StatusCode::CREATED, Json(u)).into_response()))
 }

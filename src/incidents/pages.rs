@@ -386,6 +386,9 @@ pub struct ShowPage {
     sla: Sla,
     ack_class: &'static str,
     resolve_class: &'static str,
+    updates: Vec<crate::updates::db::Update>,
+    cadence: Option<crate::updates::domain::Cadence>,
+    audiences: [crate::updates::domain::Audience; 3],
 }
 
 pub async fn show(
@@ -398,9 +401,14 @@ pub async fn show(
     let events = timeline::db::for_incident(&state.pool, i.id).await?;
     let assigned = roles::db::for_incident(&state.pool, i.id).await?;
     let now = clock::now(&state.pool).await?;
-    let sla = sla_of(&i, &crate::sla::db::all(&state.pool).await?, now)?;
+    let policies = crate::sla::db::all(&state.pool).await?;
+    let sla = sla_of(&i, &policies, now)?;
+    let cadence = super::handlers::cadence_of(&state, &i, &policies, now).await?;
     Ok(ShowPage {
         chrome,
+        updates: crate::updates::db::for_incident(&state.pool, i.id).await?,
+        cadence,
+        audiences: crate::updates::domain::Audience::ALL,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

@@ -84,6 +84,10 @@ pub struct IncidentView {
     /// Present on single-incident answers, left out of lists
     #[serde(skip_serializing_if = "Option::is_none")]
     pub roles: Option<Roles>,
+    /// How the stakeholder update cadence was kept, when the severity has one (single-incident
+    /// answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates: Option<crate::updates::domain::Cadence>,
     pub metrics: Durations,
     /// The acknowledge and resolve clocks against the targets of `peak_severity`
     pub sla: Sla,
@@ -130,6 +134,7 @@ impl IncidentView {
             created_at: i.created_at,
             updated_at: i.updated_at,
             roles: roles.map(Roles::of),
+            updates: None,
             metrics: Durations::of(&i.milestones(), now),
             sla: Sla::of(
                 &policy,

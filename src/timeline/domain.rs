@@ -20,10 +20,11 @@ pub enum Kind {
     Note,
     /// Background that may predate the incident: the deploy that caused it, a traffic ramp.
     Context,
+    StakeholderUpdate,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -35,6 +36,7 @@ impl Kind {
         Self::Edited,
         Self::Note,
         Self::Context,
+        Self::StakeholderUpdate,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -50,6 +52,7 @@ impl Kind {
             Self::Edited => "edited",
             Self::Note => "note",
             Self::Context => "context",
+            Self::StakeholderUpdate => "stakeholder_update",
         }
     }
 
@@ -166,6 +169,7 @@ pub fn headline(
         }
         Kind::Note => String::new(),
         Kind::Context => "Background".to_owned(),
+        Kind::StakeholderUpdate => format!("Stakeholder update to {}", str_of(details, "audience")),
     }
 }
 

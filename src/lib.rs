@@ -11,6 +11,7 @@ pub mod http;
 pub mod idempotency;
 pub mod incidents;
 pub mod people;
+pub mod reports;
 pub mod roles;
 pub mod services;
 pub mod sla;

@@ -45,6 +45,7 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/audit", "admin"),
     ("GET", "/api/v1/severity-policies", "viewer"),
     ("PUT", "/api/v1/severity-policies", "admin"),
+    ("GET", "/api/v1/reports/{metric}", "manager"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -74,6 +75,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/admin/audit", "admin"),
     ("GET", "/admin/policies", "admin"),
     ("POST", "/admin/policies", "admin"),
+    ("GET", "/reports", "manager"),
 ];
 
 const ROLES: [&str; 4] = ["viewer", "responder", "manager", "admin"];
@@ -87,6 +89,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{role}", "scribe")
         .replace("{name}", "payments-gateway")
         .replace("{id}", "999999")
+        .replace("{metric}", "mtta")
 }
 
 #[sqlx::test]

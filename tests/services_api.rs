@@ -196,7 +196,8 @@ async fn the_openapi_description_matches_the_routes(pool: PgPool) {
             .replace("{key}", "INC-999999")
             .replace("{role}", "scribe")
             .replace("{name}", "no-such-service")
-            .replace("{id}", "999999");
+            .replace("{id}", "999999")
+            .replace("{metric}", "mtta");
         for (method, op) in ops.as_object().unwrap() {
             assert!(
                 op["responses"]

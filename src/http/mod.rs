@@ -43,7 +43,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "services", description = "The things that fail"),
         (name = "people", description = "Responders who hold roles"),
         (name = "accounts", description = "Users, API tokens and the audit log"),
-        (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence")
+        (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
+        (name = "reports", description = "Response metrics for managers")
     )
 )]
 struct ApiDoc;
@@ -87,6 +88,7 @@ fn api(state: &AppState) -> Router<AppState> {
             crate::sla::handlers::list,
             crate::sla::handlers::put
         ))
+        .routes(routes!(crate::reports::handlers::report))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
@@ -133,6 +135,7 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/services/new", get(svc::new_form))
         .route("/services/{name}", get(svc::show))
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
+        .route("/reports", get(crate::reports::pages::index))
         .route("/account", get(auth::pages::account))
         .route("/account/password", post(auth::pages::change_password))
         .route(

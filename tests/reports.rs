@@ -1,0 +1,126 @@
+//! Response-metric reports: mean and median from the incidents' timestamps, grouped three ways.
+
+mod common;
+
+use axum::http::StatusCode;
+use common::TestApp;
+use serde_json::json;
+use sqlx::PgPool;
+
+async fn two_incidents(app: &TestApp) {
+    // INC-1187 (payments-gateway, Sev1, September): acknowledged after 9 min, mitigated after
+    // 45 min, resolved after 3 h 33 min.
+    quell::demo::load(&app.pool).await.unwrap();
+    // A Sev2 on checkout-api in September acknowledged after 21 min, still unresolved.
+    let key = app
+        .incident(json!({"title": "Checkout slow", "severity": "Sev2", "service": "checkout-api",
+                         "started_at": "2026-09-20T10:00:00Z", "detected_at": "2026-09-20T10:00:00Z"}))
+        .await;
+    let r = app
+        .post(
+            &format!("/api/v1/incidents/{key}/acknowledge"),
+            json!({"at": "2026-09-20T10:21:00Z"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // An October Sev3 without a service, acknowledged after 3 min.
+    let key = app
+        .incident(json!({"title": "Batch late", "severity": "Sev3",
+                         "started_at": "2026-10-02T08:00:00Z", "detected_at": "2026-10-02T08:00:00Z"}))
+        .await;
+    app.post(
+        &format!("/api/v1/incidents/{key}/acknowledge"),
+        json!({"at": "2026-10-02T08:03:00Z"}),
+    )
+    .await;
+}
+
+#[sqlx::test]
+async fn mtta_by_month_service_and_severity(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    two_incidents(&app).await;
+    let r = app.get("/api/v1/reports/mtta?group_by=month").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let report = r.json();
+    assert!(
+        report["definition"]
+            .as_str()
+            .unwrap()
+            .contains("From detection")
+    );
+    assert_eq!(
+        report["items"],
+        json!([
+            {"group": "2026-09", "incidents": 2, "mean_secs": 900.0, "median_secs": 900.0},
+            {"group": "2026-10", "incidents": 1, "mean_secs": 180.0, "median_secs": 180.0},
+        ])
+    );
+    let by_service = app
+        .get("/api/v1/reports/mtta?group_by=service")
+        .await
+        .json();
+    let groups: Vec<_> = by_service["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["group"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        groups,
+        vec!["(no service)", "checkout-api", "payments-gateway"]
+    );
+    let by_severity = app
+        .get("/api/v1/reports/mtta?group_by=severity")
+        .await
+        .json();
+    assert_eq!(by_severity["items"][0]["group"], "Sev1");
+    assert_eq!(by_severity["items"][0]["mean_secs"], 540.0);
+    // Only incidents that got that far count.
+    let mttr = app.get("/api/v1/reports/mttr").await.json();
+    assert_eq!(mttr["group_by"], "month");
+    assert_eq!(
+        mttr["items"],
+        json!([{"group": "2026-09", "incidents": 1, "mean_secs": 12780.0, "median_secs": 12780.0}])
+    );
+    let mttm = app
+        .get("/api/v1/reports/mttm?group_by=severity")
+        .await
+        .json();
+    assert_eq!(mttm["items"][0]["mean_secs"], 2700.0);
+
+    for (uri, field) in [
+        ("/api/v1/reports/mtbf", "metric"),
+        ("/api/v1/reports/mtta?group_by=team", "group_by"),
+        ("/api/v1/reports/mtta?by=month", "by"),
+    ] {
+        let r = app.get(uri).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{uri}");
+        assert_eq!(r.field(), field, "{uri}");
+    }
+}
+
+#[sqlx::test]
+async fn the_reports_page_draws_charts_and_writes_the_definitions(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    assert!(
+        app.get("/reports")
+            .await
+            .text
+            .contains("No incident has reached this point yet.")
+    );
+    two_incidents(&app).await;
+    let page = app.get("/reports").await;
+    assert_eq!(page.status, StatusCode::OK);
+    for needle in [
+        "Time to acknowledge",
+        "Time to mitigate",
+        "Time to resolve",
+        "<svg class=\"chart\"",
+        "2026-09: mean 15 min",
+        "payments-gateway",
+        "From detection to resolution",
+        "3 h 33 min",
+    ] {
+        assert!(page.text.contains(needle), "{needle:?}");
+    }
+}

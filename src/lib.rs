@@ -126,6 +126,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 },
             );
             let sweeper = tokio::spawn(sweep_sessions(state.pool.clone()));
+            let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;
@@ -138,6 +139,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             .await
             .map_err(RunError::Serve)?;
             sweeper.abort();
+            engine.abort();
             tracing::info!("stopped");
         }
     }

@@ -26,8 +26,24 @@ fn snapshot(i: &Incident) -> Value {
     })
 }
 
-/// Reads the incident after a change and appends the change to the audit log, in the same
-/// transaction.
+/// Re-arms the incident's SLA timers to match it, in the same transaction.
+async fn rearm(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
+    crate::sla::timers::rearm(
+        conn,
+        &crate::sla::timers::Clocks {
+            incident_id: i.id,
+            peak_severity: i.peak_severity,
+            detected_at: i.detected_at,
+            acknowledged_at: i.acknowledged_at,
+            mitigated_at: i.mitigated_at,
+            resolved_at: i.resolved_at,
+        },
+    )
+    .await
+}
+
+/// Reads the incident after a change, re-arms its timers and appends the change to the audit
+/// log, in the same transaction.
 async fn audited(
     conn: &mut PgConnection,
     actor: &Actor,
@@ -36,6 +52,7 @@ async fn audited(
     key: IncidentKey,
 ) -> AppResult<Incident> {
     let after = db::get(&mut *conn, key).await?;
+    rearm(conn, &after).await?;
     let target = key.to_string();
     audit::record(
         conn,
@@ -132,6 +149,7 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
     )
     .await?;
     let incident = db::get(&mut *conn, key).await?;
+    rearm(conn, &incident).await?;
     audit::record(
         conn,
         actor,
@@ -477,6 +495,7 @@ pub async fn add_stakeholder_update(
         },
     )
     .await?;
+    rearm(conn, &incident).await?;
     audit::record(
         conn,
         actor,

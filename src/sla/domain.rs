@@ -193,8 +193,90 @@ impl Sla {
     }
 }
 
+/// The persisted timers of an incident.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    Ack,
+    Resolve,
+    /// The next stakeholder update.
+    Update,
+}
+
+impl TimerKind {
+    pub const ALL: [TimerKind; 3] = [Self::Ack, Self::Resolve, Self::Update];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ack => "ack",
+            Self::Resolve => "resolve",
+            Self::Update => "update",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == value)
+    }
+}
+
+/// What an incident's timers should be now: a deadline per kind, or `None` when that clock has
+/// stopped (acknowledged, resolved, mitigated, or no cadence).
+pub fn desired_timers(
+    policy: &Policy,
+    detected_at: DateTime<Utc>,
+    acknowledged_at: Option<DateTime<Utc>>,
+    mitigated_at: Option<DateTime<Utc>>,
+    resolved_at: Option<DateTime<Utc>>,
+    last_update_at: Option<DateTime<Utc>>,
+) -> [(TimerKind, Option<DateTime<Utc>>); 3] {
+    let after = |secs: i64| detected_at + Duration::seconds(secs);
+    let update_from = last_update_at.map_or(detected_at, |u| u.max(detected_at));
+    [
+        (
+            TimerKind::Ack,
+            acknowledged_at
+                .is_none()
+                .then(|| after(policy.ack_target_secs)),
+        ),
+        (
+            TimerKind::Resolve,
+            resolved_at
+                .is_none()
+                .then(|| after(policy.resolve_target_secs)),
+        ),
+        (
+            TimerKind::Update,
+            policy
+                .update_cadence_secs
+                .filter(|_| mitigated_at.is_none() && resolved_at.is_none())
+                .map(|c| update_from + Duration::seconds(c)),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn timers_follow_the_incident_and_the_policy() {
+        let p = policy(Severity::Sev1);
+        let open = desired_timers(&p, t(16, 7), None, None, None, None);
+        assert_eq!(open[0], (TimerKind::Ack, Some(t(16, 22))));
+        assert_eq!(open[1], (TimerKind::Resolve, Some(t(20, 7))));
+        assert_eq!(open[2], (TimerKind::Update, Some(t(16, 37))));
+        let acked = desired_timers(&p, t(16, 7), Some(t(16, 16)), None, None, Some(t(16, 24)));
+        assert_eq!(acked[0].1, None);
+        assert_eq!(
+            acked[2].1,
+            Some(t(16, 54)),
+            "an update restarts the cadence"
+        );
+        let mitigated = desired_timers(&p, t(16, 7), Some(t(16, 16)), Some(t(16, 52)), None, None);
+        assert_eq!(mitigated[2].1, None);
+        assert_eq!(mitigated[1].1, Some(t(20, 7)));
+        let quiet = desired_timers(&policy(Severity::Sev3), t(16, 7), None, None, None, None);
+        assert_eq!(quiet[2].1, None);
+    }
+
     use super::*;
     use chrono::TimeZone;
 

@@ -137,5 +137,5 @@ pub async fn save_all(
         )
         .await?;
     }
-    Ok(())
+    super::timers::rearm_open(conn).await
 }

@@ -21,10 +21,12 @@ pub enum Kind {
     /// Background that may predate the incident: the deploy that caused it, a traffic ramp.
     Context,
     StakeholderUpdate,
+    /// Written by the timer engine when a deadline passes.
+    SlaBreached,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -37,6 +39,7 @@ impl Kind {
         Self::Note,
         Self::Context,
         Self::StakeholderUpdate,
+        Self::SlaBreached,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +56,7 @@ impl Kind {
             Self::Note => "note",
             Self::Context => "context",
             Self::StakeholderUpdate => "stakeholder_update",
+            Self::SlaBreached => "sla_breached",
         }
     }
 
@@ -170,6 +174,14 @@ pub fn headline(
         Kind::Note => String::new(),
         Kind::Context => "Background".to_owned(),
         Kind::StakeholderUpdate => format!("Stakeholder update to {}", str_of(details, "audience")),
+        Kind::SlaBreached => match str_of(details, "timer") {
+            "ack" => format!(
+                "SLA breached: not acknowledged within {} of detection",
+                after()
+            ),
+            "resolve" => format!("SLA breached: not resolved within {} of detection", after()),
+            _ => "SLA: a stakeholder update is overdue".to_owned(),
+        },
     }
 }
 

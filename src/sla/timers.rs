@@ -1,0 +1,219 @@
+//! Persisted SLA timers and the engine that fires them. Every change that moves a deadline
+//! re-arms the incident's timers in its own transaction and notifies `quell_timers`; every
+//! `quell serve` replica runs the engine, which claims due timers with `FOR UPDATE SKIP LOCKED`
+//! and, in one transaction per batch, marks each fired, records its breach (once per deadline,
+//! enforced by a unique constraint) and writes the timeline event. A replica that dies mid-batch
+//! rolls back, and another picks the timers up.
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sqlx::postgres::PgListener;
+use sqlx::{PgConnection, PgPool};
+use std::time::Duration;
+
+use super::db;
+use super::domain::{TimerKind, desired_timers};
+use crate::domain::Severity;
+use crate::error::{AppError, AppResult};
+
+/// What the timers of one incident are computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct Clocks {
+    pub incident_id: i64,
+    pub peak_severity: Severity,
+    pub detected_at: DateTime<Utc>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub mitigated_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+pub const CHANNEL: &str = "quell_timers";
+
+/// Brings an incident's timers in line with its state and policy, in the caller's transaction.
+pub async fn rearm(conn: &mut PgConnection, c: &Clocks) -> AppResult<()> {
+    let policy = db::of(&db::all(&mut *conn).await?, c.peak_severity)?;
+    let last_update = sqlx::query_scalar!(
+        "select max(sent_at) from stakeholder_updates where incident_id = $1",
+        c.incident_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let desired = desired_timers(
+        &policy,
+        c.detected_at,
+        c.acknowledged_at,
+        c.mitigated_at,
+        c.resolved_at,
+        last_update,
+    );
+    for (kind, due) in desired {
+        match due {
+            Some(due_at) => {
+                // A new deadline is pending again; an unchanged fired one stays fired.
+                sqlx::query!(
+                    r#"insert into sla_timers (incident_id, kind, due_at) values ($1, $2, $3)
+                       on conflict (incident_id, kind) do update
+                       set due_at = excluded.due_at,
+                           state = case when sla_timers.state = 'fired'
+                                         and sla_timers.due_at = excluded.due_at
+                                        then 'fired' else 'pending' end,
+                           fired_at = case when sla_timers.due_at = excluded.due_at
+                                           then sla_timers.fired_at end,
+                           updated_at = now()
+                       where sla_timers.due_at is distinct from excluded.due_at
+                          or sla_timers.state = 'stopped'"#,
+                    c.incident_id,
+                    kind.as_str(),
+                    due_at
+                )
+                .execute(&mut *conn)
+                .await?;
+            }
+            None => {
+                sqlx::query!(
+                    r#"update sla_timers set state = 'stopped', updated_at = now()
+                       where incident_id = $1 and kind = $2 and state = 'pending'"#,
+                    c.incident_id,
+                    kind.as_str()
+                )
+                .execute(&mut *conn)
+                .await?;
+            }
+        }
+    }
+    sqlx::query!("select pg_notify('quell_timers', '')")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Re-arms every open incident (after a policy change).
+pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
+    let open = sqlx::query!(
+        r#"select id, peak_severity, detected_at, acknowledged_at, mitigated_at, resolved_at
+           from incidents where status <> 'resolved'"#
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for r in open {
+        let clocks = Clocks {
+            incident_id: r.id,
+            peak_severity: Severity::parse("peak_severity", &r.peak_severity)?,
+            detected_at: r.detected_at,
+            acknowledged_at: r.acknowledged_at,
+            mitigated_at: r.mitigated_at,
+            resolved_at: r.resolved_at,
+        };
+        rearm(conn, &clocks).await?;
+    }
+    Ok(())
+}
+
+/// Fires up to `batch` due timers in one transaction; returns how many fired.
+pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
+    let mut tx = pool.begin().await?;
+    let fired = sqlx::query!(
+        r#"with due as (
+               select id from sla_timers
+               where state = 'pending' and due_at <= now()
+               order by due_at limit $1
+               for update skip locked)
+           update sla_timers t set state = 'fired', fired_at = now(), updated_at = now()
+           from due where t.id = due.id
+           returning t.id, t.incident_id, t.kind, t.due_at"#,
+        batch
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    for t in &fired {
+        let kind = TimerKind::parse(&t.kind)
+            .ok_or_else(|| AppError::Internal(format!("unknown timer kind {}", t.kind)))?;
+        let breach = sqlx::query_scalar!(
+            r#"insert into sla_breaches (timer_id, incident_id, kind, due_at)
+               values ($1, $2, $3, $4)
+               on conflict (timer_id, due_at) do nothing
+               returning id"#,
+            t.id,
+            t.incident_id,
+            t.kind,
+            t.due_at
+        )
+        .fetch_optional(&mut *tx)
+        .await?;
+        if breach.is_none() {
+            continue;
+        }
+        sqlx::query!(
+            r#"insert into timeline_events
+                   (incident_id, occurred_at, kind, author, body, details)
+               values ($1, $2, 'sla_breached', 'Quell', '', $3)"#,
+            t.incident_id,
+            t.due_at,
+            json!({ "timer": kind.as_str() })
+        )
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(fired.len())
+}
+
+/// Seconds until the earliest pending deadline, if any.
+async fn next_due_in(pool: &PgPool) -> AppResult<Option<f64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select extract(epoch from min(due_at) - now())::float8
+           from sla_timers where state = 'pending'"#
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// The longest the engine sleeps without a notification: a safety net for missed ones.
+const POLL: Duration = Duration::from_secs(5);
+const BATCH: i64 = 500;
+
+/// The engine loop of one replica: fire what is due, then sleep until the next deadline, a
+/// notification that deadlines moved, or the poll interval, whichever comes first.
+pub async fn run(pool: PgPool) {
+    let mut listener = match PgListener::connect_with(&pool).await {
+        Ok(mut l) => match l.listen(CHANNEL).await {
+            Ok(()) => Some(l),
+            Err(e) => {
+                tracing::warn!(error = %e, "timer engine cannot listen; polling only");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "timer engine cannot listen; polling only");
+            None
+        }
+    };
+    loop {
+        match fire_due(&pool, BATCH).await {
+            Ok(n) if n as i64 == BATCH => continue,
+            Ok(n) if n > 0 => tracing::info!(fired = n, "SLA timers fired"),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "timer engine failed; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        }
+        let wait = match next_due_in(&pool).await {
+            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
+            _ => POLL,
+        };
+        match listener.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.recv() => if let Err(e) = r {
+                        tracing::warn!(error = %e, "timer notifications interrupted");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    },
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            None => tokio::time::sleep(wait).await,
+        }
+    }
+}

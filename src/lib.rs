@@ -10,6 +10,7 @@ pub mod error;
 pub mod http;
 pub mod idempotency;
 pub mod incidents;
+pub mod notify;
 pub mod people;
 pub mod reports;
 pub mod roles;
@@ -127,6 +128,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             );
             let sweeper = tokio::spawn(sweep_sessions(state.pool.clone()));
             let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
+            let sender = tokio::spawn(notify::sender::run(state.pool.clone()));
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;
@@ -140,6 +142,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             .map_err(RunError::Serve)?;
             sweeper.abort();
             engine.abort();
+            sender.abort();
             tracing::info!("stopped");
         }
     }

@@ -46,6 +46,10 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/severity-policies", "viewer"),
     ("PUT", "/api/v1/severity-policies", "admin"),
     ("GET", "/api/v1/reports/{metric}", "manager"),
+    ("GET", "/api/v1/notification-channels", "admin"),
+    ("POST", "/api/v1/notification-channels", "admin"),
+    ("DELETE", "/api/v1/notification-channels/{id}", "admin"),
+    ("GET", "/api/v1/incidents/{key}/notifications", "viewer"),
 ];
 
 /// Every page route and the least role that may use it.

@@ -89,6 +89,12 @@ fn api(state: &AppState) -> Router<AppState> {
             crate::sla::handlers::put
         ))
         .routes(routes!(crate::reports::handlers::report))
+        .routes(routes!(
+            crate::notify::handlers::list,
+            crate::notify::handlers::create
+        ))
+        .routes(routes!(crate::notify::handlers::delete))
+        .routes(routes!(inc::notifications))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()

@@ -642,3 +642,23 @@ pub async fn add_update(
     .await?;
     Ok(created.respond(|u| (StatusCode::CREATED, Json(u)).into_response()))
 }
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct DeliveryList {
+    pub items: Vec<crate::notify::db::Delivery>,
+}
+
+/// What was sent about this incident, and whether it arrived.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/notifications", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = DeliveryList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn notifications(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<DeliveryList>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(Json(DeliveryList {
+        items: crate::notify::db::for_incident(&state.pool, incident.id).await?,
+    }))
+}

@@ -389,6 +389,7 @@ pub struct ShowPage {
     updates: Vec<crate::updates::db::Update>,
     cadence: Option<crate::updates::domain::Cadence>,
     audiences: [crate::updates::domain::Audience; 3],
+    deliveries: Vec<crate::notify::db::Delivery>,
 }
 
 pub async fn show(
@@ -409,6 +410,7 @@ pub async fn show(
         updates: crate::updates::db::for_incident(&state.pool, i.id).await?,
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
+        deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

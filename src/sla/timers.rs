@@ -143,16 +143,35 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
         if breach.is_none() {
             continue;
         }
-        sqlx::query!(
+        let incident = sqlx::query!(
             r#"insert into timeline_events
                    (incident_id, occurred_at, kind, author, body, details)
-               values ($1, $2, 'sla_breached', 'Quell', '', $3)"#,
+               values ($1, $2, 'sla_breached', 'Quell', '', $3)
+               returning (select number from incidents where id = $1) as "number!",
+                         (select title from incidents where id = $1) as "title!",
+                         (select severity from incidents where id = $1) as "severity!",
+                         (select detected_at from incidents where id = $1) as "detected_at!""#,
             t.incident_id,
             t.due_at,
             json!({ "timer": kind.as_str() })
         )
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
+        let key = format!("INC-{}", incident.number);
+        let what = crate::timeline::domain::headline(
+            crate::timeline::domain::Kind::SlaBreached,
+            &json!({ "timer": kind.as_str() }),
+            t.due_at,
+            incident.detected_at,
+        );
+        let payload = json!({
+            "type": "sla.breached",
+            "timer": kind.as_str(),
+            "due_at": t.due_at,
+            "incident": { "key": key, "title": incident.title, "severity": incident.severity },
+            "message": format!("{key} ({}) {}: {what}", incident.severity, incident.title),
+        });
+        crate::notify::db::enqueue(&mut *tx, t.incident_id, "sla.breached", &payload).await?;
     }
     tx.commit().await?;
     Ok(fired.len())

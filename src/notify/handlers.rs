@@ -1,0 +1,121 @@
+//! `/api/v1/notification-channels` for admins.
+
+use argon2::password_hash::rand_core::{OsRng, RngCore};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::db::{self, Channel};
+use super::domain::{ChannelKind, check_url, secret_from_bytes};
+use crate::audit;
+use crate::auth::handlers::parse_id;
+use crate::auth::{Admin, Auth};
+use crate::error::{AppError, AppResult};
+use crate::http::extract::ApiJson;
+use crate::state::AppState;
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ChannelList {
+    pub items: Vec<Channel>,
+}
+
+/// Where breaches are announced.
+#[utoipa::path(get, path = "/api/v1/notification-channels", tag = "sla",
+    responses((status = 200, description = "OK", body = ChannelList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+) -> AppResult<Json<ChannelList>> {
+    Ok(Json(ChannelList {
+        items: db::channels(&state.pool).await?,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewChannel {
+    name: String,
+    /// webhook or slack
+    kind: String,
+    url: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CreatedChannel {
+    #[serde(flatten)]
+    pub channel: Channel,
+    /// A webhook's Standard Webhooks signing secret, shown this once
+    pub secret: Option<String>,
+}
+
+/// Add a channel. A webhook gets a signing secret, returned once.
+#[utoipa::path(post, path = "/api/v1/notification-channels", tag = "sla", request_body = NewChannel,
+    responses((status = 201, description = "Created", body = CreatedChannel),
+              (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<NewChannel>,
+) -> AppResult<Response> {
+    let b = body.value;
+    let name = b.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AppError::invalid("name", "1 to 100 characters"));
+    }
+    let kind = ChannelKind::parse(&b.kind)?;
+    let url = check_url(&b.url)?;
+    let secret = (kind == ChannelKind::Webhook).then(|| {
+        let mut bytes = [0u8; 32];
+        OsRng.fill_bytes(&mut bytes);
+        secret_from_bytes(&bytes)
+    });
+    let mut tx = state.pool.begin().await?;
+    let channel =
+        db::insert_channel(&mut *tx, name, kind.as_str(), &url, secret.as_deref()).await?;
+    audit::record(
+        &mut tx,
+        &auth.actor,
+        "notification_channel.create",
+        &channel.name,
+        None,
+        Some(json!({ "kind": channel.kind, "url": channel.url })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedChannel { channel, secret }),
+    )
+        .into_response())
+}
+
+/// Remove a channel (its queued notifications go with it).
+#[utoipa::path(delete, path = "/api/v1/notification-channels/{id}", tag = "sla",
+    params(("id" = i64, Path, description = "Channel id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "channel")?;
+    let mut tx = state.pool.begin().await?;
+    if !db::delete_channel(&mut *tx, id).await? {
+        return Err(AppError::NotFound(format!("There is no channel {id}.")));
+    }
+    audit::record(
+        &mut tx,
+        &auth.actor,
+        "notification_channel.delete",
+        &id.to_string(),
+        None,
+        None,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}

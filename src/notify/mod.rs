@@ -1,0 +1,8 @@
+//! Notifications: channels (a signed generic webhook, a Slack-compatible incoming webhook), the
+//! outbox the timer engine writes in the breach's transaction, and the sender every replica runs
+//! to deliver it at least once, with retries, backoff and jitter.
+
+pub mod db;
+pub mod domain;
+pub mod handlers;
+pub mod sender;

@@ -1,0 +1,301 @@
+//! Notifications of SLA breaches: written with the breach, delivered at least once, signed the
+//! Standard Webhooks way, retried against a failing endpoint and then given up.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use common::{TestApp, ago};
+use quell::notify::sender::{SenderConfig, deliver_once, http_client};
+use quell::sla::timers::fire_due;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+/// A receiving endpoint that records what it gets and answers with `status`.
+#[derive(Clone)]
+struct Receiver {
+    got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
+    status: Arc<Mutex<StatusCode>>,
+}
+
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: String) -> StatusCode {
+    r.got.lock().unwrap().push((headers, body));
+    *r.status.lock().unwrap()
+}
+
+async fn receiver(status: StatusCode) -> (Receiver, String) {
+    let r = Receiver {
+        got: Default::default(),
+        status: Arc::new(Mutex::new(status)),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let app = Router::new()
+        .route("/hook", post(receive))
+        .with_state(r.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (r, url)
+}
+
+fn fast() -> SenderConfig {
+    SenderConfig {
+        base_delay_secs: 0.0,
+        max_delay_secs: 0.0,
+        max_attempts: 3,
+        ..Default::default()
+    }
+}
+
+async fn channel(app: &TestApp, name: &str, kind: &str, url: &str) -> Value {
+    let r = app
+        .post(
+            "/api/v1/notification-channels",
+            json!({"name": name, "kind": kind, "url": url}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.json()
+}
+
+#[sqlx::test]
+async fn a_breach_reaches_a_signed_webhook_and_a_slack_channel(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (hook, hook_url) = receiver(StatusCode::OK).await;
+    let (slack, slack_url) = receiver(StatusCode::OK).await;
+    let created = channel(&app, "ops webhook", "webhook", &hook_url).await;
+    let secret = created["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"));
+    let slack_channel = channel(&app, "ops slack", "slack", &slack_url).await;
+    assert!(slack_channel["secret"].is_null());
+    assert!(
+        !app.get("/api/v1/notification-channels")
+            .await
+            .text
+            .contains(&secret),
+        "the secret is shown once"
+    );
+
+    let key = app.incident(json!({"title": "Card payments failing", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
+    assert_eq!(fire_due(&app.pool, 100).await.unwrap(), 1);
+    assert_eq!(
+        deliver_once(&app.pool, &http_client(fast().timeout), &fast())
+            .await
+            .unwrap(),
+        2
+    );
+
+    let (headers, body) = hook.got.lock().unwrap()[0].clone();
+    let payload: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(payload["type"], "sla.breached");
+    assert_eq!(payload["incident"]["key"], key);
+    let id = headers["webhook-id"].to_str().unwrap();
+    let ts: i64 = headers["webhook-timestamp"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((chrono::Utc::now().timestamp() - ts).abs() < 60);
+    let expected = quell::notify::domain::sign(&secret, id, ts, &body).unwrap();
+    assert_eq!(headers["webhook-signature"].to_str().unwrap(), expected);
+
+    let (_, slack_body) = slack.got.lock().unwrap()[0].clone();
+    let text = serde_json::from_str::<Value>(&slack_body).unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text.contains(&key) && text.contains("not acknowledged within 15 min"),
+        "{text}"
+    );
+
+    let deliveries = app
+        .get(&format!("/api/v1/incidents/{key}/notifications"))
+        .await
+        .json();
+    let states: Vec<_> = deliveries["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["state"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(states, vec!["delivered", "delivered"]);
+    assert!(
+        app.get(&format!("/incidents/{key}"))
+            .await
+            .text
+            .contains("ops slack")
+    );
+}
+
+#[sqlx::test]
+async fn a_failing_endpoint_is_retried_and_then_marked_failed(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (hook, url) = receiver(StatusCode::INTERNAL_SERVER_ERROR).await;
+    channel(&app, "flaky", "webhook", &url).await;
+    let key = app.incident(json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
+    fire_due(&app.pool, 100).await.unwrap();
+    let http = http_client(fast().timeout);
+    for _ in 0..5 {
+        deliver_once(&app.pool, &http, &fast()).await.unwrap();
+    }
+    assert_eq!(
+        hook.got.lock().unwrap().len(),
+        3,
+        "three attempts, then it gives up"
+    );
+    let d = app
+        .get(&format!("/api/v1/incidents/{key}/notifications"))
+        .await
+        .json()["items"][0]
+        .clone();
+    assert_eq!(
+        (
+            d["state"].as_str(),
+            d["attempts"].as_i64(),
+            d["last_error"].as_str()
+        ),
+        (Some("failed"), Some(3), Some("HTTP 500"))
+    );
+    assert!(
+        app.get(&format!("/incidents/{key}"))
+            .await
+            .text
+            .contains("HTTP 500")
+    );
+}
+
+#[sqlx::test]
+async fn a_recovering_endpoint_gets_the_message_on_a_retry(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (hook, url) = receiver(StatusCode::SERVICE_UNAVAILABLE).await;
+    channel(&app, "recovering", "webhook", &url).await;
+    let key = app.incident(json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
+    fire_due(&app.pool, 100).await.unwrap();
+    let http = http_client(fast().timeout);
+    deliver_once(&app.pool, &http, &fast()).await.unwrap();
+    *hook.status.lock().unwrap() = StatusCode::OK;
+    deliver_once(&app.pool, &http, &fast()).await.unwrap();
+    let d = app
+        .get(&format!("/api/v1/incidents/{key}/notifications"))
+        .await
+        .json()["items"][0]
+        .clone();
+    assert_eq!(
+        (d["state"].as_str(), d["attempts"].as_i64()),
+        (Some("delivered"), Some(2))
+    );
+}
+
+#[sqlx::test]
+async fn three_engines_and_senders_deliver_every_breach_of_a_thousand_at_least_once(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (hook, url) = receiver(StatusCode::OK).await;
+    channel(&app, "ops", "webhook", &url).await;
+    let mut tx = app.pool.begin().await.unwrap();
+    let detected = common::at(&ago(20));
+    for n in 0..1000 {
+        quell::incidents::actions::open(
+            &mut tx,
+            &quell::incidents::actions::Opening {
+                number: None,
+                title: &format!("storm {n}"),
+                severity: "Sev1",
+                service: None,
+                summary: "",
+                impact: "",
+                started_at: Some(detected),
+                detected_at: Some(detected),
+                note: "",
+            },
+            &quell::audit::Actor::system("test"),
+        )
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let pool = app.pool.clone();
+            tokio::spawn(async move {
+                let http = http_client(fast().timeout);
+                let cfg = SenderConfig {
+                    batch: 40,
+                    ..fast()
+                };
+                loop {
+                    let fired = fire_due(&pool, 50).await.unwrap();
+                    let sent = deliver_once(&pool, &http, &cfg).await.unwrap();
+                    if fired == 0 && sent == 0 {
+                        return;
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+    let breaches: i64 = sqlx::query_scalar("select count(*) from sla_breaches")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(breaches, 1000);
+    let delivered: i64 =
+        sqlx::query_scalar("select count(*) from notifications where state = 'delivered'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(delivered, 1000);
+    let mut keys: Vec<String> = hook
+        .got
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, b)| {
+            serde_json::from_str::<Value>(b).unwrap()["incident"]["key"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 1000, "every breach arrived");
+}
+
+#[sqlx::test]
+async fn bad_channels_are_refused(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    for (body, field) in [
+        (
+            json!({"name": "x", "kind": "email", "url": "https://x.example"}),
+            "kind",
+        ),
+        (
+            json!({"name": "x", "kind": "slack", "url": "ftp://x.example"}),
+            "url",
+        ),
+        (
+            json!({"name": "", "kind": "slack", "url": "https://x.example"}),
+            "name",
+        ),
+    ] {
+        let r = app
+            .post("/api/v1/notification-channels", body.clone())
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(r.field(), field);
+    }
+    channel(&app, "ops", "slack", "https://hooks.example/x").await;
+    let r = app
+        .post(
+            "/api/v1/notification-channels",
+            json!({"name": "ops", "kind": "slack", "url": "https://hooks.example/y"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+}

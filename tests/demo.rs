@@ -54,6 +54,10 @@ async fn demo_figures_come_from_the_timestamps(pool: PgPool) {
     assert_eq!(m["time_to_acknowledge_secs"], 9 * 60);
     assert_eq!(m["time_to_mitigate_secs"], 45 * 60);
     assert_eq!(m["time_to_resolve_secs"], 3 * 3600 + 33 * 60);
+    assert_eq!(
+        m["duration"],
+        "detection → mitigation 0:45; → resolution 3:33"
+    );
     assert_eq!(i["roles"]["incident_commander"]["name"], "Ana Ribeiro");
     assert_eq!(i["roles"]["postmortem_owner"]["name"], "Daniel Okafor");
     let opened = &app

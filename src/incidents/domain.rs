@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt;
 
 pub use crate::domain::Severity;
-use crate::domain::{DomainError, format_minutes};
+use crate::domain::{DomainError, format_hmm, format_minutes};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -383,7 +383,7 @@ pub fn check_severity_change(
 
 /// Durations of PRODUCT.md's table, measured from the incident's own timestamps. `now` is used
 /// for the steps still running, so the figures are live while the incident is open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Durations {
     /// detected − started (first customer impact)
     pub time_to_detect_secs: i64,
@@ -395,6 +395,9 @@ pub struct Durations {
     pub time_to_resolve_secs: Option<i64>,
     /// how long the incident has been (or was) open, from detection
     pub open_for_secs: i64,
+    /// The postmortem's duration line, `detection → mitigation 0:45; → resolution 3:33`, once
+    /// both are known
+    pub duration: Option<String>,
 }
 
 impl Durations {
@@ -406,6 +409,13 @@ impl Durations {
             time_to_mitigate_secs: m.mitigated_at.map(since),
             time_to_resolve_secs: m.resolved_at.map(since),
             open_for_secs: since(m.resolved_at.unwrap_or(now)).max(0),
+            duration: m.mitigated_at.zip(m.resolved_at).map(|(mit, res)| {
+                format!(
+                    "detection → mitigation {}; → resolution {}",
+                    format_hmm(since(mit)),
+                    format_hmm(since(res))
+                )
+            }),
         }
     }
 
@@ -579,5 +589,9 @@ mod tests {
         assert_eq!(d.time_to_mitigate_secs, Some(45 * 60));
         assert_eq!(d.time_to_resolve_secs, Some(3 * 3600 + 33 * 60));
         assert_eq!(d.open_for_secs, 3 * 3600 + 33 * 60);
+        assert_eq!(
+            d.duration.as_deref(),
+            Some("detection → mitigation 0:45; → resolution 3:33")
+        );
     }
 }

@@ -316,7 +316,17 @@ fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
             .map(|s| fixed("Time to mitigate", s)),
     );
     match d.time_to_resolve_secs {
-        Some(s) => rows.push(fixed("Time to resolve", s)),
+        Some(s) => {
+            rows.push(fixed("Time to resolve", s));
+            if let Some(line) = d.duration {
+                rows.push(DurationRow {
+                    label: "Duration",
+                    value: line,
+                    running: false,
+                    since_iso: String::new(),
+                });
+            }
+        }
         None => rows.push(DurationRow {
             label: "Open for",
             value: format_minutes(d.open_for_secs),

@@ -126,7 +126,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     oidc,
                 },
             );
-            let sweeper = tokio::spawn(sweep_sessions(state.pool.clone()));
+            let sweeper = tokio::spawn(sweep(state.pool.clone()));
             let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
             let sender = tokio::spawn(notify::sender::run(state.pool.clone()));
             let listener = tokio::net::TcpListener::bind(&args.bind)
@@ -149,14 +149,18 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Deletes expired sessions every 10 minutes. Every replica runs it; deletes are idempotent.
-async fn sweep_sessions(pool: PgPool) {
-    let store = auth::session_store::PgSessionStore::new(pool);
+/// Deletes expired sessions and day-old idempotency keys every 10 minutes. Every replica runs
+/// it; the deletes are idempotent.
+async fn sweep(pool: PgPool) {
+    let store = auth::session_store::PgSessionStore::new(pool.clone());
     let mut every = tokio::time::interval(Duration::from_secs(600));
     loop {
         every.tick().await;
         if let Err(err) = store.delete_expired().await {
             tracing::warn!(error = %err, "could not delete expired sessions");
+        }
+        if let Err(err) = idempotency::db::purge_old(&pool).await {
+            tracing::warn!(error = %err, "could not delete old idempotency keys");
         }
     }
 }

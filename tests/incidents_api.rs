@@ -567,3 +567,30 @@ async fn bodies_over_one_mebibyte_are_refused_with_413(pool: PgPool) {
         0
     );
 }
+
+#[sqlx::test]
+async fn idempotency_keys_are_forgotten_after_a_day(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let h = [("idempotency-key", "old-key")];
+    let body = r#"{"title": "x", "severity": "Sev3"}"#;
+    let first = app
+        .call(Method::POST, "/api/v1/incidents", &h, Some(body))
+        .await;
+    sqlx::query("update idempotency_keys set created_at = now() - interval '25 hours'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        quell::idempotency::db::purge_old(&app.pool).await.unwrap(),
+        1
+    );
+    let again = app
+        .call(Method::POST, "/api/v1/incidents", &h, Some(body))
+        .await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_ne!(
+        again.json()["key"],
+        first.json()["key"],
+        "a day later the same key is a new request"
+    );
+}

@@ -62,3 +62,13 @@ pub async fn store_response(
     .await?;
     Ok(())
 }
+
+/// Forgets keys older than a day: a retry that late is a new request.
+pub async fn purge_old(e: impl PgExecutor<'_>) -> AppResult<u64> {
+    Ok(
+        sqlx::query!("delete from idempotency_keys where created_at < now() - interval '1 day'")
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}

@@ -64,12 +64,7 @@ pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
 ) -> AppResult<Json<PolicyList>> {
-    let items = db::all(&state.pool)
-        .await?
-        .iter()
-        .map(PolicyView::from)
-        .collect();
-    Ok(Json(PolicyList { items }))
+    current(&state).await
 }
 
 /// Replace the targets of the severities listed (the others stay). Verdicts of every incident
@@ -92,10 +87,11 @@ pub async fn put(
     let mut tx = state.pool.begin().await?;
     save_all(&mut tx, &auth.actor, &policies).await?;
     tx.commit().await?;
-    list_after(&state).await
+    current(&state).await
 }
 
-async fn list_after(state: &AppState) -> AppResult<Json<PolicyList>> {
+/// The policies as they stand, in minutes.
+async fn current(state: &AppState) -> AppResult<Json<PolicyList>> {
     let items = db::all(&state.pool)
         .await?
         .iter()

@@ -195,28 +195,7 @@ async fn three_engines_and_senders_deliver_every_breach_of_a_thousand_at_least_o
     let app = TestApp::new(pool).await;
     let (hook, url) = receiver(StatusCode::OK).await;
     channel(&app, "ops", "webhook", &url).await;
-    let mut tx = app.pool.begin().await.unwrap();
-    let detected = common::at(&ago(20));
-    for n in 0..1000 {
-        quell::incidents::actions::open(
-            &mut tx,
-            &quell::incidents::actions::Opening {
-                number: None,
-                title: &format!("storm {n}"),
-                severity: "Sev1",
-                service: None,
-                summary: "",
-                impact: "",
-                started_at: Some(detected),
-                detected_at: Some(detected),
-                note: "",
-            },
-            &quell::audit::Actor::system("test"),
-        )
-        .await
-        .unwrap();
-    }
-    tx.commit().await.unwrap();
+    app.open_many(1000, "Sev1", 20).await;
     let workers: Vec<_> = (0..3)
         .map(|_| {
             let pool = app.pool.clone();

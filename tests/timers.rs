@@ -137,28 +137,7 @@ async fn a_due_timer_breaches_once_and_says_so_on_the_timeline(pool: PgPool) {
 async fn three_engines_over_a_thousand_due_timers_breach_each_exactly_once(pool: PgPool) {
     let app = TestApp::new(pool).await;
     // A thousand Sev1 incidents detected 20 minutes ago: each ack timer is due, nothing else.
-    let mut tx = app.pool.begin().await.unwrap();
-    let detected = at(&ago(20));
-    for n in 0..1000 {
-        quell::incidents::actions::open(
-            &mut tx,
-            &quell::incidents::actions::Opening {
-                number: None,
-                title: &format!("storm {n}"),
-                severity: "Sev1",
-                service: None,
-                summary: "",
-                impact: "",
-                started_at: Some(detected),
-                detected_at: Some(detected),
-                note: "",
-            },
-            &quell::audit::Actor::system("test"),
-        )
-        .await
-        .unwrap();
-    }
-    tx.commit().await.unwrap();
+    app.open_many(1000, "Sev1", 20).await;
     let engines: Vec<_> = (0..3)
         .map(|_| {
             let pool = app.pool.clone();

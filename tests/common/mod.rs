@@ -315,6 +315,32 @@ impl TestApp {
         .await
     }
 
+    /// Opens `n` incidents of `severity` detected `minutes_ago`, in one transaction.
+    pub async fn open_many(&self, n: usize, severity: &str, minutes_ago: i64) {
+        let detected = at(&ago(minutes_ago));
+        let mut tx = self.pool.begin().await.unwrap();
+        for i in 0..n {
+            quell::incidents::actions::open(
+                &mut tx,
+                &quell::incidents::actions::Opening {
+                    number: None,
+                    title: &format!("storm {i}"),
+                    severity,
+                    service: None,
+                    summary: "",
+                    impact: "",
+                    started_at: Some(detected),
+                    detected_at: Some(detected),
+                    note: "",
+                },
+                &quell::audit::Actor::system("test"),
+            )
+            .await
+            .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+
     pub async fn incident_json(&self, key: &str) -> Value {
         let r = self.get(&format!("/api/v1/incidents/{key}")).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);

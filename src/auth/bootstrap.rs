@@ -49,6 +49,7 @@ pub struct Account<'a> {
 /// resets its password and enables it. Concurrent replicas starting with the same settings
 /// serialise on an advisory lock.
 pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> AppResult<User> {
+    crate::people::domain::check_email(a.email.trim())?;
     if let Some(p) = a.password {
         check_password("password", p)?;
     }

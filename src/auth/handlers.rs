@@ -104,12 +104,6 @@ pub async fn create_user(
 ) -> AppResult<Response> {
     let b = body.value;
     let role = UserRole::parse("role", &b.role)?;
-    crate::people::domain::PersonDraft {
-        name: b.name.clone().unwrap_or_else(|| "x".into()),
-        email: b.email.clone(),
-        handle: "x".into(),
-    }
-    .validated()?;
     if db::find_by_email(&state.pool, &b.email).await?.is_some() {
         return Err(AppError::Conflict(format!(
             "An account with the email {:?} exists; change it with PATCH /api/v1/users/{{id}}.",

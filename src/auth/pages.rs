@@ -339,12 +339,6 @@ pub async fn create_user(
         }
         let password = Some(f.password.as_str()).filter(|p| !p.is_empty());
         let name = Some(f.name.trim()).filter(|n| !n.is_empty());
-        crate::people::domain::PersonDraft {
-            name: name.unwrap_or("x").into(),
-            email: f.email.clone(),
-            handle: "x".into(),
-        }
-        .validated()?;
         ensure_account(
             &state.pool,
             &Account {

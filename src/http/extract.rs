@@ -160,8 +160,11 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let session = req.extensions().get::<Session>().cloned();
+        // Who and what, for the audit log should the token be wrong; the body consumes the request.
         let (parts, body) = req.into_parts();
-        let bytes = read_body(Request::from_parts(parts.clone(), body), state).await?;
+        let actor = auth::actor_of(&parts, state);
+        let what = format!("{} {}", parts.method, parts.uri.path());
+        let bytes = read_body(Request::from_parts(parts, body), state).await?;
         let given = form_urlencoded::parse(&bytes)
             .find(|(k, _)| k == "csrf")
             .map(|(_, v)| v.into_owned())
@@ -171,8 +174,6 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
             None => false,
         };
         if !valid {
-            let actor = auth::actor_of(&parts, state);
-            let what = format!("{} {}", parts.method, parts.uri.path());
             if let Err(err) = audit::db::refusal(&state.pool, &actor, "csrf.bad_token", &what).await
             {
                 tracing::error!(error = %err, "could not record a refusal");

@@ -306,7 +306,25 @@ impl Cursor {
     }
 }
 
-/// One page of the list, `limit` rows after `after`.
+/// One page of the list and the cursor of the page after it, if there is one.
+pub async fn page(
+    e: impl PgExecutor<'_>,
+    f: &Filter,
+    after: Option<Cursor>,
+    limit: i64,
+) -> AppResult<(Vec<Incident>, Option<Cursor>)> {
+    // One row more than asked tells whether there is a next page.
+    let mut rows = list(e, f, after, limit + 1).await?;
+    let next = (rows.len() as i64 > limit)
+        .then(|| {
+            rows.truncate(limit as usize);
+            rows.last().map(Cursor::of)
+        })
+        .flatten();
+    Ok((rows, next))
+}
+
+/// `limit` rows of the list after `after`.
 pub async fn list(
     e: impl PgExecutor<'_>,
     f: &Filter,

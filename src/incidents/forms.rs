@@ -54,7 +54,7 @@ where
             Ok(see_other(key))
         }
         Err(AppError::Stale { .. }) => {
-            drop(tx);
+            tx.rollback().await?;
             stale_response(state, chrome, key, seen_version, attempted).await
         }
         Err(err) => Err(PageError(err)),
@@ -299,11 +299,11 @@ pub async fn edit(
             Ok(see_other(key))
         }
         Err(AppError::Stale { .. }) => {
-            drop(tx);
+            tx.rollback().await?;
             stale_response(&state, chrome, key, version, "edit the details".into()).await
         }
         Err(err) => {
-            drop(tx);
+            tx.rollback().await?;
             edit_again(&state, chrome, key, version, form, err).await
         }
     }

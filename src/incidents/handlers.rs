@@ -39,7 +39,8 @@ async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentV
     let roles = roles::db::for_incident(&state.pool, incident.id).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
-    let mut view = IncidentView::new(incident, Some(&roles), &policies, now);
+    let policy = crate::sla::db::of(&policies, incident.peak_severity)?;
+    let mut view = IncidentView::new(incident, Some(&roles), &policy, now);
     view.updates = cadence_of(state, incident, &policies, now).await?;
     Ok(view)
 }
@@ -129,7 +130,8 @@ pub async fn create(
             let incident = actions::open(tx, &opening, &auth.actor).await?;
             let now = clock::now(&mut *tx).await?;
             let policies = crate::sla::db::all(&mut *tx).await?;
-            Ok(IncidentView::new(&incident, Some(&[]), &policies, now))
+            let policy = crate::sla::db::of(&policies, incident.peak_severity)?;
+            Ok(IncidentView::new(&incident, Some(&[]), &policy, now))
         },
     )
     .await?;
@@ -241,21 +243,19 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> AppResult<Json<IncidentList>> {
     let p = query.parse()?;
-    // One row more than asked tells whether there is a next page.
-    let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
-    let next = (rows.len() as i64 > p.limit).then(|| {
-        rows.truncate(p.limit as usize);
-        rows.last().map(|i| Cursor::of(i).encode())
-    });
+    let (rows, next) = db::page(&state.pool, &p.filter, p.after, p.limit).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
-    let items: Vec<_> = rows
+    let items = rows
         .iter()
-        .map(|i| IncidentView::new(i, None, &policies, now))
-        .collect();
+        .map(|i| {
+            let policy = crate::sla::db::of(&policies, i.peak_severity)?;
+            Ok(IncidentView::new(i, None, &policy, now))
+        })
+        .collect::<AppResult<Vec<_>>>()?;
     Ok(Json(IncidentList {
         items,
-        next_cursor: next.flatten(),
+        next_cursor: next.map(|c| c.encode()),
     }))
 }
 

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::actions::{self, Opening};
-use super::db::{self, Cursor, Incident};
+use super::db::{self, Incident};
 use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
 use super::handlers::{ListQuery, parse_key};
 use crate::auth::{Auth, Responder, Viewer};
@@ -126,13 +126,8 @@ async fn list_page(
     query: ListQuery,
 ) -> Result<ListPage, AppError> {
     let p = query.parse()?;
-    let mut rows = db::list(&state.pool, &p.filter, p.after, p.limit + 1).await?;
-    let next_page = (rows.len() as i64 > p.limit).then(|| {
-        rows.truncate(p.limit as usize);
-        let cursor = rows
-            .last()
-            .map(|i| Cursor::of(i).encode())
-            .unwrap_or_default();
+    let (rows, next) = db::page(&state.pool, &p.filter, p.after, p.limit).await?;
+    let next_page = next.map(|cursor| {
         let mut q = form_urlencoded::Serializer::new(String::new());
         for (k, v) in [
             ("status", &query.status),
@@ -144,7 +139,7 @@ async fn list_page(
                 q.append_pair(k, v);
             }
         }
-        q.append_pair("cursor", &cursor);
+        q.append_pair("cursor", &cursor.encode());
         format!("/incidents?{}", q.finish())
     });
     let now = clock::now(&state.pool).await?;

@@ -99,18 +99,13 @@ pub struct IncidentView {
 }
 
 impl IncidentView {
-    /// `policies` holds at least the policy of the incident's peak severity.
+    /// `policy` is the policy of the incident's peak severity.
     pub fn new(
         i: &Incident,
         roles: Option<&[Assignment]>,
-        policies: &[Policy],
+        policy: &Policy,
         now: DateTime<Utc>,
     ) -> Self {
-        let policy = policies
-            .iter()
-            .find(|p| p.severity == i.peak_severity)
-            .copied()
-            .unwrap_or_else(|| crate::sla::domain::default_policies()[i.peak_severity as usize]);
         let key = i.key.to_string();
         Self {
             links: IncidentLinks {
@@ -136,13 +131,7 @@ impl IncidentView {
             roles: roles.map(Roles::of),
             updates: None,
             metrics: Durations::of(&i.milestones(), now),
-            sla: Sla::of(
-                &policy,
-                i.detected_at,
-                i.acknowledged_at,
-                i.resolved_at,
-                now,
-            ),
+            sla: Sla::of(policy, i.detected_at, i.acknowledged_at, i.resolved_at, now),
             peak_severity: i.peak_severity,
             allowed_transitions: Transition::legal_from(i.status)
                 .into_iter()

@@ -15,6 +15,21 @@ pub struct PersonDraft {
     pub handle: String,
 }
 
+/// An address like ana@example.com (one `@`, a dotted domain, no spaces).
+pub fn check_email(email: &str) -> Result<(), DomainError> {
+    let ok = email.len() <= 254
+        && !email.chars().any(char::is_whitespace)
+        && matches!(email.split_once('@'), Some((local, domain))
+            if !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.'));
+    if !ok {
+        return Err(DomainError::invalid(
+            "email",
+            "an email address like ana@example.com is required",
+        ));
+    }
+    Ok(())
+}
+
 impl PersonDraft {
     pub fn validated(mut self) -> Result<Self, DomainError> {
         self.name = self.name.trim().to_owned();
@@ -26,16 +41,7 @@ impl PersonDraft {
                 "a name of 1 to 100 characters is required",
             ));
         }
-        let email_ok = self.email.len() <= 254
-            && !self.email.chars().any(char::is_whitespace)
-            && matches!(self.email.split_once('@'), Some((local, domain))
-                if !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.'));
-        if !email_ok {
-            return Err(DomainError::invalid(
-                "email",
-                "an email address like ana@example.com is required",
-            ));
-        }
+        check_email(&self.email)?;
         let handle_ok = !self.handle.is_empty()
             && self.handle.len() <= 40
             && self.handle.bytes().enumerate().all(|(i, b)| {

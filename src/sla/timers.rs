@@ -12,7 +12,7 @@ use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
 
 use super::db;
-use super::domain::{TimerKind, desired_timers};
+use super::domain::{Policy, TimerKind, desired_timers};
 use crate::domain::Severity;
 use crate::error::{AppError, AppResult};
 
@@ -29,9 +29,24 @@ pub struct Clocks {
 
 pub const CHANNEL: &str = "quell_timers";
 
-/// Brings an incident's timers in line with its state and policy, in the caller's transaction.
+/// Brings an incident's timers in line with its state and policy, in the caller's transaction,
+/// and wakes the engines.
 pub async fn rearm(conn: &mut PgConnection, c: &Clocks) -> AppResult<()> {
-    let policy = db::of(&db::all(&mut *conn).await?, c.peak_severity)?;
+    let policies = db::all(&mut *conn).await?;
+    sync(conn, c, &policies).await?;
+    notify(conn).await
+}
+
+async fn notify(conn: &mut PgConnection) -> AppResult<()> {
+    sqlx::query!("select pg_notify('quell_timers', '')")
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Writes the timers `c` calls for under `policies`.
+async fn sync(conn: &mut PgConnection, c: &Clocks, policies: &[Policy]) -> AppResult<()> {
+    let policy = db::of(policies, c.peak_severity)?;
     let last_update = sqlx::query_scalar!(
         "select max(sent_at) from stakeholder_updates where incident_id = $1",
         c.incident_id
@@ -81,9 +96,6 @@ pub async fn rearm(conn: &mut PgConnection, c: &Clocks) -> AppResult<()> {
             }
         }
     }
-    sqlx::query!("select pg_notify('quell_timers', '')")
-        .execute(&mut *conn)
-        .await?;
     Ok(())
 }
 
@@ -95,6 +107,7 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
     )
     .fetch_all(&mut *conn)
     .await?;
+    let policies = db::all(&mut *conn).await?;
     for r in open {
         let clocks = Clocks {
             incident_id: r.id,
@@ -104,9 +117,9 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
             mitigated_at: r.mitigated_at,
             resolved_at: r.resolved_at,
         };
-        rearm(conn, &clocks).await?;
+        sync(conn, &clocks, &policies).await?;
     }
-    Ok(())
+    notify(conn).await
 }
 
 /// Fires up to `batch` due timers in one transaction; returns how many fired.

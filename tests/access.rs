@@ -327,14 +327,7 @@ async fn the_login_page_carries_the_security_headers(pool: PgPool) {
 #[sqlx::test]
 async fn signing_in_gives_a_new_session_id_and_the_old_one_stays_anonymous(pool: PgPool) {
     let app = TestApp::new(pool).await;
-    let page = app
-        .call_as(&Creds::default(), Method::GET, "/login", &[], None)
-        .await;
-    let before = Creds {
-        cookie: page.session_cookie(),
-        csrf: page.csrf(),
-        ..Default::default()
-    };
+    let before = app.signed_out_browser().await;
     assert!(before.cookie.is_some());
     let r = app
         .form_as(
@@ -612,14 +605,7 @@ async fn disabling_a_user_ends_their_sessions_and_tokens(pool: PgPool) {
         StatusCode::UNAUTHORIZED
     );
     // And she cannot sign in again until enabled.
-    let page = app
-        .call_as(&Creds::default(), Method::GET, "/login", &[], None)
-        .await;
-    let fresh = Creds {
-        cookie: page.session_cookie(),
-        csrf: page.csrf(),
-        ..Default::default()
-    };
+    let fresh = app.signed_out_browser().await;
     let r = app
         .form_as(
             &fresh,
@@ -656,14 +642,7 @@ async fn failed_sign_ins_slow_down_per_account_and_per_address(pool: PgPool) {
     let attempt = |email: &'static str, password: &'static str, addr: &'static str| {
         let app = &app;
         async move {
-            let page = app
-                .call_as(&Creds::default(), Method::GET, "/login", &[], None)
-                .await;
-            let c = Creds {
-                cookie: page.session_cookie(),
-                csrf: page.csrf(),
-                ..Default::default()
-            };
+            let c = app.signed_out_browser().await;
             let body = form_urlencoded::Serializer::new(String::new())
                 .append_pair("csrf", &c.csrf.clone().unwrap())
                 .append_pair("email", email)

@@ -131,16 +131,27 @@ impl TestApp {
         creds
     }
 
+    /// A browser that has opened the sign-in page: a session cookie and its CSRF token, nobody
+    /// signed in.
+    pub async fn signed_out_browser(&self) -> Creds {
+        let page = self
+            .call_as(&Creds::default(), Method::GET, "/login", &[], None)
+            .await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        Creds {
+            cookie: page.session_cookie(),
+            csrf: page.csrf(),
+            ..Default::default()
+        }
+    }
+
     /// Signs in through the login form, as a browser does.
     pub async fn sign_in(&self, email: &str, password: &str) -> Creds {
         let mut creds = Creds {
             email: email.into(),
             password: password.into(),
-            ..Default::default()
+            ..self.signed_out_browser().await
         };
-        let page = self.call_as(&creds, Method::GET, "/login", &[], None).await;
-        creds.cookie = page.session_cookie();
-        creds.csrf = page.csrf();
         let r = self
             .form_as(
                 &creds,

@@ -32,6 +32,9 @@ pub enum AppError {
     Stale { current_version: i32 },
     #[error("sign in first: send Authorization: Bearer <token>")]
     Unauthenticated,
+    /// A webhook's key or signature is wrong; the sentence says which.
+    #[error("{0}")]
+    Unauthorized(String),
     #[error("{0}")]
     Forbidden(String),
     #[error("too many failed sign-ins; try again in {0} s")]
@@ -42,6 +45,9 @@ pub enum AppError {
     IdempotencyKeyReused,
     #[error("the body is larger than 1 MiB")]
     TooLarge,
+    /// Too much at once: safe to retry after `Retry-After` seconds.
+    #[error("Quell is busy storing other alerts; retry in {0} s")]
+    Overloaded(i64),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -61,7 +67,8 @@ impl AppError {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Validation(_) | Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::Unauthenticated | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -78,6 +85,8 @@ impl AppError {
             Self::Validation(_) => "invalid_field",
             Self::NotFound(_) => "not_found",
             Self::Unauthenticated => "unauthenticated",
+            Self::Unauthorized(_) => "unauthorized",
+            Self::Overloaded(_) => "overloaded",
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
             Self::TooLarge => "payload_too_large",
@@ -108,7 +117,8 @@ impl AppError {
     }
 
     fn log_if_server_fault(&self) {
-        if self.status().is_server_error() {
+        // An overload answer is expected under a storm; the ingest path logs its own failures.
+        if self.status().is_server_error() && !matches!(self, Self::Overloaded(_)) {
             tracing::error!(error = %self, "request failed");
         }
     }
@@ -177,7 +187,13 @@ impl IntoResponse for AppError {
                     axum::http::HeaderValue::from_static("Bearer realm=\"quell\""),
                 );
             }
-            Self::Throttled(secs) => {
+            Self::Unauthorized(_) => {
+                res.headers_mut().insert(
+                    axum::http::header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Bearer realm=\"quell-hooks\""),
+                );
+            }
+            Self::Throttled(secs) | Self::Overloaded(secs) => {
                 if let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string()) {
                     res.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
                 }

@@ -1,5 +1,6 @@
 //! Quell: self-hosted incident management. `app` builds the router; `run` carries out a command.
 
+pub mod alerts;
 pub mod audit;
 pub mod auth;
 pub mod clock;
@@ -10,10 +11,12 @@ pub mod error;
 pub mod http;
 pub mod idempotency;
 pub mod incidents;
+pub mod integrations;
 pub mod notify;
 pub mod people;
 pub mod reports;
 pub mod roles;
+pub mod routing;
 pub mod services;
 pub mod sla;
 pub mod state;
@@ -118,8 +121,14 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             if let Some(o) = &oidc {
                 auth::oidc::check(o)?;
             }
-            let state = AppState::new(
+            // The alert lanes get connections of their own: a storm queues there, not in
+            // front of the pages.
+            let ingest_pool = PgPoolOptions::new()
+                .max_connections(alerts::ingest::LANES as u32)
+                .connect_lazy_with((*pool.connect_options()).clone());
+            let state = AppState::with_ingest_pool(
                 pool,
+                ingest_pool,
                 AppConfig {
                     base_url,
                     trust_forwarded_for: args.trust_forwarded_for,

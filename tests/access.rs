@@ -50,6 +50,18 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/notification-channels", "admin"),
     ("DELETE", "/api/v1/notification-channels/{id}", "admin"),
     ("GET", "/api/v1/incidents/{key}/notifications", "viewer"),
+    ("GET", "/api/v1/incidents/{key}/alerts", "viewer"),
+    ("GET", "/api/v1/integrations", "admin"),
+    ("POST", "/api/v1/integrations", "admin"),
+    ("GET", "/api/v1/integrations/{id}", "admin"),
+    ("PATCH", "/api/v1/integrations/{id}", "admin"),
+    ("POST", "/api/v1/integrations/{id}/rotate", "admin"),
+    ("GET", "/api/v1/routing-rules", "admin"),
+    ("POST", "/api/v1/routing-rules", "admin"),
+    ("PUT", "/api/v1/routing-rules", "admin"),
+    ("PUT", "/api/v1/routing-rules/{id}", "admin"),
+    ("DELETE", "/api/v1/routing-rules/{id}", "admin"),
+    ("POST", "/api/v1/routing-rules/preview", "admin"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -80,6 +92,16 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/admin/policies", "admin"),
     ("POST", "/admin/policies", "admin"),
     ("GET", "/reports", "manager"),
+    ("GET", "/admin/integrations", "admin"),
+    ("POST", "/admin/integrations", "admin"),
+    ("POST", "/admin/integrations/{id}", "admin"),
+    ("POST", "/admin/integrations/{id}/rotate", "admin"),
+    ("GET", "/admin/routing", "admin"),
+    ("POST", "/admin/routing", "admin"),
+    ("POST", "/admin/routing/preview", "admin"),
+    ("POST", "/admin/routing/{id}", "admin"),
+    ("POST", "/admin/routing/{id}/delete", "admin"),
+    ("POST", "/admin/routing/{id}/move", "admin"),
 ];
 
 const ROLES: [&str; 4] = ["viewer", "responder", "manager", "admin"];

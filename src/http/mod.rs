@@ -44,7 +44,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "people", description = "Responders who hold roles"),
         (name = "accounts", description = "Users, API tokens and the audit log"),
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
-        (name = "reports", description = "Response metrics for managers")
+        (name = "reports", description = "Response metrics for managers"),
+        (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents")
     )
 )]
 struct ApiDoc;
@@ -95,6 +96,26 @@ fn api(state: &AppState) -> Router<AppState> {
         ))
         .routes(routes!(crate::notify::handlers::delete))
         .routes(routes!(inc::notifications))
+        .routes(routes!(crate::alerts::handlers::list))
+        .routes(routes!(
+            crate::integrations::handlers::list,
+            crate::integrations::handlers::create
+        ))
+        .routes(routes!(
+            crate::integrations::handlers::get,
+            crate::integrations::handlers::patch
+        ))
+        .routes(routes!(crate::integrations::handlers::rotate))
+        .routes(routes!(
+            crate::routing::handlers::list,
+            crate::routing::handlers::create,
+            crate::routing::handlers::reorder
+        ))
+        .routes(routes!(
+            crate::routing::handlers::update,
+            crate::routing::handlers::delete
+        ))
+        .routes(routes!(crate::routing::handlers::preview))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
@@ -151,6 +172,35 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/admin/users/{id}", post(auth::pages::update_user))
         .route("/admin/audit", get(audit::pages::list))
         .route(
+            "/admin/integrations",
+            get(crate::integrations::pages::list).post(crate::integrations::pages::create),
+        )
+        .route(
+            "/admin/integrations/{id}",
+            post(crate::integrations::pages::update),
+        )
+        .route(
+            "/admin/integrations/{id}/rotate",
+            post(crate::integrations::pages::rotate),
+        )
+        .route(
+            "/admin/routing",
+            get(crate::routing::pages::show).post(crate::routing::pages::create),
+        )
+        .route(
+            "/admin/routing/preview",
+            post(crate::routing::pages::preview),
+        )
+        .route("/admin/routing/{id}", post(crate::routing::pages::update))
+        .route(
+            "/admin/routing/{id}/delete",
+            post(crate::routing::pages::delete),
+        )
+        .route(
+            "/admin/routing/{id}/move",
+            post(crate::routing::pages::move_rule),
+        )
+        .route(
             "/admin/policies",
             get(crate::sla::pages::show).post(crate::sla::pages::save),
         )
@@ -189,6 +239,17 @@ fn static_dir() -> String {
     })
 }
 
+/// Where alert senders post: no session, no CSRF, their own keys.
+fn hooks() -> Router<AppState> {
+    use crate::alerts::hooks;
+    Router::new()
+        .route("/hooks/alertmanager/{id}", post(hooks::alertmanager))
+        .route("/hooks/grafana/{id}", post(hooks::grafana))
+        .route("/hooks/generic/{id}", post(hooks::generic))
+        .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
+        .route("/v2/change/enqueue", post(hooks::pagerduty_change))
+}
+
 pub fn app(state: AppState) -> Router {
     let static_files = Router::new()
         .fallback_service(ServeDir::new(static_dir()))
@@ -200,6 +261,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .merge(api(&state))
+        .merge(hooks())
         .nest_service("/static", static_files)
         .merge(pages(&state))
         .with_state(state)

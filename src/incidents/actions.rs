@@ -178,6 +178,11 @@ pub async fn transition(
     let at = domain::check_at(at, incident.started_at, now)?;
     let plan = domain::plan_transition(&incident.milestones(), transition, at)?;
     let version = db::set_milestones(&mut *conn, incident.id, &plan.milestones).await?;
+    if transition == Transition::Resolve {
+        // Its alert groups close and its alerts resolve with it: the next alert opens a new
+        // incident instead of joining a finished one.
+        crate::alerts::db::close_for_incident(conn, incident.id).await?;
+    }
     let kind = match transition {
         Transition::Acknowledge => Kind::Acknowledged,
         Transition::Mitigate => Kind::Mitigated,

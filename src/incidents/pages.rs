@@ -395,6 +395,8 @@ pub struct ShowPage {
     cadence: Option<crate::updates::domain::Cadence>,
     audiences: [crate::updates::domain::Audience; 3],
     deliveries: Vec<crate::notify::db::Delivery>,
+    alert_lines: Vec<crate::alerts::db::AlertGroupLine>,
+    alert_total: i64,
 }
 
 pub async fn show(
@@ -416,6 +418,8 @@ pub async fn show(
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
         deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
+        alert_lines: crate::alerts::db::lines_for_incident(&state.pool, i.id).await?,
+        alert_total: crate::alerts::db::count_for_incident(&state.pool, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

@@ -88,6 +88,9 @@ pub struct IncidentView {
     /// answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updates: Option<crate::updates::domain::Cadence>,
+    /// How many alerts were grouped into it (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alert_count: Option<i64>,
     pub metrics: Durations,
     /// The acknowledge and resolve clocks against the targets of `peak_severity`
     pub sla: Sla,
@@ -130,6 +133,7 @@ impl IncidentView {
             updated_at: i.updated_at,
             roles: roles.map(Roles::of),
             updates: None,
+            alert_count: None,
             metrics: Durations::of(&i.milestones(), now),
             sla: Sla::of(policy, i.detected_at, i.acknowledged_at, i.resolved_at, now),
             peak_severity: i.peak_severity,

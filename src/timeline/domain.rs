@@ -23,10 +23,12 @@ pub enum Kind {
     StakeholderUpdate,
     /// Written by the timer engine when a deadline passes.
     SlaBreached,
+    /// Alerts of the incident resolved by their sender (one event per batch, not per alert).
+    AlertsResolved,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -40,6 +42,7 @@ impl Kind {
         Self::Context,
         Self::StakeholderUpdate,
         Self::SlaBreached,
+        Self::AlertsResolved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Kind {
             Self::Context => "context",
             Self::StakeholderUpdate => "stakeholder_update",
             Self::SlaBreached => "sla_breached",
+            Self::AlertsResolved => "alerts_resolved",
         }
     }
 
@@ -182,6 +186,18 @@ pub fn headline(
             "resolve" => format!("SLA breached: not resolved within {} of detection", after()),
             _ => "SLA: a stakeholder update is overdue".to_owned(),
         },
+        Kind::AlertsResolved => {
+            let count = details.get("count").and_then(Value::as_i64).unwrap_or(0);
+            let first = details
+                .get("alerts")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(Value::as_str);
+            match (count, first) {
+                (1, Some(name)) => format!("Alert resolved: {name}"),
+                (n, _) => format!("{n} alerts resolved"),
+            }
+        }
     }
 }
 

@@ -373,3 +373,105 @@ pub fn ago(minutes: i64) -> String {
 pub fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
 }
+
+/// An integration as created: its id, key and (generic only) signing secret.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub id: String,
+    pub key: String,
+    pub secret: Option<String>,
+}
+
+impl TestApp {
+    /// Creates an integration of `format`.
+    pub async fn integration(&self, name: &str, format: &str) -> Hook {
+        let r = self
+            .post(
+                "/api/v1/integrations",
+                json!({"name": name, "format": format}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let j = r.json();
+        Hook {
+            id: j["id"].as_str().unwrap().to_owned(),
+            key: j["key"].as_str().unwrap().to_owned(),
+            secret: j["signing_secret"].as_str().map(str::to_owned),
+        }
+    }
+
+    /// Posts `body` to a webhook path as a sender would: no session, the given headers.
+    pub async fn hook(&self, path: &str, headers: &[(&str, &str)], body: &str) -> Res {
+        self.call_as(&Creds::default(), Method::POST, path, headers, Some(body))
+            .await
+    }
+
+    /// Posts to `/hooks/{format}/{id}` with the hook's key as a bearer token.
+    pub async fn alert(&self, format: &str, hook: &Hook, body: &Value) -> Res {
+        let auth = format!("Bearer {}", hook.key);
+        self.hook(
+            &format!("/hooks/{format}/{}", hook.id),
+            &[("authorization", &auth)],
+            &body.to_string(),
+        )
+        .await
+    }
+
+    /// How many alerts are stored, whatever their incident.
+    pub async fn stored_alerts(&self) -> i64 {
+        sqlx::query_scalar::<_, i64>("select count(*) from alerts")
+            .fetch_one(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    /// Keys of the incidents opened so far, oldest first.
+    pub async fn incident_keys(&self) -> Vec<String> {
+        sqlx::query_scalar::<_, i64>("select number from incidents order by number")
+            .fetch_all(&self.pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| format!("INC-{n}"))
+            .collect()
+    }
+}
+
+/// An Alertmanager webhook (v4) notification for `group`, one alert per `(fingerprint, status)`,
+/// shaped as Alertmanager's documentation shows it.
+pub fn alertmanager_payload(group: &str, alerts: &[(&str, &str)], labels: Value) -> Value {
+    let items: Vec<Value> = alerts
+        .iter()
+        .map(|(fp, status)| {
+            let mut l = labels.clone();
+            l["alertname"] = json!(group);
+            l["instance"] = json!(format!("{fp}:9100"));
+            json!({
+                "status": status,
+                "labels": l,
+                "annotations": {"summary": format!("{group} on {fp}"), "runbook_url": "https://runbooks/x"},
+                "startsAt": ago(3),
+                "endsAt": if *status == "resolved" { json!(ago(0)) } else { json!("0001-01-01T00:00:00Z") },
+                "generatorURL": "http://prometheus:9090/graph?g0.expr=up",
+                "fingerprint": fp,
+            })
+        })
+        .collect();
+    let status = if alerts.iter().any(|(_, s)| *s == "firing") {
+        "firing"
+    } else {
+        "resolved"
+    };
+    json!({
+        "version": "4",
+        "groupKey": format!("{{}}:{{alertname=\"{group}\"}}"),
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": "quell",
+        "groupLabels": {"alertname": group},
+        "commonLabels": {"alertname": group},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager:9093",
+        "alerts": items,
+    })
+}

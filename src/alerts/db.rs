@@ -1,0 +1,461 @@
+//! Queries on alerts, their groups and change events. The ingest path writes many alerts per
+//! statement (arrays through `unnest`); nothing here updates an incident row per alert.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::{PgConnection, PgExecutor};
+use uuid::Uuid;
+
+use crate::error::AppResult;
+use crate::incidents::domain::{IncidentKey, Severity, Status};
+
+/// An open group: the incident its alerts go to.
+#[derive(Debug, Clone)]
+pub struct OpenGroup {
+    pub id: i64,
+    pub integration_id: Uuid,
+    pub group_key: String,
+    pub incident_id: i64,
+}
+
+/// The open groups among `(integration, group key)` pairs, share-locked until commit so that a
+/// concurrent resolve (which closes groups) waits for the alerts joining them, or they for it.
+pub async fn lock_open_groups(
+    conn: &mut PgConnection,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<Vec<OpenGroup>> {
+    Ok(sqlx::query_as!(
+        OpenGroup,
+        r#"select g.id, g.integration_id, g.group_key, g.incident_id as "incident_id!"
+           from alert_groups g
+           join unnest($1::uuid[], $2::text[]) as k(integration_id, group_key)
+             on g.integration_id = k.integration_id and g.group_key = k.group_key
+           where g.closed_at is null and g.incident_id is not null
+           for share of g"#,
+        integrations,
+        keys,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Opens a group; `None` when another transaction opened it first (it has committed by the
+/// time this returns, so [`lock_open_groups`] finds it).
+pub async fn insert_group(
+    conn: &mut PgConnection,
+    integration_id: Uuid,
+    group_key: &str,
+) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into alert_groups (integration_id, group_key) values ($1, $2)
+           on conflict (integration_id, group_key) where closed_at is null do nothing
+           returning id"#,
+        integration_id,
+        group_key,
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub async fn attach_group(
+    conn: &mut PgConnection,
+    group_id: i64,
+    incident_id: i64,
+) -> AppResult<()> {
+    sqlx::query!(
+        "update alert_groups set incident_id = $2 where id = $1",
+        group_id,
+        incident_id
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Alerts to store, column by column (one entry per distinct dedup key).
+#[derive(Debug, Default)]
+pub struct NewAlerts {
+    pub integration_id: Vec<Uuid>,
+    pub group_id: Vec<i64>,
+    pub incident_id: Vec<i64>,
+    pub dedup_key: Vec<String>,
+    pub summary: Vec<String>,
+    pub source: Vec<String>,
+    pub severity: Vec<String>,
+    pub labels: Vec<Value>,
+    pub details: Vec<Value>,
+    pub source_url: Vec<Option<String>>,
+    pub starts_at: Vec<Option<DateTime<Utc>>>,
+    pub deliveries: Vec<i32>,
+    pub rule_id: Vec<Option<i64>>,
+    pub routed: Vec<Value>,
+    pub raw: Vec<Value>,
+}
+
+/// What storing one alert did.
+#[derive(Debug)]
+pub struct Stored {
+    pub integration_id: Uuid,
+    pub dedup_key: String,
+    pub incident_id: i64,
+    /// false: it joined an open alert with the same dedup key
+    pub inserted: bool,
+}
+
+/// Stores firing alerts in one statement; one with the dedup key of an open alert of the same
+/// integration joins it (the database's unique index decides, whichever replica gets there
+/// first).
+pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts) -> AppResult<Vec<Stored>> {
+    Ok(sqlx::query_as!(
+        Stored,
+        r#"insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
+                               source, severity, labels, details, source_url, starts_at,
+                               deliveries, rule_id, routed, raw)
+           select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw
+           from unnest($1::uuid[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[],
+                       $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], $11::timestamptz[],
+                       $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[])
+                as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw)
+           on conflict (integration_id, dedup_key) where status <> 'resolved'
+           do update set last_received_at = now(),
+                         deliveries = alerts.deliveries + excluded.deliveries
+           returning integration_id, dedup_key, incident_id, (xmax = 0) as "inserted!""#,
+        &a.integration_id,
+        &a.group_id,
+        &a.incident_id,
+        &a.dedup_key,
+        &a.summary,
+        &a.source,
+        &a.severity,
+        &a.labels,
+        &a.details,
+        &a.source_url as &[Option<String>],
+        &a.starts_at as &[Option<DateTime<Utc>>],
+        &a.deliveries,
+        &a.rule_id as &[Option<i64>],
+        &a.routed,
+        &a.raw,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Marks open alerts acknowledged; returns their incidents. Keys with no open alert are no-ops.
+pub async fn acknowledge(
+    conn: &mut PgConnection,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"update alerts a set status = 'acknowledged', last_received_at = now()
+           from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+           where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
+             and a.status = 'firing'
+           returning a.incident_id"#,
+        integrations,
+        keys,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The incidents of the open alerts with these keys.
+pub async fn incidents_of_open(
+    conn: &mut PgConnection,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select distinct a.incident_id
+           from alerts a
+           join unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+             on a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
+           where a.status <> 'resolved'
+           order by a.incident_id"#,
+        integrations,
+        keys,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Locks incidents in id order, so that resolving alerts and a responder's changes to the same
+/// incident take turns instead of deadlocking.
+pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<()> {
+    sqlx::query!(
+        "select id from incidents where id = any($1) order by id for update",
+        ids
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(())
+}
+
+pub struct Resolved {
+    pub incident_id: i64,
+    pub summary: String,
+}
+
+/// Resolves open alerts as their sender asked; keys with no open alert are no-ops.
+pub async fn resolve(
+    conn: &mut PgConnection,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<Vec<Resolved>> {
+    Ok(sqlx::query_as!(
+        Resolved,
+        r#"update alerts a
+           set status = 'resolved', resolved_at = now(), resolved_by = 'sender',
+               last_received_at = now()
+           from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+           where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
+             and a.status <> 'resolved'
+           returning a.incident_id, a.summary"#,
+        integrations,
+        keys,
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// How many alerts are still open per incident (incidents with none are left out).
+pub async fn open_counts(conn: &mut PgConnection, incidents: &[i64]) -> AppResult<Vec<(i64, i64)>> {
+    Ok(sqlx::query!(
+        r#"select incident_id, count(*) as "open!" from alerts
+           where incident_id = any($1) and status <> 'resolved'
+           group by incident_id"#,
+        incidents
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.incident_id, r.open))
+    .collect())
+}
+
+/// An incident as the ingest path needs it.
+pub struct IncidentState {
+    pub id: i64,
+    pub key: IncidentKey,
+    pub severity: Severity,
+    pub status: Status,
+}
+
+pub async fn incident_states(
+    conn: &mut PgConnection,
+    ids: &[i64],
+) -> AppResult<Vec<IncidentState>> {
+    sqlx::query!(
+        "select id, number, severity, status from incidents where id = any($1)",
+        ids
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|r| {
+        let bad =
+            |e: crate::domain::DomainError| crate::error::AppError::Internal(format!("{e:?}"));
+        Ok(IncidentState {
+            id: r.id,
+            key: IncidentKey(r.number),
+            severity: Severity::parse("severity", &r.severity).map_err(bad)?,
+            status: Status::parse("status", &r.status).map_err(bad)?,
+        })
+    })
+    .collect()
+}
+
+/// When an incident is resolved: its groups close first (waiting for alerts joining them to
+/// commit), then its open alerts resolve with it. The next alert of the same group or key opens
+/// a new incident.
+pub async fn close_for_incident(conn: &mut PgConnection, incident_id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "update alert_groups set closed_at = now() where incident_id = $1 and closed_at is null",
+        incident_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"update alerts set status = 'resolved', resolved_at = now(), resolved_by = 'incident'
+           where incident_id = $1 and status <> 'resolved'"#,
+        incident_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn count_for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"select count(*) as "n!" from alerts where incident_id = $1"#,
+        incident_id
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// One alert as the API shows it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Alert {
+    pub id: i64,
+    pub integration: String,
+    pub dedup_key: String,
+    pub group_key: String,
+    /// firing, acknowledged or resolved
+    pub status: String,
+    pub summary: String,
+    pub source: String,
+    pub severity: String,
+    #[schema(value_type = Object)]
+    pub labels: Value,
+    #[schema(value_type = Object)]
+    pub details: Value,
+    pub source_url: Option<String>,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub received_at: DateTime<Utc>,
+    pub last_received_at: DateTime<Utc>,
+    pub deliveries: i32,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub resolved_by: Option<String>,
+    /// What routing decided: rule, service, severity, title
+    #[schema(value_type = Object)]
+    pub routed: Value,
+    /// The alert as its sender wrote it
+    #[schema(value_type = Object)]
+    pub raw: Value,
+}
+
+/// An incident's alerts, oldest first, after `after_id`.
+pub async fn for_incident(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    status: Option<&str>,
+    after_id: i64,
+    limit: i64,
+) -> AppResult<Vec<Alert>> {
+    Ok(sqlx::query_as!(
+        Alert,
+        r#"select a.id, i.name as integration, a.dedup_key, g.group_key, a.status, a.summary,
+                  a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
+                  a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
+                  a.routed, a.raw
+           from alerts a
+           join integrations i on i.id = a.integration_id
+           join alert_groups g on g.id = a.group_id
+           where a.incident_id = $1 and a.id > $2 and ($3::text is null or a.status = $3)
+           order by a.id
+           limit $4"#,
+        incident_id,
+        after_id,
+        status,
+        limit,
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Alerts of an incident gathered by summary, for its page: however many thousands arrived,
+/// the page shows one line per kind.
+#[derive(Debug, Clone)]
+pub struct AlertGroupLine {
+    pub summary: String,
+    pub total: i64,
+    pub open: i64,
+    pub first_received_at: DateTime<Utc>,
+    pub last_received_at: DateTime<Utc>,
+    pub source_url: Option<String>,
+    pub severity: String,
+}
+
+impl AlertGroupLine {
+    /// The sender's link, only when it is a web address (an alert may carry anything).
+    pub fn link(&self) -> Option<&str> {
+        self.source_url
+            .as_deref()
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+    }
+}
+
+pub async fn lines_for_incident(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+) -> AppResult<Vec<AlertGroupLine>> {
+    Ok(sqlx::query_as!(
+        AlertGroupLine,
+        r#"select summary, count(*) as "total!",
+                  count(*) filter (where status <> 'resolved') as "open!",
+                  min(received_at) as "first_received_at!", max(last_received_at) as "last_received_at!",
+                  max(source_url) as source_url, max(severity) as "severity!"
+           from alerts where incident_id = $1
+           group by summary
+           order by count(*) filter (where status <> 'resolved') desc, min(received_at)
+           limit 50"#,
+        incident_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Alerts received since `since`, newest first: what a draft routing rule is tried on.
+pub async fn received_since(
+    e: impl PgExecutor<'_>,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> AppResult<Vec<Alert>> {
+    Ok(sqlx::query_as!(
+        Alert,
+        r#"select a.id, i.name as integration, a.dedup_key, g.group_key, a.status, a.summary,
+                  a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
+                  a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
+                  a.routed, a.raw
+           from alerts a
+           join integrations i on i.id = a.integration_id
+           join alert_groups g on g.id = a.group_id
+           where a.received_at >= $1
+           order by a.received_at desc, a.id desc
+           limit $2"#,
+        since,
+        limit,
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// The format of each integration, for routing's `format` field in previews.
+pub async fn integration_formats(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String)>> {
+    Ok(sqlx::query!("select name, format from integrations")
+        .fetch_all(e)
+        .await?
+        .into_iter()
+        .map(|r| (r.name, r.format))
+        .collect())
+}
+
+pub struct NewChange<'a> {
+    pub integration_id: Uuid,
+    pub summary: &'a str,
+    pub source: &'a str,
+    pub occurred_at: DateTime<Utc>,
+    pub details: &'a Value,
+    pub links: &'a Value,
+    pub raw: &'a Value,
+}
+
+pub async fn insert_change(conn: &mut PgConnection, c: &NewChange<'_>) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into change_events (integration_id, summary, source, occurred_at, details, links, raw)
+           values ($1, $2, $3, $4, $5, $6, $7)"#,
+        c.integration_id,
+        c.summary,
+        c.source,
+        c.occurred_at,
+        c.details,
+        c.links,
+        c.raw,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! `GET /api/v1/incidents/{key}/alerts`: the alerts grouped into an incident.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+
+use super::db::{self, Alert};
+use crate::auth::{Auth, Viewer};
+use crate::error::{AppError, AppResult};
+use crate::http::extract::ApiQuery;
+use crate::incidents::domain::IncidentKey;
+use crate::state::AppState;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AlertQuery {
+    /// firing, acknowledged or resolved
+    status: Option<String>,
+    /// `next_cursor` of the previous page
+    cursor: Option<String>,
+    /// 1 to 500, default 100
+    limit: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AlertList {
+    /// Every alert of the incident, whatever its status
+    pub total: i64,
+    pub items: Vec<Alert>,
+    /// Pass as `cursor` for the next page; `null` on the last page
+    pub next_cursor: Option<String>,
+}
+
+/// An incident's alerts, oldest first.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/alerts", tag = "alerts", params(("key" = String, Path, description = "e.g. INC-1187"), AlertQuery),
+    responses((status = 200, description = "OK", body = AlertList), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+    ApiQuery(q): ApiQuery<AlertQuery>,
+) -> AppResult<Json<AlertList>> {
+    let key = IncidentKey::parse(&key)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))?;
+    let incident = crate::incidents::db::get(&state.pool, key).await?;
+    let text = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let status = text(&q.status);
+    if let Some(s) = &status
+        && !["firing", "acknowledged", "resolved"].contains(&s.as_str())
+    {
+        return Err(AppError::invalid(
+            "status",
+            "firing, acknowledged or resolved",
+        ));
+    }
+    let after = match text(&q.cursor) {
+        None => 0,
+        Some(c) => c
+            .parse::<i64>()
+            .map_err(|_| AppError::invalid("cursor", "use the next_cursor of a previous page"))?,
+    };
+    let limit = match text(&q.limit) {
+        None => 100,
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|l| (1..=500).contains(l))
+            .ok_or_else(|| AppError::invalid("limit", "a number from 1 to 500"))?,
+    };
+    let items = db::for_incident(
+        &state.pool,
+        incident.id,
+        status.as_deref(),
+        after,
+        limit + 1,
+    )
+    .await?;
+    let total = db::count_for_incident(&state.pool, incident.id).await?;
+    let more = items.len() as i64 > limit;
+    let items: Vec<Alert> = items.into_iter().take(limit as usize).collect();
+    Ok(Json(AlertList {
+        total,
+        next_cursor: more
+            .then(|| items.last().map(|a| a.id.to_string()))
+            .flatten(),
+        items,
+    }))
+}

@@ -1,0 +1,277 @@
+//! The webhook endpoints senders post to, outside sessions and CSRF: Alertmanager and Grafana
+//! (`/hooks/{format}/{id}` with a bearer key), PagerDuty Events API v2 (`/v2/enqueue`,
+//! `/v2/change/enqueue`, the key in the body, PagerDuty's own answers), and Quell's generic
+//! format (a bearer key or a Standard Webhooks signature). Each answers 202 only once the alerts
+//! are committed.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::domain::{self, Reasons};
+use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission};
+use crate::error::AppError;
+use crate::integrations::domain::Format;
+use crate::state::AppState;
+
+fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
+    body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            AppError::TooLarge
+        } else {
+            AppError::BadRequest {
+                code: "unreadable_body",
+                message: e.body_text(),
+            }
+        }
+    })
+}
+
+fn json_of(bytes: &[u8]) -> Result<Value, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("the body is not valid JSON: {e}"))
+}
+
+fn invalid(reasons: Reasons) -> AppError {
+    AppError::BadRequest {
+        code: "invalid_payload",
+        message: reasons.join("; "),
+    }
+}
+
+const WRONG_KEY: &str = "the integration key is wrong";
+
+fn integration_id(id: &str) -> Result<Uuid, AppError> {
+    Uuid::parse_str(id).map_err(|_| AppError::Unauthorized(WRONG_KEY.into()))
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| key.trim().to_owned())
+        .filter(|k| !k.is_empty())
+}
+
+fn answer(refused: Refused) -> AppError {
+    match refused {
+        Refused::Unauthorized(why) => AppError::Unauthorized(why),
+        Refused::Unavailable => AppError::Overloaded(RETRY_AFTER_SECS),
+    }
+}
+
+fn accepted(body: Value) -> Response {
+    (StatusCode::ACCEPTED, Json(body)).into_response()
+}
+
+async fn alertmanager_like(
+    state: &AppState,
+    format: Format,
+    id: &str,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let bytes = body_of(body)?;
+    let integration_id = integration_id(id)?;
+    let key = bearer(headers).ok_or_else(|| {
+        AppError::Unauthorized("send the integration key as Authorization: Bearer <key>".into())
+    })?;
+    let value = json_of(&bytes).map_err(|e| invalid(vec![e]))?;
+    let alerts = domain::parse_alertmanager(&value, format == Format::Grafana).map_err(invalid)?;
+    let count = alerts.len();
+    state
+        .ingest
+        .submit(Submission {
+            format,
+            credential: Credential::Bearer {
+                integration_id,
+                key,
+            },
+            payload: Payload::Alerts(alerts),
+        })
+        .await
+        .map_err(answer)?;
+    Ok(accepted(json!({ "status": "accepted", "alerts": count })))
+}
+
+/// Prometheus Alertmanager's webhook (v4).
+pub async fn alertmanager(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    alertmanager_like(&state, Format::Alertmanager, &id, &headers, body).await
+}
+
+/// Grafana's webhook contact point (the Alertmanager envelope, read leniently).
+pub async fn grafana(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    alertmanager_like(&state, Format::Grafana, &id, &headers, body).await
+}
+
+/// Quell's generic JSON format.
+pub async fn generic(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let bytes = body_of(body)?;
+    let integration_id = integration_id(id.as_str())?;
+    let header_text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let credential = match header_text("webhook-signature") {
+        Some(signature) => Credential::Signed {
+            integration_id,
+            msg_id: header_text("webhook-id").unwrap_or_default(),
+            timestamp: header_text("webhook-timestamp").unwrap_or_default(),
+            signature,
+            body: String::from_utf8(bytes.to_vec())
+                .map_err(|_| invalid(vec!["the body is not UTF-8".into()]))?,
+        },
+        None => Credential::Bearer {
+            integration_id,
+            key: bearer(&headers).ok_or_else(|| {
+                AppError::Unauthorized(
+                    "send the integration key as Authorization: Bearer <key>, or sign the request (webhook-id, webhook-timestamp, webhook-signature)".into(),
+                )
+            })?,
+        },
+    };
+    let value = json_of(&bytes).map_err(|e| invalid(vec![e]))?;
+    let fresh = Uuid::new_v4().to_string();
+    let event = domain::parse_generic(&value, &fresh).map_err(invalid)?;
+    let dedup_key = event.dedup_key.clone();
+    state
+        .ingest
+        .submit(Submission {
+            format: Format::Generic,
+            credential,
+            payload: Payload::Alerts(vec![event]),
+        })
+        .await
+        .map_err(answer)?;
+    Ok(accepted(
+        json!({ "status": "accepted", "dedup_key": dedup_key }),
+    ))
+}
+
+/// A refusal in PagerDuty's own shape, which PagerDuty clients read.
+pub struct PagerDutyRefusal {
+    status: StatusCode,
+    label: &'static str,
+    message: String,
+    errors: Vec<String>,
+}
+
+impl PagerDutyRefusal {
+    fn invalid(message: &str, errors: Vec<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            label: "invalid event",
+            message: message.to_owned(),
+            errors,
+        }
+    }
+}
+
+impl From<Refused> for PagerDutyRefusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Unauthorized(why) => Self {
+                status: StatusCode::UNAUTHORIZED,
+                label: "unauthorized",
+                message: why,
+                errors: vec![],
+            },
+            Refused::Unavailable => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                label: "unavailable",
+                message: "Quell is busy storing other events; retry shortly".into(),
+                errors: vec![],
+            },
+        }
+    }
+}
+
+impl IntoResponse for PagerDutyRefusal {
+    fn into_response(self) -> Response {
+        let body = json!({ "status": self.label, "message": self.message, "errors": self.errors });
+        let mut res = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE
+            && let Ok(v) = HeaderValue::from_str(&RETRY_AFTER_SECS.to_string())
+        {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        res
+    }
+}
+
+fn pagerduty_body(body: Result<Bytes, BytesRejection>) -> Result<Value, PagerDutyRefusal> {
+    let bytes = body_of(body).map_err(|e| match e {
+        AppError::TooLarge => PagerDutyRefusal {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            ..PagerDutyRefusal::invalid("Request body is larger than 1 MiB", vec![])
+        },
+        other => PagerDutyRefusal::invalid(&other.public_message(), vec![]),
+    })?;
+    json_of(&bytes).map_err(|e| PagerDutyRefusal::invalid("Event object is invalid", vec![e]))
+}
+
+/// PagerDuty Events API v2: trigger, acknowledge, resolve.
+pub async fn pagerduty_enqueue(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, PagerDutyRefusal> {
+    let value = pagerduty_body(body)?;
+    let fresh = Uuid::new_v4().simple().to_string();
+    let (key, event) = domain::parse_pagerduty(&value, &fresh)
+        .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
+    let dedup_key = event.dedup_key.clone();
+    state
+        .ingest
+        .submit(Submission {
+            format: Format::PagerDuty,
+            credential: Credential::RoutingKey { key },
+            payload: Payload::Alerts(vec![event]),
+        })
+        .await?;
+    Ok(accepted(json!({
+        "status": "success", "message": "Event processed", "dedup_key": dedup_key,
+    })))
+}
+
+/// PagerDuty change events: deploys and configuration changes.
+pub async fn pagerduty_change(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, PagerDutyRefusal> {
+    let value = pagerduty_body(body)?;
+    let (key, change) = domain::parse_change(&value)
+        .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
+    state
+        .ingest
+        .submit(Submission {
+            format: Format::PagerDuty,
+            credential: Credential::RoutingKey { key },
+            payload: Payload::Change(change),
+        })
+        .await?;
+    Ok(accepted(
+        json!({ "status": "success", "message": "Change event processed" }),
+    ))
+}

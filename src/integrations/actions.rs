@@ -1,0 +1,146 @@
+//! Changes to integrations, each with its audit record in the same transaction. New keys come
+//! from the operating system's random source and are returned once; only their hashes stay.
+
+use argon2::password_hash::rand_core::{OsRng, RngCore};
+use serde_json::json;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::db::{self, Integration, NewIntegration};
+use super::domain::{Format, OnAllResolved, check_name, key_from_bytes};
+use crate::audit::{self, Actor};
+use crate::auth::domain::token_hash;
+use crate::error::AppResult;
+
+/// An integration with the secrets it was just given, shown this once.
+pub struct WithSecrets {
+    pub integration: Integration,
+    pub key: String,
+    pub signing_secret: Option<String>,
+}
+
+fn new_key() -> String {
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    key_from_bytes(&bytes)
+}
+
+fn new_signing_secret() -> String {
+    let mut bytes = [0u8; 32];
+    OsRng.fill_bytes(&mut bytes);
+    crate::notify::domain::secret_from_bytes(&bytes)
+}
+
+fn prefix(key: &str) -> String {
+    key.chars().take(6).collect()
+}
+
+pub async fn create(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    name: &str,
+    format: &str,
+    on_all_resolved: Option<&str>,
+) -> AppResult<WithSecrets> {
+    let name = check_name(name)?;
+    let format = Format::parse(format)?;
+    let on_all_resolved = match on_all_resolved {
+        Some(v) => OnAllResolved::parse(v)?,
+        None => OnAllResolved::Mitigate,
+    };
+    let key = new_key();
+    let signing_secret = (format == Format::Generic).then(new_signing_secret);
+    let integration = db::insert(
+        &mut *conn,
+        &NewIntegration {
+            name: &name,
+            format,
+            key_hash: &token_hash(&key),
+            key_prefix: &prefix(&key),
+            signing_secret: signing_secret.as_deref(),
+            on_all_resolved,
+        },
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "integration.create",
+        &integration.name,
+        None,
+        Some(json!(integration)),
+    )
+    .await?;
+    Ok(WithSecrets {
+        integration,
+        key,
+        signing_secret,
+    })
+}
+
+/// A new key (and signing secret); the old ones stop working at commit.
+pub async fn rotate(conn: &mut PgConnection, actor: &Actor, id: Uuid) -> AppResult<WithSecrets> {
+    let before = db::get(&mut *conn, id).await?;
+    let key = new_key();
+    let signing_secret = before.signed.then(new_signing_secret);
+    let integration = db::rotate(
+        &mut *conn,
+        id,
+        &token_hash(&key),
+        &prefix(&key),
+        signing_secret.as_deref(),
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "integration.rotate_key",
+        &integration.name,
+        Some(json!({ "key_prefix": before.key_prefix })),
+        Some(json!({ "key_prefix": integration.key_prefix })),
+    )
+    .await?;
+    Ok(WithSecrets {
+        integration,
+        key,
+        signing_secret,
+    })
+}
+
+/// Fields left `None` keep their value.
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: Uuid,
+    name: Option<&str>,
+    enabled: Option<bool>,
+    on_all_resolved: Option<&str>,
+) -> AppResult<Integration> {
+    let before = db::get(&mut *conn, id).await?;
+    let name = match name {
+        Some(n) => check_name(n)?,
+        None => before.name.clone(),
+    };
+    let on_all_resolved = match on_all_resolved {
+        Some(v) => OnAllResolved::parse(v)?,
+        None => before.on_all_resolved,
+    };
+    let after = db::update(
+        &mut *conn,
+        id,
+        &name,
+        enabled.unwrap_or(before.enabled),
+        on_all_resolved,
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "integration.update",
+        &after.name,
+        Some(json!(before)),
+        Some(json!(after)),
+    )
+    .await?;
+    Ok(after)
+}

@@ -1,0 +1,196 @@
+//! Pure rules of integrations: their formats, their keys, and the Standard Webhooks signature
+//! check a generic integration may ask for.
+
+use serde::Serialize;
+
+use crate::domain::DomainError;
+
+/// The payload format an integration speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub enum Format {
+    #[serde(rename = "alertmanager")]
+    Alertmanager,
+    #[serde(rename = "grafana")]
+    Grafana,
+    #[serde(rename = "pagerduty-events-v2")]
+    PagerDuty,
+    #[serde(rename = "generic")]
+    Generic,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [
+        Self::Alertmanager,
+        Self::Grafana,
+        Self::PagerDuty,
+        Self::Generic,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Alertmanager => "alertmanager",
+            Self::Grafana => "grafana",
+            Self::PagerDuty => "pagerduty-events-v2",
+            Self::Generic => "generic",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Alertmanager => "Prometheus Alertmanager",
+            Self::Grafana => "Grafana",
+            Self::PagerDuty => "PagerDuty Events API v2",
+            Self::Generic => "Generic JSON",
+        }
+    }
+
+    pub fn parse(value: &str) -> Result<Self, DomainError> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.as_str() == value.trim())
+            .ok_or_else(|| {
+                DomainError::invalid(
+                    "format",
+                    format!(
+                        "{value:?} is not a format; use alertmanager, grafana, pagerduty-events-v2 or generic"
+                    ),
+                )
+            })
+    }
+
+    /// Where senders of this format post, relative to Quell's address.
+    pub fn endpoint(self, id: &str) -> String {
+        match self {
+            Self::PagerDuty => "/v2/enqueue".to_owned(),
+            other => format!("/hooks/{}/{id}", other.as_str()),
+        }
+    }
+}
+
+/// What happens to an incident once every one of its alerts has resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnAllResolved {
+    Mitigate,
+    Resolve,
+    Nothing,
+}
+
+impl OnAllResolved {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mitigate => "mitigate",
+            Self::Resolve => "resolve",
+            Self::Nothing => "nothing",
+        }
+    }
+
+    pub fn parse(value: &str) -> Result<Self, DomainError> {
+        match value.trim() {
+            "mitigate" => Ok(Self::Mitigate),
+            "resolve" => Ok(Self::Resolve),
+            "nothing" => Ok(Self::Nothing),
+            other => Err(DomainError::invalid(
+                "on_all_resolved",
+                format!("{other:?} is not an option; use mitigate, resolve or nothing"),
+            )),
+        }
+    }
+}
+
+pub fn check_name(name: &str) -> Result<String, DomainError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(DomainError::invalid(
+            "name",
+            "give the integration a name of 1 to 100 characters",
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// An integration key: 32 lowercase hex digits from 16 random bytes, the length PagerDuty
+/// senders expect of a routing key.
+pub fn key_from_bytes(bytes: &[u8; 16]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How far a signed request's timestamp may be from the server's clock.
+pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
+
+/// Checks Standard Webhooks headers against the body: the timestamp within five minutes of
+/// `now`, and one of the space-separated `v1,<base64>` signatures equal (in constant time) to
+/// the HMAC-SHA256 of `{id}.{timestamp}.{body}`. The error says which part failed.
+pub fn verify_signature(
+    secret: &str,
+    msg_id: &str,
+    timestamp: &str,
+    signatures: &str,
+    body: &str,
+    now_unix: i64,
+) -> Result<(), &'static str> {
+    if msg_id.trim().is_empty() {
+        return Err("webhook-id is missing");
+    }
+    let ts: i64 = timestamp
+        .trim()
+        .parse()
+        .map_err(|_| "webhook-timestamp is not a Unix time in seconds")?;
+    if (now_unix - ts).abs() > SIGNATURE_TOLERANCE_SECS {
+        return Err("webhook-timestamp is more than 5 minutes away from now");
+    }
+    let expected = crate::notify::domain::sign(secret, msg_id, ts, body)
+        .ok_or("the integration's signing secret is unusable")?;
+    let expected = expected.as_bytes();
+    let good = signatures
+        .split_whitespace()
+        .filter(|s| s.starts_with("v1,") && s.len() > 3)
+        .any(|s| crate::auth::domain::constant_time_eq(s.as_bytes(), expected));
+    if good {
+        Ok(())
+    } else {
+        Err("webhook-signature does not match the body")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_32_hex_digits() {
+        let k = key_from_bytes(&[0xab; 16]);
+        assert_eq!(k.len(), 32);
+        assert!(k.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn signatures_are_checked_for_time_and_content() {
+        let secret = crate::notify::domain::secret_from_bytes(&[7; 32]);
+        let body = r#"{"title":"x"}"#;
+        let sig = crate::notify::domain::sign(&secret, "msg_1", 1_000_000, body).unwrap();
+        assert_eq!(
+            verify_signature(&secret, "msg_1", "1000000", &sig, body, 1_000_100),
+            Ok(())
+        );
+        let several = format!("v1,bm9wZQ== {sig}");
+        assert!(verify_signature(&secret, "msg_1", "1000000", &several, body, 1_000_000).is_ok());
+        assert!(verify_signature(&secret, "msg_1", "1000000", &sig, body, 1_000_301).is_err());
+        assert!(verify_signature(&secret, "msg_1", "1000000", &sig, "{}", 1_000_000).is_err());
+        assert!(verify_signature(&secret, "msg_1", "1000000", "v1,", body, 1_000_000).is_err());
+        assert!(verify_signature(&secret, "msg_1", "1000000", "", body, 1_000_000).is_err());
+        assert!(verify_signature(&secret, "msg_2", "1000000", &sig, body, 1_000_000).is_err());
+        assert!(verify_signature(&secret, "msg_1", "soon", &sig, body, 1_000_000).is_err());
+    }
+
+    #[test]
+    fn formats_name_their_endpoints() {
+        assert_eq!(
+            Format::parse("alertmanager").unwrap().endpoint("abc"),
+            "/hooks/alertmanager/abc"
+        );
+        assert_eq!(Format::PagerDuty.endpoint("abc"), "/v2/enqueue");
+        assert!(Format::parse("nagios").is_err());
+        assert!(OnAllResolved::parse("close").is_err());
+    }
+}

@@ -1,0 +1,7 @@
+//! Integrations: the alert sources, each with its own format and secret key.
+
+pub mod actions;
+pub mod db;
+pub mod domain;
+pub mod handlers;
+pub mod pages;

@@ -1,0 +1,274 @@
+//! Changes to the routing rules, each audited in its transaction, and the preview of a draft
+//! rule over the alerts of the last week.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sqlx::PgConnection;
+
+use super::db::{self, Draft, RuleRecord};
+use super::domain::{self, Decision, Rule, Subject};
+use crate::audit::{self, Actor};
+use crate::error::{AppError, AppResult};
+
+/// A rule as written by a person (API body or form).
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDraft {
+    pub name: String,
+    /// Each as written: `<field> <op> <value>` with =, !=, =~, !~ (regular expressions match
+    /// the whole value), <, <=, >, >= (numbers), or `<field> exists`. Fields: `labels.x`,
+    /// `annotations.x`, `details.x`, `metadata.x`, `summary`, `source`, `severity`,
+    /// `integration`, `format`, or a bare name (labels first, then details)
+    #[serde(default)]
+    pub conditions: Vec<String>,
+    /// A service name or a template such as `{labels.service}`
+    #[serde(default)]
+    pub service: String,
+    /// Sev1..Sev4, or empty / "alert" to take the alert's own severity
+    #[serde(default)]
+    pub severity: Option<String>,
+    /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
+    #[serde(default)]
+    pub title_template: String,
+}
+
+/// The draft checked, and as a rule that can be tried.
+pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
+    let (name, parsed, severity) = domain::check_rule(
+        &d.name,
+        &d.conditions,
+        d.severity.as_deref(),
+        &d.service,
+        &d.title_template,
+    )?;
+    let conditions: Vec<String> = parsed.iter().map(|c| c.text.clone()).collect();
+    let rule = Rule {
+        id: 0,
+        name: name.clone(),
+        conditions: parsed,
+        service: d.service.trim().to_owned(),
+        severity,
+        title_template: d.title_template.trim().to_owned(),
+    };
+    Ok((name, conditions, rule))
+}
+
+fn draft_of<'a>(name: &'a str, conditions: &'a [String], rule: &'a Rule) -> Draft<'a> {
+    Draft {
+        name,
+        conditions,
+        service: &rule.service,
+        severity: rule.severity,
+        title_template: &rule.title_template,
+    }
+}
+
+async fn find(conn: &mut PgConnection, id: i64) -> AppResult<RuleRecord> {
+    db::list(&mut *conn)
+        .await?
+        .into_iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| AppError::NotFound(format!("There is no routing rule {id}.")))
+}
+
+pub async fn create(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    d: &RuleDraft,
+) -> AppResult<RuleRecord> {
+    let (name, conditions, rule) = check(d)?;
+    let id = db::insert(&mut *conn, &draft_of(&name, &conditions, &rule)).await?;
+    let created = find(conn, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "routing_rule.create",
+        &created.name,
+        None,
+        Some(json!(created)),
+    )
+    .await?;
+    Ok(created)
+}
+
+/// `expected_version` `None` overwrites whatever is there (`If-Match: *`).
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    expected_version: Option<i32>,
+    d: &RuleDraft,
+) -> AppResult<RuleRecord> {
+    let before = find(conn, id).await?;
+    let (name, conditions, rule) = check(d)?;
+    if before.is_default && !conditions.is_empty() {
+        return Err(AppError::invalid(
+            "conditions",
+            "the default rule catches every alert no other rule took; it has no conditions",
+        ));
+    }
+    let version = expected_version.unwrap_or(before.version);
+    if db::update(
+        &mut *conn,
+        id,
+        version,
+        &draft_of(&name, &conditions, &rule),
+    )
+    .await?
+    .is_none()
+    {
+        return Err(AppError::Stale {
+            current_version: before.version,
+        });
+    }
+    let after = find(conn, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "routing_rule.update",
+        &after.name,
+        Some(json!(before)),
+        Some(json!(after)),
+    )
+    .await?;
+    Ok(after)
+}
+
+pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    let before = find(conn, id).await?;
+    if before.is_default {
+        return Err(AppError::Conflict(
+            "The default rule cannot be deleted; edit what it decides instead.".into(),
+        ));
+    }
+    db::delete(&mut *conn, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "routing_rule.delete",
+        &before.name,
+        Some(json!(before)),
+        None,
+    )
+    .await
+}
+
+/// Puts the rules (all but the default) in the given order.
+pub async fn reorder(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    order: &[i64],
+) -> AppResult<Vec<RuleRecord>> {
+    let before = db::list(&mut *conn).await?;
+    let mut expected: Vec<i64> = before
+        .iter()
+        .filter(|r| !r.is_default)
+        .map(|r| r.id)
+        .collect();
+    let mut given = order.to_vec();
+    expected.sort_unstable();
+    given.sort_unstable();
+    if expected != given {
+        return Err(AppError::invalid(
+            "order",
+            "list every rule but the default one, each once",
+        ));
+    }
+    db::reorder(&mut *conn, order).await?;
+    let after = db::list(&mut *conn).await?;
+    let names = |rs: &[RuleRecord]| rs.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    audit::record(
+        conn,
+        actor,
+        "routing_rule.reorder",
+        "routing rules",
+        Some(json!(names(&before))),
+        Some(json!(names(&after))),
+    )
+    .await?;
+    Ok(after)
+}
+
+/// How far back a preview looks, and how many alerts it tries at most.
+pub const PREVIEW_DAYS: i64 = 7;
+pub const PREVIEW_LIMIT: i64 = 5000;
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PreviewItem {
+    pub alert_id: i64,
+    pub received_at: chrono::DateTime<chrono::Utc>,
+    pub integration: String,
+    pub summary: String,
+    /// What the draft would have decided
+    pub would: Decision,
+    /// What routing decided when the alert arrived
+    #[schema(value_type = Object)]
+    pub did: Value,
+}
+
+impl PreviewItem {
+    /// The rule that routed the alert when it arrived.
+    pub fn routed_by(&self) -> &str {
+        self.did.get("rule").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Preview {
+    /// Alerts of the last 7 days tried (newest first, at most 5000)
+    pub considered: usize,
+    /// How many the draft matches
+    pub matched: usize,
+    /// The matches, newest first (at most 100 listed)
+    pub items: Vec<PreviewItem>,
+}
+
+/// Runs a draft rule over the alerts received in the last seven days.
+pub async fn preview(conn: &mut PgConnection, d: &RuleDraft) -> AppResult<Preview> {
+    let (_, _, rule) = check(d)?;
+    let now = crate::clock::now(&mut *conn).await?;
+    let since = now - chrono::Duration::days(PREVIEW_DAYS);
+    let alerts = crate::alerts::db::received_since(&mut *conn, since, PREVIEW_LIMIT).await?;
+    let formats = crate::alerts::db::integration_formats(&mut *conn).await?;
+    let rules = [rule];
+    let mut matched = 0;
+    let mut items = Vec::new();
+    for a in &alerts {
+        let format = formats
+            .iter()
+            .find(|(n, _)| *n == a.integration)
+            .map(|(_, f)| f.as_str())
+            .unwrap_or("");
+        let s = Subject {
+            labels: &a.labels,
+            details: &a.details,
+            summary: &a.summary,
+            source: &a.source,
+            severity: &a.severity,
+            status: &a.status,
+            integration: &a.integration,
+            format,
+            dedup_key: &a.dedup_key,
+            group_key: &a.group_key,
+        };
+        if !rules[0].matches(&s) {
+            continue;
+        }
+        matched += 1;
+        if items.len() < 100 {
+            items.push(PreviewItem {
+                alert_id: a.id,
+                received_at: a.received_at,
+                integration: a.integration.clone(),
+                summary: a.summary.clone(),
+                would: domain::route(&rules, &s),
+                did: a.routed.clone(),
+            });
+        }
+    }
+    Ok(Preview {
+        considered: alerts.len(),
+        matched,
+        items,
+    })
+}

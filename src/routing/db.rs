@@ -1,0 +1,180 @@
+//! Queries on the routing rules: the ordered list, and its changes.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgExecutor;
+
+use super::domain::{self, Rule};
+use crate::domain::Severity;
+use crate::error::{AppError, AppResult};
+
+/// A routing rule as stored and shown.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct RuleRecord {
+    pub id: i64,
+    /// 1 for the first rule tried; the default rule is always last
+    pub position: i32,
+    pub name: String,
+    /// Each condition as written, e.g. `labels.severity = critical`; all must hold
+    pub conditions: Vec<String>,
+    /// A service name or a template such as `{labels.service}`; empty for none
+    pub service: String,
+    /// `null`: the alert's own severity decides
+    pub severity: Option<Severity>,
+    /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
+    pub title_template: String,
+    pub is_default: bool,
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl RuleRecord {
+    /// The rule ready to match. Stored conditions were checked when written; one that no longer
+    /// parses makes its rule match nothing rather than everything.
+    pub fn compile(&self) -> Option<Rule> {
+        let conditions = self
+            .conditions
+            .iter()
+            .map(|c| domain::parse_condition("conditions", c))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        Some(Rule {
+            id: self.id,
+            name: self.name.clone(),
+            conditions,
+            service: self.service.clone(),
+            severity: self.severity,
+            title_template: self.title_template.clone(),
+        })
+    }
+}
+
+/// The rules in the order they are tried.
+pub fn compile_all(records: &[RuleRecord]) -> Vec<Rule> {
+    records.iter().filter_map(RuleRecord::compile).collect()
+}
+
+struct Row {
+    id: i64,
+    name: String,
+    conditions: serde_json::Value,
+    service: String,
+    severity: Option<String>,
+    title_template: String,
+    is_default: bool,
+    version: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+fn record(position: usize, r: Row) -> RuleRecord {
+    RuleRecord {
+        id: r.id,
+        position: position as i32 + 1,
+        name: r.name,
+        conditions: serde_json::from_value(r.conditions).unwrap_or_default(),
+        service: r.service,
+        severity: r
+            .severity
+            .and_then(|s| Severity::parse("severity", &s).ok()),
+        title_template: r.title_template,
+        is_default: r.is_default,
+        version: r.version,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    }
+}
+
+pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<RuleRecord>> {
+    Ok(sqlx::query_as!(
+        Row,
+        r#"select id, name, conditions, service, severity, title_template, is_default, version,
+                  created_at, updated_at
+           from routing_rules order by is_default, position, id"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .enumerate()
+    .map(|(i, r)| record(i, r))
+    .collect())
+}
+
+/// A rule as checked, ready to store.
+pub struct Draft<'a> {
+    pub name: &'a str,
+    pub conditions: &'a [String],
+    pub service: &'a str,
+    pub severity: Option<Severity>,
+    pub title_template: &'a str,
+}
+
+/// Adds a rule after every other but the default one.
+pub async fn insert(e: impl PgExecutor<'_>, d: &Draft<'_>) -> AppResult<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into routing_rules (position, name, conditions, service, severity, title_template)
+           values ((select coalesce(max(position), 0) + 10 from routing_rules where not is_default),
+                   $1, $2, $3, $4, $5)
+           returning id"#,
+        d.name,
+        serde_json::json!(d.conditions),
+        d.service,
+        d.severity.map(|s| s.as_str()),
+        d.title_template,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Replaces a rule's fields if it is still at `expected_version`; `None` when it moved on.
+/// The default rule keeps no conditions.
+pub async fn update(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    expected_version: i32,
+    d: &Draft<'_>,
+) -> AppResult<Option<i32>> {
+    sqlx::query_scalar!(
+        r#"update routing_rules
+           set name = $3, conditions = case when is_default then '[]'::jsonb else $4 end,
+               service = $5, severity = $6, title_template = $7,
+               version = version + 1, updated_at = now()
+           where id = $1 and version = $2
+           returning version"#,
+        id,
+        expected_version,
+        d.name,
+        serde_json::json!(d.conditions),
+        d.service,
+        d.severity.map(|s| s.as_str()),
+        d.title_template,
+    )
+    .fetch_optional(e)
+    .await
+    .map_err(AppError::Database)
+}
+
+pub async fn delete(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        "delete from routing_rules where id = $1 and not is_default",
+        id
+    )
+    .execute(e)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Puts the rules in the order of `ids` (every rule but the default one, each once).
+pub async fn reorder(e: impl PgExecutor<'_>, ids: &[i64]) -> AppResult<()> {
+    sqlx::query!(
+        r#"update routing_rules r set position = o.n * 10, updated_at = now()
+           from unnest($1::int8[]) with ordinality as o(id, n)
+           where r.id = o.id and not r.is_default"#,
+        ids
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}

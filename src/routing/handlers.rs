@@ -1,0 +1,123 @@
+//! `/api/v1/routing-rules` for admins: the ordered list, adding, replacing, deleting,
+//! reordering, and previewing a draft over last week's alerts.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::header::ETAG;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::actions::{self, Preview, RuleDraft};
+use super::db::{self, RuleRecord};
+use crate::auth::handlers::parse_id;
+use crate::auth::{Admin, Auth};
+use crate::error::AppResult;
+use crate::http::extract::{ApiJson, IfMatch, etag};
+use crate::state::AppState;
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RuleList {
+    /// In the order they are tried; the default rule is last
+    pub items: Vec<RuleRecord>,
+}
+
+fn with_etag(status: StatusCode, rule: &RuleRecord) -> Response {
+    let mut res = (status, Json(rule)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&etag(rule.version)) {
+        res.headers_mut().insert(ETAG, v);
+    }
+    res
+}
+
+/// The rules in the order they are tried.
+#[utoipa::path(get, path = "/api/v1/routing-rules", tag = "alerts",
+    responses((status = 200, description = "OK", body = RuleList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResult<Json<RuleList>> {
+    Ok(Json(RuleList {
+        items: db::list(&state.pool).await?,
+    }))
+}
+
+/// Add a rule, tried after the others and before the default one.
+#[utoipa::path(post, path = "/api/v1/routing-rules", tag = "alerts", request_body = RuleDraft,
+    responses((status = 201, description = "Created", body = RuleRecord), (status = 422, description = "A condition or field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<RuleDraft>,
+) -> AppResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    let rule = actions::create(&mut tx, &auth.actor, &body.value).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::CREATED, &rule))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Order {
+    /// Every rule id but the default rule's, in the order they should be tried
+    pub order: Vec<i64>,
+}
+
+/// Reorder the rules.
+#[utoipa::path(put, path = "/api/v1/routing-rules", tag = "alerts", request_body = Order,
+    responses((status = 200, description = "The rules in their new order", body = RuleList), (status = 422, description = "The order leaves out or repeats a rule", body = crate::error::ErrorBody)))]
+pub async fn reorder(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<Order>,
+) -> AppResult<Json<RuleList>> {
+    let mut tx = state.pool.begin().await?;
+    let items = actions::reorder(&mut tx, &auth.actor, &body.value.order).await?;
+    tx.commit().await?;
+    Ok(Json(RuleList { items }))
+}
+
+/// Replace a rule (If-Match with its ETag).
+#[utoipa::path(put, path = "/api/v1/routing-rules/{id}", tag = "alerts", request_body = RuleDraft,
+    params(("id" = i64, Path, description = "Rule id"), ("If-Match" = String, Header, description = "The rule's ETag")),
+    responses((status = 200, description = "OK", body = RuleRecord), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody),
+              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<RuleDraft>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "routing rule")?;
+    let mut tx = state.pool.begin().await?;
+    let rule = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::OK, &rule))
+}
+
+/// Delete a rule (not the default one).
+#[utoipa::path(delete, path = "/api/v1/routing-rules/{id}", tag = "alerts",
+    params(("id" = i64, Path, description = "Rule id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "routing rule")?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// What a draft rule would have done to the alerts of the last 7 days. Nothing is saved.
+#[utoipa::path(post, path = "/api/v1/routing-rules/preview", tag = "alerts", request_body = RuleDraft,
+    responses((status = 200, description = "OK", body = Preview), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody)))]
+pub async fn preview(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+    body: ApiJson<RuleDraft>,
+) -> AppResult<Json<Preview>> {
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(actions::preview(&mut conn, &body.value).await?))
+}

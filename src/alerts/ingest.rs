@@ -2,9 +2,11 @@
 //! is a task that takes every request waiting for it and writes them in one transaction:
 //! authenticate the senders (one query), route the alerts, open groups (and their incidents),
 //! store the alerts (one statement), then acknowledge and resolve. Each request is answered only
-//! after that transaction commits, so a 2xx means stored. Requests of one group go to one lane,
-//! so a storm's batches never wait on each other's locks; several replicas stay correct through
-//! the database's unique indexes and row locks, not through anything in this process.
+//! after that transaction commits, so a 2xx means stored. A request goes to the lane of its first
+//! alert's dedup key: the trigger and the resolve of one alert are written in the order they
+//! came, while a storm of distinct alerts in one group spreads over every lane (lanes only
+//! share-lock the group, so they do not wait on each other). Several replicas stay correct
+//! through the database's unique indexes and row locks, not through anything in this process.
 //!
 //! A full lane, or a batch that cannot commit in time, answers 503 with `Retry-After`: safe to
 //! retry, because every retry is deduplicated by its keys.
@@ -92,7 +94,7 @@ impl Submission {
         if let Payload::Alerts(a) = &self.payload
             && let Some(first) = a.first()
         {
-            first.group_key.hash(&mut h);
+            first.dedup_key.hash(&mut h);
         }
         (h.finish() % LANES as u64) as usize
     }
@@ -488,10 +490,15 @@ async fn fire(
         .into_iter()
         .map(|g| ((g.integration_id, g.group_key), (g.id, g.incident_id)))
         .collect();
-    for (integration, key) in &wanted {
-        if groups.contains_key(&(*integration, (*key).to_owned())) {
-            continue;
-        }
+    // New groups are opened in one order by every lane and replica, so two batches opening
+    // the same groups wait for each other instead of deadlocking.
+    let mut missing: Vec<(Uuid, &str)> = wanted
+        .iter()
+        .filter(|(i, k)| !groups.contains_key(&(*i, (*k).to_owned())))
+        .copied()
+        .collect();
+    missing.sort_unstable();
+    for (integration, key) in &missing {
         let Some(((c, e), d, _)) = order
             .iter()
             .find(|((c, e), _, _)| c.id == *integration && e.group_key == *key)

@@ -91,3 +91,31 @@ async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgP
         .await;
     assert_eq!(key, "INC-1188");
 }
+
+#[sqlx::test]
+async fn the_demo_routing_rule_opens_a_payments_gateway_alert_as_sev2(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let rules = app.get("/api/v1/routing-rules").await.json();
+    assert_eq!(
+        rules["items"].as_array().unwrap().len(),
+        2,
+        "loading twice adds the rule once"
+    );
+    let am = app.integration("prod-alertmanager", "alertmanager").await;
+    let body = common::alertmanager_payload(
+        "PaymentsGateway5xx",
+        &[("pg1", "firing")],
+        serde_json::json!({"service": "payments-gateway", "severity": "critical"}),
+    );
+    assert_eq!(
+        app.alert("alertmanager", &am, &body).await.status,
+        StatusCode::ACCEPTED
+    );
+    let key = app.incident_keys().await.pop().unwrap();
+    let i = app.incident_json(&key).await;
+    assert_eq!(i["severity"], "Sev2");
+    assert_eq!(i["service"], "payments-gateway");
+    assert_eq!(i["title"], "PaymentsGateway5xx on pg1");
+}

@@ -79,14 +79,21 @@ CONF
   fi
 }
 
-# Debian's chromium and chromedriver for the browser tests.
-quell_ensure_chromium() {
-  if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
-    return 0
-  fi
-  quell_log "installing chromium and chromium-driver for the browser tests"
+# Installs the Debian packages of missing commands: quell_ensure_commands wrk=wrk curl=curl …
+quell_ensure_commands() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  quell_log "installing ${missing[*]} with apt-get"
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# Debian's chromium and chromedriver for the browser tests.
+quell_ensure_chromium() {
+  quell_ensure_commands chromium=chromium chromedriver=chromium-driver
 }

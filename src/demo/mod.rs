@@ -58,6 +58,37 @@ fn at(h: u32, m: u32) -> DateTime<Utc> {
 
 pub const INC_1187: IncidentKey = IncidentKey(1187);
 
+struct DemoRule {
+    name: &'static str,
+    conditions: &'static [&'static str],
+    service: &'static str,
+    severity: &'static str,
+    title_template: &'static str,
+}
+
+impl DemoRule {
+    fn draft(&self) -> crate::routing::actions::RuleDraft {
+        crate::routing::actions::RuleDraft {
+            name: self.name.into(),
+            conditions: self.conditions.iter().map(|c| (*c).to_owned()).collect(),
+            service: self.service.into(),
+            severity: Some(self.severity.into()),
+            title_template: self.title_template.into(),
+        }
+    }
+}
+
+const DEMO_RULE: DemoRule = DemoRule {
+    name: "Payments gateway errors",
+    conditions: &[
+        "labels.service = payments-gateway",
+        "labels.alertname =~ .*5xx.*",
+    ],
+    service: "payments-gateway",
+    severity: "Sev2",
+    title_template: "{summary}",
+};
+
 pub async fn load(pool: &PgPool) -> AppResult<()> {
     let mut tx = pool.begin().await?;
     for (name, tier, team, slo, rate, description) in SERVICES {
@@ -88,6 +119,12 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     }
     if incidents_db::find(&mut *tx, INC_1187).await?.is_none() {
         inc_1187(&mut tx).await?;
+    }
+    // The rule that would have routed INC-1187's alert: Sev2 on payments-gateway.
+    let rules = crate::routing::db::list(&mut *tx).await?;
+    if !rules.iter().any(|r| r.name == DEMO_RULE.name) {
+        crate::routing::actions::create(&mut tx, &Actor::system("demo"), &DEMO_RULE.draft())
+            .await?;
     }
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;

@@ -991,3 +991,162 @@ async fn hostile_alert_text_is_rendered_harmless(pool: PgPool) {
         assert!(!page.text.contains("href=\"javascript:"), "{key}");
     }
 }
+
+/// The app of one replica whose alert lanes write through `ingest_pool`.
+fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Router {
+    let state = quell::state::AppState {
+        pool: pool.clone(),
+        config: std::sync::Arc::new(quell::state::AppConfig {
+            base_url: "http://quell.test".into(),
+            trust_forwarded_for: true,
+            oidc: None,
+        }),
+        ingest,
+    };
+    quell::app(state)
+}
+
+async fn post_to(
+    router: &axum::Router,
+    hook: &Hook,
+    body: String,
+) -> (StatusCode, Option<String>, String) {
+    use tower::ServiceExt;
+    let req = axum::http::Request::post(format!("/hooks/alertmanager/{}", hook.id))
+        .header("authorization", format!("Bearer {}", hook.key))
+        .body(axum::body::Body::from(body))
+        .unwrap();
+    let res = router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let bytes = http_body_util::BodyExt::collect(res.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, retry, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[sqlx::test]
+async fn two_replicas_racing_on_a_new_group_open_one_incident(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = app.integration("am", "alertmanager").await;
+    let replicas = [
+        replica(&pool, quell::alerts::ingest::Ingestor::start(pool.clone())),
+        replica(&pool, quell::alerts::ingest::Ingestor::start(pool.clone())),
+    ];
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..40 {
+        let router = replicas[n % 2].clone();
+        let am = am.clone();
+        let body =
+            alertmanager_payload("Race", &[(&format!("r{n}"), "firing")], json!({})).to_string();
+        set.spawn(async move { post_to(&router, &am, body).await.0 });
+    }
+    while let Some(status) = set.join_next().await {
+        assert_eq!(status.unwrap(), StatusCode::ACCEPTED);
+    }
+    let keys = app.incident_keys().await;
+    assert_eq!(
+        keys.len(),
+        1,
+        "one group, one incident, whichever replica came first"
+    );
+    assert_eq!(app.incident_json(&keys[0]).await["alert_count"], 40);
+}
+
+#[sqlx::test]
+async fn when_alerts_cannot_be_stored_in_time_senders_get_503_with_retry_after_never_429(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = app.integration("am", "alertmanager").await;
+    // A lane whose only connection is taken: nothing can be written until it is given back.
+    let starved = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let held = starved.acquire().await.unwrap();
+    let router = replica(
+        &pool,
+        quell::alerts::ingest::Ingestor::with_limits(
+            starved.clone(),
+            1,
+            1,
+            std::time::Duration::from_millis(300),
+        ),
+    );
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..4 {
+        let (router, am) = (router.clone(), am.clone());
+        let body =
+            alertmanager_payload("Jam", &[(&format!("j{n}"), "firing")], json!({})).to_string();
+        set.spawn(async move { post_to(&router, &am, body).await });
+    }
+    while let Some(answer) = set.join_next().await {
+        let (status, retry, body) = answer.unwrap();
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(retry.as_deref(), Some("2"));
+        assert!(body.contains("\"overloaded\""), "{body}");
+    }
+    drop(held);
+    // Retrying is safe: each alert is stored once, whatever the first attempt did meanwhile.
+    for n in 0..4 {
+        let body =
+            alertmanager_payload("Jam", &[(&format!("j{n}"), "firing")], json!({})).to_string();
+        let (status, _, body) = post_to(&router, &am, body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    }
+    assert_eq!(app.stored_alerts().await, 4);
+    assert_eq!(app.incident_keys().await.len(), 1);
+}
+
+#[sqlx::test]
+async fn each_integration_says_what_happens_when_all_its_alerts_resolve(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    for (choice, expected) in [("resolve", "resolved"), ("nothing", "triggered")] {
+        let r = app
+            .post(
+                "/api/v1/integrations",
+                json!({"name": choice, "format": "alertmanager", "on_all_resolved": choice}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let j = r.json();
+        let hook = Hook {
+            id: j["id"].as_str().unwrap().into(),
+            key: j["key"].as_str().unwrap().into(),
+            secret: None,
+        };
+        let group = format!("Quiet-{choice}");
+        app.alert(
+            "alertmanager",
+            &hook,
+            &alertmanager_payload(&group, &[("q1", "firing")], json!({})),
+        )
+        .await;
+        app.alert(
+            "alertmanager",
+            &hook,
+            &alertmanager_payload(&group, &[("q1", "resolved")], json!({})),
+        )
+        .await;
+        let key = app.incident_keys().await.pop().unwrap();
+        assert_eq!(
+            app.incident_json(&key).await["status"],
+            expected,
+            "{choice}"
+        );
+    }
+    let r = app
+        .post(
+            "/api/v1/integrations",
+            json!({"name": "x", "format": "alertmanager", "on_all_resolved": "close"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.field(), "on_all_resolved");
+}

@@ -142,23 +142,27 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts) -> AppResult<Vec<Sto
     .await?)
 }
 
-/// Marks open alerts acknowledged; returns their incidents. Keys with no open alert are no-ops.
+/// Marks open alerts acknowledged; returns their incidents and integrations. Keys with no open
+/// alert are no-ops.
 pub async fn acknowledge(
     conn: &mut PgConnection,
     integrations: &[Uuid],
     keys: &[String],
-) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar!(
+) -> AppResult<Vec<(i64, Uuid)>> {
+    Ok(sqlx::query!(
         r#"update alerts a set status = 'acknowledged', last_received_at = now()
            from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
            where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
              and a.status = 'firing'
-           returning a.incident_id"#,
+           returning a.incident_id, a.integration_id"#,
         integrations,
         keys,
     )
     .fetch_all(conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(|r| (r.incident_id, r.integration_id))
+    .collect())
 }
 
 /// The incidents of the open alerts with these keys.
@@ -195,6 +199,7 @@ pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<(
 
 pub struct Resolved {
     pub incident_id: i64,
+    pub integration_id: Uuid,
     pub summary: String,
 }
 
@@ -212,7 +217,7 @@ pub async fn resolve(
            from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
            where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
              and a.status <> 'resolved'
-           returning a.incident_id, a.summary"#,
+           returning a.incident_id, a.integration_id, a.summary"#,
         integrations,
         keys,
     )

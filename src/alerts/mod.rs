@@ -3,6 +3,7 @@
 
 pub mod db;
 pub mod domain;
+pub mod effects;
 pub mod handlers;
 pub mod hooks;
 pub mod ingest;

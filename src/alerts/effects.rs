@@ -1,0 +1,406 @@
+//! What alerts do to incidents, inside the ingest transaction: firing alerts find or open
+//! their group (and its incident, as routing decides), are stored in one statement and may raise
+//! the incident's severity; acknowledgements and resolutions act on the open alerts, write the
+//! timeline, and mitigate or resolve an incident none of whose alerts is still open.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::db::{self, NewAlerts};
+use super::domain::{Action, AlertEvent};
+use crate::audit::Actor;
+use crate::clock;
+use crate::error::{AppError, AppResult};
+use crate::incidents::{actions, domain::Status, domain::Transition};
+use crate::integrations::db::Credentials;
+use crate::routing::domain::{Decision, Rule, Subject, route};
+use crate::timeline::{self, db::NewEvent, domain::Kind};
+
+/// Who alert-driven changes are attributed to on timelines and in the audit log.
+fn actor_of(c: &Credentials) -> Actor {
+    Actor::system(&format!("{} (alerts)", c.name))
+}
+
+pub type Entry<'a> = (&'a Credentials, &'a AlertEvent);
+
+/// Splits events where a key fires again after being acknowledged or resolved earlier in the
+/// batch, so each run can apply its triggers, then acknowledgements, then resolutions, and the
+/// last word for every key stays the sender's last word.
+pub fn runs<'a>(events: &[Entry<'a>]) -> Vec<Vec<Entry<'a>>> {
+    let mut runs = vec![Vec::new()];
+    let mut settled: HashSet<(Uuid, &str)> = HashSet::new();
+    for &(c, e) in events {
+        let key = (c.id, e.dedup_key.as_str());
+        if e.action == Action::Trigger {
+            if settled.contains(&key) {
+                runs.push(Vec::new());
+                settled.clear();
+            }
+        } else {
+            settled.insert(key);
+        }
+        if let Some(run) = runs.last_mut() {
+            run.push((c, e));
+        }
+    }
+    runs
+}
+
+pub async fn apply(
+    conn: &mut PgConnection,
+    run: &[Entry<'_>],
+    rules: &[Rule],
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    let of = |a: Action| run.iter().filter(move |(_, e)| e.action == a).copied();
+    let triggers: Vec<Entry> = of(Action::Trigger).collect();
+    if !triggers.is_empty() {
+        fire(conn, &triggers, rules, now).await?;
+    }
+    let acks: Vec<Entry> = of(Action::Acknowledge).collect();
+    if !acks.is_empty() {
+        acknowledge(conn, &acks).await?;
+    }
+    let resolves: Vec<Entry> = of(Action::Resolve).collect();
+    if !resolves.is_empty() {
+        resolve(conn, &resolves).await?;
+    }
+    Ok(())
+}
+
+fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
+    Subject {
+        labels: &e.labels,
+        details: &e.details,
+        summary: &e.summary,
+        source: &e.source,
+        severity: &e.severity,
+        status: "firing",
+        integration: &c.name,
+        format: c.format.as_str(),
+        dedup_key: &e.dedup_key,
+        group_key: &e.group_key,
+    }
+}
+
+fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        s.chars().take(max - 1).collect::<String>() + "…"
+    }
+}
+
+/// Opens the incident of a new group, as routing decided for its first alert.
+async fn open_incident(
+    conn: &mut PgConnection,
+    c: &Credentials,
+    e: &AlertEvent,
+    d: &Decision,
+    now: DateTime<Utc>,
+) -> AppResult<i64> {
+    let service = match &d.service {
+        Some(name) => crate::services::db::find_by_name(&mut *conn, name)
+            .await?
+            .map(|s| s.name),
+        None => None,
+    };
+    // The sender's start time stands for the first customer impact, when it is believable.
+    let started_at = e
+        .starts_at
+        .filter(|t| *t <= now && *t > now - chrono::Duration::days(30));
+    let summary = e
+        .details
+        .get("description")
+        .and_then(Value::as_str)
+        .map(|d| short(d, 5000))
+        .unwrap_or_default();
+    let note = format!(
+        "Opened by alert \"{}\" from {} (routing rule \"{}\")",
+        short(&e.summary, 300),
+        c.name,
+        d.rule
+    );
+    let incident = actions::open(
+        conn,
+        &actions::Opening {
+            number: None,
+            title: &d.title,
+            severity: d.severity.as_str(),
+            service: service.as_deref(),
+            summary: &summary,
+            impact: "",
+            started_at,
+            detected_at: None,
+            note: &note,
+        },
+        &actor_of(c),
+    )
+    .await?;
+    Ok(incident.id)
+}
+
+/// Firing alerts: find or open their groups, store them, raise severities.
+async fn fire(
+    conn: &mut PgConnection,
+    triggers: &[Entry<'_>],
+    rules: &[Rule],
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    // One row per dedup key: repeats within the batch count as deliveries of the first.
+    let mut order: Vec<(Entry, Decision, i32)> = Vec::new();
+    let mut index: HashMap<(Uuid, &str), usize> = HashMap::new();
+    for &(c, e) in triggers {
+        match index.get(&(c.id, e.dedup_key.as_str())) {
+            Some(&i) => order[i].2 += 1,
+            None => {
+                index.insert((c.id, e.dedup_key.as_str()), order.len());
+                order.push(((c, e), route(rules, &subject(c, e)), 1));
+            }
+        }
+    }
+    let mut wanted: Vec<(Uuid, &str)> = Vec::new();
+    for ((c, e), _, _) in &order {
+        let k = (c.id, e.group_key.as_str());
+        if !wanted.contains(&k) {
+            wanted.push(k);
+        }
+    }
+    let (gi, gk): (Vec<Uuid>, Vec<String>) =
+        wanted.iter().map(|(i, k)| (*i, (*k).to_owned())).unzip();
+    let mut groups: HashMap<(Uuid, String), (i64, i64)> = db::lock_open_groups(conn, &gi, &gk)
+        .await?
+        .into_iter()
+        .map(|g| ((g.integration_id, g.group_key), (g.id, g.incident_id)))
+        .collect();
+    // New groups are opened in one order by every lane and replica, so two batches opening
+    // the same groups wait for each other instead of deadlocking.
+    let mut missing: Vec<(Uuid, &str)> = wanted
+        .iter()
+        .filter(|(i, k)| !groups.contains_key(&(*i, (*k).to_owned())))
+        .copied()
+        .collect();
+    missing.sort_unstable();
+    for (integration, key) in &missing {
+        let Some(((c, e), d, _)) = order
+            .iter()
+            .find(|((c, e), _, _)| c.id == *integration && e.group_key == *key)
+        else {
+            continue;
+        };
+        let found = match db::insert_group(conn, *integration, key).await? {
+            Some(group_id) => {
+                let incident_id = open_incident(conn, c, e, d, now).await?;
+                db::attach_group(conn, group_id, incident_id).await?;
+                (group_id, incident_id)
+            }
+            None => {
+                let g = db::lock_open_groups(conn, &[*integration], &[(*key).to_owned()])
+                    .await?
+                    .pop()
+                    .ok_or_else(|| AppError::Internal("an alert group vanished".into()))?;
+                (g.id, g.incident_id)
+            }
+        };
+        groups.insert((*integration, (*key).to_owned()), found);
+    }
+
+    let mut rows = NewAlerts::default();
+    for ((c, e), d, n) in &order {
+        let (group_id, incident_id) = groups[&(c.id, e.group_key.clone())];
+        rows.integration_id.push(c.id);
+        rows.group_id.push(group_id);
+        rows.incident_id.push(incident_id);
+        rows.dedup_key.push(e.dedup_key.clone());
+        rows.summary.push(e.summary.clone());
+        rows.source.push(e.source.clone());
+        rows.severity.push(e.severity.clone());
+        rows.labels.push(e.labels.clone());
+        rows.details.push(e.details.clone());
+        rows.source_url.push(e.source_url.clone());
+        rows.starts_at.push(e.starts_at);
+        rows.deliveries.push(*n);
+        rows.rule_id.push(d.rule_id);
+        rows.routed.push(json!(d));
+        rows.raw.push(e.raw.clone());
+    }
+    let stored = db::upsert(conn, &rows).await?;
+
+    // The most severe new alert per incident; a more severe one than the incident raises it.
+    let mut worst: HashMap<i64, (&Decision, &AlertEvent, &Credentials)> = HashMap::new();
+    for s in stored.iter().filter(|s| s.inserted) {
+        let Some(&i) = index.get(&(s.integration_id, s.dedup_key.as_str())) else {
+            continue;
+        };
+        let ((c, e), d, _) = &order[i];
+        let slot = worst.entry(s.incident_id).or_insert((d, e, c));
+        if d.severity.is_more_severe_than(slot.0.severity) {
+            *slot = (d, e, c);
+        }
+    }
+    if worst.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = worst.keys().copied().collect();
+    for state in db::incident_states(conn, &ids).await? {
+        let (d, e, c) = worst[&state.id];
+        if state.status == Status::Resolved || !d.severity.is_more_severe_than(state.severity) {
+            continue;
+        }
+        let reason = format!(
+            "Alert \"{}\" is {} by routing rule \"{}\"",
+            short(&e.summary, 200),
+            d.severity,
+            d.rule
+        );
+        actions::change_severity(
+            conn,
+            state.key,
+            None,
+            d.severity.as_str(),
+            &reason,
+            None,
+            &actor_of(c),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+fn keys(entries: &[Entry<'_>]) -> (Vec<Uuid>, Vec<String>) {
+    entries
+        .iter()
+        .map(|(c, e)| (c.id, e.dedup_key.clone()))
+        .unzip()
+}
+
+/// The integration an alert came from, among the batch's.
+fn sender<'a>(entries: &[Entry<'a>], id: Uuid) -> Option<&'a Credentials> {
+    entries.iter().map(|(c, _)| *c).find(|c| c.id == id)
+}
+
+/// Acknowledgements (PagerDuty, generic): the alert, and its incident if nobody has yet.
+async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<()> {
+    let (ids, ks) = keys(acks);
+    let mut acked = db::acknowledge(conn, &ids, &ks).await?;
+    acked.sort_unstable();
+    acked.dedup_by_key(|(incident, _)| *incident);
+    if acked.is_empty() {
+        return Ok(());
+    }
+    let incidents: Vec<i64> = acked.iter().map(|(i, _)| *i).collect();
+    for state in db::incident_states(conn, &incidents).await? {
+        let by = acked
+            .iter()
+            .find(|(i, _)| *i == state.id)
+            .and_then(|(_, integration)| sender(acks, *integration));
+        if let (Status::Triggered, Some(cred)) = (state.status, by) {
+            actions::transition(
+                conn,
+                state.key,
+                Transition::Acknowledge,
+                None,
+                None,
+                "Acknowledged by the alert's sender",
+                &actor_of(cred),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Resolutions: the alerts, a timeline line per incident, and, when an incident has no open
+/// alert left, what the integration of its resolving alerts asks for (mitigate, resolve, or
+/// nothing).
+async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<()> {
+    let (ids, ks) = keys(resolves);
+    let incidents = db::incidents_of_open(conn, &ids, &ks).await?;
+    if incidents.is_empty() {
+        return Ok(());
+    }
+    db::lock_incidents(conn, &incidents).await?;
+    let mut by_incident: HashMap<i64, (&Credentials, Vec<String>)> = HashMap::new();
+    for r in db::resolve(conn, &ids, &ks).await? {
+        let Some(cred) = sender(resolves, r.integration_id) else {
+            continue;
+        };
+        by_incident
+            .entry(r.incident_id)
+            .or_insert((cred, Vec::new()))
+            .1
+            .push(r.summary);
+    }
+    let now = clock::now(&mut *conn).await?;
+    for (incident_id, (cred, names)) in &by_incident {
+        let mut listed: Vec<&str> = names.iter().map(String::as_str).take(10).collect();
+        listed.dedup();
+        let body = if names.len() > 1 {
+            let more = names.len().saturating_sub(10);
+            let mut b = listed.join("\n");
+            if more > 0 {
+                b.push_str(&format!("\n… and {more} more"));
+            }
+            b
+        } else {
+            String::new()
+        };
+        timeline::db::append(
+            &mut *conn,
+            NewEvent {
+                incident_id: *incident_id,
+                occurred_at: now,
+                kind: Kind::AlertsResolved,
+                author: &actor_of(cred).name,
+                body: &body,
+                details: json!({ "count": names.len(), "alerts": listed, "integration": cred.name }),
+                incident_version: None,
+            },
+        )
+        .await?;
+    }
+    let touched: Vec<i64> = by_incident.keys().copied().collect();
+    let still_open: HashSet<i64> = db::open_counts(conn, &touched)
+        .await?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let quiet: Vec<i64> = touched
+        .into_iter()
+        .filter(|id| !still_open.contains(id))
+        .collect();
+    if quiet.is_empty() {
+        return Ok(());
+    }
+    use crate::integrations::domain::OnAllResolved;
+    for state in db::incident_states(conn, &quiet).await? {
+        let Some((cred, _)) = by_incident.get(&state.id) else {
+            continue;
+        };
+        let (to, due) = match cred.on_all_resolved {
+            OnAllResolved::Mitigate => (
+                Transition::Mitigate,
+                matches!(state.status, Status::Triggered | Status::Acknowledged),
+            ),
+            OnAllResolved::Resolve => (Transition::Resolve, state.status != Status::Resolved),
+            OnAllResolved::Nothing => continue,
+        };
+        if due {
+            actions::transition(
+                conn,
+                state.key,
+                to,
+                None,
+                None,
+                "Every alert of this incident has resolved",
+                &actor_of(cred),
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}

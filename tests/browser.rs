@@ -116,20 +116,57 @@ async fn click_transition(c: &Client, action: &str) {
         .unwrap();
 }
 
-#[sqlx::test]
-async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool: PgPool) {
+/// An account that can sign in with the password `correct horse battery`.
+async fn account(pool: &PgPool, email: &str, name: &str, role: quell::auth::domain::UserRole) {
     quell::auth::bootstrap::ensure_account(
-        &pool,
+        pool,
         &quell::auth::bootstrap::Account {
-            email: "ana@example.com",
-            name: Some("Ana Ribeiro"),
-            role: quell::auth::domain::UserRole::Responder,
+            email,
+            name: Some(name),
+            role,
             password: Some("correct horse battery"),
         },
         &quell::audit::Actor::system("test"),
     )
     .await
     .unwrap();
+}
+
+async fn type_into(c: &Client, css: &str, text: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .send_keys(text)
+        .await
+        .unwrap();
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Asks for `url`, is sent to the sign-in form, signs in, and lands back on `url`.
+async fn sign_in_at(c: &Client, url: &str, email: &str) {
+    c.goto(url).await.unwrap();
+    type_into(c, r#"input[name="email"]"#, email).await;
+    type_into(c, r#"input[name="password"]"#, "correct horse battery").await;
+    click(c, "main form button.primary").await;
+}
+
+#[sqlx::test]
+async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool: PgPool) {
+    account(
+        &pool,
+        "ana@example.com",
+        "Ana Ribeiro",
+        quell::auth::domain::UserRole::Responder,
+    )
+    .await;
     let draft = ServiceDraft {
         name: "checkout-api".into(),
         tier: 1,
@@ -144,25 +181,7 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
 
     let run = async {
         // Signing in first: the form comes back to the page that was asked for.
-        c.goto(&format!("{base}/incidents/new")).await.unwrap();
-        c.find(Locator::Css(r#"input[name="email"]"#))
-            .await
-            .unwrap()
-            .send_keys("ana@example.com")
-            .await
-            .unwrap();
-        c.find(Locator::Css(r#"input[name="password"]"#))
-            .await
-            .unwrap()
-            .send_keys("correct horse battery")
-            .await
-            .unwrap();
-        c.find(Locator::Css("main form button.primary"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        sign_in_at(&c, &format!("{base}/incidents/new"), "ana@example.com").await;
         text_when(&c, "main h1", |t| t == "Open an incident").await;
         c.find(Locator::Css(r#"input[name="title"]"#))
             .await
@@ -316,4 +335,87 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
     let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
     c.close().await.ok();
     outcome.expect("the browser run finished within two minutes");
+}
+
+/// Saves a screenshot when `QUELL_SCREENSHOTS` names a folder (to look at the pages by eye).
+async fn snapshot(c: &Client, name: &str) {
+    if let Ok(dir) = std::env::var("QUELL_SCREENSHOTS") {
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(format!("{dir}/{name}.png"), png).unwrap();
+    }
+}
+
+#[sqlx::test]
+async fn an_admin_connects_alertmanager_from_the_browser_and_its_alert_opens_an_incident(
+    pool: PgPool,
+) {
+    account(
+        &pool,
+        "root@example.com",
+        "Rui Admin",
+        quell::auth::domain::UserRole::Admin,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(
+            &c,
+            &format!("{base}/admin/integrations"),
+            "root@example.com",
+        )
+        .await;
+        text_when(&c, "main h1", |t| t == "Integrations").await;
+        type_into(&c, r#"input[name="name"]"#, "prod-alertmanager").await;
+        c.find(Locator::Css(r#"select[name="format"]"#))
+            .await
+            .unwrap()
+            .select_by_value("alertmanager")
+            .await
+            .unwrap();
+        click(&c, "form.stacked button.primary").await;
+        let key = text_when(&c, "code.secret", |t| t.len() == 32).await;
+        let endpoint = text_when(&c, "dl.issued dd code", |t| {
+            t.contains("/hooks/alertmanager/")
+        })
+        .await;
+        snapshot(&c, "integrations").await;
+
+        // Alertmanager posts with that key: the incident opens, and its page lists the alert.
+        let body = json!({
+            "version": "4", "groupKey": "{}:{alertname=\"Http5xx\"}", "status": "firing",
+            "receiver": "quell", "groupLabels": {"alertname": "Http5xx"},
+            "commonLabels": {"alertname": "Http5xx"}, "commonAnnotations": {},
+            "externalURL": "http://alertmanager:9093", "truncatedAlerts": 0,
+            "alerts": [{"status": "firing", "labels": {"alertname": "Http5xx", "severity": "critical"},
+                        "annotations": {"summary": "payments-gateway 5xx > 5% for 5 min"},
+                        "startsAt": "2026-11-30T06:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+                        "generatorURL": "http://prometheus:9090/graph", "fingerprint": "f00d"}]
+        });
+        let res = reqwest::Client::new()
+            .post(&endpoint)
+            .bearer_auth(&key)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+        c.goto(&format!("{base}/incidents")).await.unwrap();
+        c.find(Locator::LinkText("payments-gateway 5xx > 5% for 5 min"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let alerts = text_when(&c, "table.alerts", |t| t.contains("payments-gateway 5xx")).await;
+        assert!(alerts.contains("critical"), "{alerts}");
+        snapshot(&c, "incident-with-alerts").await;
+        c.goto(&format!("{base}/admin/routing")).await.unwrap();
+        text_when(&c, "main h1", |t| t == "Routing rules").await;
+        snapshot(&c, "routing").await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the browser flow finished in time");
 }

@@ -274,6 +274,26 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
 
 const PD_SEVERITIES: [&str; 4] = ["critical", "error", "warning", "info"];
 
+/// PagerDuty's `routing_key`: present, and 32 characters as PagerDuty's are.
+fn routing_key(body: &Value, reasons: &mut Reasons) -> String {
+    let key = text(body, "routing_key").unwrap_or("").to_owned();
+    if key.is_empty() {
+        reasons.push("'routing_key' is missing or blank".into());
+    } else if key.len() != 32 {
+        reasons.push("Length of 'routing_key' is incorrect (should be 32 characters)".into());
+    }
+    key
+}
+
+/// The event as kept: everything the sender wrote but the key, which is a credential.
+fn without_key(body: &Value) -> Value {
+    let mut raw = body.clone();
+    if let Some(o) = raw.as_object_mut() {
+        o.remove("routing_key");
+    }
+    raw
+}
+
 /// PagerDuty Events API v2 (`/v2/enqueue`): the routing key and the event. `fresh_dedup` is used
 /// when a trigger carries no `dedup_key` (PagerDuty generates one and returns it; so do we).
 /// The reasons read like PagerDuty's.
@@ -282,12 +302,7 @@ pub fn parse_pagerduty(body: &Value, fresh_dedup: &str) -> Result<(String, Alert
         return Err(vec!["Event object is not a JSON object".into()]);
     }
     let mut reasons = Reasons::new();
-    let routing_key = text(body, "routing_key").unwrap_or("").to_owned();
-    if routing_key.is_empty() {
-        reasons.push("'routing_key' is missing or blank".into());
-    } else if routing_key.len() != 32 {
-        reasons.push("Length of 'routing_key' is incorrect (should be 32 characters)".into());
-    }
+    let routing_key = routing_key(body, &mut reasons);
     let action = match text(body, "event_action") {
         Some("trigger") => Some(Action::Trigger),
         Some("acknowledge") => Some(Action::Acknowledge),
@@ -366,11 +381,7 @@ pub fn parse_pagerduty(body: &Value, fresh_dedup: &str) -> Result<(String, Alert
     let (Some(action), true) = (action, reasons.is_empty()) else {
         return Err(reasons);
     };
-    let mut raw = body.clone();
-    if let Some(o) = raw.as_object_mut() {
-        // the key is a credential: never kept
-        o.remove("routing_key");
-    }
+    let raw = without_key(body);
     Ok((
         routing_key,
         AlertEvent {
@@ -395,12 +406,7 @@ pub fn parse_change(body: &Value) -> Result<(String, ChangeEvent), Reasons> {
         return Err(vec!["Event object is not a JSON object".into()]);
     }
     let mut reasons = Reasons::new();
-    let routing_key = text(body, "routing_key").unwrap_or("").to_owned();
-    if routing_key.is_empty() {
-        reasons.push("'routing_key' is missing or blank".into());
-    } else if routing_key.len() != 32 {
-        reasons.push("Length of 'routing_key' is incorrect (should be 32 characters)".into());
-    }
+    let routing_key = routing_key(body, &mut reasons);
     let Some(p) = body.get("payload").filter(|p| p.is_object()) else {
         reasons.push("'payload' is missing or is not an object".into());
         return Err(reasons);
@@ -421,10 +427,7 @@ pub fn parse_change(body: &Value) -> Result<(String, ChangeEvent), Reasons> {
     let (Some(summary), true) = (summary, reasons.is_empty()) else {
         return Err(reasons);
     };
-    let mut raw = body.clone();
-    if let Some(o) = raw.as_object_mut() {
-        o.remove("routing_key");
-    }
+    let raw = without_key(body);
     Ok((
         routing_key,
         ChangeEvent {

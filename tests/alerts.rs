@@ -524,6 +524,18 @@ async fn wrong_keys_and_disabled_integrations_are_refused_with_nothing_stored(po
     assert!(r.text.contains("disabled"));
     assert_eq!(app.stored_alerts().await, 0);
     assert!(app.incident_keys().await.is_empty());
+    // Every refusal is in the audit log, tallied per minute rather than a row each.
+    let audit = app
+        .get("/api/v1/audit?outcome=refused&action=alerts.unauthorized&limit=50")
+        .await
+        .json();
+    let subjects: Vec<&str> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["target"].as_str().or(e["subject"].as_str()))
+        .collect();
+    assert!(subjects.iter().any(|s| s.contains(&am.id)), "{audit}");
 }
 
 #[sqlx::test]

@@ -58,6 +58,44 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
         .filter(|k| !k.is_empty())
 }
 
+/// Who is refused, for the audit log: the sender's address, as far as it is known.
+#[derive(Clone)]
+pub struct Sender(Option<String>);
+
+impl axum::extract::FromRequestParts<AppState> for Sender {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(crate::auth::client_addr(parts, state)))
+    }
+}
+
+/// A wrong key or signature is a refused attempt: tallied in the audit log (one row per minute
+/// per subject and address, however many arrive).
+async fn audit_refusal(state: &AppState, sender: &Sender, subject: &str, refused: &Refused) {
+    if let Refused::Unauthorized(_) = refused {
+        audit_unauthorized(state, sender, subject).await;
+    }
+}
+
+async fn audit_unauthorized(state: &AppState, sender: &Sender, subject: &str) {
+    {
+        let actor = crate::audit::Actor {
+            name: "webhook sender".into(),
+            client_addr: sender.0.clone(),
+            ..Default::default()
+        };
+        if let Err(err) =
+            crate::audit::db::refusal(&state.pool, &actor, "alerts.unauthorized", subject).await
+        {
+            tracing::warn!(error = %err, "could not record a refused webhook");
+        }
+    }
+}
+
 fn answer(refused: Refused) -> AppError {
     match refused {
         Refused::Unauthorized(why) => AppError::Unauthorized(why),
@@ -67,6 +105,19 @@ fn answer(refused: Refused) -> AppError {
 
 fn accepted(body: Value) -> Response {
     (StatusCode::ACCEPTED, Json(body)).into_response()
+}
+
+/// Runs a webhook; a 401 is also tallied in the audit log.
+async fn audited(
+    state: &AppState,
+    sender: &Sender,
+    id: &str,
+    answer: Result<Response, AppError>,
+) -> Result<Response, AppError> {
+    if let Err(AppError::Unauthorized(_)) = &answer {
+        audit_unauthorized(state, sender, &format!("integration {id}")).await;
+    }
+    answer
 }
 
 async fn alertmanager_like(
@@ -84,7 +135,7 @@ async fn alertmanager_like(
     let value = json_of(&bytes).map_err(|e| invalid(vec![e]))?;
     let alerts = domain::parse_alertmanager(&value, format == Format::Grafana).map_err(invalid)?;
     let count = alerts.len();
-    state
+    let submitted = state
         .ingest
         .submit(Submission {
             format,
@@ -94,40 +145,55 @@ async fn alertmanager_like(
             },
             payload: Payload::Alerts(alerts),
         })
-        .await
-        .map_err(answer)?;
+        .await;
+    submitted.map_err(answer)?;
     Ok(accepted(json!({ "status": "accepted", "alerts": count })))
 }
 
 /// Prometheus Alertmanager's webhook (v4).
 pub async fn alertmanager(
     State(state): State<AppState>,
+    sender: Sender,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
-    alertmanager_like(&state, Format::Alertmanager, &id, &headers, body).await
+    let answer = alertmanager_like(&state, Format::Alertmanager, &id, &headers, body).await;
+    audited(&state, &sender, &id, answer).await
 }
 
 /// Grafana's webhook contact point (the Alertmanager envelope, read leniently).
 pub async fn grafana(
     State(state): State<AppState>,
+    sender: Sender,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
-    alertmanager_like(&state, Format::Grafana, &id, &headers, body).await
+    let answer = alertmanager_like(&state, Format::Grafana, &id, &headers, body).await;
+    audited(&state, &sender, &id, answer).await
 }
 
 /// Quell's generic JSON format.
 pub async fn generic(
     State(state): State<AppState>,
+    sender: Sender,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
+    let answer = generic_alert(&state, &id, &headers, body).await;
+    audited(&state, &sender, &id, answer).await
+}
+
+async fn generic_alert(
+    state: &AppState,
+    id: &str,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
     let bytes = body_of(body)?;
-    let integration_id = integration_id(id.as_str())?;
+    let integration_id = integration_id(id)?;
     let header_text = |name: &str| {
         headers
             .get(name)
@@ -145,7 +211,7 @@ pub async fn generic(
         },
         None => Credential::Bearer {
             integration_id,
-            key: bearer(&headers).ok_or_else(|| {
+            key: bearer(headers).ok_or_else(|| {
                 AppError::Unauthorized(
                     "send the integration key as Authorization: Bearer <key>, or sign the request (webhook-id, webhook-timestamp, webhook-signature)".into(),
                 )
@@ -156,15 +222,15 @@ pub async fn generic(
     let fresh = Uuid::new_v4().to_string();
     let event = domain::parse_generic(&value, &fresh).map_err(invalid)?;
     let dedup_key = event.dedup_key.clone();
-    state
+    let submitted = state
         .ingest
         .submit(Submission {
             format: Format::Generic,
             credential,
             payload: Payload::Alerts(vec![event]),
         })
-        .await
-        .map_err(answer)?;
+        .await;
+    submitted.map_err(answer)?;
     Ok(accepted(
         json!({ "status": "accepted", "dedup_key": dedup_key }),
     ))
@@ -235,6 +301,7 @@ fn pagerduty_body(body: Result<Bytes, BytesRejection>) -> Result<Value, PagerDut
 /// PagerDuty Events API v2: trigger, acknowledge, resolve.
 pub async fn pagerduty_enqueue(
     State(state): State<AppState>,
+    sender: Sender,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, PagerDutyRefusal> {
     let value = pagerduty_body(body)?;
@@ -242,14 +309,18 @@ pub async fn pagerduty_enqueue(
     let (key, event) = domain::parse_pagerduty(&value, &fresh)
         .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
     let dedup_key = event.dedup_key.clone();
-    state
+    let submitted = state
         .ingest
         .submit(Submission {
             format: Format::PagerDuty,
             credential: Credential::RoutingKey { key },
             payload: Payload::Alerts(vec![event]),
         })
-        .await?;
+        .await;
+    if let Err(refused) = submitted {
+        audit_refusal(&state, &sender, "routing key", &refused).await;
+        return Err(refused.into());
+    }
     Ok(accepted(json!({
         "status": "success", "message": "Event processed", "dedup_key": dedup_key,
     })))
@@ -258,19 +329,24 @@ pub async fn pagerduty_enqueue(
 /// PagerDuty change events: deploys and configuration changes.
 pub async fn pagerduty_change(
     State(state): State<AppState>,
+    sender: Sender,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, PagerDutyRefusal> {
     let value = pagerduty_body(body)?;
     let (key, change) = domain::parse_change(&value)
         .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
-    state
+    let submitted = state
         .ingest
         .submit(Submission {
             format: Format::PagerDuty,
             credential: Credential::RoutingKey { key },
             payload: Payload::Change(change),
         })
-        .await?;
+        .await;
+    if let Err(refused) = submitted {
+        audit_refusal(&state, &sender, "routing key", &refused).await;
+        return Err(refused.into());
+    }
     Ok(accepted(
         json!({ "status": "success", "message": "Change event processed" }),
     ))

@@ -14,6 +14,7 @@ pub mod incidents;
 pub mod integrations;
 pub mod notify;
 pub mod people;
+pub mod postmortems;
 pub mod reports;
 pub mod roles;
 pub mod routing;

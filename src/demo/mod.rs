@@ -2,6 +2,8 @@
 //! postmortem, and INC-1187 entered event by event at its real times on 2026-09-17 through the
 //! same actions a responder uses. Loading twice changes nothing.
 
+mod postmortem;
+
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};
 
@@ -120,6 +122,8 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     if incidents_db::find(&mut *tx, INC_1187).await?.is_none() {
         inc_1187(&mut tx).await?;
     }
+    let incident = incidents_db::get(&mut *tx, INC_1187).await?;
+    postmortem::write(&mut tx, &incident).await?;
     // The rule that would have routed INC-1187's alert: Sev2 on payments-gateway.
     let rules = crate::routing::db::list(&mut *tx).await?;
     if !rules.iter().any(|r| r.name == DEMO_RULE.name) {

@@ -1,0 +1,202 @@
+//! Changes to a postmortem, each version-checked and audited in its transaction.
+
+use chrono::NaiveDate;
+use serde_json::json;
+use sqlx::PgConnection;
+
+use super::db::{self, Facts, NewActionItem, Postmortem};
+use super::domain::{self, Section};
+use crate::audit::{self, Actor};
+use crate::error::{AppError, AppResult};
+use crate::incidents::db::Incident;
+
+async fn current(conn: &mut PgConnection, i: &Incident) -> AppResult<Postmortem> {
+    db::ensure(&mut *conn, i.id).await?;
+    db::for_incident(&mut *conn, i.id)
+        .await?
+        .ok_or_else(|| AppError::Internal("postmortem vanished".into()))
+}
+
+fn stale(pm: &Postmortem) -> AppError {
+    AppError::Stale {
+        current_version: pm.version,
+    }
+}
+
+pub async fn edit_section(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    expected_version: i32,
+    section: &str,
+    text: &str,
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    let section = Section::parse(section)?;
+    let text = domain::check_section_text(text)?;
+    let version = db::set_section(&mut *conn, pm.id, expected_version, section, &text)
+        .await?
+        .ok_or_else(|| stale(&pm))?;
+    audit::record(
+        conn,
+        actor,
+        &format!("postmortem.{}", section.as_str()),
+        &i.key.to_string(),
+        Some(json!({ "text": pm.section(section) })),
+        Some(json!({ "text": text, "version": version })),
+    )
+    .await?;
+    Ok(version)
+}
+
+pub async fn edit_facts(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    expected_version: i32,
+    f: &Facts<'_>,
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    if f.impacted.chars().count() > 200
+        || f.requests_label.trim().is_empty()
+        || f.requests_label.chars().count() > 100
+    {
+        return Err(AppError::invalid(
+            "requests_label",
+            "name what failed in 1 to 100 characters (impacted: at most 200)",
+        ));
+    }
+    if let (Some(failed), Some(total)) = (f.failed_requests, f.total_requests)
+        && failed > total
+    {
+        return Err(AppError::invalid(
+            "failed_requests",
+            "more requests failed than were made",
+        ));
+    }
+    if f.failed_requests.is_some_and(|n| n < 0) || f.total_requests.is_some_and(|n| n < 0) {
+        return Err(AppError::invalid(
+            "failed_requests",
+            "counts cannot be negative",
+        ));
+    }
+    let version = db::set_facts(&mut *conn, pm.id, expected_version, f)
+        .await?
+        .ok_or_else(|| stale(&pm))?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.facts",
+        &i.key.to_string(),
+        None,
+        Some(
+            json!({ "impacted": f.impacted, "failed_requests": f.failed_requests,
+                     "total_requests": f.total_requests, "version": version }),
+        ),
+    )
+    .await?;
+    Ok(version)
+}
+
+/// Chooses the timeline events the document shows; each must be one of the incident's.
+pub async fn choose_timeline(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    expected_version: i32,
+    event_ids: &[i64],
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
+    if let Some(bad) = event_ids
+        .iter()
+        .find(|id| !events.iter().any(|e| e.id == **id))
+    {
+        return Err(AppError::invalid(
+            "events",
+            format!("event {bad} is not on this incident's timeline"),
+        ));
+    }
+    let version = db::set_timeline(&mut *conn, pm.id, expected_version, event_ids)
+        .await?
+        .ok_or_else(|| stale(&pm))?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.timeline",
+        &i.key.to_string(),
+        Some(json!({ "events": pm.timeline_event_ids })),
+        Some(json!({ "events": event_ids, "version": version })),
+    )
+    .await?;
+    Ok(version)
+}
+
+pub struct ItemDraft<'a> {
+    pub action: &'a str,
+    pub kind: &'a str,
+    pub owner: Option<&'a str>,
+    pub due_on: Option<&'a str>,
+    pub work_item: &'a str,
+}
+
+pub async fn add_action_item(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    d: &ItemDraft<'_>,
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    let action = d.action.trim();
+    if action.is_empty() || action.chars().count() > 2000 {
+        return Err(AppError::invalid(
+            "action",
+            "describe the action in 1 to 2000 characters",
+        ));
+    }
+    let kind = domain::check_action_type(d.kind)?;
+    let owner_id = match d.owner.map(str::trim).filter(|o| !o.is_empty()) {
+        Some(who) => Some(
+            crate::people::db::find(&mut *conn, who)
+                .await?
+                .ok_or_else(|| {
+                    AppError::invalid("owner", format!("nobody has the handle or email {who:?}"))
+                })?
+                .id,
+        ),
+        None => None,
+    };
+    let due_on = match d.due_on.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => Some(
+            NaiveDate::parse_from_str(s, "%Y-%m-%d")
+                .map_err(|_| AppError::invalid("due_on", "a date such as 2026-09-24"))?,
+        ),
+        None => None,
+    };
+    let work_item = d.work_item.trim();
+    if work_item.chars().count() > 100 {
+        return Err(AppError::invalid("work_item", "at most 100 characters"));
+    }
+    let number = db::add_action_item(
+        &mut *conn,
+        pm.id,
+        &NewActionItem {
+            action,
+            kind: &kind,
+            owner_id,
+            due_on,
+            work_item,
+        },
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.action_item",
+        &i.key.to_string(),
+        None,
+        Some(json!({ "number": number, "action": action, "type": kind, "due_on": due_on, "work_item": work_item })),
+    )
+    .await?;
+    Ok(number)
+}

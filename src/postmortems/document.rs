@@ -1,0 +1,251 @@
+//! The postmortem as a document: the header table, the computed figures and the chosen
+//! timeline, gathered once and shown as a page or exported as Markdown. Every figure comes
+//! from the incident's timestamps, its service and the postmortem's facts, never typed in.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use super::db::{self, ActionItem, Postmortem};
+use super::domain::{self, Section};
+use crate::error::AppResult;
+use crate::incidents::db::Incident;
+use crate::incidents::domain::Durations;
+use crate::roles::domain::Role;
+use crate::sla::domain::Sla;
+use crate::timeline::{db::Event, domain::Kind};
+
+/// One line of the document's timeline.
+pub struct Line {
+    pub event_id: i64,
+    pub time: String,
+    pub text: String,
+    pub chosen: bool,
+}
+
+pub struct Document {
+    pub key: String,
+    pub title: String,
+    pub pm: Postmortem,
+    /// Label and value, in the reference's order.
+    pub header: Vec<(&'static str, String)>,
+    /// The computed Impact lines (what failed, the error budget), after the written bullets.
+    pub figures: Vec<String>,
+    pub lines: Vec<Line>,
+    pub response: String,
+    pub items: Vec<ActionItem>,
+    /// Context events that could be the triggering change.
+    pub changes: Vec<(i64, String)>,
+}
+
+/// Events the document shows when nobody has chosen: what happened, not who was assigned.
+fn shown_by_default(kind: Kind) -> bool {
+    !matches!(
+        kind,
+        Kind::RoleAssigned | Kind::RoleUnassigned | Kind::Edited | Kind::SlaBreached
+    )
+}
+
+fn hm(t: DateTime<Utc>) -> String {
+    t.format("%H:%M").to_string()
+}
+
+impl Document {
+    pub async fn load(
+        conn: &mut PgConnection,
+        i: &Incident,
+        now: DateTime<Utc>,
+    ) -> AppResult<Self> {
+        db::ensure(&mut *conn, i.id).await?;
+        let pm = db::for_incident(&mut *conn, i.id)
+            .await?
+            .ok_or_else(|| crate::error::AppError::Internal("postmortem vanished".into()))?;
+        let items = db::action_items(&mut *conn, pm.id).await?;
+        let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
+        let roles = crate::roles::db::for_incident(&mut *conn, i.id).await?;
+        let policies = crate::sla::db::all(&mut *conn).await?;
+        let policy = crate::sla::db::of(&policies, i.peak_severity)?;
+        let service = match &i.service {
+            Some(name) => crate::services::db::find_by_name(&mut *conn, name).await?,
+            None => None,
+        };
+        let sla = Sla::of(
+            &policy,
+            i.detected_at,
+            i.acknowledged_at,
+            i.resolved_at,
+            now,
+        );
+        let durations = Durations::of(&i.milestones(), now);
+        let holder = |role: Role| {
+            roles
+                .iter()
+                .find(|a| a.role == role)
+                .map_or_else(|| "—".to_owned(), |a| a.person.name.clone())
+        };
+        let service_text = match &service {
+            Some(s) if pm.impacted.is_empty() => format!("{} (Tier{})", s.name, s.tier),
+            Some(s) => format!("{} (Tier{}), impact on {}", s.name, s.tier, pm.impacted),
+            None => "—".to_owned(),
+        };
+        let header = vec![
+            ("Severity", i.peak_severity.to_string()),
+            ("Service", service_text),
+            ("Date", i.detected_at.format("%Y-%m-%d").to_string()),
+            (
+                "Duration",
+                durations
+                    .duration
+                    .clone()
+                    .unwrap_or_else(|| "not resolved yet".into()),
+            ),
+            (
+                "SLA",
+                format!("ack {}, resolve {}", sla.ack.text, sla.resolve.text),
+            ),
+            ("Incident commander", holder(Role::IncidentCommander)),
+            ("Postmortem owner", holder(Role::PostmortemOwner)),
+            ("Status", domain::status_label(&pm.status).to_owned()),
+        ];
+
+        let mut figures = Vec::new();
+        if let Some(failed) = pm.failed_requests {
+            let between = i.mitigated_at.map(|m| (hm(i.started_at), hm(m)));
+            figures.push(domain::failure_line(
+                &pm.requests_label,
+                failed,
+                pm.total_requests,
+                between.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+            ));
+        }
+        if let Some(s) = &service
+            && let (Some(slo), Some(rate)) = (s.slo_target_percent, s.avg_requests_per_second)
+            && let Some(b) = domain::error_budget(Some(slo), Some(rate), pm.failed_requests)
+        {
+            figures.push(domain::budget_line(&s.name, slo, rate, &b));
+        }
+
+        let chosen = pm.timeline_event_ids.clone();
+        let lines = events
+            .iter()
+            .map(|e: &Event| {
+                let headline = crate::timeline::domain::headline(
+                    e.kind,
+                    &e.details,
+                    e.occurred_at,
+                    i.detected_at,
+                );
+                Line {
+                    event_id: e.id,
+                    time: hm(e.occurred_at),
+                    text: if e.body.is_empty() {
+                        headline
+                    } else {
+                        e.body.clone()
+                    },
+                    chosen: match &chosen {
+                        Some(ids) => ids.contains(&e.id),
+                        None => shown_by_default(e.kind),
+                    },
+                }
+            })
+            .collect();
+        let from_change = pm.trigger_event_id.and_then(|id| {
+            events
+                .iter()
+                .find(|e| e.id == id)
+                .map(|e| (i.detected_at - e.occurred_at).num_seconds())
+        });
+        let response = domain::response_line(
+            durations.time_to_detect_secs,
+            from_change,
+            durations.time_to_acknowledge_secs,
+            durations.time_to_mitigate_secs,
+        );
+        let changes = events
+            .iter()
+            .filter(|e| e.kind == Kind::Context)
+            .map(|e| {
+                (
+                    e.id,
+                    format!(
+                        "{} {}",
+                        hm(e.occurred_at),
+                        e.body.chars().take(80).collect::<String>()
+                    ),
+                )
+            })
+            .collect();
+        Ok(Self {
+            key: i.key.to_string(),
+            title: i.title.clone(),
+            pm,
+            header,
+            figures,
+            lines,
+            response,
+            items,
+            changes,
+        })
+    }
+
+    /// The document in Markdown, section by section like the reference. Written text is
+    /// Markdown already and goes in as written; table cells have their pipes escaped.
+    pub fn markdown(&self) -> String {
+        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let mut md = format!(
+            "# {}: {}\n\n| | |\n| --- | --- |\n",
+            self.key,
+            cell(&self.title)
+        );
+        for (label, value) in &self.header {
+            md.push_str(&format!("| {label} | {} |\n", cell(value)));
+        }
+        let section = |md: &mut String, s: Section| {
+            let text = self.pm.section(s);
+            if !text.is_empty() {
+                md.push_str(text);
+                md.push_str("\n\n");
+            }
+        };
+        md.push_str("\n## Summary\n\n");
+        section(&mut md, Section::Summary);
+        md.push_str("## Impact\n\n");
+        section(&mut md, Section::Impact);
+        for f in &self.figures {
+            md.push_str(&format!("- {f}\n"));
+        }
+        md.push_str("\n## Timeline (UTC)\n\n| Time | Event |\n| --- | --- |\n");
+        for l in self.lines.iter().filter(|l| l.chosen) {
+            md.push_str(&format!("| {} | {} |\n", l.time, cell(&l.text)));
+        }
+        md.push_str(&format!("\n{}\n\n", self.response));
+        for (title, s) in [
+            ("## Root cause", Section::RootCause),
+            ("## Contributing factors", Section::ContributingFactors),
+            ("## Detection", Section::Detection),
+        ] {
+            md.push_str(&format!("{title}\n\n"));
+            section(&mut md, s);
+        }
+        md.push_str("## Response\n\n");
+        for s in [Section::WentWell, Section::WasHard, Section::GotLucky] {
+            md.push_str(&format!("### {}\n\n", s.title()));
+            section(&mut md, s);
+        }
+        md.push_str("## Action items\n\n| # | Action | Type | Owner | Due | Work item |\n| --- | --- | --- | --- | --- | --- |\n");
+        for a in &self.items {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} |\n",
+                a.number,
+                cell(&a.action),
+                a.kind,
+                cell(a.owner.as_deref().unwrap_or("—")),
+                a.due_on.map_or_else(|| "—".to_owned(), |d| d.to_string()),
+                cell(&a.work_item),
+            ));
+        }
+        md.push_str("\n## Lessons\n\n");
+        section(&mut md, Section::Lessons);
+        md
+    }
+}

@@ -1,0 +1,329 @@
+//! Pure rules of postmortems: the error budget, the figures lines the reference document
+//! prints, Markdown rendered and sanitised, and the sections a person edits.
+
+use serde::Serialize;
+
+use crate::domain::{DomainError, format_minutes};
+
+/// Seconds in the month an SLO is counted over (30 days).
+pub const MONTH_SECS: f64 = 30.0 * 86_400.0;
+
+/// A service's monthly error budget and the share of it an incident consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ErrorBudget {
+    /// Failed requests the SLO allows in a month: `(1 − SLO) × average req/s × seconds`.
+    pub budget_requests: f64,
+    /// failed ÷ budget (1.0 is the whole month's budget)
+    pub consumed: f64,
+}
+
+/// `(1 − SLO) × rate × 30 days`, and the failed requests' share of it. `None` when the service
+/// has no SLO or rate, or nothing failed is known.
+pub fn error_budget(
+    slo_percent: Option<f64>,
+    rate_per_sec: Option<f64>,
+    failed: Option<i64>,
+) -> Option<ErrorBudget> {
+    let (slo, rate, failed) = (slo_percent?, rate_per_sec?, failed?);
+    let budget_requests = (1.0 - slo / 100.0) * rate * MONTH_SECS;
+    if budget_requests <= 0.0 {
+        return None;
+    }
+    Some(ErrorBudget {
+        budget_requests,
+        consumed: failed as f64 / budget_requests,
+    })
+}
+
+/// A count with spaces between thousands, as the reference writes them: `109 400`.
+pub fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("−{out}") } else { out }
+}
+
+/// An approximate count kept to its first three digits, rounded down: 155 520 → `155 000`.
+pub fn about(n: f64) -> String {
+    let n = n.max(0.0).floor() as i64;
+    let digits = n.to_string().len() as u32;
+    let unit = 10_i64.pow(digits.saturating_sub(3));
+    grouped(n / unit * unit)
+}
+
+/// A percentage without trailing zeros: 99.9 → `99.9%`, 99.95 → `99.95%`, 99 → `99%`.
+pub fn percent(p: f64) -> String {
+    let s = format!("{p:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+/// The Impact section's budget line:
+/// `payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget
+/// consumed (budget ≈ 155 000 failed requests at 60 req/s average).`
+pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &ErrorBudget) -> String {
+    let rate = percent(rate_per_sec);
+    format!(
+        "{service} availability SLO ({} monthly): about {}% of the monthly error budget consumed (budget ≈ {} failed requests at {} req/s average).",
+        percent(slo_percent),
+        (b.consumed * 100.0).round() as i64,
+        about(b.budget_requests),
+        rate.trim_end_matches('%'),
+    )
+}
+
+/// The Impact section's failure line: `Authorization requests failed: 109 400 of 352 800 (31%)
+/// between 16:02 and 16:52.`
+pub fn failure_line(
+    label: &str,
+    failed: i64,
+    total: Option<i64>,
+    between: Option<(&str, &str)>,
+) -> String {
+    let mut s = format!("{label} failed: {}", grouped(failed));
+    if let Some(total) = total.filter(|t| *t > 0) {
+        s.push_str(&format!(
+            " of {} ({}%)",
+            grouped(total),
+            (failed as f64 * 100.0 / total as f64).round() as i64
+        ));
+    }
+    if let Some((from, to)) = between {
+        s.push_str(&format!(" between {from} and {to}"));
+    }
+    s.push('.');
+    s
+}
+
+/// `Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge:
+/// 9 min. Time to mitigate: 45 min from alert.`
+pub fn response_line(
+    detect_secs: i64,
+    from_change_secs: Option<i64>,
+    ack_secs: Option<i64>,
+    mitigate_secs: Option<i64>,
+) -> String {
+    let mut s = format!(
+        "Time to detect: {} from first error",
+        format_minutes(detect_secs)
+    );
+    if let Some(c) = from_change_secs {
+        s.push_str(&format!(", {} from the change", format_minutes(c)));
+    }
+    s.push('.');
+    if let Some(a) = ack_secs {
+        s.push_str(&format!(" Time to acknowledge: {}.", format_minutes(a)));
+    }
+    if let Some(m) = mitigate_secs {
+        s.push_str(&format!(
+            " Time to mitigate: {} from alert.",
+            format_minutes(m)
+        ));
+    }
+    s
+}
+
+/// HTML that went through [`render_markdown`]'s sanitiser, and so may be shown unescaped. The
+/// only way to make one is that function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafeHtml(String);
+
+impl std::fmt::Display for SafeHtml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl askama::filters::HtmlSafe for SafeHtml {}
+
+impl SafeHtml {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Markdown as people write it, rendered to HTML that can be shown: no scripts, no event
+/// handlers, no `javascript:` links (ammonia's allow-list), no images (the page's CSP would
+/// block remote ones anyway), links made `noopener noreferrer`.
+pub fn render_markdown(text: &str) -> SafeHtml {
+    use pulldown_cmark::{Options, Parser, html};
+    let mut raw = String::new();
+    html::push_html(
+        &mut raw,
+        Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH),
+    );
+    SafeHtml(
+        ammonia::Builder::default()
+            .rm_tags(&["img"])
+            .link_rel(Some("noopener noreferrer nofollow"))
+            .clean(&raw)
+            .to_string(),
+    )
+}
+
+/// The text sections of a postmortem, each edited on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Summary,
+    Impact,
+    RootCause,
+    ContributingFactors,
+    Detection,
+    WentWell,
+    WasHard,
+    GotLucky,
+    Lessons,
+}
+
+impl Section {
+    pub const ALL: [Section; 9] = [
+        Self::Summary,
+        Self::Impact,
+        Self::RootCause,
+        Self::ContributingFactors,
+        Self::Detection,
+        Self::WentWell,
+        Self::WasHard,
+        Self::GotLucky,
+        Self::Lessons,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Summary => "summary",
+            Self::Impact => "impact",
+            Self::RootCause => "root_cause",
+            Self::ContributingFactors => "contributing_factors",
+            Self::Detection => "detection",
+            Self::WentWell => "went_well",
+            Self::WasHard => "was_hard",
+            Self::GotLucky => "got_lucky",
+            Self::Lessons => "lessons",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Summary => "Summary",
+            Self::Impact => "Impact",
+            Self::RootCause => "Root cause",
+            Self::ContributingFactors => "Contributing factors",
+            Self::Detection => "Detection",
+            Self::WentWell => "What went well",
+            Self::WasHard => "What was hard",
+            Self::GotLucky => "Where we got lucky",
+            Self::Lessons => "Lessons",
+        }
+    }
+
+    pub fn parse(value: &str) -> Result<Self, DomainError> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == value.trim())
+            .ok_or_else(|| {
+                DomainError::invalid(
+                    "section",
+                    format!(
+                        "{value:?} is not a section; use summary, impact, root_cause, contributing_factors, detection, went_well, was_hard, got_lucky or lessons"
+                    ),
+                )
+            })
+    }
+}
+
+/// A section's text: at most 50 000 characters.
+pub fn check_section_text(text: &str) -> Result<String, DomainError> {
+    if text.chars().count() > 50_000 {
+        return Err(DomainError::invalid(
+            "text",
+            "a section is at most 50 000 characters",
+        ));
+    }
+    Ok(text.trim().replace("\r\n", "\n"))
+}
+
+/// The kinds of action item.
+pub const ACTION_TYPES: [&str; 4] = ["prevent", "detect", "mitigate", "process"];
+
+pub fn check_action_type(t: &str) -> Result<String, DomainError> {
+    let t = t.trim().to_ascii_lowercase();
+    if ACTION_TYPES.contains(&t.as_str()) {
+        Ok(t)
+    } else {
+        Err(DomainError::invalid(
+            "type",
+            format!("{t:?} is not an action type; use prevent, detect, mitigate or process"),
+        ))
+    }
+}
+
+/// The status as the header shows it.
+pub fn status_label(status: &str) -> &'static str {
+    match status {
+        "published" => "Published",
+        "in_review" => "In review",
+        _ => "Draft",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inc_1187_error_budget_is_155_000_requests_and_70_percent_of_it() {
+        let b = error_budget(Some(99.9), Some(60.0), Some(109_400)).unwrap();
+        assert_eq!(about(b.budget_requests), "155 000");
+        assert_eq!((b.consumed * 100.0).round() as i64, 70);
+        assert_eq!(
+            budget_line("payments-gateway", 99.9, 60.0, &b),
+            "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average)."
+        );
+        assert!(error_budget(None, Some(60.0), Some(1)).is_none());
+        assert!(error_budget(Some(100.0), Some(60.0), Some(1)).is_none());
+    }
+
+    #[test]
+    fn counts_and_lines_read_like_the_reference() {
+        assert_eq!(grouped(109_400), "109 400");
+        assert_eq!(grouped(24_870), "24 870");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(
+            failure_line(
+                "Authorization requests",
+                109_400,
+                Some(352_800),
+                Some(("16:02", "16:52"))
+            ),
+            "Authorization requests failed: 109 400 of 352 800 (31%) between 16:02 and 16:52."
+        );
+        assert_eq!(
+            response_line(5 * 60, Some(122 * 60), Some(9 * 60), Some(45 * 60)),
+            "Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge: 9 min. Time to mitigate: 45 min from alert."
+        );
+        assert_eq!(percent(99.95), "99.95%");
+    }
+
+    #[test]
+    fn markdown_is_rendered_and_hostile_html_is_removed() {
+        let html = render_markdown("**bold** <script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3))").to_string();
+        assert!(html.contains("<strong>bold</strong>"));
+        assert!(!html.contains("<script"));
+        assert!(!html.contains("onerror"));
+        assert!(!html.contains("javascript:"));
+        assert!(render_markdown("• a\n- b").as_str().contains("<li>b</li>"));
+    }
+
+    #[test]
+    fn sections_and_types_are_named() {
+        assert_eq!(Section::parse("root_cause").unwrap().title(), "Root cause");
+        assert!(Section::parse("epilogue").is_err());
+        assert!(check_action_type("Prevent").is_ok());
+        assert!(check_action_type("blame").is_err());
+    }
+}

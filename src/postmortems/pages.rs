@@ -1,0 +1,286 @@
+//! `/incidents/{key}/postmortem`: the document as a page, edited section by section (each form
+//! carries the version it was rendered from; a stale one is refused with 409), and
+//! `/incidents/{key}/postmortem.md`, the same document in Markdown.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use super::actions::{self, ItemDraft};
+use super::db::Facts;
+use super::document::Document;
+use super::domain::{SafeHtml, Section, render_markdown};
+use crate::auth::{Auth, Responder, Viewer};
+use crate::clock;
+use crate::error::{AppError, PageError, PageResult};
+use crate::http::chrome::Chrome;
+use crate::http::extract::PageForm;
+use crate::incidents::db::{self as incidents_db, Incident};
+use crate::incidents::domain::IncidentKey;
+use crate::state::AppState;
+
+/// A section as the page shows it: rendered, and as written for its edit form.
+pub struct SectionView {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub html: SafeHtml,
+    pub text: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "postmortems/show.html")]
+pub struct PostmortemPage {
+    chrome: Chrome,
+    doc: Document,
+    sections: Vec<SectionView>,
+    people: Vec<crate::people::db::Person>,
+}
+
+impl PostmortemPage {
+    fn is_trigger(&self, id: &i64) -> bool {
+        self.doc.pm.trigger_event_id == Some(*id)
+    }
+
+    fn section(&self, name: &str) -> Option<&SectionView> {
+        self.sections.iter().find(|s| s.name == name)
+    }
+}
+
+async fn incident(state: &AppState, key: &str) -> Result<Incident, AppError> {
+    let key = IncidentKey::parse(key)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))?;
+    incidents_db::get(&state.pool, key).await
+}
+
+async fn document(state: &AppState, i: &Incident) -> Result<Document, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    let now = clock::now(&mut *conn).await?;
+    Document::load(&mut conn, i, now).await
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> PageResult<PostmortemPage> {
+    let i = incident(&state, &key).await?;
+    let doc = document(&state, &i).await?;
+    let sections = Section::ALL
+        .into_iter()
+        .map(|s| SectionView {
+            name: s.as_str(),
+            title: s.title(),
+            html: render_markdown(doc.pm.section(s)),
+            text: doc.pm.section(s).to_owned(),
+        })
+        .collect();
+    Ok(PostmortemPage {
+        chrome,
+        doc,
+        sections,
+        people: crate::people::db::list(&state.pool).await?,
+    })
+}
+
+/// The Markdown export (`text/markdown`, never rendered by the browser: nosniff is set).
+pub async fn export(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> PageResult<Response> {
+    let i = incident(&state, &key).await?;
+    let doc = document(&state, &i).await?;
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                "text/markdown; charset=utf-8".to_owned(),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("inline; filename=\"{}-postmortem.md\"", doc.key),
+            ),
+        ],
+        doc.markdown(),
+    )
+        .into_response())
+}
+
+fn back(key: &str) -> Redirect {
+    Redirect::to(&format!("/incidents/{key}/postmortem"))
+}
+
+/// A refused edit: a stale version is a 409 page saying so; anything else as usual.
+fn refused(err: AppError) -> PageError {
+    match err {
+        AppError::Stale { .. } => PageError(AppError::Conflict(
+            "Someone changed this postmortem since you loaded it; your edit was not saved. Reload the page, then edit again.".into(),
+        )),
+        other => PageError(other),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct SectionForm {
+    section: String,
+    text: String,
+    version: i32,
+}
+
+pub async fn edit_section(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<SectionForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    match actions::edit_section(
+        &mut tx,
+        &auth.actor,
+        &i,
+        form.version,
+        &form.section,
+        &form.text,
+    )
+    .await
+    {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(back(&key))
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Err(refused(err))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct FactsForm {
+    impacted: String,
+    requests_label: String,
+    failed_requests: String,
+    total_requests: String,
+    trigger_event_id: String,
+    version: i32,
+}
+
+fn count(field: &str, raw: &str) -> Result<Option<i64>, AppError> {
+    let raw = raw.trim().replace([' ', ','], "");
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.parse::<i64>()
+        .map(Some)
+        .map_err(|_| AppError::invalid(field, "a whole number"))
+}
+
+pub async fn edit_facts(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<FactsForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let failed = count("failed_requests", &form.failed_requests)?;
+    let total = count("total_requests", &form.total_requests)?;
+    let trigger = count("trigger_event_id", &form.trigger_event_id)?;
+    let mut tx = state.pool.begin().await?;
+    let facts = Facts {
+        impacted: form.impacted.trim(),
+        requests_label: form.requests_label.trim(),
+        failed_requests: failed,
+        total_requests: total,
+        trigger_event_id: trigger,
+    };
+    match actions::edit_facts(&mut tx, &auth.actor, &i, form.version, &facts).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(back(&key))
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Err(refused(err))
+        }
+    }
+}
+
+/// The timeline choice: a checkbox `event_<id>` per event shown.
+#[derive(Deserialize)]
+pub struct TimelineForm {
+    version: String,
+    #[serde(flatten)]
+    fields: std::collections::HashMap<String, String>,
+}
+
+pub async fn choose_timeline(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<TimelineForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut ids: Vec<i64> = form
+        .fields
+        .keys()
+        .filter_map(|k| k.strip_prefix("event_")?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    let mut tx = state.pool.begin().await?;
+    let version =
+        form.version.trim().parse::<i32>().map_err(|_| {
+            AppError::invalid("version", "the form lost its version; reload the page")
+        })?;
+    match actions::choose_timeline(&mut tx, &auth.actor, &i, version, &ids).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(back(&key))
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Err(refused(err))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ItemForm {
+    action: String,
+    #[serde(rename = "type")]
+    kind: String,
+    owner: String,
+    due_on: String,
+    work_item: String,
+}
+
+pub async fn add_item(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<ItemForm>,
+) -> PageResult<Response> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let draft = ItemDraft {
+        action: &form.action,
+        kind: &form.kind,
+        owner: Some(&form.owner),
+        due_on: Some(&form.due_on),
+        work_item: &form.work_item,
+    };
+    match actions::add_action_item(&mut tx, &auth.actor, &i, &draft).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(back(&key).into_response())
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, PageError(err)).into_response())
+        }
+    }
+}

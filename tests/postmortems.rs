@@ -1,0 +1,223 @@
+//! Postmortems: the INC-1187 document with every figure computed, its Markdown export, edits
+//! checked against the version, and hostile text rendered harmless.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::{TestApp, ago};
+use serde_json::json;
+use sqlx::PgPool;
+
+/// The reference document's figures, as PRODUCT.md's table gives them.
+const INC_1187_FIGURES: &[&str] = &[
+    "Sev1",
+    "payments-gateway (Tier1), impact on checkout",
+    "2026-09-17",
+    "detection → mitigation 0:45; → resolution 3:33",
+    "ack Met (9 min of 15), resolve Met (3 h 33 min of 4 h)",
+    "Ana Ribeiro",
+    "Daniel Okafor",
+    "Authorization requests failed: 109 400 of 352 800 (31%) between 16:02 and 16:52.",
+    "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average).",
+    "Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge: 9 min. Time to mitigate: 45 min from alert.",
+];
+
+#[sqlx::test]
+async fn the_inc_1187_postmortem_shows_the_reference_figures_computed(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let page = app.get("/incidents/INC-1187/postmortem").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let md = app.get("/incidents/INC-1187/postmortem.md").await;
+    assert_eq!(md.status, StatusCode::OK);
+    assert!(
+        md.header("content-type")
+            .unwrap()
+            .starts_with("text/markdown")
+    );
+    for figure in INC_1187_FIGURES {
+        let html_figure = figure.replace('>', "&gt;").replace('"', "&#34;");
+        assert!(page.text.contains(&html_figure), "page lacks {figure:?}");
+        assert!(md.text.contains(figure), "export lacks {figure:?}");
+    }
+    for n in 2311..=2318 {
+        assert!(page.text.contains(&format!("AB#{n}")), "AB#{n}");
+        assert!(md.text.contains(&format!("AB#{n}")), "AB#{n}");
+    }
+    let order = [
+        "## Summary",
+        "## Impact",
+        "## Timeline (UTC)",
+        "## Root cause",
+        "## Contributing factors",
+        "## Detection",
+        "## Response",
+        "### What went well",
+        "### What was hard",
+        "### Where we got lucky",
+        "## Action items",
+        "## Lessons",
+    ];
+    let mut last = 0;
+    for heading in order {
+        let at = md.text[last..]
+            .find(heading)
+            .unwrap_or_else(|| panic!("{heading} missing or out of order"))
+            + last;
+        last = at;
+    }
+    assert!(
+        md.text
+            .contains("| 16:38 | Scribe links the 14:05 deployment"),
+        "{}",
+        md.text
+    );
+    // Loading the demo again writes nothing twice.
+    quell::demo::load(&app.pool).await.unwrap();
+    let again = app.get("/incidents/INC-1187/postmortem.md").await;
+    assert_eq!(again.text.matches("AB#2311").count(), 1);
+}
+
+#[sqlx::test]
+async fn a_breached_incident_shows_its_own_figures(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app
+        .incident(json!({"title": "Search slow", "severity": "Sev2", "started_at": ago(200), "detected_at": ago(190)}))
+        .await;
+    for (action, minutes) in [("acknowledge", 130), ("mitigate", 100), ("resolve", 10)] {
+        let r = app
+            .post(
+                &format!("/api/v1/incidents/{key}/{action}"),
+                json!({"at": ago(minutes)}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let incident = app.incident_json(&key).await;
+    let ack = incident["sla"]["ack"]["text"].as_str().unwrap().to_owned();
+    assert!(ack.starts_with("Breached (1 h"), "{ack}");
+    let page = app.get(&format!("/incidents/{key}/postmortem")).await;
+    assert!(page.text.contains(&format!("ack {ack}")), "{ack}");
+    assert!(
+        page.text
+            .contains("detection → mitigation 1:30; → resolution 3:00")
+    );
+    assert!(page.text.contains("Time to detect: 10 min from first error. Time to acknowledge: 1 h. Time to mitigate: 1 h 30 min from alert."));
+}
+
+#[sqlx::test]
+async fn stale_section_edits_are_refused_and_change_nothing(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    app.get(&format!("/incidents/{key}/postmortem")).await;
+    let path = format!("/incidents/{key}/postmortem/sections");
+    let r = app
+        .form(
+            &path,
+            &[("section", "summary"), ("text", "First"), ("version", "1")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form(
+            &path,
+            &[
+                ("section", "root_cause"),
+                ("text", "Stale"),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let md = app
+        .get(&format!("/incidents/{key}/postmortem.md"))
+        .await
+        .text;
+    assert!(md.contains("First") && !md.contains("Stale"));
+    let r = app
+        .form(
+            &path,
+            &[("section", "epilogue"), ("text", "x"), ("version", "2")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[sqlx::test]
+async fn hostile_text_in_every_field_is_rendered_harmless(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.person("Eve <script>alert(9)</script>", "eve").await;
+    let key = app
+        .incident(json!({"title": "<script>alert(1)</script>", "severity": "Sev3", "started_at": ago(30), "detected_at": ago(30)}))
+        .await;
+    app.get(&format!("/incidents/{key}/postmortem")).await;
+    let hostile = "<script>alert(2)</script> <img src=x onerror=alert(3)> [click](javascript:alert(4)) <a href=\"javascript:alert(5)\">x</a>";
+    let sections = [
+        "summary",
+        "impact",
+        "root_cause",
+        "contributing_factors",
+        "detection",
+        "went_well",
+        "was_hard",
+        "got_lucky",
+        "lessons",
+    ];
+    for (n, section) in sections.iter().enumerate() {
+        let version = (n + 1).to_string();
+        let r = app
+            .form(
+                &format!("/incidents/{key}/postmortem/sections"),
+                &[
+                    ("section", section),
+                    ("text", hostile),
+                    ("version", &version),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{section}: {}", r.text);
+    }
+    let r = app
+        .form(
+            &format!("/incidents/{key}/postmortem/action-items"),
+            &[
+                ("action", "<script>alert(6)</script>"),
+                ("type", "prevent"),
+                ("owner", "eve"),
+                ("due_on", "2026-12-01"),
+                ("work_item", "<b>AB#1</b>"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get(&format!("/incidents/{key}/postmortem")).await;
+    // Escaped text may still read "onerror=": what matters is that no tag or link carries it.
+    for bad in ["<script>alert", "<img", "href=\"javascript:", "<b>AB#1</b>"] {
+        assert!(!page.text.contains(bad), "{bad} in the page");
+    }
+    assert!(
+        page.text.contains("&#60;script&#62;alert(1)"),
+        "the title is shown as text"
+    );
+    let md = app.get(&format!("/incidents/{key}/postmortem.md")).await;
+    assert_eq!(md.header("x-content-type-options"), Some("nosniff"));
+    assert!(
+        md.header("content-type")
+            .unwrap()
+            .starts_with("text/markdown"),
+        "the export is never HTML"
+    );
+    let r = app
+        .call(
+            Method::GET,
+            &format!("/incidents/{key}/postmortem"),
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        r.header("content-security-policy")
+            .unwrap()
+            .contains("script-src 'self'")
+    );
+}

@@ -62,6 +62,8 @@ const API: &[(&str, &str, &str)] = &[
     ("PUT", "/api/v1/routing-rules/{id}", "admin"),
     ("DELETE", "/api/v1/routing-rules/{id}", "admin"),
     ("POST", "/api/v1/routing-rules/preview", "admin"),
+    ("GET", "/api/v1/action-items", "viewer"),
+    ("PATCH", "/api/v1/action-items/{id}", "responder"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -102,6 +104,8 @@ const PAGES: &[(&str, &str, &str)] = &[
         "/incidents/{key}/postmortem/action-items",
         "responder",
     ),
+    ("GET", "/action-items", "viewer"),
+    ("POST", "/action-items/{id}", "responder"),
     ("GET", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations/{id}", "admin"),

@@ -221,3 +221,68 @@ async fn hostile_text_in_every_field_is_rendered_harmless(pool: PgPool) {
             .contains("script-src 'self'")
     );
 }
+
+#[sqlx::test]
+async fn action_items_are_listed_filtered_and_moved_along(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let count = |v: serde_json::Value| v["items"].as_array().unwrap().len();
+    let overdue = app.get("/api/v1/action-items?overdue=true").await.json();
+    assert_eq!(
+        count(overdue.clone()),
+        8,
+        "every INC-1187 item was due in September"
+    );
+    assert!(
+        overdue["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["overdue"] == true)
+    );
+    assert_eq!(
+        count(app.get("/api/v1/action-items?owner=ana").await.json()),
+        3
+    );
+    assert_eq!(
+        count(app.get("/api/v1/action-items?type=process").await.json()),
+        2
+    );
+    let first = overdue["items"][0]["id"].as_i64().unwrap();
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/action-items/{first}"),
+            &[],
+            Some(r#"{"status": "done"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        count(app.get("/api/v1/action-items?overdue=true").await.json()),
+        7,
+        "done is never overdue"
+    );
+    assert_eq!(
+        count(app.get("/api/v1/action-items?status=done").await.json()),
+        1
+    );
+    let r = app.get("/api/v1/action-items?type=blame").await;
+    assert_eq!(
+        (r.status, r.field().as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "type")
+    );
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/action-items/{first}"),
+            &[],
+            Some(r#"{"status": "forgotten"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let page = app.get("/action-items?overdue=true").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains("AB#2314") && page.text.contains("overdue"));
+    assert!(page.text.contains("of 3"), "completion rate per type");
+}

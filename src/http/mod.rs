@@ -45,7 +45,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "accounts", description = "Users, API tokens and the audit log"),
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
-        (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents")
+        (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
+        (name = "postmortems", description = "Postmortems and their action items")
     )
 )]
 struct ApiDoc;
@@ -116,6 +117,8 @@ fn api(state: &AppState) -> Router<AppState> {
             crate::routing::handlers::delete
         ))
         .routes(routes!(crate::routing::handlers::preview))
+        .routes(routes!(crate::postmortems::handlers::list))
+        .routes(routes!(crate::postmortems::handlers::patch))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
@@ -187,6 +190,14 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/services/{name}", get(svc::show))
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
         .route("/reports", get(crate::reports::pages::index))
+        .route(
+            "/action-items",
+            get(crate::postmortems::pages::action_items),
+        )
+        .route(
+            "/action-items/{id}",
+            post(crate::postmortems::pages::item_status),
+        )
         .route("/account", get(auth::pages::account))
         .route("/account/password", post(auth::pages::change_password))
         .route(

@@ -221,3 +221,76 @@ pub async fn add_action_item(
     .fetch_one(e)
     .await?)
 }
+
+/// An action item with its incident, for the cross-incident list.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ListedItem {
+    pub id: i64,
+    /// `INC-<n>` of the incident whose postmortem holds it
+    pub incident: String,
+    pub number: i32,
+    pub action: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub owner: Option<String>,
+    pub owner_handle: Option<String>,
+    pub due_on: Option<NaiveDate>,
+    pub work_item: String,
+    pub status: String,
+    /// Due before today (UTC, database clock) and neither done nor won't do
+    pub overdue: bool,
+}
+
+/// Filters of the action-item list; `None` means any.
+#[derive(Debug, Default)]
+pub struct ItemFilter {
+    pub owner: Option<String>,
+    pub status: Option<String>,
+    pub kind: Option<String>,
+    pub overdue: bool,
+}
+
+pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec<ListedItem>> {
+    Ok(sqlx::query_as!(
+        ListedItem,
+        r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
+                  p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item, a.status,
+                  (a.due_on < (now() at time zone 'utc')::date
+                   and a.status in ('open', 'in_progress')) as "overdue!"
+           from action_items a
+           join postmortems pm on pm.id = a.postmortem_id
+           join incidents i on i.id = pm.incident_id
+           left join people p on p.id = a.owner_id
+           where ($1::text is null or p.handle = $1 or lower(p.email) = lower($1))
+             and ($2::text is null or a.status = $2)
+             and ($3::text is null or a.type = $3)
+             and (not $4 or (a.due_on < (now() at time zone 'utc')::date
+                             and a.status in ('open', 'in_progress')))
+           order by a.due_on nulls last, i.number, a.number
+           limit 1000"#,
+        f.owner,
+        f.status,
+        f.kind,
+        f.overdue,
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Sets an item's status; returns its incident key, `None` when there is no such item.
+pub async fn set_item_status(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    status: &str,
+) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"update action_items a set status = $2, updated_at = now()
+           from postmortems pm join incidents i on i.id = pm.incident_id
+           where a.id = $1 and pm.id = a.postmortem_id
+           returning 'INC-' || i.number as "incident!""#,
+        id,
+        status,
+    )
+    .fetch_optional(e)
+    .await?)
+}

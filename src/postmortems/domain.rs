@@ -262,6 +262,40 @@ pub fn check_action_type(t: &str) -> Result<String, DomainError> {
     }
 }
 
+/// The states of an action item.
+pub const ITEM_STATUSES: [&str; 4] = ["open", "in_progress", "done", "wont_do"];
+
+pub fn check_item_status(s: &str) -> Result<String, DomainError> {
+    let s = s
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '\''], "_")
+        .replace("won_t", "wont");
+    if ITEM_STATUSES.contains(&s.as_str()) {
+        Ok(s)
+    } else {
+        Err(DomainError::invalid(
+            "status",
+            format!("{s:?} is not a status; use open, in_progress, done or wont_do"),
+        ))
+    }
+}
+
+/// Share of items done per type, for the completion rates: (type, done, all).
+pub fn completion_by_type<'a>(
+    items: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'static str, usize, usize)> {
+    let items: Vec<(&str, &str)> = items.into_iter().collect();
+    ACTION_TYPES
+        .iter()
+        .map(|t| {
+            let of_type: Vec<_> = items.iter().filter(|(k, _)| k == t).collect();
+            let done = of_type.iter().filter(|(_, s)| *s == "done").count();
+            (*t, done, of_type.len())
+        })
+        .collect()
+}
+
 /// The status as the header shows it.
 pub fn status_label(status: &str) -> &'static str {
     match status {
@@ -317,6 +351,17 @@ mod tests {
         assert!(!html.contains("onerror"));
         assert!(!html.contains("javascript:"));
         assert!(render_markdown("• a\n- b").as_str().contains("<li>b</li>"));
+    }
+
+    #[test]
+    fn statuses_and_completion_rates() {
+        assert_eq!(check_item_status("In progress").unwrap(), "in_progress");
+        assert_eq!(check_item_status("won't do").unwrap(), "wont_do");
+        assert!(check_item_status("blocked").is_err());
+        let rates =
+            completion_by_type([("detect", "done"), ("detect", "open"), ("prevent", "done")]);
+        assert_eq!(rates[0], ("prevent", 1, 1));
+        assert_eq!(rates[1], ("detect", 1, 2));
     }
 
     #[test]

@@ -5,4 +5,5 @@ pub mod actions;
 pub mod db;
 pub mod document;
 pub mod domain;
+pub mod handlers;
 pub mod pages;

@@ -284,3 +284,56 @@ pub async fn add_item(
         }
     }
 }
+
+#[derive(Template, WebTemplate)]
+#[template(path = "postmortems/action_items.html")]
+pub struct ActionItemsPage {
+    chrome: Chrome,
+    items: Vec<super::db::ListedItem>,
+    rates: Vec<(&'static str, usize, usize)>,
+    owner: String,
+    status: String,
+    kind: String,
+    overdue: bool,
+}
+
+pub async fn action_items(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<super::handlers::ItemQuery>,
+) -> PageResult<ActionItemsPage> {
+    let filter = q.filter()?;
+    let items = super::db::list_items(&state.pool, &filter).await?;
+    let everything = super::db::list_items(&state.pool, &Default::default()).await?;
+    let rates = super::domain::completion_by_type(
+        everything
+            .iter()
+            .map(|i| (i.kind.as_str(), i.status.as_str())),
+    );
+    Ok(ActionItemsPage {
+        chrome,
+        items,
+        rates,
+        owner: filter.owner.unwrap_or_default(),
+        status: filter.status.unwrap_or_default(),
+        kind: filter.kind.unwrap_or_default(),
+        overdue: filter.overdue,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct StatusForm {
+    status: String,
+}
+
+pub async fn item_status(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<StatusForm>,
+) -> PageResult<Redirect> {
+    let id = crate::auth::handlers::parse_id(&id, "action item")?;
+    super::handlers::set_status(&state, &auth.actor, id, &form.status).await?;
+    Ok(Redirect::to("/action-items"))
+}

@@ -18,6 +18,7 @@ pub mod postmortems;
 pub mod reports;
 pub mod roles;
 pub mod routing;
+pub mod search;
 pub mod services;
 pub mod sla;
 pub mod state;

@@ -64,6 +64,7 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/routing-rules/preview", "admin"),
     ("GET", "/api/v1/action-items", "viewer"),
     ("PATCH", "/api/v1/action-items/{id}", "responder"),
+    ("GET", "/api/v1/search", "viewer"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -105,6 +106,7 @@ const PAGES: &[(&str, &str, &str)] = &[
         "responder",
     ),
     ("GET", "/action-items", "viewer"),
+    ("GET", "/search", "viewer"),
     ("POST", "/action-items/{id}", "responder"),
     ("GET", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations", "admin"),

@@ -286,3 +286,47 @@ async fn action_items_are_listed_filtered_and_moved_along(pool: PgPool) {
     assert!(page.text.contains("AB#2314") && page.text.contains("overdue"));
     assert!(page.text.contains("of 3"), "completion rate per type");
 }
+
+#[sqlx::test]
+async fn search_ranks_inc_1187_first_for_connection_pool(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    app.incident(json!({"title": "Thread pool saturation on reports", "severity": "Sev3",
+                         "summary": "The worker pool was too small; the database connection was fine", "started_at": ago(60), "detected_at": ago(60)}))
+        .await;
+    app.incident(json!({"title": "<script>alert(1)</script> pool party", "severity": "Sev4", "started_at": ago(30), "detected_at": ago(30)}))
+        .await;
+    let r = app.get("/api/v1/search?q=connection%20pool").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let items = r.json()["items"].as_array().unwrap().clone();
+    assert_eq!(items[0]["key"], "INC-1187", "{items:?}");
+    assert!(
+        items[0]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "postmortem")
+    );
+    assert!(
+        items
+            .iter()
+            .any(|i| i["title"] == "Thread pool saturation on reports"),
+        "{items:?}"
+    );
+    let page = app.get("/search?q=pool").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.text.contains("<mark>"), "matches are highlighted");
+    assert!(
+        !page.text.contains("<script>alert(1)"),
+        "snippets and titles are escaped"
+    );
+    let r = app.get("/search?q=INC-1187").await;
+    assert_eq!(
+        (r.status, r.header("location")),
+        (StatusCode::SEE_OTHER, Some("/incidents/INC-1187"))
+    );
+    assert_eq!(
+        app.get("/api/v1/search?q=").await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+}

@@ -119,6 +119,7 @@ fn api(state: &AppState) -> Router<AppState> {
         .routes(routes!(crate::routing::handlers::preview))
         .routes(routes!(crate::postmortems::handlers::list))
         .routes(routes!(crate::postmortems::handlers::patch))
+        .routes(routes!(crate::search::handlers::search))
         .split_for_parts();
     let spec = doc
         .to_pretty_json()
@@ -190,6 +191,7 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/services/{name}", get(svc::show))
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
         .route("/reports", get(crate::reports::pages::index))
+        .route("/search", get(crate::search::pages::search))
         .route(
             "/action-items",
             get(crate::postmortems::pages::action_items),

@@ -1,0 +1,46 @@
+//! `GET /api/v1/search?q=`.
+
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+use super::db::{self, Hit};
+use crate::auth::{Auth, Viewer};
+use crate::error::{AppError, AppResult};
+use crate::http::extract::ApiQuery;
+use crate::state::AppState;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Words, "quoted phrases", -excluded, or: web-search syntax
+    pub q: Option<String>,
+}
+
+/// The words as searched: 1 to 200 characters.
+pub fn check_query(q: Option<&str>) -> AppResult<String> {
+    let q = q.map(str::trim).unwrap_or("");
+    if q.is_empty() || q.chars().count() > 200 {
+        return Err(AppError::invalid("q", "search for 1 to 200 characters"));
+    }
+    Ok(q.to_owned())
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SearchResults {
+    pub items: Vec<Hit>,
+}
+
+/// Incidents whose text, timeline or postmortem match, best first.
+#[utoipa::path(get, path = "/api/v1/search", tag = "postmortems", params(SearchQuery),
+    responses((status = 200, description = "OK", body = SearchResults), (status = 422, description = "No words", body = crate::error::ErrorBody)))]
+pub async fn search(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    ApiQuery(q): ApiQuery<SearchQuery>,
+) -> AppResult<Json<SearchResults>> {
+    let q = check_query(q.q.as_deref())?;
+    Ok(Json(SearchResults {
+        items: db::search(&state.pool, &q, 50).await?,
+    }))
+}

@@ -1,0 +1,48 @@
+//! `/search?q=`: the search box on every page leads here; a key such as `INC-1187` opens it.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
+
+use super::db::{self, Hit};
+use super::handlers::{SearchQuery, check_query};
+use crate::auth::{Auth, Viewer};
+use crate::error::PageResult;
+use crate::http::chrome::Chrome;
+use crate::http::extract::ApiQuery;
+use crate::state::AppState;
+
+pub struct Result {
+    pub hit: Hit,
+    pub pieces: Vec<(String, bool)>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "search.html")]
+pub struct SearchPage {
+    chrome: Chrome,
+    q: String,
+    results: Vec<Result>,
+}
+
+pub async fn search(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    ApiQuery(q): ApiQuery<SearchQuery>,
+) -> PageResult<Response> {
+    let q = check_query(q.q.as_deref())?;
+    if let Some(key) = crate::incidents::domain::IncidentKey::parse(&q) {
+        return Ok(Redirect::to(&format!("/incidents/{key}")).into_response());
+    }
+    let results = db::search(&state.pool, &q, 50)
+        .await?
+        .into_iter()
+        .map(|hit| Result {
+            pieces: super::pieces(&hit.snippet),
+            hit,
+        })
+        .collect();
+    Ok(SearchPage { chrome, q, results }.into_response())
+}

@@ -107,6 +107,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ),
     ("GET", "/action-items", "viewer"),
     ("GET", "/search", "viewer"),
+    ("GET", "/near-misses", "viewer"),
     ("POST", "/action-items/{id}", "responder"),
     ("GET", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations", "admin"),

@@ -320,6 +320,13 @@ async fn search_ranks_inc_1187_first_for_connection_pool(pool: PgPool) {
         !page.text.contains("<script>alert(1)"),
         "snippets and titles are escaped"
     );
+    let misses = app.get("/near-misses").await;
+    assert!(
+        misses
+            .text
+            .contains("Idempotency keys prevented duplicate charges"),
+        "near misses gather every got-lucky entry"
+    );
     let r = app.get("/search?q=INC-1187").await;
     assert_eq!(
         (r.status, r.header("location")),

@@ -192,6 +192,7 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
         .route("/reports", get(crate::reports::pages::index))
         .route("/search", get(crate::search::pages::search))
+        .route("/near-misses", get(crate::postmortems::pages::near_misses))
         .route(
             "/action-items",
             get(crate::postmortems::pages::action_items),

@@ -294,3 +294,28 @@ pub async fn set_item_status(
     .fetch_optional(e)
     .await?)
 }
+
+/// A postmortem's "Where we got lucky" section, with its incident.
+pub struct NearMiss {
+    pub key: String,
+    pub title: String,
+    pub severity: String,
+    pub detected_at: DateTime<Utc>,
+    pub status: String,
+    pub got_lucky: String,
+}
+
+/// Every written "Where we got lucky", newest incident first.
+pub async fn near_misses(e: impl PgExecutor<'_>) -> AppResult<Vec<NearMiss>> {
+    Ok(sqlx::query_as!(
+        NearMiss,
+        r#"select 'INC-' || i.number as "key!", i.title, i.severity, i.detected_at, pm.status,
+                  pm.got_lucky
+           from postmortems pm join incidents i on i.id = pm.incident_id
+           where pm.got_lucky <> ''
+           order by i.detected_at desc
+           limit 500"#
+    )
+    .fetch_all(e)
+    .await?)
+}

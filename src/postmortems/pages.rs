@@ -337,3 +337,32 @@ pub async fn item_status(
     super::handlers::set_status(&state, &auth.actor, id, &form.status).await?;
     Ok(Redirect::to("/action-items"))
 }
+
+pub struct NearMissView {
+    pub m: super::db::NearMiss,
+    pub html: SafeHtml,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "postmortems/near_misses.html")]
+pub struct NearMissesPage {
+    chrome: Chrome,
+    misses: Vec<NearMissView>,
+}
+
+/// Every "Where we got lucky" entry: the near misses worth reading together.
+pub async fn near_misses(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+) -> PageResult<NearMissesPage> {
+    let misses = super::db::near_misses(&state.pool)
+        .await?
+        .into_iter()
+        .map(|m| NearMissView {
+            html: render_markdown(&m.got_lucky),
+            m,
+        })
+        .collect();
+    Ok(NearMissesPage { chrome, misses })
+}

@@ -17,6 +17,7 @@ const INC_1187_FIGURES: &[&str] = &[
     "ack Met (9 min of 15), resolve Met (3 h 33 min of 4 h)",
     "Ana Ribeiro",
     "Daniel Okafor",
+    "Published",
     "Authorization requests failed: 109 400 of 352 800 (31%) between 16:02 and 16:52.",
     "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average).",
     "Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge: 9 min. Time to mitigate: 45 min from alert.",
@@ -335,5 +336,104 @@ async fn search_ranks_inc_1187_first_for_connection_pool(pool: PgPool) {
     assert_eq!(
         app.get("/api/v1/search?q=").await.status,
         StatusCode::UNPROCESSABLE_ENTITY
+    );
+}
+
+#[sqlx::test]
+async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits_show_a_diff(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    app.person("Olu Owner", "olu").await;
+    let key = app.past_incident(90).await;
+    let base = format!("/incidents/{key}/postmortem");
+    app.get(&base).await;
+    let r = app.form(&format!("{base}/publish"), &[]).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    for missing in [
+        "a root cause",
+        "at least one action item with an owner and a due date",
+        "the impact figures",
+    ] {
+        assert!(r.text.contains(missing), "{missing}: {}", r.text);
+    }
+    let r = app
+        .form(
+            &format!("{base}/sections"),
+            &[
+                ("section", "root_cause"),
+                ("text", "A pool sized by hand."),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app
+        .form(
+            &format!("{base}/facts"),
+            &[
+                ("impacted", "search"),
+                ("requests_label", "Searches"),
+                ("failed_requests", "1200"),
+                ("total_requests", "40000"),
+                ("trigger_event_id", ""),
+                ("version", "2"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form(
+            &format!("{base}/action-items"),
+            &[
+                ("action", "Size the pool"),
+                ("type", "prevent"),
+                ("owner", "olu"),
+                ("due_on", "2026-12-24"),
+                ("work_item", "LIN-7"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form(&format!("{base}/review"), &[("to", "in_review")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    let r = app.form(&format!("{base}/publish"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get(&base).await.text;
+    assert!(page.contains("Published version 1") && !page.contains("Edited after publication"));
+
+    let r = app
+        .form(
+            &format!("{base}/sections"),
+            &[
+                ("section", "lessons"),
+                ("text", "Derive limits from traffic."),
+                ("version", "3"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get(&base).await.text;
+    assert!(page.contains("Edited after publication"));
+    let v1 = app.get(&format!("{base}/versions/1")).await;
+    assert_eq!(v1.status, StatusCode::OK);
+    assert!(
+        v1.text.contains("+ Derive limits from traffic."),
+        "the diff shows the edit"
+    );
+    let frozen = v1.text.split("<article").nth(1).unwrap();
+    assert!(
+        !frozen.contains("Derive limits from traffic."),
+        "the published version is frozen"
+    );
+    assert!(
+        frozen.contains("Searches failed: 1 200 of 40 000 (3%)"),
+        "with its figures"
+    );
+    assert_eq!(
+        app.get(&format!("{base}/versions/9")).await.status,
+        StatusCode::NOT_FOUND
     );
 }

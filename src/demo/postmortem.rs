@@ -109,7 +109,7 @@ const ITEMS: &[(&str, &str, &str, &str, &str)] = &[
     ),
 ];
 
-/// Writes the postmortem unless it has been written already.
+/// Writes and publishes the postmortem unless it has been written already.
 pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
     db::ensure(&mut *conn, i.id).await?;
     let Some(pm) = db::for_incident(&mut *conn, i.id).await? else {
@@ -161,5 +161,7 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         )
         .await?;
     }
+    let now = crate::clock::now(&mut *conn).await?;
+    actions::publish(conn, &Actor::system("Ana Ribeiro"), i, now).await?;
     Ok(())
 }

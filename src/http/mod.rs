@@ -183,6 +183,18 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::postmortems::pages::choose_timeline),
         )
         .route(
+            "/incidents/{key}/postmortem/review",
+            post(crate::postmortems::pages::review),
+        )
+        .route(
+            "/incidents/{key}/postmortem/publish",
+            post(crate::postmortems::pages::publish),
+        )
+        .route(
+            "/incidents/{key}/postmortem/versions/{number}",
+            get(crate::postmortems::pages::version),
+        )
+        .route(
             "/incidents/{key}/postmortem/action-items",
             post(crate::postmortems::pages::add_item),
         )

@@ -200,3 +200,79 @@ pub async fn add_action_item(
     .await?;
     Ok(number)
 }
+
+/// Sends a draft for review, or back to draft.
+pub async fn set_review(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    to_review: bool,
+) -> AppResult<()> {
+    let pm = current(conn, i).await?;
+    let (from, to) = if to_review {
+        ("draft", "in_review")
+    } else {
+        ("in_review", "draft")
+    };
+    if pm.status != from {
+        return Err(AppError::Conflict(format!(
+            "The postmortem is {}; only a {} one can move to {}.",
+            domain::status_label(&pm.status).to_lowercase(),
+            domain::status_label(from).to_lowercase(),
+            domain::status_label(to).to_lowercase()
+        )));
+    }
+    db::set_status(&mut *conn, pm.id, to).await?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.status",
+        &i.key.to_string(),
+        Some(json!({ "status": from })),
+        Some(json!({ "status": to })),
+    )
+    .await
+}
+
+/// Publishes: refused, naming what is missing, unless there is a root cause, an action item
+/// with an owner and a due date, and the impact figures. Freezes the document (Markdown and
+/// figures, computed now) as a new published version; later edits leave it as it was.
+pub async fn publish(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    now: chrono::DateTime<chrono::Utc>,
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    let items = db::action_items(&mut *conn, pm.id).await?;
+    let complete = items
+        .iter()
+        .filter(|a| a.owner.is_some() && a.due_on.is_some())
+        .count();
+    let missing = domain::missing_for_publication(&pm.root_cause, complete, pm.failed_requests);
+    if !missing.is_empty() {
+        return Err(AppError::invalid(
+            "postmortem",
+            format!("Before publishing, add {}.", missing.join("; ")),
+        ));
+    }
+    db::set_status(&mut *conn, pm.id, "published").await?;
+    let doc = super::document::Document::load(conn, i, now).await?;
+    let figures = json!({
+        "header": doc.header.iter().map(|(k, v)| json!({ "label": k, "value": v })).collect::<Vec<_>>(),
+        "impact": doc.figures,
+        "response": doc.response,
+    });
+    let number =
+        db::publish_version(&mut *conn, pm.id, &actor.name, &doc.markdown(), &figures).await?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.publish",
+        &i.key.to_string(),
+        Some(json!({ "status": pm.status })),
+        Some(json!({ "status": "published", "version": number })),
+    )
+    .await?;
+    Ok(number)
+}

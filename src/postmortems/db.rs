@@ -319,3 +319,76 @@ pub async fn near_misses(e: impl PgExecutor<'_>) -> AppResult<Vec<NearMiss>> {
     .fetch_all(e)
     .await?)
 }
+
+pub async fn set_status(e: impl PgExecutor<'_>, id: i64, status: &str) -> AppResult<()> {
+    sqlx::query!(
+        r#"update postmortems set status = $2, updated_at = now(),
+               published_at = case when $2 = 'published' then now() else published_at end
+           where id = $1"#,
+        id,
+        status
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// A published version as frozen.
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub number: i32,
+    pub published_at: DateTime<Utc>,
+    pub published_by: String,
+    pub markdown: String,
+}
+
+pub async fn publish_version(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+    by: &str,
+    markdown: &str,
+    figures: &serde_json::Value,
+) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into postmortem_versions (postmortem_id, number, published_by, markdown, figures)
+           values ($1, (select coalesce(max(number), 0) + 1 from postmortem_versions where postmortem_id = $1),
+                   $2, $3, $4)
+           returning number"#,
+        postmortem_id,
+        by,
+        markdown,
+        figures,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+pub async fn latest_version(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+) -> AppResult<Option<Published>> {
+    Ok(sqlx::query_as!(
+        Published,
+        r#"select number, published_at, published_by, markdown from postmortem_versions
+           where postmortem_id = $1 order by number desc limit 1"#,
+        postmortem_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+pub async fn version(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+    number: i32,
+) -> AppResult<Option<Published>> {
+    Ok(sqlx::query_as!(
+        Published,
+        r#"select number, published_at, published_by, markdown from postmortem_versions
+           where postmortem_id = $1 and number = $2"#,
+        postmortem_id,
+        number
+    )
+    .fetch_optional(e)
+    .await?)
+}

@@ -296,6 +296,96 @@ pub fn completion_by_type<'a>(
         .collect()
 }
 
+/// What a postmortem still lacks before it can be published, each said as a person would:
+/// a root cause, an action item with an owner and a due date, the impact figures.
+pub fn missing_for_publication(
+    root_cause: &str,
+    items_with_owner_and_due: usize,
+    failed_requests: Option<i64>,
+) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if root_cause.trim().is_empty() {
+        missing.push("a root cause");
+    }
+    if items_with_owner_and_due == 0 {
+        missing.push("at least one action item with an owner and a due date");
+    }
+    if failed_requests.is_none() {
+        missing.push("the impact figures (how many requests failed)");
+    }
+    missing
+}
+
+/// One line of a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffLine {
+    Same(String),
+    Removed(String),
+    Added(String),
+}
+
+impl DiffLine {
+    pub fn class(&self) -> &'static str {
+        match self {
+            Self::Same(_) => "same",
+            Self::Removed(_) => "removed",
+            Self::Added(_) => "added",
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Same(t) | Self::Removed(t) | Self::Added(t) => t,
+        }
+    }
+}
+
+/// A line diff (longest common subsequence) from `before` to `after`, unchanged lines kept
+/// only around changes (`context` lines either side).
+pub fn diff(before: &str, after: &str, context: usize) -> Vec<DiffLine> {
+    let a: Vec<&str> = before.lines().collect();
+    let b: Vec<&str> = after.lines().collect();
+    let (n, m) = (a.len(), b.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut all = Vec::new();
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            all.push(DiffLine::Same(a[i].to_owned()));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            all.push(DiffLine::Added(b[j].to_owned()));
+            j += 1;
+        } else {
+            all.push(DiffLine::Removed(a[i].to_owned()));
+            i += 1;
+        }
+    }
+    let changed: Vec<usize> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !matches!(l, DiffLine::Same(_)))
+        .map(|(k, _)| k)
+        .collect();
+    all.into_iter()
+        .enumerate()
+        .filter(|(k, l)| {
+            !matches!(l, DiffLine::Same(_)) || changed.iter().any(|c| c.abs_diff(*k) <= context)
+        })
+        .map(|(_, l)| l)
+        .collect()
+}
+
 /// The status as the header shows it.
 pub fn status_label(status: &str) -> &'static str {
     match status {
@@ -351,6 +441,37 @@ mod tests {
         assert!(!html.contains("onerror"));
         assert!(!html.contains("javascript:"));
         assert!(render_markdown("• a\n- b").as_str().contains("<li>b</li>"));
+    }
+
+    #[test]
+    fn publishing_says_what_is_missing() {
+        assert_eq!(
+            missing_for_publication("Little's law", 1, Some(5)),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            missing_for_publication(" ", 0, None),
+            vec![
+                "a root cause",
+                "at least one action item with an owner and a due date",
+                "the impact figures (how many requests failed)"
+            ]
+        );
+    }
+
+    #[test]
+    fn diffs_show_changed_lines_with_context() {
+        let d = diff("a\nb\nc\nd\ne\nf", "a\nb\nC\nd\ne\nf", 1);
+        assert_eq!(
+            d,
+            vec![
+                DiffLine::Same("b".into()),
+                DiffLine::Removed("c".into()),
+                DiffLine::Added("C".into()),
+                DiffLine::Same("d".into())
+            ]
+        );
+        assert!(diff("same", "same", 2).is_empty());
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct SectionView {
 pub struct PostmortemPage {
     chrome: Chrome,
     doc: Document,
+    published: Option<super::db::Published>,
+    edited_after: bool,
     sections: Vec<SectionView>,
     people: Vec<crate::people::db::Person>,
 }
@@ -78,8 +80,13 @@ pub async fn show(
             text: doc.pm.section(s).to_owned(),
         })
         .collect();
+    let published = super::db::latest_version(&state.pool, doc.pm.id).await?;
+    let edited_after = doc.pm.status == "published"
+        && doc.pm.published_at.is_some_and(|at| doc.pm.updated_at > at);
     Ok(PostmortemPage {
         chrome,
+        published,
+        edited_after,
         doc,
         sections,
         people: crate::people::db::list(&state.pool).await?,
@@ -365,4 +372,78 @@ pub async fn near_misses(
         })
         .collect();
     Ok(NearMissesPage { chrome, misses })
+}
+
+pub async fn review(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<ReviewForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    actions::set_review(&mut tx, &auth.actor, &i, form.to != "draft").await?;
+    tx.commit().await?;
+    Ok(back(&key))
+}
+
+#[derive(Deserialize)]
+pub struct ReviewForm {
+    /// in_review or draft
+    to: String,
+}
+
+pub async fn publish(
+    State(state): State<AppState>,
+    auth: Auth<crate::auth::Manager>,
+    Path(key): Path<String>,
+    PageForm(_): PageForm<serde::de::IgnoredAny>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let now = clock::now(&mut *tx).await?;
+    match actions::publish(&mut tx, &auth.actor, &i, now).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(back(&key))
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Err(PageError(err))
+        }
+    }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "postmortems/version.html")]
+pub struct VersionPage {
+    chrome: Chrome,
+    key: String,
+    version: super::db::Published,
+    html: SafeHtml,
+    diff: Vec<super::domain::DiffLine>,
+}
+
+/// A published version as frozen, and what changed since.
+pub async fn version(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    Path((key, number)): Path<(String, String)>,
+) -> PageResult<VersionPage> {
+    let i = incident(&state, &key).await?;
+    let doc = document(&state, &i).await?;
+    let number: i32 = number
+        .parse()
+        .map_err(|_| AppError::NotFound(format!("There is no version {number:?}.")))?;
+    let version = super::db::version(&state.pool, doc.pm.id, number)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("{key} has no published version {number}.")))?;
+    Ok(VersionPage {
+        chrome,
+        key: doc.key.clone(),
+        html: render_markdown(&version.markdown),
+        diff: super::domain::diff(&version.markdown, &doc.markdown(), 2),
+        version,
+    })
 }

@@ -363,12 +363,13 @@ pub fn diff(before: &str, after: &str, context: usize) -> Vec<DiffLine> {
             all.push(DiffLine::Same(a[i].to_owned()));
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            all.push(DiffLine::Added(b[j].to_owned()));
-            j += 1;
-        } else {
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            // Removed lines come before the lines that replace them, as diffs are read.
             all.push(DiffLine::Removed(a[i].to_owned()));
             i += 1;
+        } else {
+            all.push(DiffLine::Added(b[j].to_owned()));
+            j += 1;
         }
     }
     let changed: Vec<usize> = all

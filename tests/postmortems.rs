@@ -437,3 +437,41 @@ async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits
         StatusCode::NOT_FOUND
     );
 }
+
+#[sqlx::test]
+async fn the_service_page_shows_the_error_budget_left_this_month(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("search-api").await;
+    let key = app
+        .incident(json!({"title": "Search failing", "severity": "Sev2", "service": "search-api"}))
+        .await;
+    let page = app.get("/services/search-api").await.text;
+    assert!(
+        page.contains(
+            "Error budget this month: 0 of ≈ 155 000 failed requests used (0%); 100% left"
+        ),
+        "{page}"
+    );
+    app.get(&format!("/incidents/{key}/postmortem")).await;
+    let r = app
+        .form(
+            &format!("/incidents/{key}/postmortem/facts"),
+            &[
+                ("impacted", ""),
+                ("requests_label", "Searches"),
+                ("failed_requests", "12000"),
+                ("total_requests", ""),
+                ("trigger_event_id", ""),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get("/services/search-api").await.text;
+    assert!(
+        page.contains(
+            "12 000 of ≈ 155 000 failed requests used (8%); 92% left (from 1 postmortem)"
+        ),
+        "{page}"
+    );
+}

@@ -392,3 +392,19 @@ pub async fn version(
     .fetch_optional(e)
     .await?)
 }
+
+/// Failed requests recorded by the postmortems of a service's incidents detected this calendar
+/// month (UTC, database clock), and how many postmortems gave a figure.
+pub async fn failed_this_month(e: impl PgExecutor<'_>, service_id: i64) -> AppResult<(i64, i64)> {
+    let r = sqlx::query!(
+        r#"select coalesce(sum(pm.failed_requests), 0)::int8 as "failed!",
+                  count(pm.failed_requests) as "counted!"
+           from postmortems pm join incidents i on i.id = pm.incident_id
+           where i.service_id = $1
+             and i.detected_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'"#,
+        service_id
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((r.failed, r.counted))
+}

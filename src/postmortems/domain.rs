@@ -77,6 +77,19 @@ pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &Error
     )
 }
 
+/// The service page's line: `Error budget this month: 12 000 of ≈ 155 000 failed requests
+/// used (8%); 92% left (from 1 postmortem).`
+pub fn budget_left_line(b: &ErrorBudget, failed: i64, postmortems: i64) -> String {
+    let used = (b.consumed * 100.0).round() as i64;
+    format!(
+        "Error budget this month: {} of ≈ {} failed requests used ({used}%); {}% left (from {postmortems} postmortem{}).",
+        grouped(failed),
+        about(b.budget_requests),
+        (100 - used).max(0),
+        if postmortems == 1 { "" } else { "s" },
+    )
+}
+
 /// The Impact section's failure line: `Authorization requests failed: 109 400 of 352 800 (31%)
 /// between 16:02 and 16:52.`
 pub fn failure_line(
@@ -410,6 +423,11 @@ mod tests {
             "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average)."
         );
         assert!(error_budget(None, Some(60.0), Some(1)).is_none());
+        let month = error_budget(Some(99.9), Some(60.0), Some(12_000)).unwrap();
+        assert_eq!(
+            budget_left_line(&month, 12_000, 1),
+            "Error budget this month: 12 000 of ≈ 155 000 failed requests used (8%); 92% left (from 1 postmortem)."
+        );
         assert!(error_budget(Some(100.0), Some(60.0), Some(1)).is_none());
     }
 

@@ -49,6 +49,8 @@ pub struct ShowPage {
     chrome: Chrome,
     s: Service,
     incidents: Vec<IncidentRow>,
+    /// This month's error budget as the postmortems' failed requests consumed it.
+    budget: Option<String>,
 }
 
 pub async fn show(
@@ -63,8 +65,16 @@ pub async fn show(
         ..Default::default()
     };
     let rows = incidents::db::list(&state.pool, &filter, None, 100).await?;
+    let (failed, counted) = crate::postmortems::db::failed_this_month(&state.pool, s.id).await?;
+    let budget = crate::postmortems::domain::error_budget(
+        s.slo_target_percent,
+        s.avg_requests_per_second,
+        Some(failed),
+    )
+    .map(|b| crate::postmortems::domain::budget_left_line(&b, failed, counted));
     Ok(ShowPage {
         chrome,
+        budget,
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {

@@ -306,6 +306,8 @@ pub async fn count_for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> App
 pub struct Alert {
     pub id: i64,
     pub integration: String,
+    /// The integration's format: alertmanager, grafana, pagerduty-events-v2 or generic
+    pub integration_format: String,
     pub dedup_key: String,
     pub group_key: String,
     /// firing, acknowledged or resolved
@@ -342,7 +344,7 @@ pub async fn for_incident(
 ) -> AppResult<Vec<Alert>> {
     Ok(sqlx::query_as!(
         Alert,
-        r#"select a.id, i.name as integration, a.dedup_key, g.group_key, a.status, a.summary,
+        r#"select a.id, i.name as integration, i.format as integration_format, a.dedup_key, g.group_key, a.status, a.summary,
                   a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
                   a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
                   a.routed, a.raw
@@ -411,7 +413,7 @@ pub async fn received_since(
 ) -> AppResult<Vec<Alert>> {
     Ok(sqlx::query_as!(
         Alert,
-        r#"select a.id, i.name as integration, a.dedup_key, g.group_key, a.status, a.summary,
+        r#"select a.id, i.name as integration, i.format as integration_format, a.dedup_key, g.group_key, a.status, a.summary,
                   a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
                   a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
                   a.routed, a.raw
@@ -426,16 +428,6 @@ pub async fn received_since(
     )
     .fetch_all(e)
     .await?)
-}
-
-/// The format of each integration, for routing's `format` field in previews.
-pub async fn integration_formats(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String)>> {
-    Ok(sqlx::query!("select name, format from integrations")
-        .fetch_all(e)
-        .await?
-        .into_iter()
-        .map(|r| (r.name, r.format))
-        .collect())
 }
 
 pub struct NewChange<'a> {

@@ -8,7 +8,6 @@ use super::db::{self, Alert};
 use crate::auth::{Auth, Viewer};
 use crate::error::{AppError, AppResult};
 use crate::http::extract::ApiQuery;
-use crate::incidents::domain::IncidentKey;
 use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -40,9 +39,7 @@ pub async fn list(
     Path(key): Path<String>,
     ApiQuery(q): ApiQuery<AlertQuery>,
 ) -> AppResult<Json<AlertList>> {
-    let key = IncidentKey::parse(&key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))?;
-    let incident = crate::incidents::db::get(&state.pool, key).await?;
+    let incident = crate::incidents::db::get_named(&state.pool, &key).await?;
     let text = |v: &Option<String>| {
         v.as_deref()
             .map(str::trim)

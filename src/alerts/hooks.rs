@@ -82,17 +82,15 @@ async fn audit_refusal(state: &AppState, sender: &Sender, subject: &str, refused
 }
 
 async fn audit_unauthorized(state: &AppState, sender: &Sender, subject: &str) {
+    let actor = crate::audit::Actor {
+        name: "webhook sender".into(),
+        client_addr: sender.0.clone(),
+        ..Default::default()
+    };
+    if let Err(err) =
+        crate::audit::db::refusal(&state.pool, &actor, "alerts.unauthorized", subject).await
     {
-        let actor = crate::audit::Actor {
-            name: "webhook sender".into(),
-            client_addr: sender.0.clone(),
-            ..Default::default()
-        };
-        if let Err(err) =
-            crate::audit::db::refusal(&state.pool, &actor, "alerts.unauthorized", subject).await
-        {
-            tracing::warn!(error = %err, "could not record a refused webhook");
-        }
+        tracing::warn!(error = %err, "could not record a refused webhook");
     }
 }
 
@@ -150,39 +148,27 @@ async fn alertmanager_like(
     Ok(accepted(json!({ "status": "accepted", "alerts": count })))
 }
 
-/// Prometheus Alertmanager's webhook (v4).
-pub async fn alertmanager(
+/// `/hooks/{format}/{id}`: Prometheus Alertmanager's webhook (v4), Grafana's webhook contact
+/// point (the Alertmanager envelope, read leniently) and Quell's generic JSON format.
+pub async fn hook(
     State(state): State<AppState>,
     sender: Sender,
-    Path(id): Path<String>,
+    Path((format, id)): Path<(String, String)>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
-    let answer = alertmanager_like(&state, Format::Alertmanager, &id, &headers, body).await;
-    audited(&state, &sender, &id, answer).await
-}
-
-/// Grafana's webhook contact point (the Alertmanager envelope, read leniently).
-pub async fn grafana(
-    State(state): State<AppState>,
-    sender: Sender,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, AppError> {
-    let answer = alertmanager_like(&state, Format::Grafana, &id, &headers, body).await;
-    audited(&state, &sender, &id, answer).await
-}
-
-/// Quell's generic JSON format.
-pub async fn generic(
-    State(state): State<AppState>,
-    sender: Sender,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, AppError> {
-    let answer = generic_alert(&state, &id, &headers, body).await;
+    let answer = match format.as_str() {
+        "alertmanager" => {
+            alertmanager_like(&state, Format::Alertmanager, &id, &headers, body).await
+        }
+        "grafana" => alertmanager_like(&state, Format::Grafana, &id, &headers, body).await,
+        "generic" => generic_alert(&state, &id, &headers, body).await,
+        _ => {
+            return Err(AppError::NotFound(
+                "No such webhook: post to /hooks/alertmanager/{id}, /hooks/grafana/{id} or /hooks/generic/{id}.".into(),
+            ));
+        }
+    };
     audited(&state, &sender, &id, answer).await
 }
 

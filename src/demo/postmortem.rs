@@ -8,7 +8,7 @@ use crate::audit::Actor;
 use crate::error::AppResult;
 use crate::incidents::db::Incident;
 use crate::postmortems::actions::{self, ItemDraft};
-use crate::postmortems::db::{self, Facts};
+use crate::postmortems::db::Facts;
 
 const SECTIONS: &[(&str, &str)] = &[
     (
@@ -111,10 +111,7 @@ const ITEMS: &[(&str, &str, &str, &str, &str)] = &[
 
 /// Writes and publishes the postmortem unless it has been written already.
 pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
-    db::ensure(&mut *conn, i.id).await?;
-    let Some(pm) = db::for_incident(&mut *conn, i.id).await? else {
-        return Ok(());
-    };
+    let pm = actions::current(conn, i).await?;
     if !pm.summary.is_empty() {
         return Ok(());
     }

@@ -293,9 +293,7 @@ fn static_dir() -> String {
 fn hooks() -> Router<AppState> {
     use crate::alerts::hooks;
     Router::new()
-        .route("/hooks/alertmanager/{id}", post(hooks::alertmanager))
-        .route("/hooks/grafana/{id}", post(hooks::grafana))
-        .route("/hooks/generic/{id}", post(hooks::generic))
+        .route("/hooks/{format}/{id}", post(hooks::hook))
         .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
 }

@@ -163,6 +163,13 @@ pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<
     .transpose()
 }
 
+/// The incident a URL names (`INC-1187`); a key that does not read as one is not found either.
+pub async fn get_named(e: impl PgExecutor<'_>, raw: &str) -> AppResult<Incident> {
+    let key = IncidentKey::parse(raw)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {raw:?}.")))?;
+    get(e, key).await
+}
+
 pub async fn get(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Incident> {
     find(e, key).await?.ok_or_else(|| not_found(key))
 }

@@ -10,7 +10,12 @@ use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
 use crate::incidents::db::Incident;
 
-async fn current(conn: &mut PgConnection, i: &Incident) -> AppResult<Postmortem> {
+/// The incident's postmortem, started (as an empty draft) the first time anyone asks for it;
+/// later reads write nothing.
+pub async fn current(conn: &mut PgConnection, i: &Incident) -> AppResult<Postmortem> {
+    if let Some(pm) = db::for_incident(&mut *conn, i.id).await? {
+        return Ok(pm);
+    }
     db::ensure(&mut *conn, i.id).await?;
     db::for_incident(&mut *conn, i.id)
         .await?

@@ -55,10 +55,7 @@ impl Document {
         i: &Incident,
         now: DateTime<Utc>,
     ) -> AppResult<Self> {
-        db::ensure(&mut *conn, i.id).await?;
-        let pm = db::for_incident(&mut *conn, i.id)
-            .await?
-            .ok_or_else(|| crate::error::AppError::Internal("postmortem vanished".into()))?;
+        let pm = super::actions::current(conn, i).await?;
         let items = db::action_items(&mut *conn, pm.id).await?;
         let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
         let roles = crate::roles::db::for_incident(&mut *conn, i.id).await?;

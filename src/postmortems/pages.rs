@@ -5,7 +5,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -19,7 +19,6 @@ use crate::error::{AppError, PageError, PageResult};
 use crate::http::chrome::Chrome;
 use crate::http::extract::PageForm;
 use crate::incidents::db::{self as incidents_db, Incident};
-use crate::incidents::domain::IncidentKey;
 use crate::state::AppState;
 
 /// A section as the page shows it: rendered, and as written for its edit form.
@@ -52,9 +51,7 @@ impl PostmortemPage {
 }
 
 async fn incident(state: &AppState, key: &str) -> Result<Incident, AppError> {
-    let key = IncidentKey::parse(key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))?;
-    incidents_db::get(&state.pool, key).await
+    incidents_db::get_named(&state.pool, key).await
 }
 
 async fn document(state: &AppState, i: &Incident) -> Result<Document, AppError> {
@@ -121,6 +118,24 @@ fn back(key: &str) -> Redirect {
     Redirect::to(&format!("/incidents/{key}/postmortem"))
 }
 
+/// Commits a change that went through, or rolls back one that was refused (explicitly, so
+/// the row locks go at once) and answers with the refusal.
+async fn settle<T>(
+    tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    outcome: Result<T, AppError>,
+) -> Result<T, PageError> {
+    match outcome {
+        Ok(v) => {
+            tx.commit().await?;
+            Ok(v)
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            Err(refused(err))
+        }
+    }
+}
+
 /// A refused edit: a stale version is a 409 page saying so; anything else as usual.
 fn refused(err: AppError) -> PageError {
     match err {
@@ -146,7 +161,7 @@ pub async fn edit_section(
 ) -> PageResult<Redirect> {
     let i = incident(&state, &key).await?;
     let mut tx = state.pool.begin().await?;
-    match actions::edit_section(
+    let outcome = actions::edit_section(
         &mut tx,
         &auth.actor,
         &i,
@@ -154,17 +169,9 @@ pub async fn edit_section(
         &form.section,
         &form.text,
     )
-    .await
-    {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(back(&key))
-        }
-        Err(err) => {
-            tx.rollback().await?;
-            Err(refused(err))
-        }
-    }
+    .await;
+    settle(tx, outcome).await?;
+    Ok(back(&key))
 }
 
 #[derive(Deserialize)]
@@ -205,16 +212,9 @@ pub async fn edit_facts(
         total_requests: total,
         trigger_event_id: trigger,
     };
-    match actions::edit_facts(&mut tx, &auth.actor, &i, form.version, &facts).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(back(&key))
-        }
-        Err(err) => {
-            tx.rollback().await?;
-            Err(refused(err))
-        }
-    }
+    let outcome = actions::edit_facts(&mut tx, &auth.actor, &i, form.version, &facts).await;
+    settle(tx, outcome).await?;
+    Ok(back(&key))
 }
 
 /// The timeline choice: a checkbox `event_<id>` per event shown.
@@ -243,16 +243,9 @@ pub async fn choose_timeline(
         form.version.trim().parse::<i32>().map_err(|_| {
             AppError::invalid("version", "the form lost its version; reload the page")
         })?;
-    match actions::choose_timeline(&mut tx, &auth.actor, &i, version, &ids).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(back(&key))
-        }
-        Err(err) => {
-            tx.rollback().await?;
-            Err(refused(err))
-        }
-    }
+    let outcome = actions::choose_timeline(&mut tx, &auth.actor, &i, version, &ids).await;
+    settle(tx, outcome).await?;
+    Ok(back(&key))
 }
 
 #[derive(Deserialize)]
@@ -270,7 +263,7 @@ pub async fn add_item(
     auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<ItemForm>,
-) -> PageResult<Response> {
+) -> PageResult<Redirect> {
     let i = incident(&state, &key).await?;
     let mut tx = state.pool.begin().await?;
     let draft = ItemDraft {
@@ -280,16 +273,9 @@ pub async fn add_item(
         due_on: Some(&form.due_on),
         work_item: &form.work_item,
     };
-    match actions::add_action_item(&mut tx, &auth.actor, &i, &draft).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(back(&key).into_response())
-        }
-        Err(err) => {
-            tx.rollback().await?;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, PageError(err)).into_response())
-        }
-    }
+    let outcome = actions::add_action_item(&mut tx, &auth.actor, &i, &draft).await;
+    settle(tx, outcome).await?;
+    Ok(back(&key))
 }
 
 #[derive(Template, WebTemplate)]
@@ -402,16 +388,9 @@ pub async fn publish(
     let i = incident(&state, &key).await?;
     let mut tx = state.pool.begin().await?;
     let now = clock::now(&mut *tx).await?;
-    match actions::publish(&mut tx, &auth.actor, &i, now).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(back(&key))
-        }
-        Err(err) => {
-            tx.rollback().await?;
-            Err(PageError(err))
-        }
-    }
+    let outcome = actions::publish(&mut tx, &auth.actor, &i, now).await;
+    settle(tx, outcome).await?;
+    Ok(back(&key))
 }
 
 #[derive(Template, WebTemplate)]

@@ -229,16 +229,10 @@ pub async fn preview(conn: &mut PgConnection, d: &RuleDraft) -> AppResult<Previe
     let now = crate::clock::now(&mut *conn).await?;
     let since = now - chrono::Duration::days(PREVIEW_DAYS);
     let alerts = crate::alerts::db::received_since(&mut *conn, since, PREVIEW_LIMIT).await?;
-    let formats = crate::alerts::db::integration_formats(&mut *conn).await?;
     let rules = [rule];
     let mut matched = 0;
     let mut items = Vec::new();
     for a in &alerts {
-        let format = formats
-            .iter()
-            .find(|(n, _)| *n == a.integration)
-            .map(|(_, f)| f.as_str())
-            .unwrap_or("");
         let s = Subject {
             labels: &a.labels,
             details: &a.details,
@@ -247,7 +241,7 @@ pub async fn preview(conn: &mut PgConnection, d: &RuleDraft) -> AppResult<Previe
             severity: &a.severity,
             status: &a.status,
             integration: &a.integration,
-            format,
+            format: &a.integration_format,
             dedup_key: &a.dedup_key,
             group_key: &a.group_key,
         };

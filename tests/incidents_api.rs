@@ -4,7 +4,7 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{TestApp, ago};
+use common::{TestApp, ago, at};
 use serde_json::json;
 use sqlx::PgPool;
 
@@ -12,11 +12,13 @@ use sqlx::PgPool;
 async fn create_answers_201_with_a_key_location_and_etag(pool: PgPool) {
     let app = TestApp::new(pool).await;
     app.service("payments-gateway").await;
+    let started = at(&ago(12));
+    let detected = (started + chrono::Duration::minutes(5)).to_rfc3339();
     let r = app
         .post(
             "/api/v1/incidents",
             json!({"title": "Card authorizations time out", "severity": "sev2", "service": "payments-gateway",
-                   "summary": "Timeouts", "started_at": ago(12), "detected_at": ago(7)}),
+                   "summary": "Timeouts", "started_at": started.to_rfc3339(), "detected_at": detected}),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);

@@ -24,6 +24,7 @@ pub mod sla;
 pub mod state;
 pub mod telemetry;
 pub mod timeline;
+pub mod trackers;
 pub mod updates;
 
 use sqlx::PgPool;

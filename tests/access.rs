@@ -64,6 +64,28 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/routing-rules/preview", "admin"),
     ("GET", "/api/v1/action-items", "viewer"),
     ("PATCH", "/api/v1/action-items/{id}", "responder"),
+    ("DELETE", "/api/v1/action-items/{id}", "responder"),
+    ("GET", "/api/v1/postmortems", "viewer"),
+    ("GET", "/api/v1/incidents/{key}/postmortem", "viewer"),
+    (
+        "GET",
+        "/api/v1/incidents/{key}/postmortem/comments",
+        "viewer",
+    ),
+    (
+        "POST",
+        "/api/v1/incidents/{key}/postmortem/comments",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/incidents/{key}/postmortem/comments/{id}/resolve",
+        "responder",
+    ),
+    ("GET", "/api/v1/work-item-trackers", "viewer"),
+    ("POST", "/api/v1/work-item-trackers", "admin"),
+    ("PUT", "/api/v1/work-item-trackers/{id}", "admin"),
+    ("DELETE", "/api/v1/work-item-trackers/{id}", "admin"),
     ("GET", "/api/v1/search", "viewer"),
 ];
 
@@ -105,6 +127,34 @@ const PAGES: &[(&str, &str, &str)] = &[
         "/incidents/{key}/postmortem/action-items",
         "responder",
     ),
+    ("POST", "/incidents/{key}/postmortem/review", "responder"),
+    ("POST", "/incidents/{key}/postmortem/publish", "manager"),
+    (
+        "GET",
+        "/incidents/{key}/postmortem/versions/{number}",
+        "viewer",
+    ),
+    ("POST", "/incidents/{key}/postmortem/comments", "responder"),
+    (
+        "POST",
+        "/incidents/{key}/postmortem/comments/{id}/resolve",
+        "responder",
+    ),
+    (
+        "POST",
+        "/incidents/{key}/postmortem/action-items/{id}",
+        "responder",
+    ),
+    (
+        "POST",
+        "/incidents/{key}/postmortem/action-items/{id}/delete",
+        "responder",
+    ),
+    ("GET", "/postmortems", "viewer"),
+    ("GET", "/admin/trackers", "admin"),
+    ("POST", "/admin/trackers", "admin"),
+    ("POST", "/admin/trackers/{id}", "admin"),
+    ("POST", "/admin/trackers/{id}/delete", "admin"),
     ("GET", "/action-items", "viewer"),
     ("GET", "/search", "viewer"),
     ("GET", "/near-misses", "viewer"),
@@ -133,6 +183,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{name}", "payments-gateway")
         .replace("{id}", "999999")
         .replace("{metric}", "mtta")
+        .replace("{number}", "1")
 }
 
 #[sqlx::test]

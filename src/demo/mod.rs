@@ -130,10 +130,39 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         crate::routing::actions::create(&mut tx, &Actor::system("demo"), &DEMO_RULE.draft())
             .await?;
     }
+    // Work items link to their trackers: INC-1187's AB#2311 … AB#2318 to Azure Boards.
+    let trackers = crate::trackers::db::all(&mut *tx).await?;
+    for (prefix, name, template) in TRACKERS {
+        if !trackers
+            .iter()
+            .any(|t| t.prefix.eq_ignore_ascii_case(prefix))
+        {
+            crate::trackers::db::insert(&mut *tx, prefix, name, template).await?;
+        }
+    }
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
 }
+
+/// (prefix, name, link template) of the demo's work-item trackers.
+const TRACKERS: &[(&str, &str, &str)] = &[
+    (
+        "AB#",
+        "Azure Boards",
+        "https://dev.azure.com/orbitpay/payments/_workitems/edit/{n}",
+    ),
+    (
+        "LIN-",
+        "Linear",
+        "https://linear.app/orbitpay/issue/LIN-{n}",
+    ),
+    (
+        "JIRA-",
+        "Jira",
+        "https://orbitpay.atlassian.net/browse/JIRA-{n}",
+    ),
+];
 
 /// A step of the INC-1187 story, in the order the scribe entered it.
 enum Step {

@@ -118,7 +118,25 @@ fn api(state: &AppState) -> Router<AppState> {
         ))
         .routes(routes!(crate::routing::handlers::preview))
         .routes(routes!(crate::postmortems::handlers::list))
-        .routes(routes!(crate::postmortems::handlers::patch))
+        .routes(routes!(crate::postmortems::handlers::list_postmortems))
+        .routes(routes!(crate::postmortems::handlers::get))
+        .routes(routes!(
+            crate::postmortems::handlers::comments,
+            crate::postmortems::handlers::add_comment
+        ))
+        .routes(routes!(crate::postmortems::handlers::resolve_comment))
+        .routes(routes!(
+            crate::postmortems::handlers::patch,
+            crate::postmortems::handlers::delete
+        ))
+        .routes(routes!(
+            crate::trackers::handlers::list,
+            crate::trackers::handlers::create
+        ))
+        .routes(routes!(
+            crate::trackers::handlers::update,
+            crate::trackers::handlers::delete
+        ))
         .routes(routes!(crate::search::handlers::search))
         .split_for_parts();
     let spec = doc
@@ -202,9 +220,26 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/services/new", get(svc::new_form))
         .route("/services/{name}", get(svc::show))
         .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
+        .route(
+            "/incidents/{key}/postmortem/comments",
+            post(crate::postmortems::pages::comment),
+        )
+        .route(
+            "/incidents/{key}/postmortem/comments/{id}/resolve",
+            post(crate::postmortems::pages::resolve_comment),
+        )
+        .route(
+            "/incidents/{key}/postmortem/action-items/{id}",
+            post(crate::postmortems::pages::edit_item),
+        )
+        .route(
+            "/incidents/{key}/postmortem/action-items/{id}/delete",
+            post(crate::postmortems::pages::delete_item),
+        )
         .route("/reports", get(crate::reports::pages::index))
         .route("/search", get(crate::search::pages::search))
         .route("/near-misses", get(crate::postmortems::pages::near_misses))
+        .route("/postmortems", get(crate::postmortems::pages::list))
         .route(
             "/action-items",
             get(crate::postmortems::pages::action_items),
@@ -249,6 +284,15 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/admin/routing/{id}/move",
             post(crate::routing::pages::move_rule),
+        )
+        .route(
+            "/admin/trackers",
+            get(crate::trackers::pages::show).post(crate::trackers::pages::create),
+        )
+        .route("/admin/trackers/{id}", post(crate::trackers::pages::update))
+        .route(
+            "/admin/trackers/{id}/delete",
+            post(crate::trackers::pages::delete),
         )
         .route(
             "/admin/policies",

@@ -100,6 +100,15 @@ pub struct ListPage {
     filter_service: String,
     filter_q: String,
     next_page: Option<String>,
+    /// The signed-in person's unfinished action items.
+    my_items: Vec<crate::postmortems::db::ListedItem>,
+    my_handle: String,
+}
+
+impl ListPage {
+    fn my_overdue(&self) -> usize {
+        self.my_items.iter().filter(|a| a.overdue).count()
+    }
 }
 
 pub async fn list(
@@ -145,7 +154,25 @@ async fn list_page(
     let now = clock::now(&state.pool).await?;
     let services = services::db::list(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
+    let my_handle = chrome
+        .user
+        .as_ref()
+        .map(|u| u.handle.clone())
+        .unwrap_or_default();
+    let my_items = if my_handle.is_empty() {
+        vec![]
+    } else {
+        let mine = crate::postmortems::db::ItemFilter {
+            owner: Some(my_handle.clone()),
+            unfinished: true,
+            ..Default::default()
+        };
+        let mut conn = state.pool.acquire().await?;
+        crate::postmortems::actions::list_items(&mut conn, &mine).await?
+    };
     Ok(ListPage {
+        my_items,
+        my_handle,
         chrome,
         rows: rows
             .into_iter()

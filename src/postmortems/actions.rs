@@ -145,13 +145,9 @@ pub struct ItemDraft<'a> {
     pub work_item: &'a str,
 }
 
-pub async fn add_action_item(
-    conn: &mut PgConnection,
-    actor: &Actor,
-    i: &Incident,
-    d: &ItemDraft<'_>,
-) -> AppResult<i32> {
-    let pm = current(conn, i).await?;
+/// An item's fields checked: the action's length, a known type, an owner who exists, a date,
+/// a short work item.
+async fn checked<'a>(conn: &mut PgConnection, d: &ItemDraft<'a>) -> AppResult<NewActionItem<'a>> {
     let action = d.action.trim();
     if action.is_empty() || action.chars().count() > 2000 {
         return Err(AppError::invalid(
@@ -182,28 +178,164 @@ pub async fn add_action_item(
     if work_item.chars().count() > 100 {
         return Err(AppError::invalid("work_item", "at most 100 characters"));
     }
-    let number = db::add_action_item(
-        &mut *conn,
-        pm.id,
-        &NewActionItem {
-            action,
-            kind: &kind,
-            owner_id,
-            due_on,
-            work_item,
-        },
-    )
-    .await?;
+    Ok(NewActionItem {
+        action,
+        kind: domain::ACTION_TYPES
+            .into_iter()
+            .find(|t| *t == kind)
+            .unwrap_or("prevent"),
+        owner_id,
+        due_on,
+        work_item,
+    })
+}
+
+pub async fn add_action_item(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    d: &ItemDraft<'_>,
+) -> AppResult<i32> {
+    let pm = current(conn, i).await?;
+    let item = checked(conn, d).await?;
+    let number = db::add_action_item(&mut *conn, pm.id, &item).await?;
+    db::touch(&mut *conn, pm.id).await?;
     audit::record(
         conn,
         actor,
         "postmortem.action_item",
         &i.key.to_string(),
         None,
-        Some(json!({ "number": number, "action": action, "type": kind, "due_on": due_on, "work_item": work_item })),
+        Some(
+            json!({ "number": number, "action": item.action, "type": item.kind,
+                     "due_on": item.due_on, "work_item": item.work_item }),
+        ),
     )
     .await?;
     Ok(number)
+}
+
+/// Action items across postmortems, filtered, with their work items' links.
+pub async fn list_items(
+    conn: &mut PgConnection,
+    filter: &db::ItemFilter,
+) -> AppResult<Vec<db::ListedItem>> {
+    let mut items = db::list_items(&mut *conn, filter).await?;
+    let rules = crate::trackers::db::rules(&mut *conn).await?;
+    for i in &mut items {
+        i.work_item_url = crate::trackers::domain::link(&i.work_item, &rules);
+    }
+    Ok(items)
+}
+
+/// The item, or 404.
+pub async fn item(conn: &mut PgConnection, id: i64) -> AppResult<db::ItemRow> {
+    db::item(&mut *conn, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no action item {id}.")))
+}
+
+/// A change to an item: fields left `None` stay as they are; `Some(None)` clears the owner or
+/// the due date.
+#[derive(Default)]
+pub struct ItemEdit<'a> {
+    pub action: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub owner: Option<Option<&'a str>>,
+    pub due_on: Option<Option<&'a str>>,
+    pub work_item: Option<&'a str>,
+    pub status: Option<&'a str>,
+}
+
+impl ItemEdit<'_> {
+    /// Whether anything but the status changes (what the document shows).
+    pub fn changes_the_document(&self) -> bool {
+        self.action.is_some()
+            || self.kind.is_some()
+            || self.owner.is_some()
+            || self.due_on.is_some()
+            || self.work_item.is_some()
+    }
+}
+
+/// Edits an item that is still at `expected_version` (its current one when `None`); returns
+/// its new version.
+pub async fn edit_action_item(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    expected_version: Option<i32>,
+    e: &ItemEdit<'_>,
+) -> AppResult<i32> {
+    let was = item(conn, id).await?;
+    let due_text = was.due_on.map(|d| d.to_string());
+    let draft = ItemDraft {
+        action: e.action.unwrap_or(&was.action),
+        kind: e.kind.unwrap_or(&was.kind),
+        owner: e.owner.unwrap_or(was.owner_handle.as_deref()),
+        due_on: e.due_on.unwrap_or(due_text.as_deref()),
+        work_item: e.work_item.unwrap_or(&was.work_item),
+    };
+    let fields = checked(conn, &draft).await?;
+    let status = domain::check_item_status(e.status.unwrap_or(&was.status))?;
+    let version = db::update_item(
+        &mut *conn,
+        id,
+        expected_version.unwrap_or(was.version),
+        &fields,
+        &status,
+    )
+    .await?
+    .ok_or(AppError::Stale {
+        current_version: was.version,
+    })?;
+    if e.changes_the_document() {
+        db::touch(&mut *conn, was.postmortem_id).await?;
+    }
+    audit::record(
+        conn,
+        actor,
+        "action_item.edit",
+        &was.incident,
+        Some(
+            json!({ "id": id, "action": was.action, "type": was.kind, "owner": was.owner_handle,
+                     "due_on": was.due_on, "work_item": was.work_item, "status": was.status }),
+        ),
+        Some(
+            json!({ "id": id, "action": fields.action, "type": fields.kind,
+                     "owner": draft.owner, "due_on": fields.due_on, "work_item": fields.work_item,
+                     "status": status, "version": version }),
+        ),
+    )
+    .await?;
+    Ok(version)
+}
+
+/// Removes an item still at `expected_version` (its current one when `None`); returns the
+/// incident key it belonged to.
+pub async fn delete_action_item(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    expected_version: Option<i32>,
+) -> AppResult<String> {
+    let was = item(conn, id).await?;
+    if !db::delete_item(&mut *conn, id, expected_version.unwrap_or(was.version)).await? {
+        return Err(AppError::Stale {
+            current_version: was.version,
+        });
+    }
+    db::touch(&mut *conn, was.postmortem_id).await?;
+    audit::record(
+        conn,
+        actor,
+        "action_item.delete",
+        &was.incident,
+        Some(json!({ "id": id, "number": was.number, "action": was.action })),
+        None,
+    )
+    .await?;
+    Ok(was.incident)
 }
 
 /// Sends a draft for review, or back to draft.
@@ -280,4 +412,51 @@ pub async fn publish(
     )
     .await?;
     Ok(number)
+}
+
+/// A reviewer's comment on a part of the postmortem; it changes nothing in the document.
+pub async fn comment(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    part: &str,
+    body: &str,
+) -> AppResult<db::Comment> {
+    let pm = current(conn, i).await?;
+    let part = domain::check_comment_part(part)?;
+    let body = domain::check_comment_body(body)?;
+    let c = db::add_comment(&mut *conn, pm.id, part, actor.person_id, &actor.name, &body).await?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.comment",
+        &i.key.to_string(),
+        None,
+        Some(json!({ "id": c.id, "part": part, "body": body })),
+    )
+    .await?;
+    Ok(c)
+}
+
+/// Marks a comment addressed.
+pub async fn resolve_comment(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    i: &Incident,
+    id: i64,
+) -> AppResult<db::Comment> {
+    let pm = current(conn, i).await?;
+    let c = db::resolve_comment(&mut *conn, pm.id, id, &actor.name)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("{} has no comment {id}.", i.key)))?;
+    audit::record(
+        conn,
+        actor,
+        "postmortem.comment_resolved",
+        &i.key.to_string(),
+        None,
+        Some(json!({ "id": id })),
+    )
+    .await?;
+    Ok(c)
 }

@@ -172,8 +172,12 @@ pub struct ActionItem {
     pub owner: Option<String>,
     pub due_on: Option<NaiveDate>,
     pub work_item: String,
+    /// The work item's link, when an admin's tracker knows its prefix
+    pub work_item_url: Option<String>,
     /// open, in_progress, done or wont_do
     pub status: String,
+    /// Sent back when editing the item; a stale one is refused
+    pub version: i32,
 }
 
 pub async fn action_items(
@@ -183,7 +187,7 @@ pub async fn action_items(
     Ok(sqlx::query_as!(
         ActionItem,
         r#"select a.id, a.number, a.action, a.type as kind, p.name as "owner?", a.due_on,
-                  a.work_item, a.status
+                  a.work_item, null::text as "work_item_url?", a.status, a.version
            from action_items a left join people p on p.id = a.owner_id
            where a.postmortem_id = $1 order by a.number"#,
         postmortem_id
@@ -236,9 +240,13 @@ pub struct ListedItem {
     pub owner_handle: Option<String>,
     pub due_on: Option<NaiveDate>,
     pub work_item: String,
+    /// The work item's link, when an admin's tracker knows its prefix
+    pub work_item_url: Option<String>,
     pub status: String,
     /// Due before today (UTC, database clock) and neither done nor won't do
     pub overdue: bool,
+    /// The item's version: send it as `If-Match: "v<version>"` to edit it
+    pub version: i32,
 }
 
 /// Filters of the action-item list; `None` means any.
@@ -248,15 +256,18 @@ pub struct ItemFilter {
     pub status: Option<String>,
     pub kind: Option<String>,
     pub overdue: bool,
+    /// Only items still open or in progress
+    pub unfinished: bool,
 }
 
 pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec<ListedItem>> {
     Ok(sqlx::query_as!(
         ListedItem,
         r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
-                  p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item, a.status,
+                  p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
+                  null::text as "work_item_url?", a.status,
                   (a.due_on < (now() at time zone 'utc')::date
-                   and a.status in ('open', 'in_progress')) as "overdue!"
+                   and a.status in ('open', 'in_progress')) as "overdue!", a.version
            from action_items a
            join postmortems pm on pm.id = a.postmortem_id
            join incidents i on i.id = pm.incident_id
@@ -266,33 +277,114 @@ pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec
              and ($3::text is null or a.type = $3)
              and (not $4 or (a.due_on < (now() at time zone 'utc')::date
                              and a.status in ('open', 'in_progress')))
+             and (not $5 or a.status in ('open', 'in_progress'))
            order by a.due_on nulls last, i.number, a.number
            limit 1000"#,
         f.owner,
         f.status,
         f.kind,
         f.overdue,
+        f.unfinished,
     )
     .fetch_all(e)
     .await?)
 }
 
-/// Sets an item's status; returns its incident key, `None` when there is no such item.
-pub async fn set_item_status(
+/// An action item with the postmortem and incident it belongs to, for edits.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ItemRow {
+    pub id: i64,
+    #[serde(skip)]
+    pub postmortem_id: i64,
+    /// `INC-<n>` of the incident whose postmortem holds it
+    pub incident: String,
+    pub number: i32,
+    pub action: String,
+    /// prevent, detect, mitigate or process
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The owner's handle
+    #[serde(rename = "owner")]
+    pub owner_handle: Option<String>,
+    pub due_on: Option<NaiveDate>,
+    pub work_item: String,
+    pub status: String,
+    pub version: i32,
+}
+
+pub async fn item(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<ItemRow>> {
+    Ok(sqlx::query_as!(
+        ItemRow,
+        r#"select a.id, a.postmortem_id, 'INC-' || i.number as "incident!", a.number, a.action,
+                  a.type as kind, p.handle as "owner_handle?", a.due_on, a.work_item, a.status,
+                  a.version
+           from action_items a
+           join postmortems pm on pm.id = a.postmortem_id
+           join incidents i on i.id = pm.incident_id
+           left join people p on p.id = a.owner_id
+           where a.id = $1"#,
+        id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Rewrites an item if it is still at `expected_version`; returns the new version, `None`
+/// when it moved on.
+pub async fn update_item(
     e: impl PgExecutor<'_>,
     id: i64,
+    expected_version: i32,
+    a: &NewActionItem<'_>,
     status: &str,
-) -> AppResult<Option<String>> {
+) -> AppResult<Option<i32>> {
     Ok(sqlx::query_scalar!(
-        r#"update action_items a set status = $2, updated_at = now()
-           from postmortems pm join incidents i on i.id = pm.incident_id
-           where a.id = $1 and pm.id = a.postmortem_id
-           returning 'INC-' || i.number as "incident!""#,
+        r#"update action_items
+           set action = $3, type = $4, owner_id = $5, due_on = $6, work_item = $7, status = $8,
+               version = version + 1, updated_at = now()
+           where id = $1 and version = $2
+           returning version"#,
         id,
+        expected_version,
+        a.action,
+        a.kind,
+        a.owner_id,
+        a.due_on,
+        a.work_item,
         status,
     )
     .fetch_optional(e)
     .await?)
+}
+
+/// Removes an item if it is still at `expected_version`. Its number is not reused by the
+/// others: "item 5" keeps meaning the same thing in published versions and conversations.
+pub async fn delete_item(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    expected_version: i32,
+) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        "delete from action_items where id = $1 and version = $2",
+        id,
+        expected_version
+    )
+    .execute(e)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Marks the postmortem's document as changed (an action item was added, edited or removed),
+/// so a published one says "edited after publication".
+pub async fn touch(e: impl PgExecutor<'_>, postmortem_id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "update postmortems set updated_at = now() where id = $1",
+        postmortem_id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
 }
 
 /// A postmortem's "Where we got lucky" section, with its incident.
@@ -407,4 +499,152 @@ pub async fn failed_this_month(e: impl PgExecutor<'_>, service_id: i64) -> AppRe
     .fetch_one(e)
     .await?;
     Ok((r.failed, r.counted))
+}
+
+/// A reviewer's comment on a part of a postmortem.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct Comment {
+    pub id: i64,
+    /// The part commented on: a section's name, `figures`, `timeline` or `action_items`
+    pub part: String,
+    pub author: String,
+    pub body: String,
+    pub created_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub resolved_by: Option<String>,
+}
+
+/// A postmortem's comments, oldest first.
+pub async fn comments(e: impl PgExecutor<'_>, postmortem_id: i64) -> AppResult<Vec<Comment>> {
+    Ok(sqlx::query_as!(
+        Comment,
+        r#"select id, part, author_name as author, body, created_at, resolved_at, resolved_by
+           from postmortem_comments where postmortem_id = $1 order by created_at, id"#,
+        postmortem_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn add_comment(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+    part: &str,
+    author_id: Option<i64>,
+    author: &str,
+    body: &str,
+) -> AppResult<Comment> {
+    Ok(sqlx::query_as!(
+        Comment,
+        r#"insert into postmortem_comments (postmortem_id, part, author_id, author_name, body)
+           values ($1, $2, $3, $4, $5)
+           returning id, part, author_name as author, body, created_at, resolved_at, resolved_by"#,
+        postmortem_id,
+        part,
+        author_id,
+        author,
+        body
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Marks a comment of this postmortem resolved (once); `None` when there is no such comment.
+pub async fn resolve_comment(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+    id: i64,
+    by: &str,
+) -> AppResult<Option<Comment>> {
+    Ok(sqlx::query_as!(
+        Comment,
+        r#"update postmortem_comments
+           set resolved_at = coalesce(resolved_at, now()), resolved_by = coalesce(resolved_by, $3)
+           where id = $2 and postmortem_id = $1
+           returning id, part, author_name as author, body, created_at, resolved_at, resolved_by"#,
+        postmortem_id,
+        id,
+        by
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Filters of the postmortem list; `None` means any.
+#[derive(Debug, Default)]
+pub struct PostmortemFilter {
+    pub status: Option<String>,
+    pub service: Option<String>,
+    pub severity: Option<String>,
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    pub open_items: bool,
+}
+
+/// A postmortem as the managers' list shows it.
+#[derive(Debug, Clone)]
+pub struct ListedPostmortem {
+    pub key: String,
+    pub title: String,
+    pub service: Option<String>,
+    pub slo_target_percent: Option<f64>,
+    pub avg_requests_per_second: Option<f64>,
+    pub severity: String,
+    pub detected_at: DateTime<Utc>,
+    pub mitigated_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    pub status: String,
+    pub published_at: Option<DateTime<Utc>>,
+    pub owner: Option<String>,
+    pub failed_requests: Option<i64>,
+    pub items: i64,
+    pub open_items: i64,
+    pub overdue_items: i64,
+}
+
+/// Postmortems matching the filter, newest incident first (at most 500). The period is on
+/// the incident's detection date (UTC), both ends included.
+pub async fn list(
+    e: impl PgExecutor<'_>,
+    f: &PostmortemFilter,
+) -> AppResult<Vec<ListedPostmortem>> {
+    Ok(sqlx::query_as!(
+        ListedPostmortem,
+        r#"select 'INC-' || i.number as "key!", i.title, s.name as "service?",
+                  s.slo_target_percent as "slo_target_percent?",
+                  s.avg_requests_per_second as "avg_requests_per_second?",
+                  i.peak_severity as severity, i.detected_at, i.mitigated_at, i.resolved_at,
+                  pm.status, pm.published_at, owner.name as "owner?", pm.failed_requests,
+                  coalesce(items.all_items, 0) as "items!",
+                  coalesce(items.open_items, 0) as "open_items!",
+                  coalesce(items.overdue_items, 0) as "overdue_items!"
+           from postmortems pm
+           join incidents i on i.id = pm.incident_id
+           left join services s on s.id = i.service_id
+           left join incident_roles r on r.incident_id = i.id and r.role = 'postmortem_owner'
+           left join people owner on owner.id = r.person_id
+           left join lateral (
+               select count(*) as all_items,
+                      count(*) filter (where a.status in ('open', 'in_progress')) as open_items,
+                      count(*) filter (where a.status in ('open', 'in_progress')
+                                         and a.due_on < (now() at time zone 'utc')::date) as overdue_items
+               from action_items a where a.postmortem_id = pm.id
+           ) items on true
+           where ($1::text is null or pm.status = $1)
+             and ($2::text is null or s.name = $2)
+             and ($3::text is null or i.peak_severity = $3)
+             and ($4::date is null or i.detected_at >= $4::date::timestamp at time zone 'utc')
+             and ($5::date is null or i.detected_at < ($5::date + 1)::timestamp at time zone 'utc')
+             and (not $6 or coalesce(items.open_items, 0) > 0)
+           order by i.detected_at desc
+           limit 500"#,
+        f.status,
+        f.service,
+        f.severity,
+        f.from,
+        f.to,
+        f.open_items,
+    )
+    .fetch_all(e)
+    .await?)
 }

@@ -56,7 +56,11 @@ impl Document {
         now: DateTime<Utc>,
     ) -> AppResult<Self> {
         let pm = super::actions::current(conn, i).await?;
-        let items = db::action_items(&mut *conn, pm.id).await?;
+        let mut items = db::action_items(&mut *conn, pm.id).await?;
+        let rules = crate::trackers::db::rules(&mut *conn).await?;
+        for a in &mut items {
+            a.work_item_url = crate::trackers::domain::link(&a.work_item, &rules);
+        }
         let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
         let roles = crate::roles::db::for_incident(&mut *conn, i.id).await?;
         let policies = crate::sla::db::all(&mut *conn).await?;
@@ -185,6 +189,15 @@ impl Document {
         })
     }
 
+    /// Published, then changed: the page and the API say so and offer the diff.
+    pub fn edited_after_publication(&self) -> bool {
+        self.pm.status == "published"
+            && self
+                .pm
+                .published_at
+                .is_some_and(|at| self.pm.updated_at > at)
+    }
+
     /// The document in Markdown, section by section like the reference. Written text is
     /// Markdown already and goes in as written; table cells have their pipes escaped.
     pub fn markdown(&self) -> String {
@@ -238,7 +251,10 @@ impl Document {
                 a.kind,
                 cell(a.owner.as_deref().unwrap_or("—")),
                 a.due_on.map_or_else(|| "—".to_owned(), |d| d.to_string()),
-                cell(&a.work_item),
+                match &a.work_item_url {
+                    Some(url) => format!("[{}]({url})", cell(&a.work_item)),
+                    None => cell(&a.work_item),
+                },
             ));
         }
         md.push_str("\n## Lessons\n\n");

@@ -400,6 +400,66 @@ pub fn diff(before: &str, after: &str, context: usize) -> Vec<DiffLine> {
         .collect()
 }
 
+/// The parts of a postmortem a reviewer can comment on: the text sections and the computed
+/// figures, timeline and action items, in the document's order.
+pub const COMMENT_PARTS: [(&str, &str); 12] = [
+    ("summary", "Summary"),
+    ("impact", "Impact"),
+    ("figures", "Impact figures"),
+    ("timeline", "Timeline"),
+    ("root_cause", "Root cause"),
+    ("contributing_factors", "Contributing factors"),
+    ("detection", "Detection"),
+    ("went_well", "What went well"),
+    ("was_hard", "What was hard"),
+    ("got_lucky", "Where we got lucky"),
+    ("action_items", "Action items"),
+    ("lessons", "Lessons"),
+];
+
+pub fn check_comment_part(part: &str) -> Result<&'static str, DomainError> {
+    COMMENT_PARTS
+        .iter()
+        .find(|(p, _)| *p == part.trim())
+        .map(|(p, _)| *p)
+        .ok_or_else(|| {
+            DomainError::invalid(
+                "part",
+                format!(
+                    "{part:?} is not a part of the postmortem; use one of {}",
+                    COMMENT_PARTS.map(|(p, _)| p).join(", ")
+                ),
+            )
+        })
+}
+
+/// A review comment: 1 to 4000 characters.
+pub fn check_comment_body(body: &str) -> Result<String, DomainError> {
+    let body = body.trim().replace("\r\n", "\n");
+    if body.is_empty() || body.chars().count() > 4000 {
+        return Err(DomainError::invalid(
+            "body",
+            "write the comment in 1 to 4000 characters",
+        ));
+    }
+    Ok(body)
+}
+
+/// Each action-item status with the words a page shows for it.
+pub const ITEM_STATUS_LABELS: [(&str, &str); 4] = [
+    ("open", "open"),
+    ("in_progress", "in progress"),
+    ("done", "done"),
+    ("wont_do", "won't do"),
+];
+
+pub fn item_status_label(status: &str) -> &'static str {
+    ITEM_STATUS_LABELS
+        .iter()
+        .find(|(v, _)| *v == status)
+        .map_or("open", |(_, l)| l)
+}
+
 /// The status as the header shows it.
 pub fn status_label(status: &str) -> &'static str {
     match status {
@@ -412,6 +472,17 @@ pub fn status_label(status: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comments_name_a_part_and_say_something() {
+        assert_eq!(check_comment_part(" root_cause ").unwrap(), "root_cause");
+        assert_eq!(check_comment_part("timeline").unwrap(), "timeline");
+        let err = format!("{:?}", check_comment_part("epilogue").unwrap_err());
+        assert!(err.contains("summary, impact, figures"), "{err}");
+        assert!(check_comment_body("  ").is_err());
+        assert!(check_comment_body(&"x".repeat(4001)).is_err());
+        assert_eq!(check_comment_body(" a\r\nb ").unwrap(), "a\nb");
+    }
 
     #[test]
     fn the_inc_1187_error_budget_is_155_000_requests_and_70_percent_of_it() {

@@ -2,16 +2,18 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use super::db::{self, ItemFilter, ListedItem};
+use super::actions::{self, ItemEdit};
+use super::db::{self, ItemFilter, ItemRow, ListedItem};
 use super::domain;
 use crate::audit;
 use crate::auth::handlers::parse_id;
 use crate::auth::{Auth, Responder, Viewer};
 use crate::error::{AppError, AppResult};
-use crate::http::extract::{ApiJson, ApiQuery};
+use crate::http::extract::{ApiJson, ApiQuery, OptionalIfMatch, double_option, etag};
 use crate::state::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -49,6 +51,7 @@ impl ItemQuery {
                 Some("true") => true,
                 Some(_) => return Err(AppError::invalid("overdue", "true or false")),
             },
+            unfinished: false,
         })
     }
 }
@@ -66,54 +69,402 @@ pub async fn list(
     _auth: Auth<Viewer>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> AppResult<Json<ItemList>> {
+    let filter = q.filter()?;
+    let mut conn = state.pool.acquire().await?;
     Ok(Json(ItemList {
-        items: db::list_items(&state.pool, &q.filter()?).await?,
+        items: actions::list_items(&mut conn, &filter).await?,
     }))
 }
 
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemPatch {
+    pub action: Option<String>,
+    /// prevent, detect, mitigate or process
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// A handle or email; `null` leaves the item without an owner
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub owner: Option<Option<String>>,
+    /// `YYYY-MM-DD`; `null` clears it
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub due_on: Option<Option<String>>,
+    pub work_item: Option<String>,
     /// open, in_progress, done or wont_do
-    pub status: String,
+    pub status: Option<String>,
 }
 
-/// Move an action item along: open, in progress, done, won't do.
+impl ItemPatch {
+    fn edit(&self) -> ItemEdit<'_> {
+        ItemEdit {
+            action: self.action.as_deref(),
+            kind: self.kind.as_deref(),
+            owner: self.owner.as_ref().map(Option::as_deref),
+            due_on: self.due_on.as_ref().map(Option::as_deref),
+            work_item: self.work_item.as_deref(),
+            status: self.status.as_deref(),
+        }
+    }
+}
+
+fn item_response(item: &ItemRow) -> Response {
+    ([(header::ETAG, etag(item.version))], Json(item)).into_response()
+}
+
+/// Edit an action item; fields left out stay as they are. A status change alone needs no
+/// `If-Match`; changing what the postmortem shows (action, type, owner, due date, work item)
+/// does.
 #[utoipa::path(patch, path = "/api/v1/action-items/{id}", tag = "postmortems", request_body = ItemPatch,
-    params(("id" = i64, Path, description = "Action item id")),
-    responses((status = 200, description = "OK", body = Object), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "Unknown status", body = crate::error::ErrorBody)))]
+    params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
+    responses((status = 200, description = "OK", body = ItemRow),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody),
+              (status = 428, description = "If-Match is missing for a change to the document", body = crate::error::ErrorBody)))]
 pub async fn patch(
     State(state): State<AppState>,
     auth: Auth<Responder>,
     Path(id): Path<String>,
+    OptionalIfMatch(version): OptionalIfMatch,
+    headers: HeaderMap,
     body: ApiJson<ItemPatch>,
-) -> AppResult<Json<serde_json::Value>> {
+) -> AppResult<Response> {
     let id = parse_id(&id, "action item")?;
-    let status = set_status(&state, &auth.actor, id, &body.value.status).await?;
-    Ok(Json(json!({ "id": id, "status": status })))
+    let edit = body.value.edit();
+    if !edit.changes_the_document() && edit.status.is_none() {
+        return Err(AppError::invalid("body", "nothing to change"));
+    }
+    if edit.changes_the_document() && !headers.contains_key(header::IF_MATCH) {
+        return Err(AppError::PreconditionRequired);
+    }
+    let mut tx = state.pool.begin().await?;
+    actions::edit_action_item(&mut tx, &auth.actor, id, version, &edit).await?;
+    let item = actions::item(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(item_response(&item))
 }
 
-/// Sets the status, audited; shared with the page.
+/// Remove an action item (its number is not reused). `If-Match` is checked when sent.
+#[utoipa::path(delete, path = "/api/v1/action-items/{id}", tag = "postmortems",
+    params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
+    responses((status = 204, description = "Deleted"),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(id): Path<String>,
+    OptionalIfMatch(version): OptionalIfMatch,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "action item")?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete_action_item(&mut tx, &auth.actor, id, version).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Sets the status alone (the action-items page), audited.
 pub async fn set_status(
     state: &AppState,
     actor: &audit::Actor,
     id: i64,
     status: &str,
-) -> AppResult<String> {
-    let status = domain::check_item_status(status)?;
+) -> AppResult<()> {
     let mut tx = state.pool.begin().await?;
-    let incident = db::set_item_status(&mut *tx, id, &status)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("There is no action item {id}.")))?;
-    audit::record(
-        &mut tx,
-        actor,
-        "action_item.status",
-        &incident,
-        None,
-        Some(json!({ "id": id, "status": status })),
-    )
-    .await?;
+    let edit = ItemEdit {
+        status: Some(status),
+        ..Default::default()
+    };
+    actions::edit_action_item(&mut tx, actor, id, None, &edit).await?;
     tx.commit().await?;
-    Ok(status)
+    Ok(())
+}
+
+/// A postmortem as the API returns it: the written sections as Markdown, the computed header,
+/// figures and timeline, the action items, and where review and publication stand.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PostmortemJson {
+    pub incident: String,
+    pub title: String,
+    /// draft, in_review or published
+    pub status: String,
+    pub version: i32,
+    /// Each text section's Markdown, by name (summary, impact, root_cause, …)
+    #[schema(value_type = Object)]
+    pub sections: serde_json::Map<String, serde_json::Value>,
+    /// The header table, label and value, in the document's order
+    #[schema(value_type = Vec<Object>)]
+    pub header: Vec<serde_json::Value>,
+    /// The computed impact lines (failed requests, error budget)
+    pub figures: Vec<String>,
+    /// Time to detect / acknowledge / mitigate
+    pub response: String,
+    /// The chosen timeline lines
+    #[schema(value_type = Vec<Object>)]
+    pub timeline: Vec<serde_json::Value>,
+    pub action_items: Vec<db::ActionItem>,
+    pub published_version: Option<i32>,
+    pub edited_after_publication: bool,
+    pub open_comments: usize,
+}
+
+/// The incident's postmortem (started as an empty draft if it has none).
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem", tag = "postmortems",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = PostmortemJson), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn get(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Response> {
+    let i = crate::incidents::db::get_named(&state.pool, &key).await?;
+    let mut conn = state.pool.acquire().await?;
+    let now = crate::clock::now(&mut *conn).await?;
+    let doc = super::document::Document::load(&mut conn, &i, now).await?;
+    let published = db::latest_version(&mut *conn, doc.pm.id).await?;
+    let comments = db::comments(&mut *conn, doc.pm.id).await?;
+    let sections = domain::Section::ALL
+        .into_iter()
+        .map(|s| (s.as_str().to_owned(), doc.pm.section(s).into()))
+        .collect();
+    let body = PostmortemJson {
+        incident: doc.key.clone(),
+        title: doc.title.clone(),
+        status: doc.pm.status.clone(),
+        version: doc.pm.version,
+        sections,
+        header: doc
+            .header
+            .iter()
+            .map(|(label, value)| serde_json::json!({ "label": label, "value": value }))
+            .collect(),
+        figures: doc.figures.clone(),
+        response: doc.response.clone(),
+        timeline: doc
+            .lines
+            .iter()
+            .filter(|l| l.chosen)
+            .map(|l| serde_json::json!({ "event_id": l.event_id, "time": l.time, "text": l.text }))
+            .collect(),
+        published_version: published.as_ref().map(|p| p.number),
+        edited_after_publication: doc.edited_after_publication(),
+        open_comments: comments.iter().filter(|c| c.resolved_at.is_none()).count(),
+        action_items: doc.items,
+    };
+    Ok(([(header::ETAG, etag(body.version))], Json(body)).into_response())
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CommentList {
+    pub items: Vec<db::Comment>,
+}
+
+/// Reviewers' comments on the postmortem, oldest first.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem/comments", tag = "postmortems",
+    params(("key" = String, Path, description = "Incident key")),
+    responses((status = 200, description = "OK", body = CommentList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn comments(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<CommentList>> {
+    let i = crate::incidents::db::get_named(&state.pool, &key).await?;
+    let mut conn = state.pool.acquire().await?;
+    let pm = actions::current(&mut conn, &i).await?;
+    Ok(Json(CommentList {
+        items: db::comments(&mut *conn, pm.id).await?,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewComment {
+    /// summary, impact, figures, timeline, root_cause, contributing_factors, detection,
+    /// went_well, was_hard, got_lucky, action_items or lessons
+    pub part: String,
+    pub body: String,
+}
+
+/// Comment on a part of the postmortem (it changes nothing in the document).
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments", tag = "postmortems",
+    params(("key" = String, Path, description = "Incident key")), request_body = NewComment,
+    responses((status = 201, description = "Created", body = db::Comment),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn add_comment(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    body: ApiJson<NewComment>,
+) -> AppResult<Response> {
+    let i = crate::incidents::db::get_named(&state.pool, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::comment(&mut tx, &auth.actor, &i, &body.value.part, &body.value.body).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(c)).into_response())
+}
+
+/// Mark a comment addressed.
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments/{id}/resolve", tag = "postmortems",
+    params(("key" = String, Path, description = "Incident key"), ("id" = i64, Path, description = "Comment id")),
+    responses((status = 200, description = "OK", body = db::Comment), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn resolve_comment(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, String)>,
+) -> AppResult<Json<db::Comment>> {
+    let i = crate::incidents::db::get_named(&state.pool, &key).await?;
+    let id = parse_id(&id, "comment")?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::resolve_comment(&mut tx, &auth.actor, &i, id).await?;
+    tx.commit().await?;
+    Ok(Json(c))
+}
+
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PostmortemQuery {
+    /// published (the default), in_review, draft or any
+    pub status: Option<String>,
+    /// The service's name
+    pub service: Option<String>,
+    /// The highest severity the incident reached: Sev1 … Sev4
+    pub severity: Option<String>,
+    /// Incidents detected on or after this day (YYYY-MM-DD, UTC)
+    pub from: Option<String>,
+    /// Incidents detected on or before this day (YYYY-MM-DD, UTC)
+    pub to: Option<String>,
+    /// true: only postmortems with action items still open or in progress
+    pub open_items: Option<String>,
+}
+
+impl PostmortemQuery {
+    pub fn filter(&self) -> AppResult<db::PostmortemFilter> {
+        let text = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let day = |field: &str, v: &Option<String>| {
+            text(v)
+                .map(|d| {
+                    chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| {
+                        AppError::invalid(field, format!("{d:?} is not a date such as 2026-09-17"))
+                    })
+                })
+                .transpose()
+        };
+        let status = match text(&self.status).as_deref() {
+            None | Some("published") => Some("published".to_owned()),
+            Some("any") => None,
+            Some(s @ ("draft" | "in_review")) => Some(s.to_owned()),
+            Some(other) => {
+                return Err(AppError::invalid(
+                    "status",
+                    format!("{other:?} is not a status; use published, in_review, draft or any"),
+                ));
+            }
+        };
+        let (from, to) = (day("from", &self.from)?, day("to", &self.to)?);
+        if let (Some(f), Some(t)) = (from, to)
+            && t < f
+        {
+            return Err(AppError::invalid("to", "the period ends before it starts"));
+        }
+        Ok(db::PostmortemFilter {
+            status,
+            service: text(&self.service),
+            severity: text(&self.severity)
+                .map(|s| crate::domain::Severity::parse("severity", &s).map(|s| s.to_string()))
+                .transpose()?,
+            from,
+            to,
+            open_items: match text(&self.open_items).as_deref() {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(_) => return Err(AppError::invalid("open_items", "true or false")),
+            },
+        })
+    }
+}
+
+/// A postmortem in the managers' list, its figures computed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PostmortemSummary {
+    pub incident: String,
+    pub title: String,
+    pub service: Option<String>,
+    /// The highest severity the incident reached
+    pub severity: String,
+    pub detected_at: chrono::DateTime<chrono::Utc>,
+    /// draft, in_review or published
+    pub status: String,
+    pub published_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub owner: Option<String>,
+    /// `detection → mitigation 0:45; → resolution 3:33`, once both are known
+    pub duration: Option<String>,
+    pub action_items: i64,
+    pub open_action_items: i64,
+    pub overdue_action_items: i64,
+    /// Share of the service's monthly error budget the incident's failed requests used
+    pub budget_consumed_percent: Option<i64>,
+}
+
+impl From<db::ListedPostmortem> for PostmortemSummary {
+    fn from(p: db::ListedPostmortem) -> Self {
+        let since = |t: chrono::DateTime<chrono::Utc>| (t - p.detected_at).num_seconds();
+        let budget = domain::error_budget(
+            p.slo_target_percent,
+            p.avg_requests_per_second,
+            p.failed_requests,
+        );
+        Self {
+            duration: p.mitigated_at.zip(p.resolved_at).map(|(m, r)| {
+                format!(
+                    "detection → mitigation {}; → resolution {}",
+                    crate::domain::format_hmm(since(m)),
+                    crate::domain::format_hmm(since(r))
+                )
+            }),
+            budget_consumed_percent: budget.map(|b| (b.consumed * 100.0).round() as i64),
+            incident: p.key,
+            title: p.title,
+            service: p.service,
+            severity: p.severity,
+            detected_at: p.detected_at,
+            status: p.status,
+            published_at: p.published_at,
+            owner: p.owner,
+            action_items: p.items,
+            open_action_items: p.open_items,
+            overdue_action_items: p.overdue_items,
+        }
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PostmortemList {
+    pub items: Vec<PostmortemSummary>,
+}
+
+/// Postmortems for review: published ones by default, filtered by service, severity, period
+/// and open action items; newest incident first.
+#[utoipa::path(get, path = "/api/v1/postmortems", tag = "postmortems", params(PostmortemQuery),
+    responses((status = 200, description = "OK", body = PostmortemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
+pub async fn list_postmortems(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    ApiQuery(q): ApiQuery<PostmortemQuery>,
+) -> AppResult<Json<PostmortemList>> {
+    let filter = q.filter()?;
+    Ok(Json(PostmortemList {
+        items: db::list(&state.pool, &filter)
+            .await?
+            .into_iter()
+            .map(PostmortemSummary::from)
+            .collect(),
+    }))
 }

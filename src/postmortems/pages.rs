@@ -38,6 +38,17 @@ pub struct PostmortemPage {
     edited_after: bool,
     sections: Vec<SectionView>,
     people: Vec<crate::people::db::Person>,
+    comments: Vec<super::db::Comment>,
+}
+
+impl ActionItemsPage {
+    fn item_status_label(&self, status: &str) -> &'static str {
+        super::domain::item_status_label(status)
+    }
+
+    fn item_statuses(&self) -> &'static [(&'static str, &'static str)] {
+        &super::domain::ITEM_STATUS_LABELS
+    }
 }
 
 impl PostmortemPage {
@@ -47,6 +58,40 @@ impl PostmortemPage {
 
     fn section(&self, name: &str) -> Option<&SectionView> {
         self.sections.iter().find(|s| s.name == name)
+    }
+
+    fn item_status_label(&self, status: &str) -> &'static str {
+        super::domain::item_status_label(status)
+    }
+
+    fn item_statuses(&self) -> &'static [(&'static str, &'static str)] {
+        &super::domain::ITEM_STATUS_LABELS
+    }
+
+    fn comments_on(&self, part: &str) -> Vec<&super::db::Comment> {
+        self.comments.iter().filter(|c| c.part == part).collect()
+    }
+
+    fn open_comments(&self) -> usize {
+        self.comments
+            .iter()
+            .filter(|c| c.resolved_at.is_none())
+            .count()
+    }
+
+    fn part_title(&self, part: &str) -> &'static str {
+        super::domain::COMMENT_PARTS
+            .iter()
+            .find(|(p, _)| *p == part)
+            .map_or("this part", |(_, t)| t)
+    }
+
+    fn action_types(&self) -> &'static [&'static str] {
+        &super::domain::ACTION_TYPES
+    }
+
+    fn owns(&self, a: &super::db::ActionItem, p: &crate::people::db::Person) -> bool {
+        a.owner.as_deref() == Some(p.name.as_str())
     }
 }
 
@@ -77,9 +122,9 @@ pub async fn show(
             text: doc.pm.section(s).to_owned(),
         })
         .collect();
+    let doc_id = doc.pm.id;
     let published = super::db::latest_version(&state.pool, doc.pm.id).await?;
-    let edited_after = doc.pm.status == "published"
-        && doc.pm.published_at.is_some_and(|at| doc.pm.updated_at > at);
+    let edited_after = doc.edited_after_publication();
     Ok(PostmortemPage {
         chrome,
         published,
@@ -87,6 +132,7 @@ pub async fn show(
         doc,
         sections,
         people: crate::people::db::list(&state.pool).await?,
+        comments: super::db::comments(&state.pool, doc_id).await?,
     })
 }
 
@@ -278,6 +324,108 @@ pub async fn add_item(
     Ok(back(&key))
 }
 
+#[derive(Deserialize)]
+pub struct CommentForm {
+    part: String,
+    body: String,
+}
+
+pub async fn comment(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(form): PageForm<CommentForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let outcome = actions::comment(&mut tx, &auth.actor, &i, &form.part, &form.body).await;
+    let c = settle(tx, outcome).await?;
+    Ok(Redirect::to(&format!(
+        "/incidents/{}/postmortem#comment-{}",
+        i.key, c.id
+    )))
+}
+
+pub async fn resolve_comment(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, String)>,
+    PageForm(_): PageForm<serde::de::IgnoredAny>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let id = crate::auth::handlers::parse_id(&id, "comment")?;
+    let mut tx = state.pool.begin().await?;
+    let outcome = actions::resolve_comment(&mut tx, &auth.actor, &i, id).await;
+    settle(tx, outcome).await?;
+    Ok(back(&i.key.to_string()))
+}
+
+#[derive(Deserialize)]
+pub struct ItemEditForm {
+    action: String,
+    #[serde(rename = "type")]
+    kind: String,
+    owner: String,
+    due_on: String,
+    work_item: String,
+    status: String,
+    version: i32,
+}
+
+/// The item `id` of this incident's postmortem; another incident's is not found here.
+async fn own_item(tx: &mut sqlx::PgConnection, key: &str, id: &str) -> Result<i64, AppError> {
+    let id = crate::auth::handlers::parse_id(id, "action item")?;
+    let item = actions::item(tx, id).await?;
+    if !item.incident.eq_ignore_ascii_case(key.trim()) {
+        return Err(AppError::NotFound(format!(
+            "{key} has no action item {id}."
+        )));
+    }
+    Ok(id)
+}
+
+pub async fn edit_item(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, String)>,
+    PageForm(form): PageForm<ItemEditForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let id = own_item(&mut tx, &i.key.to_string(), &id).await?;
+    let edit = actions::ItemEdit {
+        action: Some(&form.action),
+        kind: Some(&form.kind),
+        owner: Some(Some(&form.owner)),
+        due_on: Some(Some(&form.due_on)),
+        work_item: Some(&form.work_item),
+        status: Some(&form.status),
+    };
+    let outcome =
+        actions::edit_action_item(&mut tx, &auth.actor, id, Some(form.version), &edit).await;
+    settle(tx, outcome).await?;
+    Ok(back(&i.key.to_string()))
+}
+
+#[derive(Deserialize)]
+pub struct VersionForm {
+    version: i32,
+}
+
+pub async fn delete_item(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, String)>,
+    PageForm(form): PageForm<VersionForm>,
+) -> PageResult<Redirect> {
+    let i = incident(&state, &key).await?;
+    let mut tx = state.pool.begin().await?;
+    let id = own_item(&mut tx, &i.key.to_string(), &id).await?;
+    let outcome = actions::delete_action_item(&mut tx, &auth.actor, id, Some(form.version)).await;
+    settle(tx, outcome).await?;
+    Ok(back(&i.key.to_string()))
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "postmortems/action_items.html")]
 pub struct ActionItemsPage {
@@ -297,8 +445,9 @@ pub async fn action_items(
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<super::handlers::ItemQuery>,
 ) -> PageResult<ActionItemsPage> {
     let filter = q.filter()?;
-    let items = super::db::list_items(&state.pool, &filter).await?;
-    let everything = super::db::list_items(&state.pool, &Default::default()).await?;
+    let mut conn = state.pool.acquire().await?;
+    let items = actions::list_items(&mut conn, &filter).await?;
+    let everything = super::db::list_items(&mut *conn, &Default::default()).await?;
     let rates = super::domain::completion_by_type(
         everything
             .iter()
@@ -424,5 +573,56 @@ pub async fn version(
         html: render_markdown(&version.markdown),
         diff: super::domain::diff(&version.markdown, &doc.markdown(), 2),
         version,
+    })
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "postmortems/list.html")]
+pub struct ListPage {
+    chrome: Chrome,
+    rows: Vec<super::handlers::PostmortemSummary>,
+    services: Vec<String>,
+    q: super::handlers::PostmortemQuery,
+}
+
+impl ListPage {
+    fn chosen(&self, value: &Option<String>, option: &str) -> bool {
+        value.as_deref().map(str::trim) == Some(option)
+    }
+
+    fn typed<'a>(&self, value: &'a Option<String>) -> &'a str {
+        value.as_deref().unwrap_or("")
+    }
+
+    fn status_label(&self, status: &str) -> &'static str {
+        super::domain::status_label(status)
+    }
+}
+
+/// The managers' view: postmortems with their figures and open action items, filtered.
+pub async fn list(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
+        super::handlers::PostmortemQuery,
+    >,
+) -> PageResult<ListPage> {
+    let filter = q.filter()?;
+    let rows = super::db::list(&state.pool, &filter)
+        .await?
+        .into_iter()
+        .map(super::handlers::PostmortemSummary::from)
+        .collect();
+    let services = crate::services::db::list(&state.pool)
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    Ok(ListPage {
+        chrome,
+        rows,
+        services,
+        q,
     })
 }

@@ -23,6 +23,49 @@ const INC_1187_FIGURES: &[&str] = &[
     "Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge: 9 min. Time to mitigate: 45 min from alert.",
 ];
 
+/// The reference document's Timeline (UTC), line for line.
+const REFERENCE_TIMELINE: &[(&str, &str)] = &[
+    (
+        "14:05",
+        "PR \"chore: consolidate HTTP client settings\" deployed; sets MaxConnectionsPerServer = 10 on the processor client (previously unbounded). Canary at 10% for 15 min passes at ~25 req/s total",
+    ),
+    ("14:20", "Revision promoted to 100%"),
+    (
+        "15:40",
+        "Traffic ramps toward peak; p95 authorization latency climbs from 0.9 s to 3.5 s. No alert (threshold 5 s)",
+    ),
+    ("16:02", "First timeouts (TaskCanceledException after 10 s)"),
+    (
+        "16:07",
+        "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically as Sev2",
+    ),
+    ("16:16", "Primary on call acknowledges (9 min)"),
+    (
+        "16:20",
+        "Raised to Sev1 (checkout failing for > 25% of requests); IC Ana Ribeiro, comms lead and scribe assigned; bridge opened",
+    ),
+    ("16:24", "First stakeholder update sent"),
+    (
+        "16:31",
+        "Dependency telemetry shows processor latency up but processor 5xx flat; requests spend most time before the first byte is sent",
+    ),
+    (
+        "16:38",
+        "Scribe links the 14:05 deployment from the production environment history; IC decides to roll back",
+    ),
+    ("16:48", "Traffic shifted to previous revision"),
+    ("16:52", "Error rate under 0.5%; incident marked Mitigated"),
+    (
+        "17:22",
+        "30 min stable; second stakeholder update with mitigation",
+    ),
+    (
+        "18:30",
+        "Load test in staging reproduces queueing at 10 connections and 120 req/s with 1.2 s upstream latency",
+    ),
+    ("19:40", "Root cause recorded; incident Resolved"),
+];
+
 #[sqlx::test]
 async fn the_inc_1187_postmortem_shows_the_reference_figures_computed(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();
@@ -67,12 +110,53 @@ async fn the_inc_1187_postmortem_shows_the_reference_figures_computed(pool: PgPo
             + last;
         last = at;
     }
+    // The Timeline reads as the reference's, line for line, its figures computed.
+    let rows: Vec<&str> = md.text[md.text.find("| Time | Event |").unwrap()..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let expected: Vec<String> = REFERENCE_TIMELINE
+        .iter()
+        .map(|(t, e)| format!("| {t} | {} |", e.replace('|', "\\|")))
+        .collect();
+    assert_eq!(rows, expected);
+    for (t, e) in REFERENCE_TIMELINE {
+        let html_line = format!(
+            "<td>{t}</td><td>{}</td>",
+            e.replace('>', "&#62;").replace('"', "&#34;")
+        );
+        assert!(page.text.contains(&html_line), "page lacks {html_line}");
+    }
+    // Prose cites the figures by name; the document shows them computed.
+    for sentence in [
+        "A configuration change deployed at 14:05 capped outbound HTTP connections",
+        "31% of authorization requests failed for 50 minutes. Rolling back to the previous Container Apps revision restored service at 16:52.",
+        "fired 5 minutes after the first error",
+        "Acknowledged in 9 minutes;",
+    ] {
+        assert!(md.text.contains(sentence), "export lacks {sentence:?}");
+        assert!(page.text.contains(sentence), "page lacks {sentence:?}");
+    }
+    let api = app
+        .get("/api/v1/incidents/INC-1187/postmortem")
+        .await
+        .json();
     assert!(
-        md.text
-            .contains("| 16:38 | Scribe links the 14:05 deployment"),
-        "{}",
-        md.text
+        api["sections"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("{failed_share} of authorization requests failed for {impact_duration}"),
+        "the summary stores the citation, not the number"
     );
+    // Impact: what failed, the written bullets, the budget — one list, as the reference.
+    let impact = &md.text[md.text.find("## Impact").unwrap()..md.text.find("## Timeline").unwrap()];
+    let bullets: Vec<&str> = impact.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(bullets.len(), 4, "{impact}");
+    assert!(bullets[0].starts_with("- Authorization requests failed: 109 400"));
+    assert!(bullets[1].starts_with("- Orders that failed checkout"));
+    assert!(bullets[3].starts_with("- payments-gateway availability SLO"));
+    assert!(!impact.contains("\n\n- Orders"), "one list: {impact}");
     // Loading the demo again writes nothing twice.
     quell::demo::load(&app.pool).await.unwrap();
     let again = app.get("/incidents/INC-1187/postmortem.md").await;
@@ -104,6 +188,34 @@ async fn a_breached_incident_shows_its_own_figures(pool: PgPool) {
             .contains("detection → mitigation 1:30; → resolution 3:00")
     );
     assert!(page.text.contains("Time to detect: 10 min from first error. Time to acknowledge: 1 h. Time to mitigate: 1 h 30 min from alert."));
+    // Prose cites this incident's own figures; one not known yet stays as written.
+    let r = app
+        .form(
+            &format!("/incidents/{key}/postmortem/sections"),
+            &[
+                ("section", "summary"),
+                (
+                    "text",
+                    "Acknowledged after {time_to_acknowledge}, mitigated {time_to_mitigate} after detection; {failed_share} failed.",
+                ),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let sentence = "Acknowledged after 1 hour, mitigated 1 hour 30 minutes after detection; {failed_share} failed.";
+    assert!(
+        app.get(&format!("/incidents/{key}/postmortem"))
+            .await
+            .text
+            .contains(sentence)
+    );
+    assert!(
+        app.get(&format!("/incidents/{key}/postmortem.md"))
+            .await
+            .text
+            .contains(sentence)
+    );
 }
 
 #[sqlx::test]

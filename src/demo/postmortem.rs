@@ -1,6 +1,7 @@
 //! INC-1187's postmortem as the reference document writes it: every section and action item
 //! entered through the same actions a responder uses. The figures (durations, SLA verdicts,
-//! error budget, failure share) are not here: they are computed from the incident.
+//! error budget, failure share) are not here: they are computed from the incident, and the
+//! prose cites them by name (`{failed_share}`, `{impact_duration}`, `{mitigated_at}` …).
 
 use sqlx::PgConnection;
 
@@ -13,7 +14,7 @@ use crate::postmortems::db::Facts;
 const SECTIONS: &[(&str, &str)] = &[
     (
         "summary",
-        "A configuration change deployed at 14:05 capped outbound HTTP connections from payments-gateway to the card processor at 10 per replica. Under the midday peak, processor latency rose from a p50 of 300 ms to 1.2 s and requests queued for a connection until they hit the 10 s client timeout. 31% of authorization requests failed for 50 minutes. Rolling back to the previous Container Apps revision restored service at 16:52. The root cause was a pool size chosen without a capacity calculation, in a change classified as low risk.",
+        "A configuration change deployed at {change_at} capped outbound HTTP connections from payments-gateway to the card processor at 10 per replica. Under the midday peak, processor latency rose from a p50 of 300 ms to 1.2 s and requests queued for a connection until they hit the 10 s client timeout. {failed_share} of authorization requests failed for {impact_duration}. Rolling back to the previous Container Apps revision restored service at {mitigated_at}. The root cause was a pool size chosen without a capacity calculation, in a change classified as low risk.",
     ),
     (
         "impact",
@@ -29,11 +30,11 @@ const SECTIONS: &[(&str, &str)] = &[
     ),
     (
         "detection",
-        "The 5xx alert worked as designed and fired 5 minutes after the first error. A p95 latency alert at 2 s would have fired around 15:50, about 12 minutes before customer-facing errors. The incident was opened as Sev2 by the alert rule and raised manually; the rule's severity mapping did not account for checkout impact.",
+        "The 5xx alert worked as designed and fired {time_to_detect} after the first error. A p95 latency alert at 2 s would have fired around 15:50, about 12 minutes before customer-facing errors. The incident was opened as Sev2 by the alert rule and raised manually; the rule's severity mapping did not account for checkout impact.",
     ),
     (
         "went_well",
-        "- Acknowledged in 9 minutes; roles assigned within 4 minutes of Sev1 declaration.\n- The deployment history on the production environment made the suspect change visible in one click.\n- Rollback to the previous revision took 10 minutes end to end and needed no schema change.\n- Stakeholder updates went out on the 30-minute cadence without being asked.",
+        "- Acknowledged in {time_to_acknowledge}; roles assigned within 4 minutes of Sev1 declaration.\n- The deployment history on the production environment made the suspect change visible in one click.\n- Rollback to the previous revision took 10 minutes end to end and needed no schema change.\n- Stakeholder updates went out on the 30-minute cadence without being asked.",
     ),
     (
         "was_hard",
@@ -120,16 +121,16 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
     for (section, text) in SECTIONS {
         version = actions::edit_section(conn, &owner, i, version, section, text).await?;
     }
+    let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
     // The 14:05 deploy on the timeline is the change that triggered it.
-    let trigger = crate::timeline::db::for_incident(&mut *conn, i.id)
-        .await?
-        .into_iter()
+    let trigger = events
+        .iter()
         .find(|e| {
             e.body
                 .starts_with("PR \"chore: consolidate HTTP client settings\"")
         })
         .map(|e| e.id);
-    actions::edit_facts(
+    let version = actions::edit_facts(
         conn,
         &owner,
         i,
@@ -143,6 +144,14 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         },
     )
     .await?;
+    // The document's Timeline: every event but the postmortem owner's assignment, as the
+    // reference lists them (the roles of 16:20 are part of its 16:20 line).
+    let chosen: Vec<i64> = events
+        .iter()
+        .filter(|e| e.details.get("role").and_then(|r| r.as_str()) != Some("postmortem_owner"))
+        .map(|e| e.id)
+        .collect();
+    actions::choose_timeline(conn, &owner, i, version, &chosen).await?;
     for (action, kind, who, due, work_item) in ITEMS {
         actions::add_action_item(
             conn,

@@ -14,12 +14,14 @@ use crate::roles::domain::Role;
 use crate::sla::domain::Sla;
 use crate::timeline::{db::Event, domain::Kind};
 
-/// One line of the document's timeline.
+/// One event of the incident's timeline as the document words it, and whether it is chosen.
 pub struct Line {
     pub event_id: i64,
     pub time: String,
     pub text: String,
     pub chosen: bool,
+    /// Set when the event assigned a role: how a line of the document says it.
+    pub role: Option<String>,
 }
 
 pub struct Document {
@@ -28,13 +30,73 @@ pub struct Document {
     pub pm: Postmortem,
     /// Label and value, in the reference's order.
     pub header: Vec<(&'static str, String)>,
-    /// The computed Impact lines (what failed, the error budget), after the written bullets.
+    /// The computed Impact lines: what failed (printed before the written bullets) and the
+    /// error budget (after them).
     pub figures: Vec<String>,
+    pub failure_line: Option<String>,
+    pub budget_line: Option<String>,
     pub lines: Vec<Line>,
+    /// The Timeline as the document prints it: the chosen events, one line per minute.
+    pub rows: Vec<(String, String)>,
     pub response: String,
     pub items: Vec<ActionItem>,
     /// Context events that could be the triggering change.
     pub changes: Vec<(i64, String)>,
+    /// The figures a section may cite by name (`{time_to_acknowledge}`), with their values.
+    pub prose: Vec<(&'static str, String)>,
+}
+
+/// The values of [`domain::PROSE_FIGURES`] known for this incident; the others are left out
+/// (and stay as written in the text).
+fn prose_figures(
+    i: &Incident,
+    pm: &Postmortem,
+    d: &Durations,
+    change_at: Option<DateTime<Utc>>,
+    service: Option<&crate::services::db::Service>,
+) -> Vec<(&'static str, String)> {
+    let long = domain::format_minutes_long;
+    let from_change = change_at.map(|c| (i.detected_at - c).num_seconds());
+    let mut v: Vec<(&'static str, Option<String>)> = vec![
+        ("change_at", change_at.map(hm)),
+        ("started_at", Some(hm(i.started_at))),
+        ("detected_at", Some(hm(i.detected_at))),
+        ("acknowledged_at", i.acknowledged_at.map(hm)),
+        ("mitigated_at", i.mitigated_at.map(hm)),
+        ("resolved_at", i.resolved_at.map(hm)),
+        ("time_to_detect", Some(long(d.time_to_detect_secs))),
+        ("time_to_acknowledge", d.time_to_acknowledge_secs.map(long)),
+        ("time_to_mitigate", d.time_to_mitigate_secs.map(long)),
+        ("time_to_resolve", d.time_to_resolve_secs.map(long)),
+        (
+            "impact_duration",
+            i.mitigated_at
+                .map(|m| long((m - i.started_at).num_seconds())),
+        ),
+        ("from_change", from_change.map(long)),
+        ("failed_requests", pm.failed_requests.map(domain::grouped)),
+        ("total_requests", pm.total_requests.map(domain::grouped)),
+        (
+            "failed_share",
+            pm.failed_requests
+                .zip(pm.total_requests.filter(|t| *t > 0))
+                .map(|(f, t)| format!("{}%", (f as f64 * 100.0 / t as f64).round() as i64)),
+        ),
+    ];
+    let budget = service.and_then(|s| {
+        domain::error_budget(
+            s.slo_target_percent,
+            s.avg_requests_per_second,
+            pm.failed_requests,
+        )
+    });
+    v.push((
+        "budget_consumed",
+        budget.map(|b| format!("{}%", (b.consumed * 100.0).round() as i64)),
+    ));
+    v.into_iter()
+        .filter_map(|(name, value)| value.map(|v| (name, v)))
+        .collect()
 }
 
 /// Events the document shows when nobody has chosen: what happened, not who was assigned.
@@ -108,54 +170,74 @@ impl Document {
             ("Status", domain::status_label(&pm.status).to_owned()),
         ];
 
-        let mut figures = Vec::new();
-        if let Some(failed) = pm.failed_requests {
+        let failure_line = pm.failed_requests.map(|failed| {
             let between = i.mitigated_at.map(|m| (hm(i.started_at), hm(m)));
-            figures.push(domain::failure_line(
+            domain::failure_line(
                 &pm.requests_label,
                 failed,
                 pm.total_requests,
                 between.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-            ));
-        }
-        if let Some(s) = &service
-            && let (Some(slo), Some(rate)) = (s.slo_target_percent, s.avg_requests_per_second)
-            && let Some(b) = domain::error_budget(Some(slo), Some(rate), pm.failed_requests)
-        {
-            figures.push(domain::budget_line(&s.name, slo, rate, &b));
-        }
+            )
+        });
+        let budget_line = service.as_ref().and_then(|s| {
+            let (slo, rate) = (s.slo_target_percent?, s.avg_requests_per_second?);
+            let b = domain::error_budget(Some(slo), Some(rate), pm.failed_requests)?;
+            Some(domain::budget_line(&s.name, slo, rate, &b))
+        });
+        let figures = failure_line.iter().chain(&budget_line).cloned().collect();
 
         let chosen = pm.timeline_event_ids.clone();
-        let lines = events
+        let mut updates = 0;
+        let lines: Vec<Line> = events
             .iter()
             .map(|e: &Event| {
-                let headline = crate::timeline::domain::headline(
-                    e.kind,
-                    &e.details,
-                    e.occurred_at,
-                    i.detected_at,
-                );
+                if e.kind == Kind::StakeholderUpdate {
+                    updates += 1;
+                }
+                let text = domain::event_line(&domain::EventLine {
+                    kind: e.kind,
+                    details: &e.details,
+                    body: &e.body,
+                    occurred_at: e.occurred_at,
+                    detected_at: i.detected_at,
+                    update_number: updates,
+                    headline: crate::timeline::domain::headline(
+                        e.kind,
+                        &e.details,
+                        e.occurred_at,
+                        i.detected_at,
+                    ),
+                });
                 Line {
                     event_id: e.id,
                     time: hm(e.occurred_at),
-                    text: if e.body.is_empty() {
-                        headline
-                    } else {
-                        e.body.clone()
-                    },
+                    text,
                     chosen: match &chosen {
                         Some(ids) => ids.contains(&e.id),
                         None => shown_by_default(e.kind),
                     },
+                    role: (e.kind == Kind::RoleAssigned).then(|| domain::role_phrase(&e.details)),
                 }
             })
             .collect();
+        let rows = domain::merge_minutes(
+            lines
+                .iter()
+                .filter(|l| l.chosen)
+                .map(|l| (l.time.clone(), l.text.clone(), l.role.clone()))
+                .collect(),
+        );
         let from_change = pm.trigger_event_id.and_then(|id| {
             events
                 .iter()
                 .find(|e| e.id == id)
                 .map(|e| (i.detected_at - e.occurred_at).num_seconds())
         });
+        let change_at = pm
+            .trigger_event_id
+            .and_then(|id| events.iter().find(|e| e.id == id))
+            .map(|e| e.occurred_at);
+        let prose = prose_figures(i, &pm, &durations, change_at, service.as_ref());
         let response = domain::response_line(
             durations.time_to_detect_secs,
             from_change,
@@ -182,11 +264,45 @@ impl Document {
             pm,
             header,
             figures,
+            failure_line,
+            budget_line,
             lines,
+            rows,
             response,
             items,
             changes,
+            prose,
         })
+    }
+
+    /// The Impact section as the reference lays it out: what failed, the written bullets,
+    /// then the error budget, one list when the written part is a list.
+    pub fn impact_markdown(&self) -> String {
+        let written = self.section_text(Section::Impact);
+        let written = written.trim();
+        let is_list = ["- ", "* ", "+ "].iter().any(|m| written.starts_with(m));
+        let gap = if is_list || written.is_empty() {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        let mut md = String::new();
+        if let Some(f) = &self.failure_line {
+            md.push_str(&format!("- {f}{gap}"));
+        }
+        if !written.is_empty() {
+            md.push_str(written);
+            md.push_str(gap);
+        }
+        if let Some(b) = &self.budget_line {
+            md.push_str(&format!("- {b}\n"));
+        }
+        md
+    }
+
+    /// A written section with the figures it cites filled in.
+    pub fn section_text(&self, s: Section) -> String {
+        domain::fill_figures(self.pm.section(s), &self.prose)
     }
 
     /// Published, then changed: the page and the API say so and offer the diff.
@@ -211,22 +327,19 @@ impl Document {
             md.push_str(&format!("| {label} | {} |\n", cell(value)));
         }
         let section = |md: &mut String, s: Section| {
-            let text = self.pm.section(s);
+            let text = self.section_text(s);
             if !text.is_empty() {
-                md.push_str(text);
+                md.push_str(&text);
                 md.push_str("\n\n");
             }
         };
         md.push_str("\n## Summary\n\n");
         section(&mut md, Section::Summary);
         md.push_str("## Impact\n\n");
-        section(&mut md, Section::Impact);
-        for f in &self.figures {
-            md.push_str(&format!("- {f}\n"));
-        }
-        md.push_str("\n## Timeline (UTC)\n\n| Time | Event |\n| --- | --- |\n");
-        for l in self.lines.iter().filter(|l| l.chosen) {
-            md.push_str(&format!("| {} | {} |\n", l.time, cell(&l.text)));
+        md.push_str(self.impact_markdown().trim_end());
+        md.push_str("\n\n## Timeline (UTC)\n\n| Time | Event |\n| --- | --- |\n");
+        for (time, text) in &self.rows {
+            md.push_str(&format!("| {time} | {} |\n", cell(text)));
         }
         md.push_str(&format!("\n{}\n\n", self.response));
         for (title, s) in [

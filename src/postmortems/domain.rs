@@ -1,9 +1,11 @@
 //! Pure rules of postmortems: the error budget, the figures lines the reference document
 //! prints, Markdown rendered and sanitised, and the sections a person edits.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::domain::{DomainError, format_minutes};
+use crate::timeline::domain::Kind;
 
 /// Seconds in the month an SLO is counted over (30 days).
 pub const MONTH_SECS: f64 = 30.0 * 86_400.0;
@@ -460,6 +462,251 @@ pub fn item_status_label(status: &str) -> &'static str {
         .map_or("open", |(_, l)| l)
 }
 
+/// `9 minutes`, `1 minute`, `2 hours 2 minutes`, `1 hour`, `3 days 2 hours`: a duration in
+/// words, for prose. Truncates to the minute like the header's figures.
+pub fn format_minutes_long(secs: i64) -> String {
+    let total = secs.max(0) / 60;
+    let (d, h, m) = (total / 1440, total / 60 % 24, total % 60);
+    let unit = |n: i64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let mut parts = Vec::new();
+    if d > 0 {
+        parts.push(unit(d, "day"));
+    }
+    if h > 0 {
+        parts.push(unit(h, "hour"));
+    }
+    if m > 0 || parts.is_empty() {
+        parts.push(unit(m, "minute"));
+    }
+    parts.join(" ")
+}
+
+/// The figures a written section may cite by name, e.g. `{failed_share} of authorization
+/// requests failed for {impact_duration}` → `31% of authorization requests failed for 50
+/// minutes`: each is computed from the incident and the postmortem's facts.
+pub const PROSE_FIGURES: [(&str, &str); 16] = [
+    ("change_at", "the triggering change, HH:MM UTC"),
+    ("started_at", "first customer impact, HH:MM UTC"),
+    ("detected_at", "detection, HH:MM UTC"),
+    ("acknowledged_at", "acknowledgement, HH:MM UTC"),
+    ("mitigated_at", "mitigation, HH:MM UTC"),
+    ("resolved_at", "resolution, HH:MM UTC"),
+    ("time_to_detect", "first impact → detection"),
+    ("time_to_acknowledge", "detection → acknowledgement"),
+    ("time_to_mitigate", "detection → mitigation"),
+    ("time_to_resolve", "detection → resolution"),
+    ("impact_duration", "first impact → mitigation"),
+    ("from_change", "the triggering change → detection"),
+    ("failed_requests", "failed requests"),
+    ("total_requests", "requests in the impact window"),
+    ("failed_share", "failed ÷ all requests"),
+    ("budget_consumed", "share of the monthly error budget used"),
+];
+
+/// Replaces each `{name}` of a known figure with its value; unknown names, and figures not
+/// known yet, stay as written so the writer sees what is missing.
+pub fn fill_figures(text: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (v, close))
+        });
+        match value {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A timeline event as the document's Timeline words it.
+pub struct EventLine<'a> {
+    pub kind: Kind,
+    pub details: &'a serde_json::Value,
+    pub body: &'a str,
+    pub occurred_at: DateTime<Utc>,
+    pub detected_at: DateTime<Utc>,
+    /// For a stakeholder update: which one it was (1 for the first).
+    pub update_number: usize,
+    /// The headline the incident's own timeline shows, for the kinds worded the same way.
+    pub headline: String,
+}
+
+fn text_of<'a>(details: &'a serde_json::Value, key: &str) -> &'a str {
+    details
+        .get(key)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("?")
+}
+
+/// `First`, `Second` … `Tenth`, then `11th`.
+pub fn ordinal(n: usize) -> String {
+    const WORDS: [&str; 10] = [
+        "First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth", "Ninth",
+        "Tenth",
+    ];
+    match n {
+        1..=10 => WORDS[n - 1].to_owned(),
+        _ => {
+            let suffix = match (n % 10, n % 100) {
+                (_, 11..=13) => "th",
+                (1, _) => "st",
+                (2, _) => "nd",
+                (3, _) => "rd",
+                _ => "th",
+            };
+            format!("{n}{suffix}")
+        }
+    }
+}
+
+/// The document's wording of one event, as the reference writes it: what was written, then
+/// what the event did, with its figure computed —
+/// `Primary on call acknowledges (9 min)`, `Raised to Sev1 (checkout failing …)`,
+/// `Error rate under 0.5%; incident marked Mitigated`, `First stakeholder update sent`.
+pub fn event_line(e: &EventLine) -> String {
+    let body = e.body.trim();
+    let with = |fallback: String, joined: &str| {
+        if body.is_empty() {
+            fallback
+        } else {
+            format!("{body}{joined}")
+        }
+    };
+    let since = format_minutes((e.occurred_at - e.detected_at).num_seconds());
+    match e.kind {
+        Kind::Opened => with(
+            format!("Incident opened as {}", text_of(e.details, "severity")),
+            &format!(" as {}", text_of(e.details, "severity")),
+        ),
+        Kind::Acknowledged => with(format!("Acknowledged ({since})"), &format!(" ({since})")),
+        Kind::Mitigated => with(
+            format!("Incident marked Mitigated ({since} after detection)"),
+            "; incident marked Mitigated",
+        ),
+        Kind::Resolved => with("Incident Resolved".to_owned(), "; incident Resolved"),
+        Kind::SeverityChanged => {
+            let (from, to) = (text_of(e.details, "from"), text_of(e.details, "to"));
+            let verb = if to < from { "Raised" } else { "Lowered" };
+            if body.is_empty() {
+                format!("{verb} to {to}")
+            } else {
+                format!("{verb} to {to} ({body})")
+            }
+        }
+        Kind::StakeholderUpdate => format!("{} stakeholder update sent", ordinal(e.update_number)),
+        _ if !body.is_empty() => body.to_owned(),
+        _ => e.headline.clone(),
+    }
+}
+
+/// Who took a role, as a line of the document says it: the commander by name (`IC Ana
+/// Ribeiro`), the other roles by name of role (`comms lead`).
+pub fn role_phrase(details: &serde_json::Value) -> String {
+    match text_of(details, "role") {
+        "incident_commander" => format!("IC {}", text_of(details, "person")),
+        _ => text_of(details, "role_label").to_lowercase(),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The document's lines: events of the same minute become one line, in the order they
+/// happened, roles assigned in that minute said once (`IC Ana Ribeiro, comms lead and scribe
+/// assigned`). Input: (`HH:MM`, text, role phrase when the event assigned a role).
+pub fn merge_minutes(events: Vec<(String, String, Option<String>)>) -> Vec<(String, String)> {
+    /// One minute's line being gathered: its parts in order, and the roles assigned in it
+    /// (said together where the first of them happened).
+    struct Minute {
+        time: String,
+        parts: Vec<String>,
+        roles: Vec<String>,
+        roles_at: Option<usize>,
+    }
+    let mut minutes: Vec<Minute> = Vec::new();
+    for (time, text, role) in events {
+        if minutes.last().is_none_or(|m| m.time != time) {
+            minutes.push(Minute {
+                time,
+                parts: Vec::new(),
+                roles: Vec::new(),
+                roles_at: None,
+            });
+        }
+        let m = minutes.last_mut().expect("pushed above");
+        match role {
+            Some(r) => {
+                if m.roles_at.is_none() {
+                    m.roles_at = Some(m.parts.len());
+                    m.parts.push(String::new());
+                }
+                m.roles.push(r);
+            }
+            None => m.parts.push(text),
+        }
+    }
+    minutes
+        .into_iter()
+        .map(|mut m| {
+            if let Some(at) = m.roles_at {
+                m.parts[at] = format!("{} assigned", and_list(&m.roles));
+            }
+            let parts: Vec<String> = m
+                .parts
+                .into_iter()
+                .enumerate()
+                .map(|(n, p)| if n == 0 { p } else { clause(&p) })
+                .collect();
+            (m.time, parts.join("; "))
+        })
+        .collect()
+}
+
+/// A sentence joined after a semicolon: `Bridge opened` → `bridge opened`, while names and
+/// acronyms (`Ana Ribeiro took over`, `IC Ana …`, `DNS failed`) keep their capitals.
+fn clause(sentence: &str) -> String {
+    let mut words = sentence.split(' ');
+    let first = words.next().unwrap_or_default();
+    let second_is_lower = words
+        .next()
+        .is_none_or(|w| w.chars().next().is_none_or(|c| !c.is_uppercase()));
+    let mut chars = first.chars();
+    let plain_word = chars.next().is_some_and(char::is_uppercase)
+        && first.chars().count() > 1
+        && chars.all(char::is_lowercase);
+    if plain_word && second_is_lower {
+        let mut c = sentence.chars();
+        let head = c
+            .next()
+            .map(|h| h.to_lowercase().to_string())
+            .unwrap_or_default();
+        head + c.as_str()
+    } else {
+        sentence.to_owned()
+    }
+}
+
 /// The status as the header shows it.
 pub fn status_label(status: &str) -> &'static str {
     match status {
@@ -472,6 +719,153 @@ pub fn status_label(status: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn line(kind: Kind, details: serde_json::Value, body: &str, minutes: i64) -> String {
+        let detected = DateTime::parse_from_rfc3339("2026-09-17T16:07:00Z")
+            .unwrap()
+            .to_utc();
+        event_line(&EventLine {
+            kind,
+            details: &details,
+            body,
+            occurred_at: detected + chrono::Duration::minutes(minutes),
+            detected_at: detected,
+            update_number: 1,
+            headline: "headline".into(),
+        })
+    }
+
+    #[test]
+    fn events_are_worded_as_the_reference_timeline_with_their_figures_computed() {
+        use serde_json::json;
+        assert_eq!(
+            line(
+                Kind::Opened,
+                json!({"severity": "Sev2"}),
+                "Alert fires; INC-1187 opened automatically",
+                0
+            ),
+            "Alert fires; INC-1187 opened automatically as Sev2"
+        );
+        assert_eq!(
+            line(
+                Kind::Acknowledged,
+                json!({}),
+                "Primary on call acknowledges",
+                9
+            ),
+            "Primary on call acknowledges (9 min)"
+        );
+        assert_eq!(
+            line(Kind::Acknowledged, json!({}), "", 9),
+            "Acknowledged (9 min)"
+        );
+        assert_eq!(
+            line(
+                Kind::SeverityChanged,
+                json!({"from": "Sev2", "to": "Sev1"}),
+                "checkout failing",
+                13
+            ),
+            "Raised to Sev1 (checkout failing)"
+        );
+        assert_eq!(
+            line(
+                Kind::SeverityChanged,
+                json!({"from": "Sev1", "to": "Sev3"}),
+                "",
+                13
+            ),
+            "Lowered to Sev3"
+        );
+        assert_eq!(
+            line(Kind::Mitigated, json!({}), "Error rate under 0.5%", 45),
+            "Error rate under 0.5%; incident marked Mitigated"
+        );
+        assert_eq!(
+            line(Kind::Resolved, json!({}), "Root cause recorded", 213),
+            "Root cause recorded; incident Resolved"
+        );
+        assert_eq!(
+            line(
+                Kind::StakeholderUpdate,
+                json!({"audience": "executives"}),
+                "Card payments…",
+                17
+            ),
+            "First stakeholder update sent"
+        );
+        assert_eq!(
+            line(Kind::Note, json!({}), "Bridge opened", 13),
+            "Bridge opened"
+        );
+        assert_eq!(line(Kind::Edited, json!({}), "", 13), "headline");
+        assert_eq!(ordinal(2), "Second");
+        assert_eq!(
+            (ordinal(11), ordinal(22), ordinal(103)),
+            ("11th".into(), "22nd".into(), "103rd".into())
+        );
+    }
+
+    #[test]
+    fn events_of_one_minute_make_one_line_with_roles_said_once() {
+        let ev = |t: &str, text: &str, role: Option<&str>| {
+            (t.to_owned(), text.to_owned(), role.map(str::to_owned))
+        };
+        let lines = merge_minutes(vec![
+            ev("16:16", "Primary on call acknowledges (9 min)", None),
+            ev(
+                "16:20",
+                "Raised to Sev1 (checkout failing for > 25% of requests)",
+                None,
+            ),
+            ev("16:20", "", Some("IC Ana Ribeiro")),
+            ev("16:20", "", Some("comms lead")),
+            ev("16:20", "", Some("scribe")),
+            ev("16:20", "Bridge opened", None),
+            ev("16:24", "First stakeholder update sent", None),
+        ]);
+        assert_eq!(
+            lines,
+            vec![
+                ("16:16".to_owned(), "Primary on call acknowledges (9 min)".to_owned()),
+                (
+                    "16:20".to_owned(),
+                    "Raised to Sev1 (checkout failing for > 25% of requests); IC Ana Ribeiro, comms lead and scribe assigned; bridge opened".to_owned()
+                ),
+                ("16:24".to_owned(), "First stakeholder update sent".to_owned()),
+            ]
+        );
+        assert_eq!(and_list(&["a".into(), "b".into()]), "a and b");
+        assert_eq!(clause("Ana Ribeiro took over"), "Ana Ribeiro took over");
+        assert_eq!(clause("DNS failed"), "DNS failed");
+        assert_eq!(clause("Rollback"), "rollback");
+    }
+
+    #[test]
+    fn prose_cites_figures_by_name() {
+        let values = vec![
+            ("failed_share", "31%".to_owned()),
+            ("impact_duration", format_minutes_long(50 * 60)),
+            ("mitigated_at", "16:52".to_owned()),
+        ];
+        assert_eq!(
+            fill_figures(
+                "{failed_share} of authorization requests failed for {impact_duration}. Restored at {mitigated_at}.",
+                &values
+            ),
+            "31% of authorization requests failed for 50 minutes. Restored at 16:52."
+        );
+        assert_eq!(
+            fill_figures("{unknown} {\"json\": 1} {failed_share", &values),
+            "{unknown} {\"json\": 1} {failed_share"
+        );
+        assert_eq!(fill_figures("{{failed_share}}", &values), "{31%}");
+        assert_eq!(format_minutes_long(60), "1 minute");
+        assert_eq!(format_minutes_long(2 * 3600 + 2 * 60), "2 hours 2 minutes");
+        assert_eq!(format_minutes_long(86_400 + 3600), "1 day 1 hour");
+        assert_eq!(format_minutes_long(0), "0 minutes");
+    }
 
     #[test]
     fn comments_name_a_part_and_say_something() {

@@ -201,7 +201,7 @@ pub struct PostmortemJson {
     pub figures: Vec<String>,
     /// Time to detect / acknowledge / mitigate
     pub response: String,
-    /// The chosen timeline lines
+    /// The Timeline as printed: the chosen events, one line per minute
     #[schema(value_type = Vec<Object>)]
     pub timeline: Vec<serde_json::Value>,
     pub action_items: Vec<db::ActionItem>,
@@ -243,10 +243,9 @@ pub async fn get(
         figures: doc.figures.clone(),
         response: doc.response.clone(),
         timeline: doc
-            .lines
+            .rows
             .iter()
-            .filter(|l| l.chosen)
-            .map(|l| serde_json::json!({ "event_id": l.event_id, "time": l.time, "text": l.text }))
+            .map(|(time, text)| serde_json::json!({ "time": time, "text": text }))
             .collect(),
         published_version: published.as_ref().map(|p| p.number),
         edited_after_publication: doc.edited_after_publication(),

@@ -68,6 +68,11 @@ impl PostmortemPage {
         &super::domain::ITEM_STATUS_LABELS
     }
 
+    /// `{name}`, as a section cites a figure.
+    fn cite(&self, name: &str) -> String {
+        format!("{{{name}}}")
+    }
+
     fn comments_on(&self, part: &str) -> Vec<&super::db::Comment> {
         self.comments.iter().filter(|c| c.part == part).collect()
     }
@@ -118,7 +123,10 @@ pub async fn show(
         .map(|s| SectionView {
             name: s.as_str(),
             title: s.title(),
-            html: render_markdown(doc.pm.section(s)),
+            html: render_markdown(&match s {
+                Section::Impact => doc.impact_markdown(),
+                _ => doc.section_text(s),
+            }),
             text: doc.pm.section(s).to_owned(),
         })
         .collect();

@@ -772,15 +772,21 @@ async fn failed_sign_ins_slow_down_per_account_and_per_address(pool: PgPool) {
         .map(|e| {
             (
                 e["action"].as_str().unwrap().to_owned(),
+                e["target"].as_str().unwrap_or_default().to_owned(),
                 e["count"].as_i64().unwrap(),
             )
         })
         .collect();
-    assert!(
-        actions.contains(&("login.failed".to_owned(), 3)),
-        "three failures, one row: {actions:?}"
-    );
-    assert!(actions.iter().any(|(a, _)| a == "login.throttled"));
+    // Refusals of one kind, subject and address are tallied per minute: ana's three failures
+    // make one row, or two when they straddle a minute boundary.
+    let ana: Vec<i64> = actions
+        .iter()
+        .filter(|(a, t, _)| a == "login.failed" && t.contains("ana@example.com"))
+        .map(|(_, _, n)| *n)
+        .collect();
+    assert_eq!(ana.iter().sum::<i64>(), 3, "{actions:?}");
+    assert!(ana.len() <= 2, "tallied, not a row each: {actions:?}");
+    assert!(actions.iter().any(|(a, _, _)| a == "login.throttled"));
 }
 
 #[sqlx::test]

@@ -1162,3 +1162,85 @@ async fn each_integration_says_what_happens_when_all_its_alerts_resolve(pool: Pg
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(r.field(), "on_all_resolved");
 }
+
+#[sqlx::test]
+async fn an_alert_firing_on_a_mitigated_incident_says_so_once(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let am = app.integration("am", "alertmanager").await;
+    let fire = |fp: &'static str| alertmanager_payload("QueueDepth", &[(fp, "firing")], json!({}));
+    app.alert("alertmanager", &am, &fire("q1")).await;
+    let key = app.incident_keys().await[0].clone();
+    let resolved = alertmanager_payload("QueueDepth", &[("q1", "resolved")], json!({}));
+    app.alert("alertmanager", &am, &resolved).await;
+    assert_eq!(app.incident_json(&key).await["status"], "mitigated");
+
+    // The group is still open (the incident is not resolved): a new alert joins it.
+    for fp in ["q2", "q3"] {
+        let r = app.alert("alertmanager", &am, &fire(fp)).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    }
+    assert_eq!(app.incident_keys().await.len(), 1);
+    let incident = app.incident_json(&key).await;
+    assert_eq!(incident["status"], "mitigated", "responders decide");
+    assert_eq!(incident["alert_count"], 3);
+    let notes: Vec<String> = app
+        .timeline(&key)
+        .await
+        .iter()
+        .filter(|e| e["kind"] == "note")
+        .map(|e| e["body"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        notes,
+        ["Alert \"QueueDepth on q2\" fired after the incident was mitigated"],
+        "once: q3 joined an incident that already had an open alert"
+    );
+}
+
+#[sqlx::test]
+async fn a_resolution_waits_for_a_firing_batch_of_the_same_incident(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = app.integration("am", "alertmanager").await;
+    let fire = alertmanager_payload("Latency", &[("l1", "firing")], json!({}));
+    app.alert("alertmanager", &am, &fire).await;
+    let key = app.incident_keys().await[0].clone();
+
+    // A firing batch in flight: it share-locks the group, as every batch does, and adds an
+    // alert it has not committed yet (its foreign key holds a key-share lock on the incident,
+    // which the resolution's `for update` waits for).
+    let mut batch = pool.begin().await.unwrap();
+    let (group_id, incident_id): (i64, i64) = sqlx::query_as(
+        "select id, incident_id from alert_groups where closed_at is null order by id for share",
+    )
+    .fetch_one(&mut *batch)
+    .await
+    .unwrap();
+    sqlx::query(
+        "insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, raw)
+         select integration_id, $1, $2, 'l2', 'firing', 'Latency on l2', '{}' from alert_groups where id = $1",
+    )
+    .bind(group_id)
+    .bind(incident_id)
+    .execute(&mut *batch)
+    .await
+    .unwrap();
+
+    // Meanwhile the sender resolves the incident's only committed alert.
+    let resolved = alertmanager_payload("Latency", &[("l1", "resolved")], json!({}));
+    let resolving = {
+        let app = &app;
+        let am = am.clone();
+        async move { app.alert("alertmanager", &am, &resolved).await }
+    };
+    let commit_later = async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        batch.commit().await.unwrap();
+    };
+    let (r, ()) = tokio::join!(resolving, commit_later);
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    let incident = app.incident_json(&key).await;
+    assert_eq!(
+        incident["status"], "triggered",
+        "the resolution counted the batch's alert: one still fires"
+    );
+}

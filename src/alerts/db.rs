@@ -186,7 +186,10 @@ pub async fn incidents_of_open(
 }
 
 /// Locks incidents in id order, so that resolving alerts and a responder's changes to the same
-/// incident take turns instead of deadlocking.
+/// incident take turns instead of deadlocking. `for update`, not `for no key update`: a firing
+/// batch's new alert holds a key-share lock on its incident (the foreign key) until it commits,
+/// and only `for update` waits for it — so a resolution counts every alert added before it,
+/// and never mitigates an incident whose new alert it could not see yet.
 pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<()> {
     sqlx::query!(
         "select id from incidents where id = any($1) order by id for update",

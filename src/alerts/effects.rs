@@ -246,7 +246,9 @@ async fn fire(
         return Ok(());
     }
     let ids: Vec<i64> = worst.keys().copied().collect();
-    for state in db::incident_states(conn, &ids).await? {
+    let states = db::incident_states(conn, &ids).await?;
+    fired_after_mitigation(conn, &states, &stored, &worst).await?;
+    for state in states {
         let (d, e, c) = worst[&state.id];
         if state.status == Status::Resolved || !d.severity.is_more_severe_than(state.severity) {
             continue;
@@ -265,6 +267,57 @@ async fn fire(
             &reason,
             None,
             &actor_of(c),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// An alert firing on a mitigated incident none of whose other alerts is open says so on the
+/// timeline, once (the next ones join an incident that already has an open alert). The
+/// status stays: whether the impact is back is the responders' call.
+async fn fired_after_mitigation(
+    conn: &mut PgConnection,
+    states: &[db::IncidentState],
+    stored: &[db::Stored],
+    worst: &HashMap<i64, (&Decision, &AlertEvent, &Credentials)>,
+) -> AppResult<()> {
+    let mitigated: Vec<i64> = states
+        .iter()
+        .filter(|s| s.status == Status::Mitigated)
+        .map(|s| s.id)
+        .collect();
+    if mitigated.is_empty() {
+        return Ok(());
+    }
+    let now = clock::now(&mut *conn).await?;
+    for (incident_id, open) in db::open_counts(conn, &mitigated).await? {
+        let new = stored
+            .iter()
+            .filter(|s| s.inserted && s.incident_id == incident_id)
+            .count() as i64;
+        if new < open {
+            continue;
+        }
+        let (_, e, c) = worst[&incident_id];
+        let mut body = format!(
+            "Alert \"{}\" fired after the incident was mitigated",
+            short(&e.summary, 200)
+        );
+        if new > 1 {
+            body.push_str(&format!(" (and {} more)", new - 1));
+        }
+        timeline::db::append(
+            &mut *conn,
+            NewEvent {
+                incident_id,
+                occurred_at: now,
+                kind: Kind::Note,
+                author: &actor_of(c).name,
+                body: &body,
+                details: json!({ "integration": c.name, "fired_after_mitigation": new }),
+                incident_version: None,
+            },
         )
         .await?;
     }

@@ -534,3 +534,34 @@ async fn the_owner_sees_their_unfinished_items_on_the_dashboard(pool: PgPool) {
     let admin_dash = app.get("/incidents").await.text;
     assert!(!admin_dash.contains("Your action items"));
 }
+
+#[sqlx::test]
+async fn setting_a_status_from_the_list_returns_to_the_same_filters(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let page = app.get("/action-items?owner=ana&overdue=true").await.text;
+    assert!(
+        page.contains(r#"name="back" value="owner=ana&#38;overdue=true""#),
+        "{page}"
+    );
+    let id = item_of(&app, "INC-1187", 4).await["id"].as_i64().unwrap();
+    for (back, to) in [
+        (
+            "owner=ana&overdue=true",
+            "/action-items?owner=ana&overdue=true",
+        ),
+        ("owner=ana&next=//evil.example", "/action-items?owner=ana"),
+        ("//evil.example/x", "/action-items"),
+        ("", "/action-items"),
+    ] {
+        let r = app
+            .form(
+                &format!("/action-items/{id}"),
+                &[("status", "in_progress"), ("back", back)],
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+        assert_eq!(r.header("location"), Some(to), "{back:?}");
+    }
+    assert_eq!(item_of(&app, "INC-1187", 4).await["status"], "in_progress");
+}

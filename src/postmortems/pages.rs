@@ -7,6 +7,7 @@ use askama_web::WebTemplate;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
+use form_urlencoded as form;
 use serde::Deserialize;
 
 use super::actions::{self, ItemDraft};
@@ -444,6 +445,8 @@ pub struct ActionItemsPage {
     status: String,
     kind: String,
     overdue: bool,
+    /// The filters as a query string, for the status forms to come back to.
+    back: String,
 }
 
 pub async fn action_items(
@@ -461,6 +464,20 @@ pub async fn action_items(
             .iter()
             .map(|i| (i.kind.as_str(), i.status.as_str())),
     );
+    let back = {
+        let mut q = form::Serializer::new(String::new());
+        for (k, v) in [
+            ("owner", filter.owner.as_deref()),
+            ("status", filter.status.as_deref()),
+            ("type", filter.kind.as_deref()),
+            ("overdue", filter.overdue.then_some("true")),
+        ] {
+            if let Some(v) = v {
+                q.append_pair(k, v);
+            }
+        }
+        q.finish()
+    };
     Ok(ActionItemsPage {
         chrome,
         items,
@@ -468,6 +485,7 @@ pub async fn action_items(
         owner: filter.owner.unwrap_or_default(),
         status: filter.status.unwrap_or_default(),
         kind: filter.kind.unwrap_or_default(),
+        back,
         overdue: filter.overdue,
     })
 }
@@ -475,6 +493,9 @@ pub async fn action_items(
 #[derive(Deserialize)]
 pub struct StatusForm {
     status: String,
+    /// The list's filters, to return to the same list.
+    #[serde(default)]
+    back: String,
 }
 
 pub async fn item_status(
@@ -485,7 +506,20 @@ pub async fn item_status(
 ) -> PageResult<Redirect> {
     let id = crate::auth::handlers::parse_id(&id, "action item")?;
     super::handlers::set_status(&state, &auth.actor, id, &form.status).await?;
-    Ok(Redirect::to("/action-items"))
+    // Only a query string of this list: never somewhere else.
+    let query: String = form::parse(form.back.trim_start_matches('?').as_bytes())
+        .fold(form::Serializer::new(String::new()), |mut q, (k, v)| {
+            if ["owner", "status", "type", "overdue"].contains(&k.as_ref()) {
+                q.append_pair(&k, &v);
+            }
+            q
+        })
+        .finish();
+    Ok(Redirect::to(&if query.is_empty() {
+        "/action-items".to_owned()
+    } else {
+        format!("/action-items?{query}")
+    }))
 }
 
 pub struct NearMissView {

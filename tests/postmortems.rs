@@ -548,6 +548,26 @@ async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits
         app.get(&format!("{base}/versions/9")).await.status,
         StatusCode::NOT_FOUND
     );
+    // Publishing the edits makes version 2; version 1 stays as it was.
+    let r = app.form(&format!("{base}/publish"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get(&base).await.text;
+    assert!(page.contains("Published version 2") && !page.contains("Edited after publication"));
+    assert!(page.contains(&format!(r#"<a href="{base}/versions/1">1</a>"#)));
+    let v2 = app.get(&format!("{base}/versions/2")).await.text;
+    assert!(
+        v2.split("<article")
+            .nth(1)
+            .unwrap()
+            .contains("Derive limits from traffic.")
+    );
+    let v1 = app.get(&format!("{base}/versions/1")).await.text;
+    assert!(
+        !v1.split("<article")
+            .nth(1)
+            .unwrap()
+            .contains("Derive limits from traffic.")
+    );
 }
 
 #[sqlx::test]

@@ -469,6 +469,23 @@ pub async fn latest_version(
     .await?)
 }
 
+/// Every published version, newest first: number, when and by whom.
+pub async fn versions(
+    e: impl PgExecutor<'_>,
+    postmortem_id: i64,
+) -> AppResult<Vec<(i32, DateTime<Utc>, String)>> {
+    Ok(sqlx::query!(
+        r#"select number, published_at, published_by from postmortem_versions
+           where postmortem_id = $1 order by number desc"#,
+        postmortem_id
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.number, r.published_at, r.published_by))
+    .collect())
+}
+
 pub async fn version(
     e: impl PgExecutor<'_>,
     postmortem_id: i64,

@@ -40,6 +40,8 @@ pub struct PostmortemPage {
     sections: Vec<SectionView>,
     people: Vec<crate::people::db::Person>,
     comments: Vec<super::db::Comment>,
+    /// Every published version, newest first: number, when, by whom.
+    versions: Vec<(i32, chrono::DateTime<chrono::Utc>, String)>,
 }
 
 impl ActionItemsPage {
@@ -133,6 +135,7 @@ pub async fn show(
         .collect();
     let doc_id = doc.pm.id;
     let published = super::db::latest_version(&state.pool, doc.pm.id).await?;
+    let versions = super::db::versions(&state.pool, doc.pm.id).await?;
     let edited_after = doc.edited_after_publication();
     Ok(PostmortemPage {
         chrome,
@@ -142,6 +145,7 @@ pub async fn show(
         sections,
         people: crate::people::db::list(&state.pool).await?,
         comments: super::db::comments(&state.pool, doc_id).await?,
+        versions,
     })
 }
 

@@ -180,10 +180,7 @@ async fn checked<'a>(conn: &mut PgConnection, d: &ItemDraft<'a>) -> AppResult<Ne
     }
     Ok(NewActionItem {
         action,
-        kind: domain::ACTION_TYPES
-            .into_iter()
-            .find(|t| *t == kind)
-            .unwrap_or("prevent"),
+        kind,
         owner_id,
         due_on,
         work_item,

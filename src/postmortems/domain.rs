@@ -265,16 +265,17 @@ pub fn check_section_text(text: &str) -> Result<String, DomainError> {
 /// The kinds of action item.
 pub const ACTION_TYPES: [&str; 4] = ["prevent", "detect", "mitigate", "process"];
 
-pub fn check_action_type(t: &str) -> Result<String, DomainError> {
+pub fn check_action_type(t: &str) -> Result<&'static str, DomainError> {
     let t = t.trim().to_ascii_lowercase();
-    if ACTION_TYPES.contains(&t.as_str()) {
-        Ok(t)
-    } else {
-        Err(DomainError::invalid(
-            "type",
-            format!("{t:?} is not an action type; use prevent, detect, mitigate or process"),
-        ))
-    }
+    ACTION_TYPES
+        .into_iter()
+        .find(|known| *known == t)
+        .ok_or_else(|| {
+            DomainError::invalid(
+                "type",
+                format!("{t:?} is not an action type; use prevent, detect, mitigate or process"),
+            )
+        })
 }
 
 /// The states of an action item.

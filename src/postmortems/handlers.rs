@@ -44,7 +44,7 @@ impl ItemQuery {
                 .map(|s| domain::check_item_status(&s))
                 .transpose()?,
             kind: text(&self.kind)
-                .map(|t| domain::check_action_type(&t))
+                .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
             overdue: match text(&self.overdue).as_deref() {
                 None | Some("false") => false,

@@ -440,6 +440,29 @@ async fn search_ranks_inc_1187_first_for_connection_pool(pool: PgPool) {
             .contains("Idempotency keys prevented duplicate charges"),
         "near misses gather every got-lucky entry"
     );
+    // A near miss citing a figure shows it filled in, as the postmortem does.
+    let r = app
+        .form(
+            "/incidents/INC-1187/postmortem/sections",
+            &[
+                ("section", "got_lucky"),
+                ("text", "- Caught {time_to_detect} after the first error."),
+                (
+                    "version",
+                    &app.get("/api/v1/incidents/INC-1187/postmortem")
+                        .await
+                        .json()["version"]
+                        .to_string(),
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let misses = app.get("/near-misses").await.text;
+    assert!(
+        misses.contains("Caught 5 minutes after the first error."),
+        "{misses}"
+    );
     let r = app.get("/search?q=INC-1187").await;
     assert_eq!(
         (r.status, r.header("location")),

@@ -544,14 +544,21 @@ pub async fn near_misses(
     chrome: Chrome,
     _auth: Auth<Viewer>,
 ) -> PageResult<NearMissesPage> {
-    let misses = super::db::near_misses(&state.pool)
-        .await?
-        .into_iter()
-        .map(|m| NearMissView {
-            html: render_markdown(&m.got_lucky),
+    let mut misses = Vec::new();
+    for m in super::db::near_misses(&state.pool).await? {
+        // Text citing a figure (`{time_to_detect}`) is shown with it filled in, as on the
+        // postmortem; the document is loaded only for those.
+        let text = if m.got_lucky.contains('{') {
+            let i = incident(&state, &m.key).await?;
+            document(&state, &i).await?.section_text(Section::GotLucky)
+        } else {
+            m.got_lucky.clone()
+        };
+        misses.push(NearMissView {
+            html: render_markdown(&text),
             m,
-        })
-        .collect();
+        });
+    }
     Ok(NearMissesPage { chrome, misses })
 }
 

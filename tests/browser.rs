@@ -419,3 +419,70 @@ async fn an_admin_connects_alertmanager_from_the_browser_and_its_alert_opens_an_
     c.close().await.ok();
     outcome.expect("the browser flow finished in time");
 }
+
+#[sqlx::test]
+async fn a_manager_reviews_the_inc_1187_postmortem_in_chromium(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    account(
+        &pool,
+        "lead@example.com",
+        "Lena Lead",
+        quell::auth::domain::UserRole::Manager,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        // The managers' list leads to the published postmortem.
+        sign_in_at(&c, &format!("{base}/postmortems"), "lead@example.com").await;
+        text_when(&c, "main table", |t| {
+            t.contains("INC-1187") && t.contains("70%")
+        })
+        .await;
+        click(&c, r#"a[href="/incidents/INC-1187/postmortem"]"#).await;
+        text_when(&c, "table.pm-header", |t| t.contains("Published")).await;
+        snapshot(&c, "postmortem").await;
+
+        // A review comment on the root cause, typed as written (and shown escaped).
+        click(&c, "#comments-root_cause details summary").await;
+        type_into(
+            &c,
+            r#"#comments-root_cause textarea[name="body"]"#,
+            "Where did <b>10</b> come from?",
+        )
+        .await;
+        click(
+            &c,
+            "#comments-root_cause form.stacked button[type=\"submit\"]",
+        )
+        .await;
+        text_when(&c, "#comments-root_cause .comment .body", |t| {
+            t == "Where did <b>10</b> come from?"
+        })
+        .await;
+        text_when(&c, "p.open-comments", |t| {
+            t.contains("1 open review comment")
+        })
+        .await;
+
+        // Editing a section after publication says so; the frozen version stays.
+        click(&c, "#lessons > details.more > summary").await;
+        let area = c
+            .find(Locator::Css(r#"#lessons textarea[name="text"]"#))
+            .await
+            .unwrap();
+        area.clear().await.unwrap();
+        area.send_keys(
+            "Derive concurrency limits from arrival rate × latency at {time_to_detect} notice.",
+        )
+        .await
+        .unwrap();
+        click(&c, "#lessons > details.more button[type=\"submit\"]").await;
+        text_when(&c, "#lessons", |t| t.contains("at 5 minutes notice.")).await;
+        text_when(&c, "main", |t| t.contains("Edited after publication")).await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the review finished in time");
+}

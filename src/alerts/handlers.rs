@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::db::{self, Alert};
 use crate::auth::{Auth, Viewer};
 use crate::error::{AppError, AppResult};
-use crate::http::extract::ApiQuery;
+use crate::http::extract::{ApiQuery, query_text};
 use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -40,13 +40,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<AlertQuery>,
 ) -> AppResult<Json<AlertList>> {
     let incident = crate::incidents::db::get_named(&state.pool, &key).await?;
-    let text = |v: &Option<String>| {
-        v.as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_owned)
-    };
-    let status = text(&q.status);
+    let status = query_text(&q.status);
     if let Some(s) = &status
         && !["firing", "acknowledged", "resolved"].contains(&s.as_str())
     {
@@ -55,13 +49,13 @@ pub async fn list(
             "firing, acknowledged or resolved",
         ));
     }
-    let after = match text(&q.cursor) {
+    let after = match query_text(&q.cursor) {
         None => 0,
         Some(c) => c
             .parse::<i64>()
             .map_err(|_| AppError::invalid("cursor", "use the next_cursor of a previous page"))?,
     };
-    let limit = match text(&q.limit) {
+    let limit = match query_text(&q.limit) {
         None => 100,
         Some(l) => l
             .parse::<i64>()

@@ -220,6 +220,24 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
+/// A query parameter as a filter: trimmed, and `None` when absent or blank (`?owner=` means any).
+pub fn query_text(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+/// A yes/no query parameter: `true`, or `false` / absent / blank; anything else is refused.
+pub fn query_flag(field: &str, value: &Option<String>) -> Result<bool, AppError> {
+    match query_text(value).as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(AppError::invalid(field, "true or false")),
+    }
+}
+
 /// For PATCH bodies: tells a field sent as `null` (`Some(None)`) from one left out (`None`).
 pub fn double_option<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
 where

@@ -18,6 +18,7 @@ use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option, etag,
+    query_text,
 };
 use crate::idempotency;
 use crate::roles::{self, domain::Role};
@@ -175,13 +176,7 @@ impl ListQuery {
     /// `status` and `severity` take comma-separated lists; `status=open` means every status but
     /// resolved.
     pub fn parse(&self) -> AppResult<ListParams> {
-        let nonempty = |s: &Option<String>| {
-            s.as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-        };
-        let statuses = match nonempty(&self.status) {
+        let statuses = match query_text(&self.status) {
             None => None,
             Some(s) => {
                 let mut out = Vec::new();
@@ -195,21 +190,21 @@ impl ListQuery {
                 Some(out)
             }
         };
-        let severities = nonempty(&self.severity)
+        let severities = query_text(&self.severity)
             .map(|s| {
                 s.split(',')
                     .map(|p| Severity::parse("severity", p).map(|v| v.as_str().to_owned()))
                     .collect::<Result<Vec<_>, _>>()
             })
             .transpose()?;
-        let after = nonempty(&self.cursor)
+        let after = query_text(&self.cursor)
             .map(|c| {
                 Cursor::decode(&c).ok_or_else(|| {
                     AppError::invalid("cursor", "use the next_cursor of a previous page")
                 })
             })
             .transpose()?;
-        let limit = match nonempty(&self.limit) {
+        let limit = match query_text(&self.limit) {
             None => 50,
             Some(l) => l
                 .parse::<i64>()
@@ -221,8 +216,8 @@ impl ListQuery {
             filter: Filter {
                 statuses,
                 severities,
-                service: nonempty(&self.service),
-                q: nonempty(&self.q),
+                service: query_text(&self.service),
+                q: query_text(&self.q),
             },
             after,
             limit,

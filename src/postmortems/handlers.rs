@@ -13,7 +13,9 @@ use crate::audit;
 use crate::auth::handlers::parse_id;
 use crate::auth::{Auth, Responder, Viewer};
 use crate::error::{AppError, AppResult};
-use crate::http::extract::{ApiJson, ApiQuery, OptionalIfMatch, double_option, etag};
+use crate::http::extract::{
+    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_flag, query_text,
+};
 use crate::state::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -32,25 +34,15 @@ pub struct ItemQuery {
 
 impl ItemQuery {
     pub fn filter(&self) -> AppResult<ItemFilter> {
-        let text = |v: &Option<String>| {
-            v.as_deref()
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-        };
         Ok(ItemFilter {
-            owner: text(&self.owner),
-            status: text(&self.status)
+            owner: query_text(&self.owner),
+            status: query_text(&self.status)
                 .map(|s| domain::check_item_status(&s))
                 .transpose()?,
-            kind: text(&self.kind)
+            kind: query_text(&self.kind)
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
-            overdue: match text(&self.overdue).as_deref() {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(_) => return Err(AppError::invalid("overdue", "true or false")),
-            },
+            overdue: query_flag("overdue", &self.overdue)?,
             unfinished: false,
         })
     }
@@ -341,14 +333,8 @@ pub struct PostmortemQuery {
 
 impl PostmortemQuery {
     pub fn filter(&self) -> AppResult<db::PostmortemFilter> {
-        let text = |v: &Option<String>| {
-            v.as_deref()
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-        };
         let day = |field: &str, v: &Option<String>| {
-            text(v)
+            query_text(v)
                 .map(|d| {
                     chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| {
                         AppError::invalid(field, format!("{d:?} is not a date such as 2026-09-17"))
@@ -356,7 +342,7 @@ impl PostmortemQuery {
                 })
                 .transpose()
         };
-        let status = match text(&self.status).as_deref() {
+        let status = match query_text(&self.status).as_deref() {
             None | Some("published") => Some("published".to_owned()),
             Some("any") => None,
             Some(s @ ("draft" | "in_review")) => Some(s.to_owned()),
@@ -375,17 +361,13 @@ impl PostmortemQuery {
         }
         Ok(db::PostmortemFilter {
             status,
-            service: text(&self.service),
-            severity: text(&self.severity)
+            service: query_text(&self.service),
+            severity: query_text(&self.severity)
                 .map(|s| crate::domain::Severity::parse("severity", &s).map(|s| s.to_string()))
                 .transpose()?,
             from,
             to,
-            open_items: match text(&self.open_items).as_deref() {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(_) => return Err(AppError::invalid("open_items", "true or false")),
-            },
+            open_items: query_flag("open_items", &self.open_items)?,
         })
     }
 }

@@ -400,6 +400,23 @@ pub struct Durations {
     pub duration: Option<String>,
 }
 
+/// The postmortem's duration line, `detection → mitigation 0:45; → resolution 3:33`, once
+/// the incident has been both mitigated and resolved.
+pub fn duration_line(
+    detected_at: DateTime<Utc>,
+    mitigated_at: Option<DateTime<Utc>>,
+    resolved_at: Option<DateTime<Utc>>,
+) -> Option<String> {
+    let since = |t: DateTime<Utc>| format_hmm((t - detected_at).num_seconds());
+    mitigated_at.zip(resolved_at).map(|(m, r)| {
+        format!(
+            "detection → mitigation {}; → resolution {}",
+            since(m),
+            since(r)
+        )
+    })
+}
+
 impl Durations {
     pub fn of(m: &Milestones, now: DateTime<Utc>) -> Self {
         let since = |t: DateTime<Utc>| (t - m.detected_at).num_seconds();
@@ -409,13 +426,7 @@ impl Durations {
             time_to_mitigate_secs: m.mitigated_at.map(since),
             time_to_resolve_secs: m.resolved_at.map(since),
             open_for_secs: since(m.resolved_at.unwrap_or(now)).max(0),
-            duration: m.mitigated_at.zip(m.resolved_at).map(|(mit, res)| {
-                format!(
-                    "detection → mitigation {}; → resolution {}",
-                    format_hmm(since(mit)),
-                    format_hmm(since(res))
-                )
-            }),
+            duration: duration_line(m.detected_at, m.mitigated_at, m.resolved_at),
         }
     }
 

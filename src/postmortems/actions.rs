@@ -394,7 +394,7 @@ pub async fn publish(
     let doc = super::document::Document::load(conn, i, now).await?;
     let figures = json!({
         "header": doc.header.iter().map(|(k, v)| json!({ "label": k, "value": v })).collect::<Vec<_>>(),
-        "impact": doc.figures,
+        "impact": doc.figures(),
         "response": doc.response,
     });
     let number =

@@ -32,7 +32,6 @@ pub struct Document {
     pub header: Vec<(&'static str, String)>,
     /// The computed Impact lines: what failed (printed before the written bullets) and the
     /// error budget (after them).
-    pub figures: Vec<String>,
     pub failure_line: Option<String>,
     pub budget_line: Option<String>,
     pub lines: Vec<Line>,
@@ -79,8 +78,9 @@ fn prose_figures(
         (
             "failed_share",
             pm.failed_requests
-                .zip(pm.total_requests.filter(|t| *t > 0))
-                .map(|(f, t)| format!("{}%", (f as f64 * 100.0 / t as f64).round() as i64)),
+                .zip(pm.total_requests)
+                .and_then(|(f, t)| domain::share_percent(f, t))
+                .map(|p| format!("{p}%")),
         ),
     ];
     let budget = service.and_then(|s| {
@@ -92,7 +92,7 @@ fn prose_figures(
     });
     v.push((
         "budget_consumed",
-        budget.map(|b| format!("{}%", (b.consumed * 100.0).round() as i64)),
+        budget.map(|b| format!("{}%", b.consumed_percent())),
     ));
     v.into_iter()
         .filter_map(|(name, value)| value.map(|v| (name, v)))
@@ -184,7 +184,6 @@ impl Document {
             let b = domain::error_budget(Some(slo), Some(rate), pm.failed_requests)?;
             Some(domain::budget_line(&s.name, slo, rate, &b))
         });
-        let figures = failure_line.iter().chain(&budget_line).cloned().collect();
 
         let chosen = pm.timeline_event_ids.clone();
         let mut updates = 0;
@@ -263,7 +262,6 @@ impl Document {
             title: i.title.clone(),
             pm,
             header,
-            figures,
             failure_line,
             budget_line,
             lines,
@@ -273,6 +271,15 @@ impl Document {
             changes,
             prose,
         })
+    }
+
+    /// The computed Impact lines, in the document's order.
+    pub fn figures(&self) -> Vec<String> {
+        self.failure_line
+            .iter()
+            .chain(&self.budget_line)
+            .cloned()
+            .collect()
     }
 
     /// The Impact section as the reference lays it out: what failed, the written bullets,

@@ -19,6 +19,18 @@ pub struct ErrorBudget {
     pub consumed: f64,
 }
 
+impl ErrorBudget {
+    /// The share consumed in whole percent: `70`.
+    pub fn consumed_percent(&self) -> i64 {
+        (self.consumed * 100.0).round() as i64
+    }
+}
+
+/// `part` of `whole` in whole percent (`109 400` of `352 800` → `31`); `None` for nothing.
+pub fn share_percent(part: i64, whole: i64) -> Option<i64> {
+    (whole > 0).then(|| (part as f64 * 100.0 / whole as f64).round() as i64)
+}
+
 /// `(1 − SLO) × rate × 30 days`, and the failed requests' share of it. `None` when the service
 /// has no SLO or rate, or nothing failed is known.
 pub fn error_budget(
@@ -73,7 +85,7 @@ pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &Error
     format!(
         "{service} availability SLO ({} monthly): about {}% of the monthly error budget consumed (budget ≈ {} failed requests at {} req/s average).",
         percent(slo_percent),
-        (b.consumed * 100.0).round() as i64,
+        b.consumed_percent(),
         about(b.budget_requests),
         rate.trim_end_matches('%'),
     )
@@ -82,7 +94,7 @@ pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &Error
 /// The service page's line: `Error budget this month: 12 000 of ≈ 155 000 failed requests
 /// used (8%); 92% left (from 1 postmortem).`
 pub fn budget_left_line(b: &ErrorBudget, failed: i64, postmortems: i64) -> String {
-    let used = (b.consumed * 100.0).round() as i64;
+    let used = b.consumed_percent();
     format!(
         "Error budget this month: {} of ≈ {} failed requests used ({used}%); {}% left (from {postmortems} postmortem{}).",
         grouped(failed),
@@ -101,12 +113,8 @@ pub fn failure_line(
     between: Option<(&str, &str)>,
 ) -> String {
     let mut s = format!("{label} failed: {}", grouped(failed));
-    if let Some(total) = total.filter(|t| *t > 0) {
-        s.push_str(&format!(
-            " of {} ({}%)",
-            grouped(total),
-            (failed as f64 * 100.0 / total as f64).round() as i64
-        ));
+    if let Some((total, share)) = total.and_then(|t| Some((t, share_percent(failed, t)?))) {
+        s.push_str(&format!(" of {} ({share}%)", grouped(total)));
     }
     if let Some((from, to)) = between {
         s.push_str(&format!(" between {from} and {to}"));
@@ -883,7 +891,9 @@ mod tests {
     fn the_inc_1187_error_budget_is_155_000_requests_and_70_percent_of_it() {
         let b = error_budget(Some(99.9), Some(60.0), Some(109_400)).unwrap();
         assert_eq!(about(b.budget_requests), "155 000");
-        assert_eq!((b.consumed * 100.0).round() as i64, 70);
+        assert_eq!(b.consumed_percent(), 70);
+        assert_eq!(share_percent(109_400, 352_800), Some(31));
+        assert_eq!(share_percent(1, 0), None);
         assert_eq!(
             budget_line("payments-gateway", 99.9, 60.0, &b),
             "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average)."

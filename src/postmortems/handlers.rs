@@ -232,7 +232,7 @@ pub async fn get(
             .iter()
             .map(|(label, value)| serde_json::json!({ "label": label, "value": value }))
             .collect(),
-        figures: doc.figures.clone(),
+        figures: doc.figures(),
         response: doc.response.clone(),
         timeline: doc
             .rows
@@ -396,21 +396,18 @@ pub struct PostmortemSummary {
 
 impl From<db::ListedPostmortem> for PostmortemSummary {
     fn from(p: db::ListedPostmortem) -> Self {
-        let since = |t: chrono::DateTime<chrono::Utc>| (t - p.detected_at).num_seconds();
         let budget = domain::error_budget(
             p.slo_target_percent,
             p.avg_requests_per_second,
             p.failed_requests,
         );
         Self {
-            duration: p.mitigated_at.zip(p.resolved_at).map(|(m, r)| {
-                format!(
-                    "detection → mitigation {}; → resolution {}",
-                    crate::domain::format_hmm(since(m)),
-                    crate::domain::format_hmm(since(r))
-                )
-            }),
-            budget_consumed_percent: budget.map(|b| (b.consumed * 100.0).round() as i64),
+            duration: crate::incidents::domain::duration_line(
+                p.detected_at,
+                p.mitigated_at,
+                p.resolved_at,
+            ),
+            budget_consumed_percent: budget.as_ref().map(domain::ErrorBudget::consumed_percent),
             incident: p.key,
             title: p.title,
             service: p.service,

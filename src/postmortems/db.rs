@@ -455,35 +455,24 @@ pub async fn publish_version(
     .await?)
 }
 
-pub async fn latest_version(
-    e: impl PgExecutor<'_>,
-    postmortem_id: i64,
-) -> AppResult<Option<Published>> {
-    Ok(sqlx::query_as!(
-        Published,
-        r#"select number, published_at, published_by, markdown from postmortem_versions
-           where postmortem_id = $1 order by number desc limit 1"#,
-        postmortem_id
-    )
-    .fetch_optional(e)
-    .await?)
+/// A published version without its text: what lists of versions show.
+#[derive(Debug, Clone)]
+pub struct VersionInfo {
+    pub number: i32,
+    pub published_at: DateTime<Utc>,
+    pub published_by: String,
 }
 
-/// Every published version, newest first: number, when and by whom.
-pub async fn versions(
-    e: impl PgExecutor<'_>,
-    postmortem_id: i64,
-) -> AppResult<Vec<(i32, DateTime<Utc>, String)>> {
-    Ok(sqlx::query!(
+/// Every published version, newest first.
+pub async fn versions(e: impl PgExecutor<'_>, postmortem_id: i64) -> AppResult<Vec<VersionInfo>> {
+    Ok(sqlx::query_as!(
+        VersionInfo,
         r#"select number, published_at, published_by from postmortem_versions
            where postmortem_id = $1 order by number desc"#,
         postmortem_id
     )
     .fetch_all(e)
-    .await?
-    .into_iter()
-    .map(|r| (r.number, r.published_at, r.published_by))
-    .collect())
+    .await?)
 }
 
 pub async fn version(

@@ -215,7 +215,10 @@ pub async fn get(
     let mut conn = state.pool.acquire().await?;
     let now = crate::clock::now(&mut *conn).await?;
     let doc = super::document::Document::load(&mut conn, &i, now).await?;
-    let published = db::latest_version(&mut *conn, doc.pm.id).await?;
+    let published = db::versions(&mut *conn, doc.pm.id)
+        .await?
+        .into_iter()
+        .next();
     let comments = db::comments(&mut *conn, doc.pm.id).await?;
     let sections = domain::Section::ALL
         .into_iter()

@@ -35,13 +35,13 @@ pub struct SectionView {
 pub struct PostmortemPage {
     chrome: Chrome,
     doc: Document,
-    published: Option<super::db::Published>,
+    published: Option<super::db::VersionInfo>,
     edited_after: bool,
     sections: Vec<SectionView>,
     people: Vec<crate::people::db::Person>,
     comments: Vec<super::db::Comment>,
-    /// Every published version, newest first: number, when, by whom.
-    versions: Vec<(i32, chrono::DateTime<chrono::Utc>, String)>,
+    /// Every published version, newest first.
+    versions: Vec<super::db::VersionInfo>,
 }
 
 impl ActionItemsPage {
@@ -134,8 +134,8 @@ pub async fn show(
         })
         .collect();
     let doc_id = doc.pm.id;
-    let published = super::db::latest_version(&state.pool, doc.pm.id).await?;
     let versions = super::db::versions(&state.pool, doc.pm.id).await?;
+    let published = versions.first().cloned();
     let edited_after = doc.edited_after_publication();
     Ok(PostmortemPage {
         chrome,

@@ -255,16 +255,16 @@ impl ItemEdit<'_> {
     }
 }
 
-/// Edits an item that is still at `expected_version` (its current one when `None`); returns
-/// its new version.
+/// Edits the item `was` (as read by [`item`]) if it is still at `expected_version` (the
+/// version read when `None`); returns its new version.
 pub async fn edit_action_item(
     conn: &mut PgConnection,
     actor: &Actor,
-    id: i64,
+    was: &db::ItemRow,
     expected_version: Option<i32>,
     e: &ItemEdit<'_>,
 ) -> AppResult<i32> {
-    let was = item(conn, id).await?;
+    let id = was.id;
     let due_text = was.due_on.map(|d| d.to_string());
     let draft = ItemDraft {
         action: e.action.unwrap_or(&was.action),
@@ -308,15 +308,15 @@ pub async fn edit_action_item(
     Ok(version)
 }
 
-/// Removes an item still at `expected_version` (its current one when `None`); returns the
-/// incident key it belonged to.
+/// Removes the item `was` (as read by [`item`]) if it is still at `expected_version` (the
+/// version read when `None`).
 pub async fn delete_action_item(
     conn: &mut PgConnection,
     actor: &Actor,
-    id: i64,
+    was: &db::ItemRow,
     expected_version: Option<i32>,
-) -> AppResult<String> {
-    let was = item(conn, id).await?;
+) -> AppResult<()> {
+    let id = was.id;
     if !db::delete_item(&mut *conn, id, expected_version.unwrap_or(was.version)).await? {
         return Err(AppError::Stale {
             current_version: was.version,
@@ -332,7 +332,7 @@ pub async fn delete_action_item(
         None,
     )
     .await?;
-    Ok(was.incident)
+    Ok(())
 }
 
 /// Sends a draft for review, or back to draft.

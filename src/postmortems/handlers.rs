@@ -132,7 +132,8 @@ pub async fn patch(
         return Err(AppError::PreconditionRequired);
     }
     let mut tx = state.pool.begin().await?;
-    actions::edit_action_item(&mut tx, &auth.actor, id, version, &edit).await?;
+    let was = actions::item(&mut tx, id).await?;
+    actions::edit_action_item(&mut tx, &auth.actor, &was, version, &edit).await?;
     let item = actions::item(&mut tx, id).await?;
     tx.commit().await?;
     Ok(item_response(&item))
@@ -152,7 +153,8 @@ pub async fn delete(
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "action item")?;
     let mut tx = state.pool.begin().await?;
-    actions::delete_action_item(&mut tx, &auth.actor, id, version).await?;
+    let was = actions::item(&mut tx, id).await?;
+    actions::delete_action_item(&mut tx, &auth.actor, &was, version).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -169,7 +171,8 @@ pub async fn set_status(
         status: Some(status),
         ..Default::default()
     };
-    actions::edit_action_item(&mut tx, actor, id, None, &edit).await?;
+    let was = actions::item(&mut tx, id).await?;
+    actions::edit_action_item(&mut tx, actor, &was, None, &edit).await?;
     tx.commit().await?;
     Ok(())
 }

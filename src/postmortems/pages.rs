@@ -9,14 +9,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use form_urlencoded as form;
 use serde::Deserialize;
+use sqlx::PgConnection;
 
 use super::actions::{self, ItemDraft};
-use super::db::Facts;
+use super::db::{Facts, ItemRow};
 use super::document::Document;
 use super::domain::{SafeHtml, Section, render_markdown};
 use crate::auth::{Auth, Responder, Viewer};
 use crate::clock;
-use crate::error::{AppError, PageError, PageResult};
+use crate::error::{AppError, AppResult, PageError, PageResult};
 use crate::http::chrome::Chrome;
 use crate::http::extract::PageForm;
 use crate::incidents::db::{self as incidents_db, Incident};
@@ -44,16 +45,6 @@ pub struct PostmortemPage {
     versions: Vec<super::db::VersionInfo>,
 }
 
-impl ActionItemsPage {
-    fn item_status_label(&self, status: &str) -> &'static str {
-        super::domain::item_status_label(status)
-    }
-
-    fn item_statuses(&self) -> &'static [(&'static str, &'static str)] {
-        &super::domain::ITEM_STATUS_LABELS
-    }
-}
-
 impl PostmortemPage {
     fn is_trigger(&self, id: &i64) -> bool {
         self.doc.pm.trigger_event_id == Some(*id)
@@ -61,14 +52,6 @@ impl PostmortemPage {
 
     fn section(&self, name: &str) -> Option<&SectionView> {
         self.sections.iter().find(|s| s.name == name)
-    }
-
-    fn item_status_label(&self, status: &str) -> &'static str {
-        super::domain::item_status_label(status)
-    }
-
-    fn item_statuses(&self) -> &'static [(&'static str, &'static str)] {
-        &super::domain::ITEM_STATUS_LABELS
     }
 
     /// `{name}`, as a section cites a figure.
@@ -92,10 +75,6 @@ impl PostmortemPage {
             .iter()
             .find(|(p, _)| *p == part)
             .map_or("this part", |(_, t)| t)
-    }
-
-    fn action_types(&self) -> &'static [&'static str] {
-        &super::domain::ACTION_TYPES
     }
 
     fn owns(&self, a: &super::db::ActionItem, p: &crate::people::db::Person) -> bool {
@@ -173,20 +152,24 @@ pub async fn export(
         .into_response())
 }
 
-fn back(key: &str) -> Redirect {
-    Redirect::to(&format!("/incidents/{key}/postmortem"))
+fn back(i: &Incident) -> Redirect {
+    Redirect::to(&format!("/incidents/{}/postmortem", i.key))
 }
 
-/// Commits a change that went through, or rolls back one that was refused (explicitly, so
-/// the row locks go at once) and answers with the refusal.
-async fn settle<T>(
-    tx: sqlx::Transaction<'_, sqlx::Postgres>,
-    outcome: Result<T, AppError>,
-) -> Result<T, PageError> {
-    match outcome {
+/// One change to the postmortem of the incident `key`, in its own transaction: committed when
+/// it goes through, rolled back (explicitly, so the row locks go at once) and answered with the
+/// refusal when not. Returns the incident, for the redirect, and what the change returned.
+async fn change<T>(
+    state: &AppState,
+    key: &str,
+    f: impl AsyncFnOnce(&mut PgConnection, &Incident) -> AppResult<T>,
+) -> Result<(Incident, T), PageError> {
+    let i = incident(state, key).await?;
+    let mut tx = state.pool.begin().await?;
+    match f(&mut tx, &i).await {
         Ok(v) => {
             tx.commit().await?;
-            Ok(v)
+            Ok((i, v))
         }
         Err(err) => {
             tx.rollback().await?;
@@ -218,19 +201,11 @@ pub async fn edit_section(
     Path(key): Path<String>,
     PageForm(form): PageForm<SectionForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    let outcome = actions::edit_section(
-        &mut tx,
-        &auth.actor,
-        &i,
-        form.version,
-        &form.section,
-        &form.text,
-    )
-    .await;
-    settle(tx, outcome).await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::edit_section(tx, &auth.actor, i, form.version, &form.section, &form.text).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -259,21 +234,18 @@ pub async fn edit_facts(
     Path(key): Path<String>,
     PageForm(form): PageForm<FactsForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let failed = count("failed_requests", &form.failed_requests)?;
-    let total = count("total_requests", &form.total_requests)?;
-    let trigger = count("trigger_event_id", &form.trigger_event_id)?;
-    let mut tx = state.pool.begin().await?;
     let facts = Facts {
         impacted: form.impacted.trim(),
         requests_label: form.requests_label.trim(),
-        failed_requests: failed,
-        total_requests: total,
-        trigger_event_id: trigger,
+        failed_requests: count("failed_requests", &form.failed_requests)?,
+        total_requests: count("total_requests", &form.total_requests)?,
+        trigger_event_id: count("trigger_event_id", &form.trigger_event_id)?,
     };
-    let outcome = actions::edit_facts(&mut tx, &auth.actor, &i, form.version, &facts).await;
-    settle(tx, outcome).await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::edit_facts(tx, &auth.actor, i, form.version, &facts).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 /// The timeline choice: a checkbox `event_<id>` per event shown.
@@ -290,21 +262,21 @@ pub async fn choose_timeline(
     Path(key): Path<String>,
     PageForm(form): PageForm<TimelineForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
     let mut ids: Vec<i64> = form
         .fields
         .keys()
         .filter_map(|k| k.strip_prefix("event_")?.parse().ok())
         .collect();
     ids.sort_unstable();
-    let mut tx = state.pool.begin().await?;
     let version =
         form.version.trim().parse::<i32>().map_err(|_| {
             AppError::invalid("version", "the form lost its version; reload the page")
         })?;
-    let outcome = actions::choose_timeline(&mut tx, &auth.actor, &i, version, &ids).await;
-    settle(tx, outcome).await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::choose_timeline(tx, &auth.actor, i, version, &ids).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -323,8 +295,6 @@ pub async fn add_item(
     Path(key): Path<String>,
     PageForm(form): PageForm<ItemForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
     let draft = ItemDraft {
         action: &form.action,
         kind: &form.kind,
@@ -332,9 +302,11 @@ pub async fn add_item(
         due_on: Some(&form.due_on),
         work_item: &form.work_item,
     };
-    let outcome = actions::add_action_item(&mut tx, &auth.actor, &i, &draft).await;
-    settle(tx, outcome).await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::add_action_item(tx, &auth.actor, i, &draft).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -349,10 +321,10 @@ pub async fn comment(
     Path(key): Path<String>,
     PageForm(form): PageForm<CommentForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    let outcome = actions::comment(&mut tx, &auth.actor, &i, &form.part, &form.body).await;
-    let c = settle(tx, outcome).await?;
+    let (i, c) = change(&state, &key, async |tx, i| {
+        actions::comment(tx, &auth.actor, i, &form.part, &form.body).await
+    })
+    .await?;
     Ok(Redirect::to(&format!(
         "/incidents/{}/postmortem#comment-{}",
         i.key, c.id
@@ -365,12 +337,12 @@ pub async fn resolve_comment(
     Path((key, id)): Path<(String, String)>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
     let id = crate::auth::handlers::parse_id(&id, "comment")?;
-    let mut tx = state.pool.begin().await?;
-    let outcome = actions::resolve_comment(&mut tx, &auth.actor, &i, id).await;
-    settle(tx, outcome).await?;
-    Ok(back(&i.key.to_string()))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::resolve_comment(tx, &auth.actor, i, id).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -386,15 +358,15 @@ pub struct ItemEditForm {
 }
 
 /// The item `id` of this incident's postmortem; another incident's is not found here.
-async fn own_item(tx: &mut sqlx::PgConnection, key: &str, id: &str) -> Result<i64, AppError> {
-    let id = crate::auth::handlers::parse_id(id, "action item")?;
-    let item = actions::item(tx, id).await?;
-    if !item.incident.eq_ignore_ascii_case(key.trim()) {
+async fn own_item(conn: &mut PgConnection, i: &Incident, id: i64) -> AppResult<ItemRow> {
+    let item = actions::item(conn, id).await?;
+    if item.incident != i.key.to_string() {
         return Err(AppError::NotFound(format!(
-            "{key} has no action item {id}."
+            "{} has no action item {id}.",
+            i.key
         )));
     }
-    Ok(id)
+    Ok(item)
 }
 
 pub async fn edit_item(
@@ -403,9 +375,7 @@ pub async fn edit_item(
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<ItemEditForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    let id = own_item(&mut tx, &i.key.to_string(), &id).await?;
+    let id = crate::auth::handlers::parse_id(&id, "action item")?;
     let edit = actions::ItemEdit {
         action: Some(&form.action),
         kind: Some(&form.kind),
@@ -414,10 +384,12 @@ pub async fn edit_item(
         work_item: Some(&form.work_item),
         status: Some(&form.status),
     };
-    let outcome =
-        actions::edit_action_item(&mut tx, &auth.actor, id, Some(form.version), &edit).await;
-    settle(tx, outcome).await?;
-    Ok(back(&i.key.to_string()))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        let was = own_item(tx, i, id).await?;
+        actions::edit_action_item(tx, &auth.actor, &was, Some(form.version), &edit).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -431,12 +403,13 @@ pub async fn delete_item(
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<VersionForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    let id = own_item(&mut tx, &i.key.to_string(), &id).await?;
-    let outcome = actions::delete_action_item(&mut tx, &auth.actor, id, Some(form.version)).await;
-    settle(tx, outcome).await?;
-    Ok(back(&i.key.to_string()))
+    let id = crate::auth::handlers::parse_id(&id, "action item")?;
+    let (i, _) = change(&state, &key, async |tx, i| {
+        let was = own_item(tx, i, id).await?;
+        actions::delete_action_item(tx, &auth.actor, &was, Some(form.version)).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Template, WebTemplate)]
@@ -568,11 +541,11 @@ pub async fn review(
     Path(key): Path<String>,
     PageForm(form): PageForm<ReviewForm>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    actions::set_review(&mut tx, &auth.actor, &i, form.to != "draft").await?;
-    tx.commit().await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        actions::set_review(tx, &auth.actor, i, form.to != "draft").await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Deserialize)]
@@ -587,12 +560,12 @@ pub async fn publish(
     Path(key): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
-    let i = incident(&state, &key).await?;
-    let mut tx = state.pool.begin().await?;
-    let now = clock::now(&mut *tx).await?;
-    let outcome = actions::publish(&mut tx, &auth.actor, &i, now).await;
-    settle(tx, outcome).await?;
-    Ok(back(&key))
+    let (i, _) = change(&state, &key, async |tx, i| {
+        let now = clock::now(&mut *tx).await?;
+        actions::publish(tx, &auth.actor, i, now).await
+    })
+    .await?;
+    Ok(back(&i))
 }
 
 #[derive(Template, WebTemplate)]

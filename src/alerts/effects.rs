@@ -247,7 +247,7 @@ async fn fire(
     }
     let ids: Vec<i64> = worst.keys().copied().collect();
     let states = db::incident_states(conn, &ids).await?;
-    fired_after_mitigation(conn, &states, &stored, &worst).await?;
+    fired_after_mitigation(conn, &states, &stored, &worst, now).await?;
     for state in states {
         let (d, e, c) = worst[&state.id];
         if state.status == Status::Resolved || !d.severity.is_more_severe_than(state.severity) {
@@ -281,6 +281,7 @@ async fn fired_after_mitigation(
     states: &[db::IncidentState],
     stored: &[db::Stored],
     worst: &HashMap<i64, (&Decision, &AlertEvent, &Credentials)>,
+    now: DateTime<Utc>,
 ) -> AppResult<()> {
     let mitigated: Vec<i64> = states
         .iter()
@@ -290,7 +291,6 @@ async fn fired_after_mitigation(
     if mitigated.is_empty() {
         return Ok(());
     }
-    let now = clock::now(&mut *conn).await?;
     for (incident_id, open) in db::open_counts(conn, &mitigated).await? {
         let new = stored
             .iter()

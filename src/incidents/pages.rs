@@ -167,8 +167,8 @@ async fn list_page(
             unfinished: true,
             ..Default::default()
         };
-        let mut conn = state.pool.acquire().await?;
-        crate::postmortems::actions::list_items(&mut conn, &mine).await?
+        // The panel shows no work-item links, so the plain list will do.
+        crate::postmortems::db::list_items(&state.pool, &mine).await?
     };
     Ok(ListPage {
         my_items,

@@ -435,11 +435,11 @@ pub async fn action_items(
     let filter = q.filter()?;
     let mut conn = state.pool.acquire().await?;
     let items = actions::list_items(&mut conn, &filter).await?;
-    let everything = super::db::list_items(&mut *conn, &Default::default()).await?;
+    let everything = super::db::types_and_statuses(&mut *conn).await?;
     let rates = super::domain::completion_by_type(
         everything
             .iter()
-            .map(|i| (i.kind.as_str(), i.status.as_str())),
+            .map(|(kind, status)| (kind.as_str(), status.as_str())),
     );
     let back = {
         let mut q = form::Serializer::new(String::new());

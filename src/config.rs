@@ -20,12 +20,33 @@ pub enum Command {
     /// Manage accounts.
     #[command(subcommand)]
     User(UserCommand),
+    /// Look after the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Print the API's OpenAPI description (what `/api/v1/openapi.json` serves) and exit.
+    Openapi,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
     /// Create an account, or reset the role and password of an existing one (and enable it).
     Create(UserCreateArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Hand the audit log to a role of its own, so the role Quell connects as can only read and
+    /// append to it. Run once with an administrator's DATABASE_URL.
+    Protect(AuditProtectArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AuditProtectArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The role Quell's replicas connect as.
+    #[arg(long)]
+    pub app_role: String,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -81,6 +102,23 @@ pub struct ServeArgs {
     pub bootstrap_token: Option<String>,
     #[command(flatten)]
     pub oidc: OidcArgs,
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
+}
+
+/// What one client may hold of a replica.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Seconds a connection has to send a request's headers, from opening or from its previous
+    /// response (so also the longest keep-alive pause).
+    #[arg(long, env = "QUELL_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Seconds without a byte moving either way after which a connection is closed.
+    #[arg(long, env = "QUELL_IDLE_TIMEOUT_SECS", default_value_t = 60)]
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once; more wait in the listen backlog.
+    #[arg(long, env = "QUELL_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
 }
 
 /// Optional single sign-on with an OpenID Connect provider.

@@ -1,5 +1,5 @@
-//! Rules shared by every capability's `domain.rs`: the error a pure rule returns and the way
-//! durations are written for people.
+//! Rules shared by every capability's `domain.rs`: the error a pure rule returns, the way
+//! durations are written for people, and which text PostgreSQL can store.
 
 use serde::Serialize;
 use std::fmt;
@@ -94,9 +94,127 @@ pub fn format_hmm(secs: i64) -> String {
     format!("{}:{:02}", total / 60, total % 60)
 }
 
+/// `text` cut to at most `max` characters, the last of them `…` when anything was cut.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        text.chars().take(max.saturating_sub(1)).collect::<String>() + "…"
+    }
+}
+
+/// The one character PostgreSQL cannot store in `text` or `jsonb`: NUL (U+0000). Every other
+/// Unicode scalar value is fine, and Rust strings hold nothing else (no lone surrogates).
+pub const UNSTORABLE: char = '\0';
+
+/// Why a person's text was refused, for the field it was typed into.
+pub const UNSTORABLE_MESSAGE: &str =
+    "contains a NUL character (\\u0000), which cannot be stored; remove it";
+
+/// Whether PostgreSQL can store `text`.
+pub fn storable(text: &str) -> bool {
+    !text.contains(UNSTORABLE)
+}
+
+/// The path of the first string or key in `value` that PostgreSQL cannot store — `title`,
+/// `metadata.region`, `items[2].body` — or `None` when all of it can be stored.
+pub fn unstorable_at(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    fn join(path: &str, key: &str) -> String {
+        let key = key.replace(UNSTORABLE, "");
+        if path.is_empty() {
+            key
+        } else {
+            format!("{path}.{key}")
+        }
+    }
+    fn walk(value: &Value, path: &str) -> Option<String> {
+        match value {
+            Value::String(s) if !storable(s) => Some(if path.is_empty() {
+                "body".into()
+            } else {
+                path.into()
+            }),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v, &format!("{path}[{i}]"))),
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                let here = join(path, k);
+                if storable(k) {
+                    walk(v, &here)
+                } else {
+                    Some(here)
+                }
+            }),
+            _ => None,
+        }
+    }
+    walk(value, "")
+}
+
+/// Removes what PostgreSQL cannot store from every string and key of `value`. For alerts, where
+/// a NUL carries no meaning and refusing would lose the alert; keys that become equal keep the
+/// last value.
+pub fn strip_unstorable(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if !storable(s) => s.retain(|c| c != UNSTORABLE),
+        Value::Array(items) => items.iter_mut().for_each(strip_unstorable),
+        Value::Object(map) if map.keys().any(|k| !storable(k)) => {
+            let old = std::mem::take(map);
+            for (k, mut v) in old {
+                strip_unstorable(&mut v);
+                map.insert(k.replace(UNSTORABLE, ""), v);
+            }
+        }
+        Value::Object(map) => map.values_mut().for_each(strip_unstorable),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_text_keeps_its_length_limit_and_says_it_was_cut() {
+        assert_eq!(shorten("payments", 8), "payments");
+        assert_eq!(shorten("payments-gateway", 8), "payment…");
+        assert_eq!(shorten("日本語のテキスト", 4), "日本語…");
+    }
+
+    #[test]
+    fn the_first_unstorable_text_is_named_by_its_path() {
+        use serde_json::json;
+        assert_eq!(unstorable_at(&json!({"title": "ok", "n": 1})), None);
+        assert_eq!(
+            unstorable_at(&json!({"title": "a\u{0}b"})).as_deref(),
+            Some("title")
+        );
+        assert_eq!(
+            unstorable_at(&json!({"metadata": {"region": "eu\u{0}"}})).as_deref(),
+            Some("metadata.region")
+        );
+        assert_eq!(
+            unstorable_at(&json!({"items": ["x", {"body": "\u{0}"}]})).as_deref(),
+            Some("items[1].body")
+        );
+        assert_eq!(
+            unstorable_at(&json!({"la\u{0}bel": 1})).as_deref(),
+            Some("label")
+        );
+        assert_eq!(unstorable_at(&json!("\u{0}")).as_deref(), Some("body"));
+    }
+
+    #[test]
+    fn stripping_leaves_storable_text_everywhere() {
+        use serde_json::json;
+        let mut v = json!({"a\u{0}": ["x\u{0}y", {"k": "\u{0}"}], "n": 2, "e": "é😀"});
+        strip_unstorable(&mut v);
+        assert_eq!(v, json!({"a": ["xy", {"k": ""}], "n": 2, "e": "é😀"}));
+        assert_eq!(unstorable_at(&v), None);
+    }
 
     #[test]
     fn minutes_read_like_the_reference_document() {

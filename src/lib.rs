@@ -46,8 +46,6 @@ pub enum RunError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("cannot listen on {0}: {1}")]
     Bind(String, std::io::Error),
-    #[error("server error: {0}")]
-    Serve(std::io::Error),
     #[error("{0}")]
     App(#[from] error::AppError),
 }
@@ -63,6 +61,17 @@ async fn connect(db: &DbArgs) -> Result<PgPool, RunError> {
 
 pub async fn run(cli: Cli) -> Result<(), RunError> {
     match cli.command {
+        Command::Openapi => println!("{}", http::openapi_json()),
+        Command::Audit(config::AuditCommand::Protect(args)) => {
+            let pool = connect(&args.db).await?;
+            let mut conn = pool.acquire().await.map_err(RunError::Connect)?;
+            audit::db::hand_over(&mut conn, &args.app_role).await?;
+            println!(
+                "audit_log now belongs to {}; {} may only read and append to it",
+                audit::db::OWNER_ROLE,
+                args.app_role
+            );
+        }
         Command::Migrate(db) => {
             let pool = connect(&db).await?;
             MIGRATOR.run(&pool).await?;
@@ -120,6 +129,13 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 args.bootstrap_token.as_deref(),
             )
             .await?;
+            if audit::db::guard_can_be_lifted(&pool).await? {
+                tracing::warn!(
+                    "this database role owns audit_log or is a superuser, so it could switch off \
+                     the log's append-only trigger; see README, \"The audit log\", for \
+                     `quell audit protect`"
+                );
+            }
             let oidc = args.oidc.settings();
             if let Some(o) = &oidc {
                 auth::oidc::check(o)?;
@@ -145,13 +161,13 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;
             tracing::info!("Quell listening on http://{}", args.bind);
-            axum::serve(
-                listener,
-                app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
-            )
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(RunError::Serve)?;
+            let c = &args.connections;
+            let limits = http::serve::Limits {
+                header_timeout: Duration::from_secs(c.header_timeout_secs.max(1)),
+                idle_timeout: Duration::from_secs(c.idle_timeout_secs.max(1)),
+                max_connections: c.max_connections,
+            };
+            http::serve::serve(listener, app(state), limits, shutdown_signal()).await;
             sweeper.abort();
             engine.abort();
             sender.abort();
@@ -161,7 +177,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Deletes expired sessions and day-old idempotency keys every 10 minutes. Every replica runs
+/// Deletes expired sessions, day-old idempotency keys and webhook ids past their signature
+/// window every 10 minutes. Every replica runs
 /// it; the deletes are idempotent.
 async fn sweep(pool: PgPool) {
     let store = auth::session_store::PgSessionStore::new(pool.clone());
@@ -173,6 +190,9 @@ async fn sweep(pool: PgPool) {
         }
         if let Err(err) = idempotency::db::purge_old(&pool).await {
             tracing::warn!(error = %err, "could not delete old idempotency keys");
+        }
+        if let Err(err) = alerts::db::purge_deliveries(&pool).await {
+            tracing::warn!(error = %err, "could not forget old webhook ids");
         }
     }
 }
@@ -195,5 +215,4 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }

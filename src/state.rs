@@ -9,6 +9,8 @@ pub struct AppState {
     pub config: Arc<AppConfig>,
     /// The lanes that store webhook alerts.
     pub ingest: crate::alerts::ingest::Ingestor,
+    /// The key that signs the sign-in form's cookie, read from the database on first use.
+    pub login_key: Arc<tokio::sync::OnceCell<[u8; 32]>>,
 }
 
 /// What handlers need to know of the configuration.
@@ -50,6 +52,7 @@ impl AppState {
             pool,
             config: Arc::new(config),
             ingest: crate::alerts::ingest::Ingestor::start(ingest_pool),
+            login_key: Arc::default(),
         }
     }
 }

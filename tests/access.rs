@@ -417,8 +417,10 @@ async fn the_login_page_carries_the_security_headers(pool: PgPool) {
 #[sqlx::test]
 async fn signing_in_gives_a_new_session_id_and_the_old_one_stays_anonymous(pool: PgPool) {
     let app = TestApp::new(pool).await;
-    let before = app.signed_out_browser().await;
-    assert!(before.cookie.is_some());
+    let mut before = app.signed_out_browser().await;
+    // A session id planted in the browser beforehand (fixation) is never the one signed in.
+    let planted = "quell=planted-by-someone-else";
+    before.cookie = Some(format!("{}; {planted}", before.cookie.unwrap()));
     let r = app
         .form_as(
             &before,
@@ -428,11 +430,7 @@ async fn signing_in_gives_a_new_session_id_and_the_old_one_stays_anonymous(pool:
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     let after = r.session_cookie().expect("a new session cookie at sign-in");
-    assert_ne!(
-        Some(after.clone()),
-        before.cookie,
-        "session fixation: the id must change"
-    );
+    assert_ne!(after, planted, "session fixation: the id must change");
     // The pre-login id is not signed in.
     let r = app
         .call_as(&before, Method::GET, "/incidents", &[], None)
@@ -1069,31 +1067,88 @@ async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn behind_https_the_session_cookie_is_secure_and_host_only(pool: PgPool) {
+async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
     use tower::ServiceExt;
     let state = quell::state::AppState::new(
-        pool,
+        pool.clone(),
         quell::state::AppConfig {
             base_url: "https://quell.example".into(),
             trust_forwarded_for: false,
             oidc: None,
         },
     );
-    let res = quell::app(state)
-        .oneshot(
-            axum::http::Request::get("/login")
-                .body(axum::body::Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let cookie = res.headers()["set-cookie"].to_str().unwrap().to_owned();
-    assert!(cookie.starts_with("__Host-quell="), "{cookie}");
-    assert!(
-        cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"),
-        "{cookie}"
+    quell::auth::bootstrap::ensure_account(
+        &pool,
+        &quell::auth::bootstrap::Account {
+            email: "ana@example.com",
+            name: None,
+            role: quell::auth::domain::UserRole::Responder,
+            password: Some(PASSWORD),
+        },
+        &quell::audit::Actor::system("test"),
+    )
+    .await
+    .unwrap();
+    let app = quell::app(state);
+    let send = |req: axum::http::Request<axum::body::Body>| app.clone().oneshot(req);
+    let set_cookie = |res: &axum::response::Response| {
+        res.headers()
+            .get_all("set-cookie")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let page = send(
+        axum::http::Request::get("/login")
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let cookies = set_cookie(&page);
+    assert_eq!(
+        cookies.len(),
+        1,
+        "only the sign-in form's cookie: {cookies:?}"
     );
-    assert!(!cookie.contains("Domain="), "{cookie}");
+    let login_cookie = cookies[0].clone();
+    assert!(
+        login_cookie.starts_with("__Host-quell_login="),
+        "{login_cookie}"
+    );
+    let body = http_body_util::BodyExt::collect(page.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let html = String::from_utf8_lossy(&body);
+    let at = html.find(r#"name="csrf" value=""#).unwrap() + r#"name="csrf" value=""#.len();
+    let token = html[at..].split('"').next().unwrap();
+    let form = form_urlencoded::Serializer::new(String::new())
+        .append_pair("csrf", token)
+        .append_pair("email", "ana@example.com")
+        .append_pair("password", PASSWORD)
+        .finish();
+    let signed_in = send(
+        axum::http::Request::post("/login")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", login_cookie.split(';').next().unwrap())
+            .body(axum::body::Body::from(form))
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(signed_in.status(), StatusCode::SEE_OTHER);
+    let session = set_cookie(&signed_in)
+        .into_iter()
+        .find(|c| c.starts_with("__Host-quell="))
+        .expect("a session cookie at sign-in");
+    for cookie in [&login_cookie, &session] {
+        assert!(
+            cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"),
+            "{cookie}"
+        );
+        assert!(!cookie.contains("Domain="), "{cookie}");
+    }
 }
 
 #[sqlx::test]

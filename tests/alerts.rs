@@ -4,7 +4,7 @@
 mod common;
 
 use axum::http::{Method, StatusCode};
-use common::{Hook, TestApp, ago, alertmanager_payload};
+use common::{Hook, TestApp, ago, alertmanager_payload, signed_headers};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -357,15 +357,6 @@ async fn pagerduty_change_events_are_stored(pool: PgPool) {
     )
     .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-}
-
-fn signed_headers(secret: &str, id: &str, ts: i64, body: &str) -> Vec<(String, String)> {
-    let sig = quell::notify::domain::sign(secret, id, ts, body).unwrap();
-    vec![
-        ("webhook-id".into(), id.into()),
-        ("webhook-timestamp".into(), ts.to_string()),
-        ("webhook-signature".into(), sig),
-    ]
 }
 
 async fn signed(app: &TestApp, h: &Hook, headers: &[(String, String)], body: &str) -> common::Res {
@@ -1014,6 +1005,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             oidc: None,
         }),
         ingest,
+        login_key: Default::default(),
     };
     quell::app(state)
 }

@@ -86,11 +86,16 @@ quell_ensure_commands() {
     command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  quell_log "installing ${missing[*]} with apt-get"
+  quell_apt_install "${missing[@]}"
+}
+
+# Installs Debian packages: quell_apt_install python3-venv …
+quell_apt_install() {
+  quell_log "installing $* with apt-get"
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
 # Debian's chromium and chromedriver for the browser tests.

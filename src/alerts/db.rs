@@ -459,3 +459,33 @@ pub async fn insert_change(conn: &mut PgConnection, c: &NewChange<'_>) -> AppRes
     .await?;
     Ok(())
 }
+
+/// Notes a signed message's `webhook-id`; false when the integration has sent it before (within
+/// the sweep's window), so the message is a replay. A concurrent first delivery of the same id
+/// waits here until the other commits.
+pub async fn first_delivery(
+    e: impl PgExecutor<'_>,
+    integration_id: Uuid,
+    msg_id: &str,
+) -> AppResult<bool> {
+    let inserted = sqlx::query!(
+        r#"insert into webhook_deliveries (integration_id, msg_id) values ($1, $2)
+           on conflict (integration_id, msg_id) do nothing"#,
+        integration_id,
+        msg_id
+    )
+    .execute(e)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
+/// Forgets message ids older than twice the signature window: a replay that late fails the
+/// timestamp check before it gets here.
+pub async fn purge_deliveries(e: impl PgExecutor<'_>) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        "delete from webhook_deliveries where received_at < now() - interval '10 minutes'"
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}

@@ -274,6 +274,18 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
 
 const PD_SEVERITIES: [&str; 4] = ["critical", "error", "warning", "info"];
 
+/// PagerDuty's `routing_key` alone, read before the rest of the event so that the event's
+/// faults are told only to a sender whose key is right.
+pub fn routing_key_of(body: &Value) -> Result<String, Reasons> {
+    let mut reasons = Reasons::new();
+    let key = routing_key(body, &mut reasons);
+    if reasons.is_empty() {
+        Ok(key)
+    } else {
+        Err(reasons)
+    }
+}
+
 /// PagerDuty's `routing_key`: present, and 32 characters as PagerDuty's are.
 fn routing_key(body: &Value, reasons: &mut Reasons) -> String {
     let key = text(body, "routing_key").unwrap_or("").to_owned();

@@ -87,14 +87,6 @@ fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
     }
 }
 
-fn short(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        s.chars().take(max - 1).collect::<String>() + "…"
-    }
-}
-
 /// Opens the incident of a new group, as routing decided for its first alert.
 async fn open_incident(
     conn: &mut PgConnection,
@@ -117,11 +109,11 @@ async fn open_incident(
         .details
         .get("description")
         .and_then(Value::as_str)
-        .map(|d| short(d, 5000))
+        .map(|d| crate::domain::shorten(d, 5000))
         .unwrap_or_default();
     let note = format!(
         "Opened by alert \"{}\" from {} (routing rule \"{}\")",
-        short(&e.summary, 300),
+        crate::domain::shorten(&e.summary, 300),
         c.name,
         d.rule
     );
@@ -255,7 +247,7 @@ async fn fire(
         }
         let reason = format!(
             "Alert \"{}\" is {} by routing rule \"{}\"",
-            short(&e.summary, 200),
+            crate::domain::shorten(&e.summary, 200),
             d.severity,
             d.rule
         );
@@ -302,7 +294,7 @@ async fn fired_after_mitigation(
         let (_, e, c) = worst[&incident_id];
         let mut body = format!(
             "Alert \"{}\" fired after the incident was mitigated",
-            short(&e.summary, 200)
+            crate::domain::shorten(&e.summary, 200)
         );
         if new > 1 {
             body.push_str(&format!(" (and {} more)", new - 1));

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::domain::{self, Reasons};
-use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission};
+use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission, check_sender};
 use crate::error::AppError;
 use crate::integrations::domain::Format;
 use crate::state::AppState;
@@ -32,8 +32,13 @@ fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
     })
 }
 
+/// The payload as JSON, with every NUL removed from its strings and keys: PostgreSQL cannot
+/// store one, an alert loses nothing without it, and refusing would lose the whole post.
 fn json_of(bytes: &[u8]) -> Result<Value, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("the body is not valid JSON: {e}"))
+    let mut value =
+        serde_json::from_slice(bytes).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    crate::domain::strip_unstorable(&mut value);
+    Ok(value)
 }
 
 fn invalid(reasons: Reasons) -> AppError {
@@ -58,9 +63,13 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
         .filter(|k| !k.is_empty())
 }
 
-/// Who is refused, for the audit log: the sender's address, as far as it is known.
+/// Who is sending, for the audit log: the address as far as it is known, and the route template
+/// posted to (the tally of refusals is keyed by these, never by what the sender wrote).
 #[derive(Clone)]
-pub struct Sender(Option<String>);
+pub struct Sender {
+    addr: Option<String>,
+    route: String,
+}
 
 impl axum::extract::FromRequestParts<AppState> for Sender {
     type Rejection = std::convert::Infallible;
@@ -69,27 +78,27 @@ impl axum::extract::FromRequestParts<AppState> for Sender {
         parts: &mut axum::http::request::Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        Ok(Self(crate::auth::client_addr(parts, state)))
+        Ok(Self {
+            addr: crate::auth::client_addr(parts, state),
+            route: crate::auth::route_of(parts),
+        })
     }
 }
 
 /// A wrong key or signature is a refused attempt: tallied in the audit log (one row per minute
-/// per subject and address, however many arrive).
-async fn audit_refusal(state: &AppState, sender: &Sender, subject: &str, refused: &Refused) {
-    if let Refused::Unauthorized(_) = refused {
-        audit_unauthorized(state, sender, subject).await;
-    }
-}
-
-async fn audit_unauthorized(state: &AppState, sender: &Sender, subject: &str) {
+/// per route and address, however many arrive).
+async fn audit_unauthorized(state: &AppState, sender: &Sender, target: &str) {
     let actor = crate::audit::Actor {
         name: "webhook sender".into(),
-        client_addr: sender.0.clone(),
+        client_addr: sender.addr.clone(),
         ..Default::default()
     };
-    if let Err(err) =
-        crate::audit::db::refusal(&state.pool, &actor, "alerts.unauthorized", subject).await
-    {
+    let refusal = crate::audit::db::Refusal {
+        action: "alerts.unauthorized",
+        route: &sender.route,
+        target,
+    };
+    if let Err(err) = crate::audit::db::refusal(&state.pool, &actor, refusal).await {
         tracing::warn!(error = %err, "could not record a refused webhook");
     }
 }
@@ -97,6 +106,10 @@ async fn audit_unauthorized(state: &AppState, sender: &Sender, subject: &str) {
 fn answer(refused: Refused) -> AppError {
     match refused {
         Refused::Unauthorized(why) => AppError::Unauthorized(why),
+        Refused::Unstorable(why) => AppError::BadRequest {
+            code: "unstorable_payload",
+            message: why,
+        },
         Refused::Unavailable => AppError::Overloaded(RETRY_AFTER_SECS),
     }
 }
@@ -105,17 +118,24 @@ fn accepted(body: Value) -> Response {
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
 
-/// Runs a webhook; a 401 is also tallied in the audit log.
-async fn audited(
+/// A payload that cannot be read is explained only to a sender whose key is right: anyone else
+/// hears that the key is wrong, and learns nothing of what Quell expects.
+async fn unreadable(
     state: &AppState,
-    sender: &Sender,
-    id: &str,
-    answer: Result<Response, AppError>,
-) -> Result<Response, AppError> {
-    if let Err(AppError::Unauthorized(_)) = &answer {
-        audit_unauthorized(state, sender, &format!("integration {id}")).await;
+    format: Format,
+    credential: &Credential,
+    reasons: Reasons,
+) -> AppError {
+    match check_sender(&state.pool, format, credential).await {
+        Ok(Ok(())) => invalid(reasons),
+        Ok(Err(refused)) => answer(refused),
+        Err(err) => err,
     }
-    answer
+}
+
+/// Stores what a webhook carried, answering once it is committed.
+async fn store(state: &AppState, submission: Submission) -> Result<(), AppError> {
+    state.ingest.submit(submission).await.map_err(answer)
 }
 
 async fn alertmanager_like(
@@ -126,30 +146,35 @@ async fn alertmanager_like(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let bytes = body_of(body)?;
-    let integration_id = integration_id(id)?;
-    let key = bearer(headers).ok_or_else(|| {
-        AppError::Unauthorized("send the integration key as Authorization: Bearer <key>".into())
-    })?;
-    let value = json_of(&bytes).map_err(|e| invalid(vec![e]))?;
-    let alerts = domain::parse_alertmanager(&value, format == Format::Grafana).map_err(invalid)?;
+    let credential = Credential::Bearer {
+        integration_id: integration_id(id)?,
+        key: bearer(headers).ok_or_else(|| {
+            AppError::Unauthorized("send the integration key as Authorization: Bearer <key>".into())
+        })?,
+    };
+    let parsed = json_of(&bytes)
+        .map_err(|e| vec![e])
+        .and_then(|value| domain::parse_alertmanager(&value, format == Format::Grafana));
+    let alerts = match parsed {
+        Ok(alerts) => alerts,
+        Err(reasons) => return Err(unreadable(state, format, &credential, reasons).await),
+    };
     let count = alerts.len();
-    let submitted = state
-        .ingest
-        .submit(Submission {
+    store(
+        state,
+        Submission {
             format,
-            credential: Credential::Bearer {
-                integration_id,
-                key,
-            },
+            credential,
             payload: Payload::Alerts(alerts),
-        })
-        .await;
-    submitted.map_err(answer)?;
+        },
+    )
+    .await?;
     Ok(accepted(json!({ "status": "accepted", "alerts": count })))
 }
 
 /// `/hooks/{format}/{id}`: Prometheus Alertmanager's webhook (v4), Grafana's webhook contact
-/// point (the Alertmanager envelope, read leniently) and Quell's generic JSON format.
+/// point (the Alertmanager envelope, read leniently) and Quell's generic JSON format. A 401 is
+/// also tallied in the audit log.
 pub async fn hook(
     State(state): State<AppState>,
     sender: Sender,
@@ -169,7 +194,10 @@ pub async fn hook(
             ));
         }
     };
-    audited(&state, &sender, &id, answer).await
+    if let Err(AppError::Unauthorized(_)) = &answer {
+        audit_unauthorized(&state, &sender, &format!("integration {id}")).await;
+    }
+    answer
 }
 
 async fn generic_alert(
@@ -192,8 +220,9 @@ async fn generic_alert(
             msg_id: header_text("webhook-id").unwrap_or_default(),
             timestamp: header_text("webhook-timestamp").unwrap_or_default(),
             signature,
-            body: String::from_utf8(bytes.to_vec())
-                .map_err(|_| invalid(vec!["the body is not UTF-8".into()]))?,
+            // A body that is not UTF-8 cannot match a signature over text; the payload check
+            // below explains it to a sender whose key is right.
+            body: String::from_utf8_lossy(&bytes).into_owned(),
         },
         None => Credential::Bearer {
             integration_id,
@@ -204,19 +233,29 @@ async fn generic_alert(
             })?,
         },
     };
-    let value = json_of(&bytes).map_err(|e| invalid(vec![e]))?;
-    let fresh = Uuid::new_v4().to_string();
-    let event = domain::parse_generic(&value, &fresh).map_err(invalid)?;
+    // A signed message without a dedup key gets one from its webhook-id, so a replay of it
+    // answers the key the first delivery did.
+    let fresh = match &credential {
+        Credential::Signed { msg_id, .. } => format!("webhook-{}", msg_id.trim()),
+        _ => Uuid::new_v4().to_string(),
+    };
+    let parsed = json_of(&bytes)
+        .map_err(|e| vec![e])
+        .and_then(|value| domain::parse_generic(&value, &fresh));
+    let event = match parsed {
+        Ok(event) => event,
+        Err(reasons) => return Err(unreadable(state, Format::Generic, &credential, reasons).await),
+    };
     let dedup_key = event.dedup_key.clone();
-    let submitted = state
-        .ingest
-        .submit(Submission {
+    store(
+        state,
+        Submission {
             format: Format::Generic,
             credential,
             payload: Payload::Alerts(vec![event]),
-        })
-        .await;
-    submitted.map_err(answer)?;
+        },
+    )
+    .await?;
     Ok(accepted(
         json!({ "status": "accepted", "dedup_key": dedup_key }),
     ))
@@ -250,12 +289,27 @@ impl From<Refused> for PagerDutyRefusal {
                 message: why,
                 errors: vec![],
             },
+            Refused::Unstorable(why) => Self::invalid(&why, vec![why.clone()]),
             Refused::Unavailable => Self {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 label: "unavailable",
                 message: "Quell is busy storing other events; retry shortly".into(),
                 errors: vec![],
             },
+        }
+    }
+}
+
+impl From<AppError> for PagerDutyRefusal {
+    fn from(err: AppError) -> Self {
+        if err.status().is_server_error() {
+            tracing::error!(error = %err, "webhook failed");
+        }
+        Self {
+            status: err.status(),
+            label: "error",
+            message: err.public_message(),
+            errors: vec![],
         }
     }
 }
@@ -284,6 +338,41 @@ fn pagerduty_body(body: Result<Bytes, BytesRejection>) -> Result<Value, PagerDut
     json_of(&bytes).map_err(|e| PagerDutyRefusal::invalid("Event object is invalid", vec![e]))
 }
 
+/// Reads a PagerDuty event: the routing key first, then — its faults told only to a sender
+/// whose key is right — the event itself. A wrong key is tallied in the audit log.
+async fn pagerduty_event<T>(
+    state: &AppState,
+    sender: &Sender,
+    value: &Value,
+    parse: impl FnOnce(&Value) -> Result<(String, T), Reasons>,
+) -> Result<(String, T), PagerDutyRefusal> {
+    let key = domain::routing_key_of(value)
+        .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
+    match parse(value) {
+        Ok(parsed) => Ok(parsed),
+        Err(errors) => {
+            let credential = Credential::RoutingKey { key };
+            match check_sender(&state.pool, Format::PagerDuty, &credential).await {
+                Ok(Ok(())) => Err(PagerDutyRefusal::invalid("Event object is invalid", errors)),
+                Ok(Err(refused)) => Err(pagerduty_refused(state, sender, refused).await),
+                Err(err) => Err(PagerDutyRefusal::from(err)),
+            }
+        }
+    }
+}
+
+/// A refusal from storing, in PagerDuty's shape; a wrong key is tallied in the audit log.
+async fn pagerduty_refused(
+    state: &AppState,
+    sender: &Sender,
+    refused: Refused,
+) -> PagerDutyRefusal {
+    if let Refused::Unauthorized(_) = refused {
+        audit_unauthorized(state, sender, "routing key").await;
+    }
+    refused.into()
+}
+
 /// PagerDuty Events API v2: trigger, acknowledge, resolve.
 pub async fn pagerduty_enqueue(
     State(state): State<AppState>,
@@ -292,8 +381,10 @@ pub async fn pagerduty_enqueue(
 ) -> Result<Response, PagerDutyRefusal> {
     let value = pagerduty_body(body)?;
     let fresh = Uuid::new_v4().simple().to_string();
-    let (key, event) = domain::parse_pagerduty(&value, &fresh)
-        .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
+    let (key, event) = pagerduty_event(&state, &sender, &value, |v| {
+        domain::parse_pagerduty(v, &fresh)
+    })
+    .await?;
     let dedup_key = event.dedup_key.clone();
     let submitted = state
         .ingest
@@ -304,8 +395,7 @@ pub async fn pagerduty_enqueue(
         })
         .await;
     if let Err(refused) = submitted {
-        audit_refusal(&state, &sender, "routing key", &refused).await;
-        return Err(refused.into());
+        return Err(pagerduty_refused(&state, &sender, refused).await);
     }
     Ok(accepted(json!({
         "status": "success", "message": "Event processed", "dedup_key": dedup_key,
@@ -319,8 +409,7 @@ pub async fn pagerduty_change(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, PagerDutyRefusal> {
     let value = pagerduty_body(body)?;
-    let (key, change) = domain::parse_change(&value)
-        .map_err(|errors| PagerDutyRefusal::invalid("Event object is invalid", errors))?;
+    let (key, change) = pagerduty_event(&state, &sender, &value, domain::parse_change).await?;
     let submitted = state
         .ingest
         .submit(Submission {
@@ -330,8 +419,7 @@ pub async fn pagerduty_change(
         })
         .await;
     if let Err(refused) = submitted {
-        audit_refusal(&state, &sender, "routing key", &refused).await;
-        return Err(refused.into());
+        return Err(pagerduty_refused(&state, &sender, refused).await);
     }
     Ok(accepted(
         json!({ "status": "success", "message": "Change event processed" }),

@@ -95,12 +95,32 @@ impl Submission {
 }
 
 /// Why a request was not stored.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Refused {
     /// A wrong key, a bad signature, a disabled integration: the sentence says which.
     Unauthorized(String),
+    /// PostgreSQL refused the data itself (a value it cannot hold, a broken constraint): the
+    /// same payload can never be stored, so senders must not retry it (a 400, not a 503).
+    Unstorable(String),
     /// Overloaded or failing: safe to retry after a while.
     Unavailable,
+}
+
+/// What a failed write means for the sender: data PostgreSQL refuses (SQLSTATE classes 22, data
+/// exception, 23, integrity constraint, and 54, a value past a limit such as an index row's
+/// size) is permanent; anything else — a lost connection, a
+/// full pool, a restart — is worth retrying.
+fn refusal_for(err: &AppError) -> Refused {
+    if let AppError::Database(sqlx::Error::Database(db)) = err
+        && let Some(code) = db.code()
+        && (code.starts_with("22") || code.starts_with("23") || code.starts_with("54"))
+    {
+        return Refused::Unstorable(format!(
+            "the payload holds a value the database cannot store (SQLSTATE {code}); it will \
+             not be stored however often it is sent"
+        ));
+    }
+    Refused::Unavailable
 }
 
 type Answer = Result<(), Refused>;
@@ -190,7 +210,7 @@ fn is_transient(err: &AppError) -> bool {
 }
 
 /// Writes a batch; a deadlock or serialisation failure is retried. A batch that still fails is
-/// split, so one request that cannot be stored fails alone.
+/// split, so one request that cannot be stored fails alone, and is told whether retrying can help.
 async fn write_with_retries(pool: &PgPool, jobs: &[Job]) -> Vec<Answer> {
     let subs: Vec<&Submission> = jobs.iter().map(|j| &j.submission).collect();
     match write_retrying(pool, &subs).await {
@@ -200,12 +220,12 @@ async fn write_with_retries(pool: &PgPool, jobs: &[Job]) -> Vec<Answer> {
             for s in subs {
                 answers.push(match write_retrying(pool, &[s]).await {
                     Ok(mut a) => a.pop().unwrap_or(Err(Refused::Unavailable)),
-                    Err(_) => Err(Refused::Unavailable),
+                    Err(e) => Err(refusal_for(&e)),
                 });
             }
             answers
         }
-        Err(_) => vec![Err(Refused::Unavailable)],
+        Err(e) => vec![Err(refusal_for(&e))],
     }
 }
 
@@ -218,7 +238,11 @@ async fn write_retrying(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<An
                 tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
             }
             Err(e) => {
-                tracing::error!(error = %e, requests = subs.len(), "could not store alerts");
+                if let Refused::Unstorable(_) = refusal_for(&e) {
+                    tracing::warn!(error = %e, requests = subs.len(), "alerts refused by the database");
+                } else {
+                    tracing::error!(error = %e, requests = subs.len(), "could not store alerts");
+                }
                 return Err(e);
             }
             ok => return ok,
@@ -228,12 +252,13 @@ async fn write_retrying(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<An
 
 /// Which integration a request comes from, or why it is refused.
 fn authenticate<'c>(
-    s: &Submission,
+    format: Format,
+    credential: &Credential,
     known: &'c [Credentials],
     now: DateTime<Utc>,
 ) -> Result<&'c Credentials, String> {
     const WRONG: &str = "the integration key is wrong";
-    let cred = match &s.credential {
+    let cred = match credential {
         Credential::Bearer {
             integration_id,
             key,
@@ -272,7 +297,7 @@ fn authenticate<'c>(
             c
         }
     };
-    if cred.format != s.format {
+    if cred.format != format {
         return Err(format!(
             "this integration speaks {}; post to {}",
             cred.format.as_str(),
@@ -285,25 +310,56 @@ fn authenticate<'c>(
     Ok(cred)
 }
 
-async fn write(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
-    let mut tx = pool.begin().await?;
-    let now = clock::now(&mut *tx).await?;
+/// The integrations these credentials may name, read in one query.
+async fn known_senders<'a>(
+    e: impl sqlx::PgExecutor<'_>,
+    credentials_sent: impl Iterator<Item = &'a Credential>,
+) -> AppResult<Vec<Credentials>> {
     let mut ids = Vec::new();
     let mut hashes = Vec::new();
-    for s in subs {
-        match &s.credential {
+    for c in credentials_sent {
+        match c {
             Credential::Bearer { integration_id, .. }
             | Credential::Signed { integration_id, .. } => ids.push(*integration_id),
             Credential::RoutingKey { key } => hashes.push(token_hash(key)),
         }
     }
-    let known = credentials(&mut *tx, &ids, &hashes).await?;
-    let verdicts: Vec<Result<&Credentials, String>> =
-        subs.iter().map(|s| authenticate(s, &known, now)).collect();
+    credentials(e, &ids, &hashes).await
+}
+
+/// Checks a sender's credential outside the write path: a webhook whose payload cannot be read
+/// calls this before saying why, so only a sender with the right key learns what was wrong.
+pub async fn check_sender(
+    pool: &PgPool,
+    format: Format,
+    credential: &Credential,
+) -> AppResult<Result<(), Refused>> {
+    let known = known_senders(pool, std::iter::once(credential)).await?;
+    let now = clock::now(pool).await?;
+    Ok(authenticate(format, credential, &known, now)
+        .map(|_| ())
+        .map_err(Refused::Unauthorized))
+}
+
+async fn write(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
+    let mut tx = pool.begin().await?;
+    let now = clock::now(&mut *tx).await?;
+    let known = known_senders(&mut *tx, subs.iter().map(|s| &s.credential)).await?;
+    let verdicts: Vec<Result<&Credentials, String>> = subs
+        .iter()
+        .map(|s| authenticate(s.format, &s.credential, &known, now))
+        .collect();
 
     let mut events: Vec<(&Credentials, &AlertEvent)> = Vec::new();
     for (s, v) in subs.iter().zip(&verdicts) {
         let Ok(cred) = v else { continue };
+        // A signed message seen before (a sender's retry, or a replay within the signature's
+        // window) was stored the first time: answer it again, store nothing.
+        if let Credential::Signed { msg_id, .. } = &s.credential
+            && !db::first_delivery(&mut *tx, cred.id, msg_id).await?
+        {
+            continue;
+        }
         match &s.payload {
             Payload::Alerts(alerts) => events.extend(alerts.iter().map(|a| (*cred, a))),
             Payload::Change(c) => {

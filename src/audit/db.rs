@@ -6,7 +6,7 @@ use serde_json::Value;
 use sqlx::{PgExecutor, PgPool};
 
 use super::Actor;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 pub async fn append(
     e: impl PgExecutor<'_>,
@@ -36,33 +36,89 @@ pub async fn append(
     .await?)
 }
 
-/// Records a refused attempt. The first refusal of a kind, subject and address in a minute
-/// appends an audit row; the rest of that minute only count.
-pub async fn refusal(pool: &PgPool, actor: &Actor, action: &str, subject: &str) -> AppResult<()> {
-    let addr = actor.client_addr.clone().unwrap_or_default();
+/// A refused attempt. The tally is keyed by what Quell chose — the action and the route template
+/// (`POST /incidents/{key}/notes`) — with the client address and the minute; what the requester
+/// named (a typed email, a path, a webhook id) is kept only in the first row of its minute, and
+/// cut short.
+#[derive(Debug, Clone, Copy)]
+pub struct Refusal<'a> {
+    /// What was refused: `login.failed`, `csrf.cross_origin`, `alerts.unauthorized`, …
+    pub action: &'a str,
+    /// The route template and method, never the path as sent.
+    pub route: &'a str,
+    /// What the attempt named, as sent.
+    pub target: &'a str,
+}
+
+/// The most characters of a requester's text an audit row keeps.
+pub const MAX_TARGET_CHARS: usize = 200;
+
+fn cut(text: &str) -> String {
+    crate::domain::shorten(text, MAX_TARGET_CHARS)
+}
+
+/// Counts a refusal in its minute's tally row, if there is one yet.
+async fn count_refusal(e: impl PgExecutor<'_>, r: &Refusal<'_>, addr: &str) -> AppResult<bool> {
     let counted = sqlx::query!(
         r#"update audit_refusal_tally set count = count + 1, last_at = now()
-           where action = $1 and subject = $2 and client_addr = $3
+           where action = $1 and route = $2 and client_addr = $3
              and window_start = date_trunc('minute', now())"#,
-        action,
-        subject,
+        r.action,
+        r.route,
         addr
     )
-    .execute(pool)
+    .execute(e)
     .await?;
-    if counted.rows_affected() > 0 {
+    Ok(counted.rows_affected() > 0)
+}
+
+/// Records a refused attempt. The first refusal of an action on a route from an address in a
+/// minute appends an audit row; the rest of that minute only count, so a flood from one address
+/// adds one row a minute whatever it sends.
+pub async fn refusal(pool: &PgPool, actor: &Actor, r: Refusal<'_>) -> AppResult<()> {
+    let r = Refusal {
+        route: &cut(r.route),
+        ..r
+    };
+    let addr = cut(actor.client_addr.as_deref().unwrap_or_default());
+    if count_refusal(pool, &r, &addr).await? {
         return Ok(());
     }
     let mut tx = pool.begin().await?;
-    let id = append(&mut *tx, actor, action, subject, "refused", None, None).await?;
+    // Concurrent first refusals of one tally wait here, so only one of them appends a row.
     sqlx::query!(
-        r#"insert into audit_refusal_tally (audit_id, action, subject, client_addr, window_start)
-           values ($1, $2, $3, $4, date_trunc('minute', now()))
-           on conflict (action, subject, client_addr, window_start)
-           do update set count = audit_refusal_tally.count + 1, last_at = now()"#,
+        "select pg_advisory_xact_lock(hashtext($1 || ' ' || $2 || ' ' || $3))",
+        r.action,
+        r.route,
+        addr
+    )
+    .execute(&mut *tx)
+    .await?;
+    if count_refusal(&mut *tx, &r, &addr).await? {
+        tx.commit().await?;
+        return Ok(());
+    }
+    let actor = Actor {
+        request_id: actor.request_id.as_deref().map(cut),
+        client_addr: Some(addr.clone()).filter(|a| !a.is_empty()),
+        ..actor.clone()
+    };
+    let id = append(
+        &mut *tx,
+        &actor,
+        r.action,
+        &cut(r.target),
+        "refused",
+        None,
+        None,
+    )
+    .await?;
+    sqlx::query!(
+        r#"insert into audit_refusal_tally (audit_id, action, route, client_addr, window_start)
+           values ($1, $2, $3, $4, date_trunc('minute', now()))"#,
         id,
-        action,
-        subject,
+        r.action,
+        r.route,
         addr
     )
     .execute(&mut *tx)
@@ -119,4 +175,107 @@ pub async fn list(e: impl PgExecutor<'_>, f: &Filter, limit: i64) -> AppResult<V
     )
     .fetch_all(e)
     .await?)
+}
+
+/// Whether the role Quell connects as could switch the append-only guard off: it owns the audit
+/// table (or may act as its owner), or is a superuser.
+pub async fn guard_can_be_lifted(e: impl PgExecutor<'_>) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"select r.rolsuper or pg_has_role(current_user, c.relowner, 'USAGE') as "lifted!"
+           from pg_class c, pg_roles r
+           where c.oid = 'audit_log'::regclass and r.rolname = current_user"#
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// The role that owns the audit log once it is handed over.
+pub const OWNER_ROLE: &str = "quell_audit_owner";
+
+/// Hands the audit log to a role of its own (`quell_audit_owner`, which cannot sign in) and
+/// leaves `app_role` — the role Quell connects as — only reading and appending: it can then
+/// neither switch the append-only trigger off, nor alter, truncate or drop the table. Run by a
+/// database administrator (a superuser connection) once; safe to run again. Refused when
+/// `app_role` could take the table back anyway (a superuser, a role that creates roles, or a
+/// member of the owner role).
+pub async fn hand_over(conn: &mut sqlx::PgConnection, app_role: &str) -> AppResult<()> {
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    let app = sqlx::query!(
+        r#"select rolsuper as "superuser!", rolcreaterole as "createrole!"
+           from pg_roles where rolname = $1"#,
+        app_role
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| AppError::invalid("app-role", format!("there is no role {app_role:?}")))?;
+    if app.superuser || app.createrole {
+        return Err(AppError::invalid(
+            "app-role",
+            format!(
+                "{app_role:?} is a superuser or may create roles, so it could take the audit log \
+                 back; connect Quell as an ordinary role"
+            ),
+        ));
+    }
+    // The owner of a schema may drop it with everything in it, the audit log included.
+    let owns_schema = sqlx::query_scalar!(
+        r#"select pg_has_role($1, n.nspowner, 'USAGE') as "owns!"
+           from pg_class c join pg_namespace n on n.oid = c.relnamespace
+           where c.oid = 'audit_log'::regclass"#,
+        app_role
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if owns_schema {
+        return Err(AppError::invalid(
+            "app-role",
+            format!(
+                "{app_role:?} owns the database or the schema the audit log is in, and could drop \
+                 it whole; give the database to another role and grant {app_role:?} CREATE on \
+                 the schema instead"
+            ),
+        ));
+    }
+    sqlx::query!(
+        r#"select set_config('quell.audit_app_role', $1, true) as app,
+                  set_config('quell.audit_owner', $2, true) as owner"#,
+        app_role,
+        OWNER_ROLE
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query!(
+        r#"do $$
+           declare
+               app text := current_setting('quell.audit_app_role');
+               owner text := current_setting('quell.audit_owner');
+           begin
+               if not exists (select from pg_roles where rolname = owner) then
+                   execute format('create role %I nologin', owner);
+               end if;
+               execute format('alter table audit_log owner to %I', owner);
+               execute format('alter function audit_log_is_append_only() owner to %I', owner);
+               execute format('revoke all on audit_log from %I', app);
+               execute format('grant select, insert on audit_log to %I', app);
+               execute format('revoke %I from %I', owner, app);
+           end
+           $$"#
+    )
+    .execute(&mut *tx)
+    .await?;
+    let still_member = sqlx::query_scalar!(
+        r#"select pg_has_role($1, $2, 'USAGE') as "member!""#,
+        app_role,
+        OWNER_ROLE
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if still_member {
+        return Err(AppError::invalid(
+            "app-role",
+            format!("{app_role:?} still acts as {OWNER_ROLE} through another role it belongs to"),
+        ));
+    }
+    tx.commit().await?;
+    Ok(())
 }

@@ -65,7 +65,7 @@ pub struct AuditPage {
 }
 
 /// The audit log, newest first.
-#[utoipa::path(get, path = "/api/v1/audit", tag = "accounts", params(AuditQuery),
+#[utoipa::path(get, path = "/api/v1/audit", operation_id = "listAuditLog", tag = "accounts", params(AuditQuery),
     responses((status = 200, description = "OK", body = AuditPage), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,

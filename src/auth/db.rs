@@ -133,13 +133,18 @@ pub async fn set_role(e: impl PgExecutor<'_>, id: i64, role: UserRole) -> AppRes
     Ok(())
 }
 
-/// Disabling ends the person's sessions (their epoch moves on) and stops their tokens.
+/// Disabling ends the person's sessions (their epoch moves on) and revokes their tokens for
+/// good: enabling the person again brings neither back.
 pub async fn set_disabled(e: impl PgExecutor<'_>, id: i64, disabled: bool) -> AppResult<()> {
     sqlx::query!(
-        r#"update people
-           set disabled_at = case when $2 then coalesce(disabled_at, now()) else null end,
-               session_epoch = session_epoch + case when $2 then 1 else 0 end
-           where id = $1"#,
+        r#"with person as (
+               update people
+               set disabled_at = case when $2 then coalesce(disabled_at, now()) else null end,
+                   session_epoch = session_epoch + case when $2 then 1 else 0 end
+               where id = $1
+               returning id)
+           update api_tokens set revoked_at = now()
+           where $2 and person_id in (select id from person) and revoked_at is null"#,
         id,
         disabled
     )
@@ -328,4 +333,23 @@ pub async fn clear_failures(e: impl PgExecutor<'_>, key: &str) -> AppResult<()> 
         .execute(e)
         .await?;
     Ok(())
+}
+
+/// The shared secret named `name`: the stored one, or `fresh` stored now when there is none
+/// (the first replica to ask makes it; the rest read it).
+pub async fn server_key(e: impl PgExecutor<'_>, name: &str, fresh: &[u8]) -> AppResult<Vec<u8>> {
+    Ok(sqlx::query_scalar!(
+        r#"with made as (
+               insert into server_keys (name, key) values ($1, $2)
+               on conflict (name) do nothing
+               returning key)
+           select key as "key!" from made
+           union all
+           select key from server_keys where name = $1
+           limit 1"#,
+        name,
+        fresh
+    )
+    .fetch_one(e)
+    .await?)
 }

@@ -1,5 +1,5 @@
 //! Pure rules of access: the four user roles and what each may do, the password policy, the
-//! growing delay after failed sign-ins, and the shape of API tokens.
+//! growing delay after failed sign-ins, the shape of API tokens, and where sign-in may lead.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -169,6 +169,37 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Where sign-in leads when `next` is missing or not a path on this site.
+pub const HOME: &str = "/incidents";
+
+/// The page to go to after sign-in: `next` only if it is a path on this site once resolved as a
+/// browser resolves it, written back normalised and percent-encoded so it is a safe `Location`.
+/// Control characters (browsers drop tabs and newlines, so `/\t/evil.example` would become
+/// `//evil.example`), backslashes (read as slashes) and scheme-relative forms are refused.
+pub fn safe_next(next: Option<&str>) -> String {
+    let Some(next) = next else {
+        return HOME.to_owned();
+    };
+    if !next.starts_with('/')
+        || next.starts_with("//")
+        || next.chars().any(|c| c.is_control() || c == '\\')
+    {
+        return HOME.to_owned();
+    }
+    let base = url::Url::parse("http://quell.invalid/").expect("a valid base URL");
+    match base.join(next) {
+        Ok(url) if url.origin() == base.origin() => {
+            let mut out = url.path().to_owned();
+            if let Some(query) = url.query() {
+                out.push('?');
+                out.push_str(query);
+            }
+            out
+        }
+        _ => HOME.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +280,30 @@ mod tests {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
+
+    #[test]
+    fn sign_in_leads_only_to_paths_on_this_site() {
+        assert_eq!(
+            safe_next(Some("/incidents/INC-1187")),
+            "/incidents/INC-1187"
+        );
+        assert_eq!(safe_next(Some("/search?q=a b")), "/search?q=a%20b");
+        assert_eq!(safe_next(Some("/a/../admin/users")), "/admin/users");
+        for hostile in [
+            "/\t/evil.example",
+            "/\n/x",
+            "/\r\nSet-Cookie: x=1",
+            "//evil.example",
+            "/\\evil.example",
+            "/\\/evil.example",
+            "https://evil.example/",
+            "evil.example",
+            "javascript:alert(1)",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(hostile)), HOME, "{hostile:?}");
+        }
+        assert_eq!(safe_next(None), HOME);
     }
 }

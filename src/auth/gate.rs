@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
 use super::domain::token_hash;
-use super::{CurrentUser, actor_of, db, session};
+use super::{CurrentUser, actor_of, attempt_of, db, route_of, session};
 use crate::audit;
 use crate::error::{AppError, PageError};
 use crate::state::AppState;
@@ -52,8 +52,12 @@ pub async fn api(State(state): State<AppState>, mut req: Request, next: Next) ->
         None => {
             let (parts, _) = req.into_parts();
             let actor = actor_of(&parts, &state);
-            if let Err(err) = audit::db::refusal(&state.pool, &actor, "token.invalid", "api").await
-            {
+            let refusal = audit::db::Refusal {
+                action: "token.invalid",
+                route: &route_of(&parts),
+                target: &attempt_of(&parts),
+            };
+            if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
                 tracing::error!(error = %err, "could not record a refusal");
             }
             AppError::Unauthenticated.into_response()
@@ -130,9 +134,12 @@ pub async fn same_origin(State(state): State<AppState>, req: Request, next: Next
     if cross_site || foreign_origin {
         let (parts, _) = req.into_parts();
         let actor = actor_of(&parts, &state);
-        let what = format!("{} {}", parts.method, parts.uri.path());
-        if let Err(err) = audit::db::refusal(&state.pool, &actor, "csrf.cross_origin", &what).await
-        {
+        let refusal = audit::db::Refusal {
+            action: "csrf.cross_origin",
+            route: &route_of(&parts),
+            target: &attempt_of(&parts),
+        };
+        if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
             tracing::error!(error = %err, "could not record a refusal");
         }
         let err = AppError::Forbidden(

@@ -1,7 +1,6 @@
 //! Accounts and API tokens over the API: `/api/v1/me`, `/api/v1/users` (admins),
 //! `/api/v1/tokens`.
 
-use argon2::password_hash::rand_core::{OsRng, RngCore};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,7 +11,7 @@ use serde_json::json;
 
 use super::bootstrap::{Account, ensure_account};
 use super::db::{self, Token, User};
-use super::domain::{UserRole, token_display_prefix, token_from_bytes, token_hash};
+use super::domain::UserRole;
 use super::{Admin, Auth, Viewer};
 use crate::audit;
 use crate::error::{AppError, AppResult};
@@ -59,7 +58,7 @@ pub struct UserList {
 }
 
 /// Who the token belongs to.
-#[utoipa::path(get, path = "/api/v1/me", tag = "accounts",
+#[utoipa::path(get, path = "/api/v1/me", operation_id = "getMe", tag = "accounts",
     responses((status = 200, description = "OK", body = UserView), (status = 401, description = "No valid token", body = crate::error::ErrorBody)))]
 pub async fn me(State(state): State<AppState>, auth: Auth<Viewer>) -> AppResult<Json<UserView>> {
     let user = db::find_by_id(&state.pool, auth.user.id)
@@ -69,7 +68,7 @@ pub async fn me(State(state): State<AppState>, auth: Auth<Viewer>) -> AppResult<
 }
 
 /// Every account.
-#[utoipa::path(get, path = "/api/v1/users", tag = "accounts",
+#[utoipa::path(get, path = "/api/v1/users", operation_id = "listUsers", tag = "accounts",
     responses((status = 200, description = "OK", body = UserList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
 pub async fn list_users(
     State(state): State<AppState>,
@@ -94,7 +93,7 @@ pub struct CreateUser {
 }
 
 /// Create an account (or reset an existing one's role and password).
-#[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = CreateUser,
+#[utoipa::path(post, path = "/api/v1/users", operation_id = "createUser", tag = "accounts", request_body = CreateUser,
     responses((status = 201, description = "Created", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
               (status = 409, description = "The email exists", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
 pub async fn create_user(
@@ -135,7 +134,7 @@ pub struct PatchUser {
 }
 
 /// Change an account's role, or disable or enable it.
-#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "accounts", request_body = PatchUser,
+#[utoipa::path(patch, path = "/api/v1/users/{id}", operation_id = "updateUser", tag = "accounts", request_body = PatchUser,
     params(("id" = i64, Path, description = "Account id")),
     responses((status = 200, description = "OK", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
               (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Would leave no admin", body = crate::error::ErrorBody)))]
@@ -221,7 +220,7 @@ pub struct TokenList {
 }
 
 /// A new API token for yourself, or (admins) for anyone by email.
-#[utoipa::path(post, path = "/api/v1/tokens", tag = "accounts", request_body = CreateToken,
+#[utoipa::path(post, path = "/api/v1/tokens", operation_id = "createToken", tag = "accounts", request_body = CreateToken,
     responses((status = 201, description = "Created; `token` is shown only now", body = NewToken), (status = 403, description = "Only admins make tokens for others", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
 pub async fn create_token(
@@ -230,25 +229,18 @@ pub async fn create_token(
     body: ApiJson<CreateToken>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let name = b.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(AppError::invalid(
-            "name",
-            "name the token in 1 to 100 characters",
-        ));
-    }
+    super::tokens::check_name(&b.name)?;
     let owner = match b.email.as_deref() {
         None => auth.user.id,
         Some(email) if email.eq_ignore_ascii_case(&auth.user.email) => auth.user.id,
         Some(email) => {
             if !auth.user.role.allows(UserRole::Admin) {
-                audit::db::refusal(
-                    &state.pool,
-                    &auth.actor,
-                    "access.denied",
-                    "POST /api/v1/tokens for another",
-                )
-                .await?;
+                let refusal = audit::db::Refusal {
+                    action: "access.denied",
+                    route: "POST /api/v1/tokens",
+                    target: email,
+                };
+                audit::db::refusal(&state.pool, &auth.actor, refusal).await?;
                 return Err(AppError::Forbidden(
                     "Only admins make tokens for other people.".into(),
                 ));
@@ -261,33 +253,12 @@ pub async fn create_token(
                 .id
         }
     };
-    let mut bytes = [0u8; 32];
-    OsRng.fill_bytes(&mut bytes);
-    let token = token_from_bytes(&bytes);
-    let mut tx = state.pool.begin().await?;
-    let info = db::insert_token(
-        &mut *tx,
-        owner,
-        name,
-        &token_hash(&token),
-        &token_display_prefix(&token),
-    )
-    .await?;
-    audit::record(
-        &mut tx,
-        &auth.actor,
-        "token.create",
-        &info.owner,
-        None,
-        Some(json!({ "id": info.id, "name": info.name })),
-    )
-    .await?;
-    tx.commit().await?;
+    let (token, info) = super::tokens::issue(&state.pool, &auth.actor, owner, &b.name).await?;
     Ok((StatusCode::CREATED, Json(NewToken { token, info })).into_response())
 }
 
 /// Your tokens; admins see everyone's.
-#[utoipa::path(get, path = "/api/v1/tokens", tag = "accounts",
+#[utoipa::path(get, path = "/api/v1/tokens", operation_id = "listTokens", tag = "accounts",
     responses((status = 200, description = "OK", body = TokenList)))]
 pub async fn list_tokens(
     State(state): State<AppState>,
@@ -300,7 +271,7 @@ pub async fn list_tokens(
 }
 
 /// Revoke a token: yours, or (admins) anyone's. It stops working at once.
-#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "accounts",
+#[utoipa::path(delete, path = "/api/v1/tokens/{id}", operation_id = "revokeToken", tag = "accounts",
     params(("id" = i64, Path, description = "Token id")),
     responses((status = 204, description = "Revoked"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn revoke_token(
@@ -309,24 +280,7 @@ pub async fn revoke_token(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "token")?;
-    let found = db::find_token(&state.pool, id).await?;
-    // Someone else's token is "not found" to a non-admin: its existence is not theirs to learn.
-    let Some((token, owner)) =
-        found.filter(|(_, owner)| *owner == auth.user.id || auth.user.role.allows(UserRole::Admin))
-    else {
-        return Err(AppError::NotFound(format!("You have no token {id}.")));
-    };
-    let mut tx = state.pool.begin().await?;
-    db::revoke_token(&mut *tx, id).await?;
-    audit::record(
-        &mut tx,
-        &auth.actor,
-        "token.revoke",
-        &token.owner,
-        Some(json!({ "id": id, "owner_id": owner })),
-        None,
-    )
-    .await?;
-    tx.commit().await?;
+    let owner = super::tokens::revocable_by(&auth.user);
+    super::tokens::revoke(&state.pool, &auth.actor, owner, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

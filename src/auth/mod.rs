@@ -8,11 +8,13 @@ pub mod db;
 pub mod domain;
 pub mod gate;
 pub mod handlers;
+pub mod login_token;
 pub mod oidc;
 pub mod pages;
 pub mod password;
 pub mod session;
 pub mod session_store;
+pub mod tokens;
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -94,9 +96,12 @@ impl<R: MinRole> FromRequestParts<AppState> for Auth<R> {
             });
         };
         if !user.role.allows(R::ROLE) {
-            let what = format!("{} {}", parts.method, parts.uri.path());
-            if let Err(err) = audit::db::refusal(&state.pool, &actor, "access.denied", &what).await
-            {
+            let refusal = audit::db::Refusal {
+                action: "access.denied",
+                route: &route_of(parts),
+                target: &attempt_of(parts),
+            };
+            if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
                 tracing::error!(error = %err, "could not record a refusal");
             }
             return Err(Refused {
@@ -132,6 +137,33 @@ pub fn client_addr(parts: &Parts, state: &AppState) -> Option<String> {
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ci| ci.0.ip().to_string())
+}
+
+/// The request's method and route template (`POST /incidents/{key}/notes`), for refusal
+/// tallies: chosen by Quell, never by the requester. A path no route matches is `(no route)`,
+/// and a method Quell does not serve is `OTHER`.
+pub fn route_of(parts: &Parts) -> String {
+    use axum::http::Method;
+    let template = parts
+        .extensions
+        .get::<axum::extract::MatchedPath>()
+        .map_or("(no route)", |m| m.as_str());
+    let method = match parts.method {
+        Method::GET
+        | Method::HEAD
+        | Method::POST
+        | Method::PUT
+        | Method::PATCH
+        | Method::DELETE => parts.method.as_str(),
+        _ => "OTHER",
+    };
+    format!("{method} {template}")
+}
+
+/// What a refused request tried, for its audit row: the method and the path as sent (the row
+/// keeps the first 200 characters).
+pub fn attempt_of(parts: &Parts) -> String {
+    format!("{} {}", parts.method, parts.uri.path())
 }
 
 /// The actor of a request: the signed-in user if any, with the request id and address.

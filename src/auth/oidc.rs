@@ -127,7 +127,7 @@ pub async fn start(
         state: csrf.secret().clone(),
         nonce: nonce.secret().clone(),
         verifier: verifier.secret().clone(),
-        next: super::pages::safe_next(q.next.as_deref()),
+        next: super::domain::safe_next(q.next.as_deref()),
     };
     session
         .insert(FLOW, flow)
@@ -182,7 +182,12 @@ pub async fn callback(
                 .chars()
                 .take(16)
                 .collect::<String>();
-            audit::db::refusal(&state.pool, &actor, "login.sso_refused", &subject).await?;
+            let refusal = audit::db::Refusal {
+                action: "login.sso_refused",
+                route: "GET /auth/oidc/callback",
+                target: &subject,
+            };
+            audit::db::refusal(&state.pool, &actor, refusal).await?;
             Err(PageError(err))
         }
     }

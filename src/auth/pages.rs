@@ -3,7 +3,8 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use tokio::sync::OnceCell;
@@ -11,25 +12,15 @@ use tower_sessions::Session;
 
 use super::bootstrap::{Account, ensure_account};
 use super::db::{self, Token, User};
-use super::domain::{UserRole, check_password, wait_left};
+use super::domain::{UserRole, check_password, safe_next, wait_left};
 use super::handlers::change_user;
-use super::{Admin, Auth, RequestActor, Viewer, password, session};
+use super::{Admin, Auth, RequestActor, Viewer, login_token, password, session, tokens};
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, FieldError, PageError, PageResult};
 use crate::http::chrome::Chrome;
-use crate::http::extract::PageForm;
+use crate::http::extract::{PageForm, SignInForm};
 use crate::state::AppState;
-
-/// Only paths on this site: no `//host` or `https://` redirects after sign-in.
-pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") => {
-            n.to_owned()
-        }
-        _ => "/incidents".to_owned(),
-    }
-}
 
 #[derive(Template, WebTemplate)]
 #[template(path = "auth/login.html")]
@@ -51,14 +42,30 @@ pub async fn login_form(
     State(state): State<AppState>,
     chrome: Chrome,
     Query(q): Query<NextQuery>,
-) -> LoginPage {
-    LoginPage {
+) -> PageResult<Response> {
+    let page = LoginPage {
         chrome,
         sso: state.config.oidc.is_some(),
         email: String::new(),
         next: safe_next(q.next.as_deref()),
         error: None,
-    }
+    };
+    show_login(&state, StatusCode::OK, page).await
+}
+
+/// The sign-in page with a fresh form token, which its cookie carries too.
+async fn show_login(
+    state: &AppState,
+    status: StatusCode,
+    mut page: LoginPage,
+) -> PageResult<Response> {
+    let (token, cookie) = login_token::issue(state).await?;
+    page.chrome.csrf = token;
+    let mut res = (status, page).into_response();
+    let cookie = HeaderValue::from_str(&cookie)
+        .map_err(|e| AppError::Internal(format!("sign-in cookie: {e}")))?;
+    res.headers_mut().append(SET_COOKIE, cookie);
+    Ok(res)
 }
 
 #[derive(Deserialize)]
@@ -81,24 +88,20 @@ pub async fn login(
     State(state): State<AppState>,
     session: Session,
     RequestActor(actor): RequestActor,
-    PageForm(f): PageForm<LoginForm>,
+    SignInForm(f): SignInForm<LoginForm>,
 ) -> PageResult<Response> {
     let next = safe_next(f.next.as_deref());
     let account_key = format!("account:{}", f.email.trim().to_lowercase());
     let addr_key = format!("addr:{}", actor.client_addr.as_deref().unwrap_or("unknown"));
     let again = async |status: StatusCode, error: String| -> PageResult<Response> {
-        let chrome = Chrome {
-            user: None,
-            csrf: session::csrf_token(&session).await?,
-        };
         let page = LoginPage {
-            chrome,
+            chrome: Chrome::default(),
             sso: state.config.oidc.is_some(),
             email: f.email.clone(),
             next: next.clone(),
             error: Some(error),
         };
-        Ok((status, page).into_response())
+        show_login(&state, status, page).await
     };
 
     let now = clock::now(&state.pool).await?;
@@ -106,7 +109,12 @@ pub async fn login(
         if let Some(until) = db::blocked_until(&state.pool, key).await?
             && let Some(secs) = wait_left(until, now)
         {
-            audit::db::refusal(&state.pool, &actor, "login.throttled", f.email.trim()).await?;
+            let refusal = audit::db::Refusal {
+                action: "login.throttled",
+                route: "POST /login",
+                target: f.email.trim(),
+            };
+            audit::db::refusal(&state.pool, &actor, refusal).await?;
             return again(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("Too many failed sign-ins. Wait {secs} s and try again."),
@@ -131,7 +139,12 @@ pub async fn login(
             db::block(&mut *tx, key, failures).await?;
         }
         tx.commit().await?;
-        audit::db::refusal(&state.pool, &actor, "login.failed", f.email.trim()).await?;
+        let refusal = audit::db::Refusal {
+            action: "login.failed",
+            route: "POST /login",
+            target: f.email.trim(),
+        };
+        audit::db::refusal(&state.pool, &actor, refusal).await?;
         return again(
             StatusCode::UNAUTHORIZED,
             "The email or the password is wrong.".into(),
@@ -169,6 +182,8 @@ pub struct AccountPage {
     tokens: Vec<Token>,
     errors: Vec<FieldError>,
     notice: Option<String>,
+    /// A token just made, shown this once.
+    new_token: Option<String>,
 }
 
 async fn account_page(
@@ -188,7 +203,52 @@ async fn account_page(
         tokens,
         errors,
         notice,
+        new_token: None,
     })
+}
+
+#[derive(Deserialize)]
+pub struct TokenForm {
+    #[serde(default)]
+    name: String,
+}
+
+/// Makes an API token for yourself; the page shows its secret this once.
+pub async fn create_token(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Viewer>,
+    PageForm(f): PageForm<TokenForm>,
+) -> PageResult<Response> {
+    match tokens::issue(&state.pool, &auth.actor, auth.user.id, &f.name).await {
+        Ok((token, info)) => {
+            let notice = format!(
+                "Token {:?} made. Copy it now: it is not shown again.",
+                info.name
+            );
+            let mut page = account_page(&state, chrome, auth.user.id, vec![], Some(notice)).await?;
+            page.new_token = Some(token);
+            Ok(page.into_response())
+        }
+        Err(AppError::Validation(errors)) => {
+            let page = account_page(&state, chrome, auth.user.id, errors, None).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+/// Revokes one of your API tokens.
+pub async fn revoke_token(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path(id): Path<String>,
+    PageForm(_): PageForm<Empty>,
+) -> PageResult<Redirect> {
+    let id = super::handlers::parse_id(&id, "token")?;
+    // The account page lists your own tokens only, admins' included.
+    tokens::revoke(&state.pool, &auth.actor, Some(auth.user.id), id).await?;
+    Ok(Redirect::to("/account"))
 }
 
 pub async fn account(

@@ -29,12 +29,18 @@ impl FromRequestParts<AppState> for Chrome {
     type Rejection = PageError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
-        let session = Session::from_request_parts(parts, state)
-            .await
-            .map_err(|(_, msg)| PageError(AppError::Internal(msg.to_owned())))?;
-        Ok(Self {
-            user: parts.extensions.get::<CurrentUser>().cloned(),
-            csrf: session::csrf_token(&session).await?,
-        })
+        let user = parts.extensions.get::<CurrentUser>().cloned();
+        // Only a signed-in session has forms to protect (the sign-in form brings its own
+        // token): an anonymous page view must not create a session row.
+        let csrf = match &user {
+            Some(_) => {
+                let session = Session::from_request_parts(parts, state)
+                    .await
+                    .map_err(|(_, msg)| PageError(AppError::Internal(msg.to_owned())))?;
+                session::csrf_token(&session).await?
+            }
+            None => String::new(),
+        };
+        Ok(Self { user, csrf })
     }
 }

@@ -11,7 +11,9 @@ use tower_sessions::Session;
 
 use crate::audit;
 use crate::auth::{self, session};
+use crate::domain::{UNSTORABLE_MESSAGE, storable, unstorable_at};
 use crate::error::{AppError, FieldError, PageError};
+use crate::idempotency;
 use crate::state::AppState;
 
 /// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
@@ -74,6 +76,9 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppEr
             code: "malformed_json",
             message: format!("the body is not valid JSON: {e}"),
         })?;
+    if let Some(field) = unstorable_at(&raw) {
+        return Err(AppError::invalid(&field, UNSTORABLE_MESSAGE));
+    }
     let value = serde_path_to_error::deserialize(&raw).map_err(field_error)?;
     Ok(ApiJson { value, raw })
 }
@@ -129,9 +134,10 @@ fn parse_if_match(value: &str) -> Option<i32> {
     v.strip_prefix("\"v")?.strip_suffix('"')?.parse().ok()
 }
 
-/// The `Idempotency-Key` header of a create, if any (1–255 visible ASCII characters).
+/// The `Idempotency-Key` header of a create, if any (1–255 visible ASCII characters), with the
+/// signed-in person who sent it.
 #[derive(Debug, Clone)]
-pub struct IdempotencyKey(pub Option<String>);
+pub struct IdempotencyKey(pub Option<idempotency::Key>);
 
 impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
     type Rejection = AppError;
@@ -147,7 +153,14 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKey {
                 "use 1 to 255 visible ASCII characters, e.g. a UUID",
             ));
         }
-        Ok(Self(Some(value.to_owned())))
+        let person = parts
+            .extensions
+            .get::<auth::CurrentUser>()
+            .ok_or(AppError::Unauthenticated)?;
+        Ok(Self(Some(idempotency::Key {
+            person_id: person.id,
+            key: value.to_owned(),
+        })))
     }
 }
 
@@ -160,34 +173,74 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let session = req.extensions().get::<Session>().cloned();
-        // Who and what, for the audit log should the token be wrong; the body consumes the request.
-        let (parts, body) = req.into_parts();
-        let actor = auth::actor_of(&parts, state);
-        let what = format!("{} {}", parts.method, parts.uri.path());
-        let bytes = read_body(Request::from_parts(parts, body), state).await?;
-        let given = form_urlencoded::parse(&bytes)
-            .find(|(k, _)| k == "csrf")
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default();
-        let valid = match &session {
-            Some(s) => session::csrf_matches(s, &given).await?,
-            None => false,
+        let guard = async |given: &str| match &session {
+            Some(s) => session::csrf_matches(s, given).await,
+            None => Ok(false),
         };
-        if !valid {
-            if let Err(err) = audit::db::refusal(&state.pool, &actor, "csrf.bad_token", &what).await
-            {
-                tracing::error!(error = %err, "could not record a refusal");
-            }
-            return Err(PageError(AppError::Forbidden(
-                "This form has expired or did not come from Quell. Reload the page and try again."
-                    .into(),
-            )));
-        }
-        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
-        serde_path_to_error::deserialize(de)
-            .map(PageForm)
-            .map_err(|e| PageError(field_error(e)))
+        read_form(req, state, guard).await.map(PageForm)
     }
+}
+
+/// The sign-in form's body, checked against the sign-in page's signed double-submit cookie
+/// instead of a session (an anonymous visitor has none).
+pub struct SignInForm<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for SignInForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let headers = req.headers().clone();
+        let guard = async |given: &str| auth::login_token::matches(state, &headers, given).await;
+        read_form(req, state, guard).await.map(SignInForm)
+    }
+}
+
+/// Reads a form whose `csrf` field `guard` accepts; a refused token is tallied in the audit log
+/// and answered 403, a field PostgreSQL cannot store 422 naming it.
+async fn read_form<T: DeserializeOwned>(
+    req: Request,
+    state: &AppState,
+    guard: impl AsyncFnOnce(&str) -> Result<bool, AppError>,
+) -> Result<T, PageError> {
+    // Who and what, for the audit log should the token be wrong; the body consumes the request.
+    let (parts, body) = req.into_parts();
+    let actor = auth::actor_of(&parts, state);
+    let route = auth::route_of(&parts);
+    let attempt = auth::attempt_of(&parts);
+    let bytes = read_body(Request::from_parts(parts, body), state).await?;
+    let given = form_urlencoded::parse(&bytes)
+        .find(|(k, _)| k == "csrf")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    if !guard(&given).await? {
+        let refusal = audit::db::Refusal {
+            action: "csrf.bad_token",
+            route: &route,
+            target: &attempt,
+        };
+        if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
+            tracing::error!(error = %err, "could not record a refusal");
+        }
+        return Err(PageError(AppError::Forbidden(
+            "This form has expired or did not come from Quell. Reload the page and try again."
+                .into(),
+        )));
+    }
+    if let Some(field) = unstorable_pair(form_urlencoded::parse(&bytes)) {
+        return Err(PageError(AppError::invalid(&field, UNSTORABLE_MESSAGE)));
+    }
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(&bytes));
+    serde_path_to_error::deserialize(de).map_err(|e| PageError(field_error(e)))
+}
+
+/// The name of the first form or query field whose name or value PostgreSQL cannot store.
+pub fn unstorable_pair<'a>(
+    pairs: impl Iterator<Item = (std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
+) -> Option<String> {
+    pairs
+        .into_iter()
+        .find(|(k, v)| !storable(k) || !storable(v))
+        .map(|(k, _)| k.replace(crate::domain::UNSTORABLE, ""))
 }
 
 /// A JSON body that may be left out entirely (`curl -X POST` with no data): then `T::default()`.

@@ -4,7 +4,9 @@
 
 pub mod chrome;
 pub mod extract;
+pub mod guard;
 pub mod health;
+pub mod serve;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Request, header};
@@ -51,16 +53,49 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 )]
 struct ApiDoc;
 
-/// The API under `/api/v1` and its OpenAPI description, built from the same handler list so
-/// they cannot drift apart.
+/// The OpenAPI description of the API, as served at `/api/v1/openapi.json`.
+pub fn openapi_json() -> String {
+    api_routes()
+        .1
+        .to_pretty_json()
+        .expect("the OpenAPI description serialises")
+}
+
+/// The API under `/api/v1`, behind its token gate, and the 404 for anything else under it.
 fn api(state: &AppState) -> Router<AppState> {
+    let (router, doc) = api_routes();
+    let spec = doc
+        .to_pretty_json()
+        .expect("the OpenAPI description serialises");
+    // Everything but the description and the 404 below needs a token.
+    router
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::gate::api,
+        ))
+        .route(
+            "/api/v1/openapi.json",
+            get(move || {
+                let spec = spec.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], spec) }
+            }),
+        )
+        .route(
+            "/api/v1/{*rest}",
+            any(|| async { AppError::NotFound("No such API endpoint.".into()) }),
+        )
+}
+
+/// The API's routes and their OpenAPI description, built from the same handler list so they
+/// cannot drift apart.
+fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     use crate::{audit, auth};
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
     use utoipa::OpenApi;
     use utoipa_axum::{router::OpenApiRouter, routes};
-    let (router, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(inc::list, inc::create))
         .routes(routes!(inc::get, inc::patch))
         .routes(routes!(inc::acknowledge))
@@ -138,27 +173,7 @@ fn api(state: &AppState) -> Router<AppState> {
             crate::trackers::handlers::delete
         ))
         .routes(routes!(crate::search::handlers::search))
-        .split_for_parts();
-    let spec = doc
-        .to_pretty_json()
-        .expect("the OpenAPI description serialises");
-    // Everything above needs a token; the description and the 404 below do not.
-    router
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::gate::api,
-        ))
-        .route(
-            "/api/v1/openapi.json",
-            get(move || {
-                let spec = spec.clone();
-                async move { ([(header::CONTENT_TYPE, "application/json")], spec) }
-            }),
-        )
-        .route(
-            "/api/v1/{*rest}",
-            any(|| async { AppError::NotFound("No such API endpoint.".into()) }),
-        )
+        .split_for_parts()
 }
 
 fn pages(state: &AppState) -> Router<AppState> {
@@ -250,6 +265,11 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route("/account", get(auth::pages::account))
         .route("/account/password", post(auth::pages::change_password))
+        .route("/account/tokens", post(auth::pages::create_token))
+        .route(
+            "/account/tokens/{id}/revoke",
+            post(auth::pages::revoke_token),
+        )
         .route(
             "/admin/users",
             get(auth::pages::users).post(auth::pages::create_user),
@@ -372,6 +392,7 @@ pub fn app(state: AppState) -> Router {
                  form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             ),
         ))
+        .layer(middleware::from_fn(guard::refuse_unstorable_uri))
         // Bodies are read through our extractors, which answer 413 in our format.
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TimeoutLayer::with_status_code(

@@ -3,6 +3,7 @@
 use serde_json::Value;
 use sqlx::PgExecutor;
 
+use super::Key;
 use crate::error::AppResult;
 
 pub struct Stored {
@@ -16,14 +17,15 @@ pub struct Stored {
 pub async fn try_claim(
     e: impl PgExecutor<'_>,
     scope: &str,
-    key: &str,
+    key: &Key,
     request: &Value,
 ) -> AppResult<bool> {
     let inserted = sqlx::query!(
-        r#"insert into idempotency_keys (scope, key, request) values ($1, $2, $3)
-           on conflict (scope, key) do nothing"#,
+        r#"insert into idempotency_keys (person_id, scope, key, request) values ($1, $2, $3, $4)
+           on conflict (person_id, scope, key) do nothing"#,
+        key.person_id,
         scope,
-        key,
+        key.key,
         request
     )
     .execute(e)
@@ -31,13 +33,14 @@ pub async fn try_claim(
     Ok(inserted.rows_affected() == 1)
 }
 
-pub async fn find(e: impl PgExecutor<'_>, scope: &str, key: &str) -> AppResult<Option<Stored>> {
+pub async fn find(e: impl PgExecutor<'_>, scope: &str, key: &Key) -> AppResult<Option<Stored>> {
     Ok(sqlx::query_as!(
         Stored,
         r#"select request, response_status, response_body from idempotency_keys
-           where scope = $1 and key = $2"#,
+           where person_id = $1 and scope = $2 and key = $3"#,
+        key.person_id,
         scope,
-        key
+        key.key
     )
     .fetch_optional(e)
     .await?)
@@ -46,15 +49,16 @@ pub async fn find(e: impl PgExecutor<'_>, scope: &str, key: &str) -> AppResult<O
 pub async fn store_response(
     e: impl PgExecutor<'_>,
     scope: &str,
-    key: &str,
+    key: &Key,
     status: i16,
     body: &Value,
 ) -> AppResult<()> {
     sqlx::query!(
-        r#"update idempotency_keys set response_status = $3, response_body = $4
-           where scope = $1 and key = $2"#,
+        r#"update idempotency_keys set response_status = $4, response_body = $5
+           where person_id = $1 and scope = $2 and key = $3"#,
+        key.person_id,
         scope,
-        key,
+        key.key,
         status,
         body
     )

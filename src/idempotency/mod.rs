@@ -13,6 +13,14 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::error::{AppError, AppResult};
 
+/// An `Idempotency-Key` and the person who sent it: keys are per person, so someone else
+/// reusing a key and body never receives the first person's answer.
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub person_id: i64,
+    pub key: String,
+}
+
 /// A stored answer to send again.
 pub struct Replay {
     pub status: StatusCode,
@@ -35,7 +43,7 @@ impl IntoResponse for Replay {
 async fn claim(
     conn: &mut PgConnection,
     scope: &str,
-    key: &str,
+    key: &Key,
     request: &Value,
 ) -> AppResult<Option<Replay>> {
     if db::try_claim(&mut *conn, scope, key, request).await? {
@@ -63,7 +71,7 @@ async fn claim(
 async fn remember(
     conn: &mut PgConnection,
     scope: &str,
-    key: &str,
+    key: &Key,
     status: StatusCode,
     body: &Value,
 ) -> AppResult<()> {
@@ -93,7 +101,7 @@ impl<T> Created<T> {
 pub async fn create_once<T, F>(
     pool: &PgPool,
     scope: &str,
-    key: Option<&str>,
+    key: Option<&Key>,
     request: &Value,
     create: F,
 ) -> AppResult<Created<T>>

@@ -99,7 +99,7 @@ pub struct CreateIncident {
 /// Open an incident.
 #[utoipa::path(
     post,
-    path = "/api/v1/incidents",
+    path = "/api/v1/incidents", operation_id = "createIncident",
     tag = "incidents",
     params(("Idempotency-Key" = Option<String>, Header, description = "Retry-safe create: the same key and body replays the answer")),
     request_body = CreateIncident,
@@ -126,7 +126,7 @@ pub async fn create(
     let created = idempotency::create_once(
         &state.pool,
         "POST /api/v1/incidents",
-        idem.as_deref(),
+        idem.as_ref(),
         &body.raw,
         async |tx| {
             let incident = actions::open(tx, &opening, &auth.actor).await?;
@@ -228,7 +228,7 @@ impl ListQuery {
 /// List incidents: open first, then by severity, newest first.
 #[utoipa::path(
     get,
-    path = "/api/v1/incidents",
+    path = "/api/v1/incidents", operation_id = "listIncidents",
     tag = "incidents",
     params(ListQuery),
     responses((status = 200, description = "OK", body = IncidentList), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
@@ -258,7 +258,7 @@ pub async fn list(
 /// One incident with roles and computed durations.
 #[utoipa::path(
     get,
-    path = "/api/v1/incidents/{key}",
+    path = "/api/v1/incidents/{key}", operation_id = "getIncident",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody))
@@ -290,7 +290,7 @@ pub struct PatchIncident {
 /// Edit title, summary, impact, service or impact start.
 #[utoipa::path(
     patch,
-    path = "/api/v1/incidents/{key}",
+    path = "/api/v1/incidents/{key}", operation_id = "updateIncident",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = String, Header, description = "The ETag of your copy")),
     request_body = PatchIncident,
@@ -352,11 +352,12 @@ async fn run_transition(
 }
 
 macro_rules! transition_handler {
-    ($name:ident, $transition:expr, $path:literal, $doc:literal) => {
+    ($name:ident, $operation:literal, $transition:expr, $path:literal, $doc:literal) => {
         #[doc = $doc]
         #[utoipa::path(
             post,
             path = $path,
+            operation_id = $operation,
             tag = "incidents",
             params(("key" = String, Path, description = "Incident key, e.g. INC-1187"),
                    ("If-Match" = Option<String>, Header, description = "Refuse with 412 unless the incident is still at this ETag")),
@@ -381,24 +382,28 @@ macro_rules! transition_handler {
 
 transition_handler!(
     acknowledge,
+    "acknowledgeIncident",
     Transition::Acknowledge,
     "/api/v1/incidents/{key}/acknowledge",
     "triggered → acknowledged."
 );
 transition_handler!(
     mitigate,
+    "mitigateIncident",
     Transition::Mitigate,
     "/api/v1/incidents/{key}/mitigate",
     "→ mitigated; stamps a skipped acknowledgement."
 );
 transition_handler!(
     resolve,
+    "resolveIncident",
     Transition::Resolve,
     "/api/v1/incidents/{key}/resolve",
     "→ resolved; stamps skipped steps."
 );
 transition_handler!(
     reopen,
+    "reopenIncident",
     Transition::Reopen,
     "/api/v1/incidents/{key}/reopen",
     "resolved → acknowledged (keeps the first acknowledgement)."
@@ -417,7 +422,7 @@ pub struct SeverityBody {
 /// Raise or lower the severity, with a reason.
 #[utoipa::path(
     post,
-    path = "/api/v1/incidents/{key}/severity",
+    path = "/api/v1/incidents/{key}/severity", operation_id = "changeIncidentSeverity", operation_id = "changeIncidentSeverity",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
     request_body = SeverityBody,
@@ -458,7 +463,7 @@ pub struct RoleBody {
 /// Assign a role to a person (by handle or email).
 #[utoipa::path(
     put,
-    path = "/api/v1/incidents/{key}/roles/{role}",
+    path = "/api/v1/incidents/{key}/roles/{role}", operation_id = "assignIncidentRole",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
     request_body = RoleBody,
@@ -492,7 +497,7 @@ pub async fn assign_role(
 /// Unassign a role.
 #[utoipa::path(
     delete,
-    path = "/api/v1/incidents/{key}/roles/{role}",
+    path = "/api/v1/incidents/{key}/roles/{role}", operation_id = "unassignIncidentRole",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
     responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Nobody holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
@@ -514,7 +519,7 @@ pub async fn unassign_role(
 /// The timeline in the order things happened.
 #[utoipa::path(
     get,
-    path = "/api/v1/incidents/{key}/timeline",
+    path = "/api/v1/incidents/{key}/timeline", operation_id = "listIncidentTimeline",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = EventList), (status = 404, description = "Not found", body = crate::error::ErrorBody))
@@ -546,7 +551,7 @@ pub struct NoteBody {
 /// Add a note, or background context that may predate the incident.
 #[utoipa::path(
     post,
-    path = "/api/v1/incidents/{key}/timeline",
+    path = "/api/v1/incidents/{key}/timeline", operation_id = "addIncidentNote",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
     request_body = NoteBody,
@@ -564,7 +569,7 @@ pub async fn add_note(
     let created = idempotency::create_once(
         &state.pool,
         &format!("POST /api/v1/incidents/{key}/timeline"),
-        idem.as_deref(),
+        idem.as_ref(),
         &body.raw,
         async |tx| {
             let (incident, event) =
@@ -594,7 +599,7 @@ pub struct UpdateList {
 }
 
 /// The stakeholder updates of an incident, and how the cadence was kept.
-#[utoipa::path(get, path = "/api/v1/incidents/{key}/updates", tag = "incidents",
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/updates", operation_id = "listStakeholderUpdates", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = UpdateList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn updates(
@@ -612,7 +617,7 @@ pub async fn updates(
 }
 
 /// Record a stakeholder update; it restarts the cadence clock.
-#[utoipa::path(post, path = "/api/v1/incidents/{key}/updates", tag = "incidents", request_body = UpdateBody,
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/updates", operation_id = "addStakeholderUpdate", tag = "incidents", request_body = UpdateBody,
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
     responses((status = 201, description = "Created", body = crate::updates::db::Update),
               (status = 404, description = "Not found", body = crate::error::ErrorBody),
@@ -629,7 +634,7 @@ pub async fn add_update(
     let created = idempotency::create_once(
         &state.pool,
         &format!("POST /api/v1/incidents/{key}/updates"),
-        idem.as_deref(),
+        idem.as_ref(),
         &body.raw,
         async |tx| {
             actions::add_stakeholder_update(tx, key, &b.audience, &b.body, b.at, &auth.actor).await
@@ -645,7 +650,7 @@ pub struct DeliveryList {
 }
 
 /// What was sent about this incident, and whether it arrived.
-#[utoipa::path(get, path = "/api/v1/incidents/{key}/notifications", tag = "incidents",
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/notifications", operation_id = "listIncidentNotifications", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = DeliveryList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn notifications(

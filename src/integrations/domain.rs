@@ -118,6 +118,10 @@ pub fn key_from_bytes(bytes: &[u8; 16]) -> String {
 /// How far a signed request's timestamp may be from the server's clock.
 pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
 
+/// The longest `webhook-id` taken: it is remembered to recognise replays, and Standard Webhooks
+/// ids are short (`msg_2KWPBgLlAfxdpx2AI54pPJ85f4W`).
+pub const MAX_WEBHOOK_ID_LEN: usize = 255;
+
 /// Checks Standard Webhooks headers against the body: the timestamp within five minutes of
 /// `now`, and one of the space-separated `v1,<base64>` signatures equal (in constant time) to
 /// the HMAC-SHA256 of `{id}.{timestamp}.{body}`. The error says which part failed.
@@ -131,6 +135,9 @@ pub fn verify_signature(
 ) -> Result<(), &'static str> {
     if msg_id.trim().is_empty() {
         return Err("webhook-id is missing");
+    }
+    if msg_id.len() > MAX_WEBHOOK_ID_LEN {
+        return Err("webhook-id is longer than 255 bytes");
     }
     let ts: i64 = timestamp
         .trim()

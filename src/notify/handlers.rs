@@ -23,7 +23,7 @@ pub struct ChannelList {
 }
 
 /// Where breaches are announced.
-#[utoipa::path(get, path = "/api/v1/notification-channels", tag = "sla",
+#[utoipa::path(get, path = "/api/v1/notification-channels", operation_id = "listNotificationChannels", tag = "sla",
     responses((status = 200, description = "OK", body = ChannelList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -52,7 +52,7 @@ pub struct CreatedChannel {
 }
 
 /// Add a channel. A webhook gets a signing secret, returned once.
-#[utoipa::path(post, path = "/api/v1/notification-channels", tag = "sla", request_body = NewChannel,
+#[utoipa::path(post, path = "/api/v1/notification-channels", operation_id = "createNotificationChannel", tag = "sla", request_body = NewChannel,
     responses((status = 201, description = "Created", body = CreatedChannel),
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
@@ -94,7 +94,7 @@ pub async fn create(
 }
 
 /// Remove a channel (its queued notifications go with it).
-#[utoipa::path(delete, path = "/api/v1/notification-channels/{id}", tag = "sla",
+#[utoipa::path(delete, path = "/api/v1/notification-channels/{id}", operation_id = "deleteNotificationChannel", tag = "sla",
     params(("id" = i64, Path, description = "Channel id")),
     responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn delete(

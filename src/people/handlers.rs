@@ -17,7 +17,7 @@ pub struct PersonList {
 /// Everyone who can hold a role.
 #[utoipa::path(
     get,
-    path = "/api/v1/people",
+    path = "/api/v1/people", operation_id = "listPeople",
     tag = "people",
     responses((status = 200, description = "OK", body = PersonList))
 )]

@@ -266,8 +266,10 @@ pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec
         r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
                   p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
                   null::text as "work_item_url?", a.status,
-                  (a.due_on < (now() at time zone 'utc')::date
-                   and a.status in ('open', 'in_progress')) as "overdue!", a.version
+                  -- no due date: never overdue (a bare comparison with null is null)
+                  coalesce(a.due_on < (now() at time zone 'utc')::date
+                           and a.status in ('open', 'in_progress'), false) as "overdue!",
+                  a.version
            from action_items a
            join postmortems pm on pm.id = a.postmortem_id
            join incidents i on i.id = pm.incident_id

@@ -54,7 +54,7 @@ pub struct ItemList {
 }
 
 /// Action items across postmortems, soonest due first.
-#[utoipa::path(get, path = "/api/v1/action-items", tag = "postmortems", params(ItemQuery),
+#[utoipa::path(get, path = "/api/v1/action-items", operation_id = "listActionItems", tag = "postmortems", params(ItemQuery),
     responses((status = 200, description = "OK", body = ItemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -108,7 +108,7 @@ fn item_response(item: &ItemRow) -> Response {
 /// Edit an action item; fields left out stay as they are. A status change alone needs no
 /// `If-Match`; changing what the postmortem shows (action, type, owner, due date, work item)
 /// does.
-#[utoipa::path(patch, path = "/api/v1/action-items/{id}", tag = "postmortems", request_body = ItemPatch,
+#[utoipa::path(patch, path = "/api/v1/action-items/{id}", operation_id = "updateActionItem", tag = "postmortems", request_body = ItemPatch,
     params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
     responses((status = 200, description = "OK", body = ItemRow),
               (status = 404, description = "Not found", body = crate::error::ErrorBody),
@@ -140,7 +140,7 @@ pub async fn patch(
 }
 
 /// Remove an action item (its number is not reused). `If-Match` is checked when sent.
-#[utoipa::path(delete, path = "/api/v1/action-items/{id}", tag = "postmortems",
+#[utoipa::path(delete, path = "/api/v1/action-items/{id}", operation_id = "deleteActionItem", tag = "postmortems",
     params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
     responses((status = 204, description = "Deleted"),
               (status = 404, description = "Not found", body = crate::error::ErrorBody),
@@ -206,7 +206,7 @@ pub struct PostmortemJson {
 }
 
 /// The incident's postmortem (started as an empty draft if it has none).
-#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem", tag = "postmortems",
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem", operation_id = "getPostmortem", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = PostmortemJson), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn get(
@@ -259,7 +259,7 @@ pub struct CommentList {
 }
 
 /// Reviewers' comments on the postmortem, oldest first.
-#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem/comments", tag = "postmortems",
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem/comments", operation_id = "listPostmortemComments", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key")),
     responses((status = 200, description = "OK", body = CommentList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn comments(
@@ -285,7 +285,7 @@ pub struct NewComment {
 }
 
 /// Comment on a part of the postmortem (it changes nothing in the document).
-#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments", tag = "postmortems",
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments", operation_id = "addPostmortemComment", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key")), request_body = NewComment,
     responses((status = 201, description = "Created", body = db::Comment),
               (status = 404, description = "Not found", body = crate::error::ErrorBody),
@@ -304,7 +304,7 @@ pub async fn add_comment(
 }
 
 /// Mark a comment addressed.
-#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments/{id}/resolve", tag = "postmortems",
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments/{id}/resolve", operation_id = "resolvePostmortemComment", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key"), ("id" = i64, Path, description = "Comment id")),
     responses((status = 200, description = "OK", body = db::Comment), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn resolve_comment(
@@ -436,7 +436,7 @@ pub struct PostmortemList {
 
 /// Postmortems for review: published ones by default, filtered by service, severity, period
 /// and open action items; newest incident first.
-#[utoipa::path(get, path = "/api/v1/postmortems", tag = "postmortems", params(PostmortemQuery),
+#[utoipa::path(get, path = "/api/v1/postmortems", operation_id = "listPostmortems", tag = "postmortems", params(PostmortemQuery),
     responses((status = 200, description = "OK", body = PostmortemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list_postmortems(
     State(state): State<AppState>,

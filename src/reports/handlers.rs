@@ -30,7 +30,7 @@ pub struct Report {
 }
 
 /// Mean and median of a response metric per group.
-#[utoipa::path(get, path = "/api/v1/reports/{metric}", tag = "reports",
+#[utoipa::path(get, path = "/api/v1/reports/{metric}", operation_id = "getResponseReport", tag = "reports",
     params(("metric" = String, Path, description = "mtta, mttm or mttr"), ReportQuery),
     responses((status = 200, description = "OK", body = Report),
               (status = 403, description = "Managers and admins only", body = crate::error::ErrorBody),

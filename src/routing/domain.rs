@@ -100,11 +100,16 @@ pub fn parse_condition(field_name: &str, text: &str) -> Result<Condition, Domain
                 Some(n.ok_or_else(|| bad(format!("{text:?}: {token} needs a number")))?);
         }
         Op::Matches | Op::NotMatches => {
-            let re = regex::RegexBuilder::new(&format!("^(?:{})$", condition.value))
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| bad(format!("{text:?}: not a regular expression ({e})")))?;
-            condition.regex = Some(re);
+            let compile = |pattern: &str| {
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| bad(format!("{text:?}: not a regular expression ({e})")))
+            };
+            // The value must be a regular expression by itself before it is anchored: otherwise
+            // `a)|(?:.*` would close the anchoring group and match anything.
+            compile(&condition.value)?;
+            condition.regex = Some(compile(&format!("^(?:{})$", condition.value))?);
         }
         Op::Eq | Op::Ne if condition.value.is_empty() => {
             return Err(bad(format!("{text:?} needs a value after {token}")));
@@ -292,10 +297,7 @@ pub fn fit_title(title: &str, fallback: &str) -> String {
     if t.is_empty() {
         t = "Alert".to_owned();
     }
-    if t.chars().count() > 200 {
-        t = t.chars().take(199).collect::<String>() + "…";
-    }
-    t
+    crate::domain::shorten(&t, 200)
 }
 
 /// Runs the rules in order; the first whose conditions all hold decides. With no match (only
@@ -446,6 +448,12 @@ mod tests {
             !holds("labels.alertname =~ Checkout"),
             "regexes match the whole value"
         );
+        assert!(
+            parse_condition("c", "labels.alertname =~ zzz)|(?:.*").is_err(),
+            "a value that closes the anchoring group is not a regular expression"
+        );
+        assert!(!holds("labels.alertname =~ zzz|Checkout"));
+        assert!(holds("labels.alertname =~ zzz|CheckoutSuccessLow"));
         assert!(holds("labels.service != payments-gateway"));
         assert!(
             holds("labels.team !~ payments"),

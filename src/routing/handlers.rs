@@ -31,7 +31,7 @@ fn with_etag(status: StatusCode, rule: &RuleRecord) -> Response {
 }
 
 /// The rules in the order they are tried.
-#[utoipa::path(get, path = "/api/v1/routing-rules", tag = "alerts",
+#[utoipa::path(get, path = "/api/v1/routing-rules", operation_id = "listRoutingRules", tag = "alerts",
     responses((status = 200, description = "OK", body = RuleList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
 pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResult<Json<RuleList>> {
     Ok(Json(RuleList {
@@ -40,7 +40,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResul
 }
 
 /// Add a rule, tried after the others and before the default one.
-#[utoipa::path(post, path = "/api/v1/routing-rules", tag = "alerts", request_body = RuleDraft,
+#[utoipa::path(post, path = "/api/v1/routing-rules", operation_id = "createRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 201, description = "Created", body = RuleRecord), (status = 422, description = "A condition or field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
@@ -61,7 +61,7 @@ pub struct Order {
 }
 
 /// Reorder the rules.
-#[utoipa::path(put, path = "/api/v1/routing-rules", tag = "alerts", request_body = Order,
+#[utoipa::path(put, path = "/api/v1/routing-rules", operation_id = "reorderRoutingRules", tag = "alerts", request_body = Order,
     responses((status = 200, description = "The rules in their new order", body = RuleList), (status = 422, description = "The order leaves out or repeats a rule", body = crate::error::ErrorBody)))]
 pub async fn reorder(
     State(state): State<AppState>,
@@ -75,7 +75,7 @@ pub async fn reorder(
 }
 
 /// Replace a rule (If-Match with its ETag).
-#[utoipa::path(put, path = "/api/v1/routing-rules/{id}", tag = "alerts", request_body = RuleDraft,
+#[utoipa::path(put, path = "/api/v1/routing-rules/{id}", operation_id = "replaceRoutingRule", tag = "alerts", request_body = RuleDraft,
     params(("id" = i64, Path, description = "Rule id"), ("If-Match" = String, Header, description = "The rule's ETag")),
     responses((status = 200, description = "OK", body = RuleRecord), (status = 404, description = "Not found", body = crate::error::ErrorBody),
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody),
@@ -95,7 +95,7 @@ pub async fn update(
 }
 
 /// Delete a rule (not the default one).
-#[utoipa::path(delete, path = "/api/v1/routing-rules/{id}", tag = "alerts",
+#[utoipa::path(delete, path = "/api/v1/routing-rules/{id}", operation_id = "deleteRoutingRule", tag = "alerts",
     params(("id" = i64, Path, description = "Rule id")),
     responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
 pub async fn delete(
@@ -111,7 +111,7 @@ pub async fn delete(
 }
 
 /// What a draft rule would have done to the alerts of the last 7 days. Nothing is saved.
-#[utoipa::path(post, path = "/api/v1/routing-rules/preview", tag = "alerts", request_body = RuleDraft,
+#[utoipa::path(post, path = "/api/v1/routing-rules/preview", operation_id = "previewRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 200, description = "OK", body = Preview), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody)))]
 pub async fn preview(
     State(state): State<AppState>,

@@ -32,7 +32,7 @@ pub struct SearchResults {
 }
 
 /// Incidents whose text, timeline or postmortem match, best first.
-#[utoipa::path(get, path = "/api/v1/search", tag = "postmortems", params(SearchQuery),
+#[utoipa::path(get, path = "/api/v1/search", operation_id = "searchIncidents", tag = "postmortems", params(SearchQuery),
     responses((status = 200, description = "OK", body = SearchResults), (status = 422, description = "No words", body = crate::error::ErrorBody)))]
 pub async fn search(
     State(state): State<AppState>,

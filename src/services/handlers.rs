@@ -33,7 +33,7 @@ pub struct ServiceList {
 /// All services, most critical tier first.
 #[utoipa::path(
     get,
-    path = "/api/v1/services",
+    path = "/api/v1/services", operation_id = "listServices",
     tag = "services",
     responses((status = 200, description = "OK", body = ServiceList))
 )]
@@ -49,7 +49,7 @@ pub async fn list(
 /// Add a service.
 #[utoipa::path(
     post,
-    path = "/api/v1/services",
+    path = "/api/v1/services", operation_id = "createService",
     tag = "services",
     params(("Idempotency-Key" = Option<String>, Header)),
     request_body = ServiceDraft,
@@ -65,7 +65,7 @@ pub async fn create(
     let created = idempotency::create_once(
         &state.pool,
         "POST /api/v1/services",
-        idem.as_deref(),
+        idem.as_ref(),
         &body.raw,
         async |tx| actions::create(tx, &auth.actor, &draft).await,
     )
@@ -82,7 +82,7 @@ pub async fn create(
 /// One service.
 #[utoipa::path(
     get,
-    path = "/api/v1/services/{name}",
+    path = "/api/v1/services/{name}", operation_id = "getService",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
     responses((status = 200, description = "With an ETag header", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody))
@@ -114,7 +114,7 @@ pub struct PatchService {
 /// Edit a service; fields left out stay as they are, `null` clears an optional one.
 #[utoipa::path(
     patch,
-    path = "/api/v1/services/{name}",
+    path = "/api/v1/services/{name}", operation_id = "updateService",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway"), ("If-Match" = String, Header)),
     request_body = PatchService,
@@ -156,7 +156,7 @@ pub async fn patch(
 /// Delete a service no incident refers to.
 #[utoipa::path(
     delete,
-    path = "/api/v1/services/{name}",
+    path = "/api/v1/services/{name}", operation_id = "deleteService",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
     responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Incidents refer to it", body = crate::error::ErrorBody))

@@ -58,7 +58,7 @@ pub struct PolicyList {
 }
 
 /// The targets per severity.
-#[utoipa::path(get, path = "/api/v1/severity-policies", tag = "sla",
+#[utoipa::path(get, path = "/api/v1/severity-policies", operation_id = "listSeverityPolicies", tag = "sla",
     responses((status = 200, description = "OK", body = PolicyList)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -69,7 +69,7 @@ pub async fn list(
 
 /// Replace the targets of the severities listed (the others stay). Verdicts of every incident
 /// follow at once: they are computed from the policies and the timestamps.
-#[utoipa::path(put, path = "/api/v1/severity-policies", tag = "sla", request_body = PolicyList,
+#[utoipa::path(put, path = "/api/v1/severity-policies", operation_id = "updateSeverityPolicies", tag = "sla", request_body = PolicyList,
     responses((status = 200, description = "OK", body = PolicyList),
               (status = 403, description = "Admins only", body = crate::error::ErrorBody),
               (status = 422, description = "A target is impossible; the field names the severity", body = crate::error::ErrorBody)))]

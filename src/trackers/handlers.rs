@@ -23,7 +23,7 @@ pub struct TrackerList {
 }
 
 /// The trackers whose work items become links.
-#[utoipa::path(get, path = "/api/v1/work-item-trackers", tag = "postmortems",
+#[utoipa::path(get, path = "/api/v1/work-item-trackers", operation_id = "listWorkItemTrackers", tag = "postmortems",
     responses((status = 200, description = "OK", body = TrackerList)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -89,7 +89,7 @@ pub async fn remove(state: &AppState, actor: &Actor, id: i64) -> AppResult<()> {
 }
 
 /// Add a tracker: work items written `<prefix><number>` link to its URL.
-#[utoipa::path(post, path = "/api/v1/work-item-trackers", tag = "postmortems", request_body = TrackerDraft,
+#[utoipa::path(post, path = "/api/v1/work-item-trackers", operation_id = "createWorkItemTracker", tag = "postmortems", request_body = TrackerDraft,
     responses((status = 201, description = "Created", body = Tracker),
               (status = 409, description = "The prefix is taken", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
@@ -103,7 +103,7 @@ pub async fn create(
 }
 
 /// Change a tracker's prefix, name or link template.
-#[utoipa::path(put, path = "/api/v1/work-item-trackers/{id}", tag = "postmortems", request_body = TrackerDraft,
+#[utoipa::path(put, path = "/api/v1/work-item-trackers/{id}", operation_id = "updateWorkItemTracker", tag = "postmortems", request_body = TrackerDraft,
     params(("id" = i64, Path, description = "Tracker id")),
     responses((status = 200, description = "OK", body = Tracker),
               (status = 404, description = "Not found", body = crate::error::ErrorBody),
@@ -122,7 +122,7 @@ pub async fn update(
 }
 
 /// Remove a tracker; its work items stay as text.
-#[utoipa::path(delete, path = "/api/v1/work-item-trackers/{id}", tag = "postmortems",
+#[utoipa::path(delete, path = "/api/v1/work-item-trackers/{id}", operation_id = "deleteWorkItemTracker", tag = "postmortems",
     params(("id" = i64, Path, description = "Tracker id")),
     responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
 pub async fn delete(

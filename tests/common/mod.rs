@@ -68,11 +68,17 @@ impl Res {
 
     /// The session cookie this answer sets, if any (`name=value`).
     pub fn session_cookie(&self) -> Option<String> {
+        self.cookie("quell")
+    }
+
+    /// The cookie named `name` this answer sets, if any (`name=value`).
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        let prefix = format!("{name}=");
         self.headers
             .get_all("set-cookie")
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .find(|c| c.starts_with("quell="))
+            .find(|c| c.starts_with(&prefix))
             .map(|c| c.split(';').next().unwrap_or_default().to_owned())
     }
 
@@ -131,15 +137,16 @@ impl TestApp {
         creds
     }
 
-    /// A browser that has opened the sign-in page: a session cookie and its CSRF token, nobody
-    /// signed in.
+    /// A browser that has opened the sign-in page: the sign-in form's cookie and token, no
+    /// session, nobody signed in.
     pub async fn signed_out_browser(&self) -> Creds {
         let page = self
             .call_as(&Creds::default(), Method::GET, "/login", &[], None)
             .await;
         assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+        assert_eq!(page.session_cookie(), None, "no session before sign-in");
         Creds {
-            cookie: page.session_cookie(),
+            cookie: page.cookie("quell_login"),
             csrf: page.csrf(),
             ..Default::default()
         }
@@ -435,6 +442,16 @@ impl TestApp {
             .map(|n| format!("INC-{n}"))
             .collect()
     }
+}
+
+/// Standard Webhooks headers signing `body` with `secret` as message `id` at Unix time `ts`.
+pub fn signed_headers(secret: &str, id: &str, ts: i64, body: &str) -> Vec<(String, String)> {
+    let sig = quell::notify::domain::sign(secret, id, ts, body).unwrap();
+    vec![
+        ("webhook-id".into(), id.into()),
+        ("webhook-timestamp".into(), ts.to_string()),
+        ("webhook-signature".into(), sig),
+    ]
 }
 
 /// An Alertmanager webhook (v4) notification for `group`, one alert per `(fingerprint, status)`,

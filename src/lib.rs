@@ -132,7 +132,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             if audit::db::guard_can_be_lifted(&pool).await? {
                 tracing::warn!(
                     "this database role owns audit_log or is a superuser, so it could switch off \
-                     the log's append-only trigger; see README, \"The audit log\", for \
+                     the log's append-only trigger; see README, \"Security\", for \
                      `quell audit protect`"
                 );
             }

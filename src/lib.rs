@@ -177,8 +177,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Deletes expired sessions, day-old idempotency keys and webhook ids past their signature
-/// window every 10 minutes. Every replica runs
+/// Deletes expired sessions, day-old idempotency keys and failed sign-ins, and webhook ids past
+/// their signature window, every 10 minutes. Every replica runs
 /// it; the deletes are idempotent.
 async fn sweep(pool: PgPool) {
     let store = auth::session_store::PgSessionStore::new(pool.clone());
@@ -190,6 +190,9 @@ async fn sweep(pool: PgPool) {
         }
         if let Err(err) = idempotency::db::purge_old(&pool).await {
             tracing::warn!(error = %err, "could not delete old idempotency keys");
+        }
+        if let Err(err) = auth::db::purge_stale_failures(&pool).await {
+            tracing::warn!(error = %err, "could not forget old failed sign-ins");
         }
         if let Err(err) = alerts::db::purge_deliveries(&pool).await {
             tracing::warn!(error = %err, "could not forget old webhook ids");

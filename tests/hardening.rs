@@ -359,6 +359,40 @@ async fn a_nul_in_a_form_is_refused_and_a_nul_password_does_not_sign_in(pool: Pg
     assert_eq!(r.session_cookie(), None, "not signed in");
 }
 
+/// Failed sign-ins are counted under a hash of what was typed: a 50 KB email is a wrong email,
+/// not a key too long for the database's index (which answered 500).
+#[sqlx::test]
+async fn a_huge_email_is_a_failed_sign_in(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let browser = app.signed_out_browser().await;
+    let email = format!("{}@example.com", "a".repeat(50_000));
+    let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("csrf", browser.csrf.as_deref().unwrap())
+        .append_pair("email", &email)
+        .append_pair("password", "not the password")
+        .finish();
+    let r = app
+        .form_raw(
+            &browser,
+            "/login",
+            body,
+            &[("x-forwarded-for", &"9".repeat(20_000))],
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        &r.text[..200.min(r.text.len())]
+    );
+    let longest = count(
+        &app.pool,
+        "select max(length(key))::int8 from login_throttle",
+    )
+    .await;
+    assert!(longest < 80, "{longest}");
+}
+
 /// F4: refusals were tallied by what the requester chose, so 1,000 made-up paths made 1,000
 /// permanent audit rows.
 #[sqlx::test]

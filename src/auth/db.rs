@@ -328,6 +328,18 @@ pub async fn block(e: impl PgExecutor<'_>, key: &str, failures: i32) -> AppResul
     Ok(())
 }
 
+/// Forgets failures that no longer count: more than a day old (the next one starts again at
+/// one) and no longer blocking.
+pub async fn purge_stale_failures(e: impl PgExecutor<'_>) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"delete from login_throttle
+           where last_failure_at < now() - interval '1 day' and blocked_until < now()"#
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
 pub async fn clear_failures(e: impl PgExecutor<'_>, key: &str) -> AppResult<()> {
     sqlx::query!("delete from login_throttle where key = $1", key)
         .execute(e)

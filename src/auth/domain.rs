@@ -156,6 +156,16 @@ pub fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
 }
 
+/// The key failed sign-ins are counted under: a kind (`account`, `addr`) and a hash of what was
+/// typed or seen, so a 50 KB email is a 71-character key like any other.
+pub fn throttle_key(kind: &str, value: &str) -> String {
+    let hash: String = token_hash(value)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{kind}:{hash}")
+}
+
 /// The part of a token shown in lists.
 pub fn token_display_prefix(token: &str) -> String {
     token.chars().take(TOKEN_PREFIX.len() + 6).collect()

@@ -12,7 +12,7 @@ use tower_sessions::Session;
 
 use super::bootstrap::{Account, ensure_account};
 use super::db::{self, Token, User};
-use super::domain::{UserRole, check_password, safe_next, wait_left};
+use super::domain::{UserRole, check_password, safe_next, throttle_key, wait_left};
 use super::handlers::change_user;
 use super::{Admin, Auth, RequestActor, Viewer, login_token, password, session, tokens};
 use crate::audit::{self, Actor};
@@ -91,8 +91,8 @@ pub async fn login(
     SignInForm(f): SignInForm<LoginForm>,
 ) -> PageResult<Response> {
     let next = safe_next(f.next.as_deref());
-    let account_key = format!("account:{}", f.email.trim().to_lowercase());
-    let addr_key = format!("addr:{}", actor.client_addr.as_deref().unwrap_or("unknown"));
+    let account_key = throttle_key("account", &f.email.trim().to_lowercase());
+    let addr_key = throttle_key("addr", actor.client_addr.as_deref().unwrap_or("unknown"));
     let again = async |status: StatusCode, error: String| -> PageResult<Response> {
         let page = LoginPage {
             chrome: Chrome::default(),

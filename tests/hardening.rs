@@ -393,6 +393,54 @@ async fn a_huge_email_is_a_failed_sign_in(pool: PgPool) {
     assert!(longest < 80, "{longest}");
 }
 
+/// Values far longer than any index entry PostgreSQL keeps (about 2.7 KB) are refused as wrong
+/// fields, never stored halfway or answered 500.
+#[sqlx::test]
+async fn long_values_are_refused_as_fields_not_answered_500(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let long = "a".repeat(20_000);
+    let cases = [
+        (
+            "/api/v1/users",
+            json!({"email": format!("{long}@example.com"), "role": "viewer"}),
+        ),
+        (
+            "/api/v1/users",
+            json!({"email": "n@example.com", "name": long, "role": "viewer"}),
+        ),
+        (
+            "/api/v1/integrations",
+            json!({"name": long, "format": "generic"}),
+        ),
+        (
+            "/api/v1/notification-channels",
+            json!({"name": long, "kind": "slack", "url": "https://hooks.example/x"}),
+        ),
+        ("/api/v1/services", json!({"name": long, "tier": 1})),
+        (
+            "/api/v1/work-item-trackers",
+            json!({"prefix": format!("{long}#"), "name": "x", "url_template": "https://x/{n}"}),
+        ),
+        (
+            "/api/v1/routing-rules",
+            json!({"name": long, "conditions": ["labels.a = b"]}),
+        ),
+        (
+            "/api/v1/incidents",
+            json!({"title": long, "severity": "Sev2"}),
+        ),
+    ];
+    for (path, body) in cases {
+        let r = app.post(path, body).await;
+        assert!(
+            r.status.is_client_error() || r.status.is_success(),
+            "{path}: {} {}",
+            r.status,
+            &r.text[..300.min(r.text.len())]
+        );
+    }
+}
+
 /// F4: refusals were tallied by what the requester chose, so 1,000 made-up paths made 1,000
 /// permanent audit rows.
 #[sqlx::test]

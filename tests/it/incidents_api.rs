@@ -1,7 +1,7 @@
 //! The incidents REST API: create, read with ETag, list with filters and cursors, PATCH with
 //! If-Match, notes, idempotent creates, and the error format.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{TestApp, ago, at};

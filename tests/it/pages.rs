@@ -1,7 +1,7 @@
 //! The browser pages: what a person must see, forms that work without JavaScript, stale forms,
 //! and hostile text rendered harmless.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::{TestApp, ago};

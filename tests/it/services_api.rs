@@ -1,6 +1,6 @@
 //! Services and people over the API.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::TestApp;

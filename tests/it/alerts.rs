@@ -1,7 +1,7 @@
 //! Alert ingestion: every format opening, grouping, deduplicating and resolving incidents;
 //! refusals that store nothing; storms and concurrent duplicates.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{Hook, TestApp, ago, alertmanager_payload, signed_headers};

@@ -2,7 +2,7 @@
 //! exactly one breach with several engines racing, and a crashed batch is finished by another.
 //! The clock is PostgreSQL's: incidents are entered with past times instead of sleeping.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use chrono::{DateTime, Utc};

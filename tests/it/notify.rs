@@ -1,7 +1,7 @@
 //! Notifications of SLA breaches: written with the breach, delivered at least once, signed the
 //! Standard Webhooks way, retried against a failing endpoint and then given up.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

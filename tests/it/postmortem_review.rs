@@ -2,7 +2,7 @@
 //! action items edited and removed, the managers' list with its filters, and the owner's items
 //! on the dashboard.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::TestApp;

@@ -1,7 +1,7 @@
 //! Who may do what: every route with every role and with no identity, sessions, CSRF, tokens,
 //! throttling and the audit log.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{Creds, PASSWORD, TestApp};

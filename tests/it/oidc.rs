@@ -2,7 +2,7 @@
 //! authorization endpoint that approves at once, and a token endpoint that checks the PKCE
 //! verifier and signs ID tokens with a test-only RSA key (tests/fixtures).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,7 +29,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
-const KEY_PEM: &str = include_str!("fixtures/oidc-test-idp-key.pem");
+const KEY_PEM: &str = include_str!("../fixtures/oidc-test-idp-key.pem");
 const CLIENT_ID: &str = "quell-test";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

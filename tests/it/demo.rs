@@ -1,7 +1,7 @@
 //! The demo data: INC-1187 as the reference postmortem tells it, loaded through the same actions
 //! a responder uses; loading twice changes nothing.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::TestApp;

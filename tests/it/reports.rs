@@ -1,6 +1,6 @@
 //! Response-metric reports: mean and median from the incidents' timestamps, grouped three ways.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::TestApp;

@@ -1,7 +1,7 @@
 //! SLA verdicts from severity policies and timestamps: the reference incident, a backdated
 //! incident whose severity rose and fell, and policy changes.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{TestApp, ago};

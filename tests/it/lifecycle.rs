@@ -1,7 +1,7 @@
 //! The incident lifecycle over the API: every legal and illegal transition, stamps for skipped
 //! steps, the `at` rules, and severity changes.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::{TestApp, ago, at};

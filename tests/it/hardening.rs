@@ -5,7 +5,7 @@
 //! regexes, replayed signed webhooks, payload details told to senders without a key, and the
 //! audit log's owner switching its guard off.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{Creds, Hook, PASSWORD, TestApp, alertmanager_payload, signed_headers};

@@ -1,7 +1,7 @@
 //! Postmortems: the INC-1187 document with every figure computed, its Markdown export, edits
 //! checked against the version, and hostile text rendered harmless.
 
-mod common;
+use crate::common;
 
 use axum::http::{Method, StatusCode};
 use common::{TestApp, ago};

@@ -1,0 +1,22 @@
+//! The integration tests: one crate, so the application is linked once for the whole suite.
+//! Each module is a capability or a concern; each test gets a fresh database (`#[sqlx::test]`)
+//! and drives the real router (or, in `browser`, a real server and chromium).
+
+mod common;
+
+mod access;
+mod alerts;
+mod browser;
+mod demo;
+mod hardening;
+mod incidents_api;
+mod lifecycle;
+mod notify;
+mod oidc;
+mod pages;
+mod postmortem_review;
+mod postmortems;
+mod reports;
+mod services_api;
+mod sla;
+mod timers;

@@ -1,11 +1,10 @@
 //! The one error type of Quell. API handlers return it as JSON
-//! `{"error": {"code", "message", "details"}}`; page handlers wrap it in [`PageError`], which
-//! renders the same facts as an HTML page. Only server faults (5xx) are logged, and their
-//! internal text never reaches the client.
+//! `{"error": {"code", "message", "details"}}`; page handlers wrap it in the web kit's
+//! `http::error_page::PageError`, which renders the same facts as an HTML page. Only server
+//! faults (5xx) are logged, and their internal text never reaches the client.
 
-use askama::Template;
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -116,7 +115,7 @@ impl AppError {
         }
     }
 
-    fn log_if_server_fault(&self) {
+    pub fn log_if_server_fault(&self) {
         // An overload answer is expected under a storm; the ingest path logs its own failures.
         if self.status().is_server_error() && !matches!(self, Self::Overloaded(_)) {
             tracing::error!(error = %self, "request failed");
@@ -205,51 +204,3 @@ impl IntoResponse for AppError {
 }
 
 pub type AppResult<T> = Result<T, AppError>;
-
-/// An [`AppError`] answered as an HTML page, for the browser routes.
-#[derive(Debug)]
-pub struct PageError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for PageError {
-    fn from(err: E) -> Self {
-        Self(err.into())
-    }
-}
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage<'a> {
-    chrome: crate::http::chrome::Chrome,
-    title: &'a str,
-    message: String,
-    fields: &'a [FieldError],
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let err = self.0;
-        err.log_if_server_fault();
-        let status = err.status();
-        let status = if status == StatusCode::PRECONDITION_FAILED {
-            StatusCode::CONFLICT
-        } else {
-            status
-        };
-        let fields: &[FieldError] = match &err {
-            AppError::Validation(fields) => fields,
-            _ => &[],
-        };
-        let page = ErrorPage {
-            chrome: Default::default(),
-            title: status.canonical_reason().unwrap_or("Error"),
-            message: err.public_message(),
-            fields,
-        };
-        match page.render() {
-            Ok(html) => (status, Html(html)).into_response(),
-            Err(_) => (status, err.public_message()).into_response(),
-        }
-    }
-}
-
-pub type PageResult<T> = Result<T, PageError>;

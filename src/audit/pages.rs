@@ -7,8 +7,8 @@ use axum::extract::State;
 use super::db::{self, Entry};
 use super::handlers::AuditQuery;
 use crate::auth::{Admin, Auth};
-use crate::error::PageResult;
 use crate::http::chrome::Chrome;
+use crate::http::error_page::PageResult;
 use crate::http::extract::ApiQuery;
 use crate::state::AppState;
 

@@ -11,7 +11,8 @@ use tower_sessions::Session;
 use super::domain::token_hash;
 use super::{CurrentUser, actor_of, attempt_of, db, route_of, session};
 use crate::audit;
-use crate::error::{AppError, PageError};
+use crate::error::AppError;
+use crate::http::error_page::PageError;
 use crate::state::AppState;
 
 impl From<db::User> for CurrentUser {

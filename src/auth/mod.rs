@@ -24,7 +24,8 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 
 use crate::audit::{self, Actor};
-use crate::error::{AppError, PageError};
+use crate::error::AppError;
+use crate::http::error_page::PageError;
 use crate::state::AppState;
 use domain::UserRole;
 

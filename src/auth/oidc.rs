@@ -19,7 +19,8 @@ use super::bootstrap::{Account, ensure_account};
 use super::domain::{RoleMap, UserRole, claim_values};
 use super::{RequestActor, db, session};
 use crate::audit::{self, Actor};
-use crate::error::{AppError, AppResult, PageError, PageResult};
+use crate::error::{AppError, AppResult};
+use crate::http::error_page::{PageError, PageResult};
 use crate::state::{AppState, OidcSettings};
 
 const FLOW: &str = "oidc_flow";

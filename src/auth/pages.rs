@@ -17,8 +17,9 @@ use super::handlers::change_user;
 use super::{Admin, Auth, RequestActor, Viewer, login_token, password, session, tokens};
 use crate::audit::{self, Actor};
 use crate::clock;
-use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::error::{AppError, FieldError};
 use crate::http::chrome::Chrome;
+use crate::http::error_page::{PageError, PageResult};
 use crate::http::extract::{PageForm, SignInForm};
 use crate::state::AppState;
 

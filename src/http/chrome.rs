@@ -7,7 +7,8 @@ use tower_sessions::Session;
 
 use crate::auth::domain::UserRole;
 use crate::auth::{CurrentUser, session};
-use crate::error::{AppError, PageError};
+use crate::error::AppError;
+use crate::http::error_page::PageError;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Default)]

@@ -12,7 +12,8 @@ use tower_sessions::Session;
 use crate::audit;
 use crate::auth::{self, session};
 use crate::domain::{UNSTORABLE_MESSAGE, storable, unstorable_at};
-use crate::error::{AppError, FieldError, PageError};
+use crate::error::{AppError, FieldError};
+use crate::http::error_page::PageError;
 use crate::idempotency;
 use crate::state::AppState;
 

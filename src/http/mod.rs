@@ -3,6 +3,7 @@
 //! security headers).
 
 pub mod chrome;
+pub mod error_page;
 pub mod extract;
 pub mod guard;
 pub mod health;
@@ -331,11 +332,15 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/auth/oidc/login", get(auth::oidc::start))
         .route("/auth/oidc/callback", get(auth::oidc::callback))
         .fallback(|| async {
-            crate::error::PageError(AppError::NotFound("There is no such page.".into()))
+            error_page::PageError(AppError::NotFound("There is no such page.".into()))
         })
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::gate::same_origin,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            error_page::with_signed_in_header,
         ))
         .layer(auth::session::layer(state))
 }

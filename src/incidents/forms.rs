@@ -17,8 +17,9 @@ use super::pages::{
     IncidentForm, TimelineRow, field_errors, see_other, service_names, timeline_rows,
 };
 use crate::auth::{Auth, Responder};
-use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::error::{AppError, FieldError};
 use crate::http::chrome::Chrome;
+use crate::http::error_page::{PageError, PageResult};
 use crate::http::extract::{PageForm, form_time, parse_form_time};
 use crate::roles::domain::Role;
 use crate::state::AppState;

@@ -14,8 +14,9 @@ use super::db::{self, Integration};
 use super::domain::Format;
 use super::handlers::parse_uuid;
 use crate::auth::{Admin, Auth};
-use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::error::{AppError, FieldError};
 use crate::http::chrome::Chrome;
+use crate::http::error_page::{PageError, PageResult};
 use crate::http::extract::PageForm;
 use crate::state::AppState;
 

@@ -7,8 +7,8 @@ use axum::extract::State;
 use super::db;
 use super::domain::{Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, Metric, Row, bars};
 use crate::auth::{Auth, Manager};
-use crate::error::PageResult;
 use crate::http::chrome::Chrome;
+use crate::http::error_page::PageResult;
 use crate::state::AppState;
 
 pub struct Section {

@@ -12,8 +12,9 @@ use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
 use crate::auth::handlers::parse_id;
 use crate::auth::{Admin, Auth};
-use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::error::{AppError, FieldError};
 use crate::http::chrome::Chrome;
+use crate::http::error_page::{PageError, PageResult};
 use crate::http::extract::PageForm;
 use crate::state::AppState;
 

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use super::db::{self, Hit};
 use super::handlers::{SearchQuery, check_query};
 use crate::auth::{Auth, Viewer};
-use crate::error::PageResult;
 use crate::http::chrome::Chrome;
+use crate::http::error_page::PageResult;
 use crate::http::extract::ApiQuery;
 use crate::state::AppState;
 

@@ -11,8 +11,9 @@ use super::db;
 use super::handlers::{PolicyView, save_all};
 use crate::auth::{Admin, Auth};
 use crate::domain::Severity;
-use crate::error::{AppError, FieldError, PageError, PageResult};
+use crate::error::{AppError, FieldError};
 use crate::http::chrome::Chrome;
+use crate::http::error_page::{PageError, PageResult};
 use crate::http::extract::PageForm;
 use crate::state::AppState;
 

@@ -560,3 +560,45 @@ async fn admins_add_users_who_are_then_offered_for_roles(pool: PgPool) {
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     assert!(app.incident_json(&key).await["roles"]["incident_commander"].is_null());
 }
+
+#[sqlx::test]
+async fn error_pages_show_the_signed_in_persons_header(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let key = app.past_incident(10).await;
+    for (method, path, form) in [
+        ("GET", "/incidents/INC-99999".to_owned(), None),
+        ("GET", "/no/such/page".to_owned(), None),
+        (
+            "POST",
+            format!("/incidents/{key}/notes"),
+            Some(vec![("body", ""), ("version", "1")]),
+        ),
+    ] {
+        let r = match form {
+            None => {
+                app.call_as(&ana, axum::http::Method::GET, &path, &[], None)
+                    .await
+            }
+            Some(fields) => app.form_as(&ana, &path, &fields).await,
+        };
+        assert!(r.status.is_client_error(), "{method} {path}: {}", r.status);
+        assert!(
+            r.text.contains("Sign out"),
+            "{method} {path}: the signed-in header"
+        );
+        assert!(r.text.contains("ana"), "{method} {path}: her name");
+        assert!(!r.text.contains(">Sign in<"), "{method} {path}");
+    }
+    // Signed out, the same page offers to sign in.
+    let r = app
+        .call_as(
+            &common::Creds::default(),
+            axum::http::Method::GET,
+            "/login?x=%00",
+            &[],
+            None,
+        )
+        .await;
+    assert!(r.text.contains("Sign in"));
+}

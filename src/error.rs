@@ -1,6 +1,6 @@
 //! The one error type of Quell. API handlers return it as JSON
 //! `{"error": {"code", "message", "details"}}`; page handlers wrap it in the web kit's
-//! `http::error_page::PageError`, which renders the same facts as an HTML page. Only server
+//! `http::page::PageError`, which renders the same facts as an HTML page. Only server
 //! faults (5xx) are logged, and their internal text never reaches the client.
 
 use axum::http::StatusCode;

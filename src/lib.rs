@@ -1,5 +1,6 @@
 //! Quell: self-hosted incident management. `app` builds the router; `run` carries out a command.
 
+pub mod accounts;
 pub mod alerts;
 pub mod audit;
 pub mod auth;
@@ -97,9 +98,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             } else {
                 (auth::password::random_password(), true)
             };
-            let user = auth::bootstrap::ensure_account(
+            let user = accounts::bootstrap::ensure_account(
                 &pool,
-                &auth::bootstrap::Account {
+                &accounts::bootstrap::Account {
                     email: &args.email,
                     name: args.name.as_deref(),
                     role,
@@ -122,7 +123,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 .base_url
                 .clone()
                 .unwrap_or_else(|| format!("http://{}", args.bind));
-            auth::bootstrap::from_settings(
+            accounts::bootstrap::from_settings(
                 &pool,
                 args.admin_email.as_deref(),
                 args.admin_password.as_deref(),
@@ -138,7 +139,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             }
             let oidc = args.oidc.settings();
             if let Some(o) = &oidc {
-                auth::oidc::check(o)?;
+                accounts::oidc::check(o)?;
             }
             // The alert lanes get connections of their own: a storm queues there, not in
             // front of the pages.

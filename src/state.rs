@@ -24,7 +24,7 @@ pub struct AppConfig {
     pub oidc: Option<OidcSettings>,
 }
 
-/// OpenID Connect settings, as given (checked at start by `auth::oidc::check`).
+/// OpenID Connect settings, as given (checked at start by `accounts::oidc::check`).
 #[derive(Debug, Clone, Default)]
 pub struct OidcSettings {
     pub issuer: String,

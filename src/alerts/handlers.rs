@@ -5,8 +5,8 @@ use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
 
 use super::db::{self, Alert};
-use crate::auth::{Auth, Viewer};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Auth, Viewer};
 use crate::http::extract::{ApiQuery, query_text};
 use crate::state::AppState;
 

@@ -79,8 +79,8 @@ impl axum::extract::FromRequestParts<AppState> for Sender {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         Ok(Self {
-            addr: crate::auth::client_addr(parts, state),
-            route: crate::auth::route_of(parts),
+            addr: crate::http::access::client_addr(parts, state),
+            route: crate::http::access::route_of(parts),
         })
     }
 }

@@ -5,8 +5,8 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use super::db::{self, Entry, Filter};
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiQuery;
 use crate::state::AppState;
 

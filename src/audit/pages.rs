@@ -6,10 +6,10 @@ use axum::extract::State;
 
 use super::db::{self, Entry};
 use super::handlers::AuditQuery;
-use crate::auth::{Admin, Auth};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::PageResult;
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiQuery;
+use crate::http::page::Chrome;
+use crate::http::page::PageResult;
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]

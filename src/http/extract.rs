@@ -9,13 +9,20 @@ use serde::de::DeserializeOwned;
 
 use tower_sessions::Session;
 
+use super::access;
 use crate::audit;
 use crate::auth::{self, session};
 use crate::domain::{UNSTORABLE_MESSAGE, storable, unstorable_at};
-use crate::error::{AppError, FieldError};
-use crate::http::error_page::PageError;
+use crate::error::{AppError, AppResult, FieldError};
+use crate::http::page::PageError;
 use crate::idempotency;
 use crate::state::AppState;
+
+/// A numeric id from a path; anything else names nothing, so 404.
+pub fn parse_id(raw: &str, what: &str) -> AppResult<i64> {
+    raw.parse()
+        .map_err(|_| AppError::NotFound(format!("There is no {what} {raw:?}.")))
+}
 
 /// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
 /// naming the field. The raw value is kept for idempotency comparisons. The Content-Type is not
@@ -205,9 +212,9 @@ async fn read_form<T: DeserializeOwned>(
 ) -> Result<T, PageError> {
     // Who and what, for the audit log should the token be wrong; the body consumes the request.
     let (parts, body) = req.into_parts();
-    let actor = auth::actor_of(&parts, state);
-    let route = auth::route_of(&parts);
-    let attempt = auth::attempt_of(&parts);
+    let actor = access::actor_of(&parts, state);
+    let route = access::route_of(&parts);
+    let attempt = access::attempt_of(&parts);
     let bytes = read_body(Request::from_parts(parts, body), state).await?;
     let given = form_urlencoded::parse(&bytes)
         .find(|(k, _)| k == "csrf")

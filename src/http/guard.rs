@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::extract::unstorable_pair;
 use crate::domain::UNSTORABLE_MESSAGE;
 use crate::error::AppError;
-use crate::http::error_page::PageError;
+use crate::http::page::PageError;
 
 /// Paths answered in JSON: the API and the webhooks. Everything else is a page.
 fn answers_json(path: &str) -> bool {

@@ -2,11 +2,12 @@
 //! middleware every request passes (request id, tracing, timeouts, body limit, panic guard,
 //! security headers).
 
-pub mod chrome;
-pub mod error_page;
+pub mod access;
 pub mod extract;
+pub mod gate;
 pub mod guard;
 pub mod health;
+pub mod page;
 pub mod serve;
 
 use axum::extract::DefaultBodyLimit;
@@ -72,7 +73,7 @@ fn api(state: &AppState) -> Router<AppState> {
     router
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
-            crate::auth::gate::api,
+            crate::http::gate::api,
         ))
         .route(
             "/api/v1/openapi.json",
@@ -90,7 +91,7 @@ fn api(state: &AppState) -> Router<AppState> {
 /// The API's routes and their OpenAPI description, built from the same handler list so they
 /// cannot drift apart.
 fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    use crate::{audit, auth};
+    use crate::audit;
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
@@ -110,17 +111,17 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(svc::list, svc::create))
         .routes(routes!(svc::get, svc::patch, svc::delete))
         .routes(routes!(ppl::list))
-        .routes(routes!(auth::handlers::me))
+        .routes(routes!(crate::accounts::handlers::me))
         .routes(routes!(
-            auth::handlers::list_users,
-            auth::handlers::create_user
+            crate::accounts::handlers::list_users,
+            crate::accounts::handlers::create_user
         ))
-        .routes(routes!(auth::handlers::patch_user))
+        .routes(routes!(crate::accounts::handlers::patch_user))
         .routes(routes!(
-            auth::handlers::list_tokens,
-            auth::handlers::create_token
+            crate::accounts::handlers::list_tokens,
+            crate::accounts::handlers::create_token
         ))
-        .routes(routes!(auth::handlers::revoke_token))
+        .routes(routes!(crate::accounts::handlers::revoke_token))
         .routes(routes!(audit::handlers::list))
         .routes(routes!(
             crate::sla::handlers::list,
@@ -264,18 +265,27 @@ fn pages(state: &AppState) -> Router<AppState> {
             "/action-items/{id}",
             post(crate::postmortems::pages::item_status),
         )
-        .route("/account", get(auth::pages::account))
-        .route("/account/password", post(auth::pages::change_password))
-        .route("/account/tokens", post(auth::pages::create_token))
+        .route("/account", get(crate::accounts::pages::account))
+        .route(
+            "/account/password",
+            post(crate::accounts::pages::change_password),
+        )
+        .route(
+            "/account/tokens",
+            post(crate::accounts::pages::create_token),
+        )
         .route(
             "/account/tokens/{id}/revoke",
-            post(auth::pages::revoke_token),
+            post(crate::accounts::pages::revoke_token),
         )
         .route(
             "/admin/users",
-            get(auth::pages::users).post(auth::pages::create_user),
+            get(crate::accounts::pages::users).post(crate::accounts::pages::create_user),
         )
-        .route("/admin/users/{id}", post(auth::pages::update_user))
+        .route(
+            "/admin/users/{id}",
+            post(crate::accounts::pages::update_user),
+        )
         .route("/admin/audit", get(audit::pages::list))
         .route(
             "/admin/integrations",
@@ -322,25 +332,23 @@ fn pages(state: &AppState) -> Router<AppState> {
         // Everything above needs a signed-in session; sign-in itself does not.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
-            auth::gate::pages,
+            crate::http::gate::pages,
         ))
         .route(
             "/login",
-            get(auth::pages::login_form).post(auth::pages::login),
+            get(crate::accounts::pages::login_form).post(crate::accounts::pages::login),
         )
-        .route("/logout", post(auth::pages::logout))
-        .route("/auth/oidc/login", get(auth::oidc::start))
-        .route("/auth/oidc/callback", get(auth::oidc::callback))
-        .fallback(|| async {
-            error_page::PageError(AppError::NotFound("There is no such page.".into()))
-        })
+        .route("/logout", post(crate::accounts::pages::logout))
+        .route("/auth/oidc/login", get(crate::accounts::oidc::start))
+        .route("/auth/oidc/callback", get(crate::accounts::oidc::callback))
+        .fallback(|| async { page::PageError(AppError::NotFound("There is no such page.".into())) })
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            auth::gate::same_origin,
+            crate::http::gate::same_origin,
         ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            error_page::with_signed_in_header,
+            page::with_signed_in_header,
         ))
         .layer(auth::session::layer(state))
 }

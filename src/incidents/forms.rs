@@ -16,11 +16,11 @@ use super::handlers::parse_key;
 use super::pages::{
     IncidentForm, TimelineRow, field_errors, see_other, service_names, timeline_rows,
 };
-use crate::auth::{Auth, Responder};
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Auth, Responder};
 use crate::http::extract::{PageForm, form_time, parse_form_time};
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::roles::domain::Role;
 use crate::state::AppState;
 use crate::timeline;

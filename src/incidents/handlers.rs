@@ -13,9 +13,9 @@ use super::actions::{self, Opening, Patch};
 use super::db::{self, Cursor, Filter, Incident};
 use super::domain::{IncidentKey, Severity, Status, Transition};
 use super::views::{EventList, EventView, IncidentList, IncidentView};
-use crate::auth::{Auth, Responder, Viewer};
 use crate::clock;
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option, etag,
     query_text,

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use super::actions::{self, WithSecrets};
 use super::db::{self, Integration};
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiJson;
 use crate::state::AppState;
 

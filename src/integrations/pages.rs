@@ -13,11 +13,11 @@ use super::actions::{self, WithSecrets};
 use super::db::{self, Integration};
 use super::domain::Format;
 use super::handlers::parse_uuid;
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::PageForm;
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::state::AppState;
 
 pub struct Row {

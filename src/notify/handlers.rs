@@ -11,10 +11,10 @@ use serde_json::json;
 use super::db::{self, Channel};
 use super::domain::{ChannelKind, check_url, secret_from_bytes};
 use crate::audit;
-use crate::auth::handlers::parse_id;
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiJson;
+use crate::http::extract::parse_id;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -5,8 +5,8 @@ use axum::Json;
 use axum::extract::State;
 
 use super::db::{self, Person};
-use crate::auth::{Auth, Viewer};
 use crate::error::AppResult;
+use crate::http::access::{Auth, Viewer};
 use crate::state::AppState;
 
 #[derive(serde::Serialize, utoipa::ToSchema)]

@@ -10,9 +10,9 @@ use super::actions::{self, ItemEdit};
 use super::db::{self, ItemFilter, ItemRow, ListedItem};
 use super::domain;
 use crate::audit;
-use crate::auth::handlers::parse_id;
-use crate::auth::{Auth, Responder, Viewer};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::extract::parse_id;
 use crate::http::extract::{
     ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_flag, query_text,
 };

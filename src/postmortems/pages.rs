@@ -15,12 +15,12 @@ use super::actions::{self, ItemDraft};
 use super::db::{Facts, ItemRow};
 use super::document::Document;
 use super::domain::{SafeHtml, Section, render_markdown};
-use crate::auth::{Auth, Responder, Viewer};
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::PageForm;
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::incidents::db::{self as incidents_db, Incident};
 use crate::state::AppState;
 
@@ -338,7 +338,7 @@ pub async fn resolve_comment(
     Path((key, id)): Path<(String, String)>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
-    let id = crate::auth::handlers::parse_id(&id, "comment")?;
+    let id = crate::http::extract::parse_id(&id, "comment")?;
     let (i, _) = change(&state, &key, async |tx, i| {
         actions::resolve_comment(tx, &auth.actor, i, id).await
     })
@@ -376,7 +376,7 @@ pub async fn edit_item(
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<ItemEditForm>,
 ) -> PageResult<Redirect> {
-    let id = crate::auth::handlers::parse_id(&id, "action item")?;
+    let id = crate::http::extract::parse_id(&id, "action item")?;
     let edit = actions::ItemEdit {
         action: Some(&form.action),
         kind: Some(&form.kind),
@@ -404,7 +404,7 @@ pub async fn delete_item(
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<VersionForm>,
 ) -> PageResult<Redirect> {
-    let id = crate::auth::handlers::parse_id(&id, "action item")?;
+    let id = crate::http::extract::parse_id(&id, "action item")?;
     let (i, _) = change(&state, &key, async |tx, i| {
         let was = own_item(tx, i, id).await?;
         actions::delete_action_item(tx, &auth.actor, &was, Some(form.version)).await
@@ -482,7 +482,7 @@ pub async fn item_status(
     Path(id): Path<String>,
     PageForm(form): PageForm<StatusForm>,
 ) -> PageResult<Redirect> {
-    let id = crate::auth::handlers::parse_id(&id, "action item")?;
+    let id = crate::http::extract::parse_id(&id, "action item")?;
     super::handlers::set_status(&state, &auth.actor, id, &form.status).await?;
     // Only a query string of this list: never somewhere else.
     let query: String = form::parse(form.back.trim_start_matches('?').as_bytes())
@@ -557,7 +557,7 @@ pub struct ReviewForm {
 
 pub async fn publish(
     State(state): State<AppState>,
-    auth: Auth<crate::auth::Manager>,
+    auth: Auth<crate::http::access::Manager>,
     Path(key): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::db;
 use super::domain::{GroupBy, Metric, Row};
-use crate::auth::{Auth, Manager};
 use crate::error::AppResult;
+use crate::http::access::{Auth, Manager};
 use crate::http::extract::ApiQuery;
 use crate::state::AppState;
 

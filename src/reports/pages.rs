@@ -6,9 +6,9 @@ use axum::extract::State;
 
 use super::db;
 use super::domain::{Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, Metric, Row, bars};
-use crate::auth::{Auth, Manager};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::PageResult;
+use crate::http::access::{Auth, Manager};
+use crate::http::page::Chrome;
+use crate::http::page::PageResult;
 use crate::state::AppState;
 
 pub struct Section {

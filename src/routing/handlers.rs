@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
-use crate::auth::handlers::parse_id;
-use crate::auth::{Admin, Auth};
 use crate::error::AppResult;
+use crate::http::access::{Admin, Auth};
+use crate::http::extract::parse_id;
 use crate::http::extract::{ApiJson, IfMatch, etag};
 use crate::state::AppState;
 

@@ -10,12 +10,12 @@ use serde::Deserialize;
 
 use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
-use crate::auth::handlers::parse_id;
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::PageForm;
+use crate::http::extract::parse_id;
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]

@@ -5,8 +5,8 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use super::db::{self, Hit};
-use crate::auth::{Auth, Viewer};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Auth, Viewer};
 use crate::http::extract::ApiQuery;
 use crate::state::AppState;
 

@@ -7,10 +7,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::db::{self, Hit};
 use super::handlers::{SearchQuery, check_query};
-use crate::auth::{Auth, Viewer};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::PageResult;
+use crate::http::access::{Auth, Viewer};
 use crate::http::extract::ApiQuery;
+use crate::http::page::Chrome;
+use crate::http::page::PageResult;
 use crate::state::AppState;
 
 pub struct Result {

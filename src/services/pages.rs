@@ -10,11 +10,11 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
-use crate::auth::{Admin, Auth, Viewer};
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::PageForm;
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::incidents;
 use crate::state::AppState;
 

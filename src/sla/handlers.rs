@@ -9,9 +9,9 @@ use sqlx::PgConnection;
 use super::db;
 use super::domain::Policy;
 use crate::audit::{self, Actor};
-use crate::auth::{Admin, Auth, Viewer};
 use crate::domain::Severity;
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::ApiJson;
 use crate::state::AppState;
 

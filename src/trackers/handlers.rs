@@ -11,10 +11,10 @@ use serde_json::json;
 use super::db::{self, Tracker};
 use super::domain;
 use crate::audit::{self, Actor};
-use crate::auth::handlers::parse_id;
-use crate::auth::{Admin, Auth, Viewer};
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::ApiJson;
+use crate::http::extract::parse_id;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -9,12 +9,12 @@ use serde::Deserialize;
 
 use super::db::{self, Tracker};
 use super::handlers::{TrackerDraft, remove, save};
-use crate::auth::handlers::parse_id;
-use crate::auth::{Admin, Auth};
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Admin, Auth};
 use crate::http::extract::PageForm;
+use crate::http::extract::parse_id;
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]

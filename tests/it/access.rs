@@ -1020,7 +1020,7 @@ async fn the_audit_log_cannot_be_changed_or_deleted(pool: PgPool) {
 
 #[sqlx::test]
 async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
-    quell::auth::bootstrap::from_settings(
+    quell::accounts::bootstrap::from_settings(
         &pool,
         Some("root@example.com"),
         Some("first admin pass"),
@@ -1029,7 +1029,7 @@ async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
     .await
     .unwrap();
     // Running again (a restart, or another replica) resets rather than duplicates.
-    quell::auth::bootstrap::from_settings(
+    quell::accounts::bootstrap::from_settings(
         &pool,
         Some("root@example.com"),
         Some("second admin pass"),
@@ -1056,7 +1056,7 @@ async fn bootstrap_settings_create_the_admin_and_its_token(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(n, 1);
-    let err = quell::auth::bootstrap::from_settings(
+    let err = quell::accounts::bootstrap::from_settings(
         &app.pool,
         None,
         None,
@@ -1077,9 +1077,9 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             oidc: None,
         },
     );
-    quell::auth::bootstrap::ensure_account(
+    quell::accounts::bootstrap::ensure_account(
         &pool,
-        &quell::auth::bootstrap::Account {
+        &quell::accounts::bootstrap::Account {
             email: "ana@example.com",
             name: None,
             role: quell::auth::domain::UserRole::Responder,

@@ -118,9 +118,9 @@ async fn click_transition(c: &Client, action: &str) {
 
 /// An account that can sign in with the password `correct horse battery`.
 async fn account(pool: &PgPool, email: &str, name: &str, role: quell::auth::domain::UserRole) {
-    quell::auth::bootstrap::ensure_account(
+    quell::accounts::bootstrap::ensure_account(
         pool,
-        &quell::auth::bootstrap::Account {
+        &quell::accounts::bootstrap::Account {
             email,
             name: Some(name),
             role,

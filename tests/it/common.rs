@@ -116,9 +116,9 @@ impl TestApp {
     /// An account with `role`, its API token and a signed-in browser session.
     pub async fn account(&self, email: &str, role: &str) -> Creds {
         let role = quell::auth::domain::UserRole::parse("role", role).unwrap();
-        let user = quell::auth::bootstrap::ensure_account(
+        let user = quell::accounts::bootstrap::ensure_account(
             &self.pool,
-            &quell::auth::bootstrap::Account {
+            &quell::accounts::bootstrap::Account {
                 email,
                 name: None,
                 role,
@@ -129,7 +129,7 @@ impl TestApp {
         .await
         .unwrap();
         let token = format!("quell_test_token_for_{}_{}", user.handle, user.id);
-        quell::auth::bootstrap::set_bootstrap_token(&self.pool, &user, &token)
+        quell::accounts::bootstrap::set_bootstrap_token(&self.pool, &user, &token)
             .await
             .unwrap();
         let mut creds = self.sign_in(email, PASSWORD).await;

@@ -8,24 +8,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
-use super::domain::token_hash;
-use super::{CurrentUser, actor_of, attempt_of, db, route_of, session};
+use super::access::{actor_of, attempt_of, route_of};
 use crate::audit;
+use crate::auth::domain::token_hash;
+use crate::auth::{CurrentUser, db, session};
 use crate::error::AppError;
-use crate::http::error_page::PageError;
+use crate::http::page::PageError;
 use crate::state::AppState;
-
-impl From<db::User> for CurrentUser {
-    fn from(u: db::User) -> Self {
-        Self {
-            id: u.id,
-            name: u.name,
-            email: u.email,
-            handle: u.handle,
-            role: u.role,
-        }
-    }
-}
 
 /// API: `Authorization: Bearer <token>` or 401. A bad token is tallied in the audit log.
 pub async fn api(State(state): State<AppState>, mut req: Request, next: Next) -> Response {

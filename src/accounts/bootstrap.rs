@@ -4,10 +4,10 @@
 
 use sqlx::PgPool;
 
-use super::db::{self, User};
-use super::domain::{UserRole, check_password, token_display_prefix, token_hash};
-use super::password;
 use crate::audit::{self, Actor};
+use crate::auth::db::{self, User};
+use crate::auth::domain::{UserRole, check_password, token_display_prefix, token_hash};
+use crate::auth::password;
 use crate::error::{AppError, AppResult};
 use crate::people::{self, domain::PersonDraft};
 

@@ -1,15 +1,16 @@
-//! Issuing and revoking API tokens: one transaction step each, audited, shared by the API
-//! (`/api/v1/tokens`) and the account page.
+//! What changes accounts, one audited transaction step each, shared by the API and the pages:
+//! an admin's change of a person's role or state, and issuing and revoking API tokens.
 
 use argon2::password_hash::rand_core::{OsRng, RngCore};
 use serde_json::json;
 use sqlx::PgPool;
 
-use super::CurrentUser;
-use super::db::{self, Token};
-use super::domain::{UserRole, token_display_prefix, token_from_bytes, token_hash};
 use crate::audit::{self, Actor};
+use crate::auth::CurrentUser;
+use crate::auth::db::{self, Token, User};
+use crate::auth::domain::{UserRole, token_display_prefix, token_from_bytes, token_hash};
 use crate::error::{AppError, AppResult};
+use crate::state::AppState;
 
 /// A token's name: 1 to 100 characters once trimmed.
 pub fn check_name(name: &str) -> AppResult<&str> {
@@ -81,4 +82,45 @@ pub async fn revoke(pool: &PgPool, actor: &Actor, owner: Option<i64>, id: i64) -
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Shared by the API and the admin page: one transaction, audited. An admin cannot demote or
+/// disable themselves, so an instance always keeps an admin.
+pub async fn change_user(
+    state: &AppState,
+    actor: &audit::Actor,
+    self_id: i64,
+    id: i64,
+    role: Option<UserRole>,
+    disabled: Option<bool>,
+) -> AppResult<User> {
+    let mut tx = state.pool.begin().await?;
+    let before = db::find_by_id(&mut *tx, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no account {id}.")))?;
+    if id == self_id && (role.is_some_and(|r| r != UserRole::Admin) || disabled == Some(true)) {
+        return Err(AppError::Conflict(
+            "You cannot demote or disable yourself; ask another admin.".into(),
+        ));
+    }
+    if let Some(role) = role {
+        db::set_role(&mut *tx, id, role).await?;
+    }
+    if let Some(disabled) = disabled {
+        db::set_disabled(&mut *tx, id, disabled).await?;
+    }
+    let after = db::find_by_id(&mut *tx, id)
+        .await?
+        .ok_or_else(|| AppError::Internal("account vanished".into()))?;
+    audit::record(
+        &mut tx,
+        actor,
+        "user.update",
+        &after.email,
+        Some(json!({ "role": before.role, "disabled": before.disabled_at.is_some() })),
+        Some(json!({ "role": after.role, "disabled": after.disabled_at.is_some() })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(after)
 }

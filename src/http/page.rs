@@ -1,22 +1,60 @@
-//! Errors answered as HTML pages for the browser routes: [`PageError`] wraps the one
-//! [`AppError`] and renders the same facts as the API's JSON. The page is first rendered with a
-//! signed-out header (a handler's error knows nothing of the request); the pages router's
-//! [`with_signed_in_header`] layer renders it again with the person's own header when the
-//! request belongs to a signed-in session, so an error never looks like being signed out.
+//! The frame of every page and the page shown when something goes wrong. [`Chrome`] is what
+//! every page shows around its content: who is signed in, and the CSRF token its forms carry.
+//! [`PageError`] wraps the one [`AppError`] and renders the same facts as the API's JSON; it is
+//! first rendered with a signed-out header (a handler's error knows nothing of the request), and
+//! the pages router's [`with_signed_in_header`] layer renders it again with the person's own
+//! header when the request belongs to a signed-in session, so an error never looks like being
+//! signed out.
 
 use askama::Template;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use tower_sessions::Session;
 
-use super::chrome::Chrome;
+use crate::auth::domain::UserRole;
 use crate::auth::{CurrentUser, session};
 use crate::error::{AppError, FieldError};
 use crate::state::AppState;
+
+#[derive(Debug, Clone, Default)]
+pub struct Chrome {
+    pub user: Option<CurrentUser>,
+    pub csrf: String,
+}
+
+impl Chrome {
+    /// Whether the signed-in person holds at least `role` (to show or hide controls; the
+    /// handlers check again).
+    pub fn can(&self, role: &str) -> bool {
+        let needed = UserRole::parse("role", role).unwrap_or(UserRole::Admin);
+        self.user.as_ref().is_some_and(|u| u.role.allows(needed))
+    }
+}
+
+impl FromRequestParts<AppState> for Chrome {
+    type Rejection = PageError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, PageError> {
+        let user = parts.extensions.get::<CurrentUser>().cloned();
+        // Only a signed-in session has forms to protect (the sign-in form brings its own
+        // token): an anonymous page view must not create a session row.
+        let csrf = match &user {
+            Some(_) => {
+                let session = Session::from_request_parts(parts, state)
+                    .await
+                    .map_err(|(_, msg)| PageError(AppError::Internal(msg.to_owned())))?;
+                session::csrf_token(&session).await?
+            }
+            None => String::new(),
+        };
+        Ok(Self { user, csrf })
+    }
+}
 
 /// An [`AppError`] answered as an HTML page.
 #[derive(Debug)]

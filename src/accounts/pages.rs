@@ -10,17 +10,18 @@ use serde::Deserialize;
 use tokio::sync::OnceCell;
 use tower_sessions::Session;
 
+use super::actions::{self as tokens, change_user};
 use super::bootstrap::{Account, ensure_account};
-use super::db::{self, Token, User};
-use super::domain::{UserRole, check_password, safe_next, throttle_key, wait_left};
-use super::handlers::change_user;
-use super::{Admin, Auth, RequestActor, Viewer, login_token, password, session, tokens};
 use crate::audit::{self, Actor};
+use crate::auth::db::{self, Token, User};
+use crate::auth::domain::{UserRole, check_password, safe_next, throttle_key, wait_left};
+use crate::auth::{login_token, password, session};
 use crate::clock;
 use crate::error::{AppError, FieldError};
-use crate::http::chrome::Chrome;
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::{Admin, Auth, RequestActor, Viewer};
 use crate::http::extract::{PageForm, SignInForm};
+use crate::http::page::Chrome;
+use crate::http::page::{PageError, PageResult};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -246,7 +247,7 @@ pub async fn revoke_token(
     Path(id): Path<String>,
     PageForm(_): PageForm<Empty>,
 ) -> PageResult<Redirect> {
-    let id = super::handlers::parse_id(&id, "token")?;
+    let id = crate::http::extract::parse_id(&id, "token")?;
     // The account page lists your own tokens only, admins' included.
     tokens::revoke(&state.pool, &auth.actor, Some(auth.user.id), id).await?;
     Ok(Redirect::to("/account"))
@@ -446,7 +447,7 @@ pub async fn update_user(
     Path(id): Path<String>,
     PageForm(f): PageForm<ChangeUserForm>,
 ) -> PageResult<Redirect> {
-    let id = super::handlers::parse_id(&id, "account")?;
+    let id = crate::http::extract::parse_id(&id, "account")?;
     let role = f
         .role
         .as_deref()

@@ -7,22 +7,16 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
+use super::actions::{self, change_user};
 use super::bootstrap::{Account, ensure_account};
-use super::db::{self, Token, User};
-use super::domain::UserRole;
-use super::{Admin, Auth, Viewer};
 use crate::audit;
+use crate::auth::db::{self, Token, User};
+use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
-use crate::http::extract::ApiJson;
+use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::extract::{ApiJson, parse_id};
 use crate::state::AppState;
-
-/// A numeric id from a path; anything else names nothing, so 404.
-pub fn parse_id(raw: &str, what: &str) -> AppResult<i64> {
-    raw.parse()
-        .map_err(|_| AppError::NotFound(format!("There is no {what} {raw:?}.")))
-}
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct UserView {
@@ -155,47 +149,6 @@ pub async fn patch_user(
     Ok(Json(UserView::from(&user)))
 }
 
-/// Shared by the API and the admin page: one transaction, audited. An admin cannot demote or
-/// disable themselves, so an instance always keeps an admin.
-pub async fn change_user(
-    state: &AppState,
-    actor: &audit::Actor,
-    self_id: i64,
-    id: i64,
-    role: Option<UserRole>,
-    disabled: Option<bool>,
-) -> AppResult<User> {
-    let mut tx = state.pool.begin().await?;
-    let before = db::find_by_id(&mut *tx, id)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("There is no account {id}.")))?;
-    if id == self_id && (role.is_some_and(|r| r != UserRole::Admin) || disabled == Some(true)) {
-        return Err(AppError::Conflict(
-            "You cannot demote or disable yourself; ask another admin.".into(),
-        ));
-    }
-    if let Some(role) = role {
-        db::set_role(&mut *tx, id, role).await?;
-    }
-    if let Some(disabled) = disabled {
-        db::set_disabled(&mut *tx, id, disabled).await?;
-    }
-    let after = db::find_by_id(&mut *tx, id)
-        .await?
-        .ok_or_else(|| AppError::Internal("account vanished".into()))?;
-    audit::record(
-        &mut tx,
-        actor,
-        "user.update",
-        &after.email,
-        Some(json!({ "role": before.role, "disabled": before.disabled_at.is_some() })),
-        Some(json!({ "role": after.role, "disabled": after.disabled_at.is_some() })),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(after)
-}
-
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateToken {
@@ -229,7 +182,7 @@ pub async fn create_token(
     body: ApiJson<CreateToken>,
 ) -> AppResult<Response> {
     let b = body.value;
-    super::tokens::check_name(&b.name)?;
+    actions::check_name(&b.name)?;
     let owner = match b.email.as_deref() {
         None => auth.user.id,
         Some(email) if email.eq_ignore_ascii_case(&auth.user.email) => auth.user.id,
@@ -253,7 +206,7 @@ pub async fn create_token(
                 .id
         }
     };
-    let (token, info) = super::tokens::issue(&state.pool, &auth.actor, owner, &b.name).await?;
+    let (token, info) = actions::issue(&state.pool, &auth.actor, owner, &b.name).await?;
     Ok((StatusCode::CREATED, Json(NewToken { token, info })).into_response())
 }
 
@@ -280,7 +233,7 @@ pub async fn revoke_token(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "token")?;
-    let owner = super::tokens::revocable_by(&auth.user);
-    super::tokens::revoke(&state.pool, &auth.actor, owner, id).await?;
+    let owner = actions::revocable_by(&auth.user);
+    actions::revoke(&state.pool, &auth.actor, owner, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

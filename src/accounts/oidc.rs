@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use super::bootstrap::{Account, ensure_account};
-use super::domain::{RoleMap, UserRole, claim_values};
-use super::{RequestActor, db, session};
 use crate::audit::{self, Actor};
+use crate::auth::domain::{RoleMap, UserRole, claim_values};
+use crate::auth::{db, session};
 use crate::error::{AppError, AppResult};
-use crate::http::error_page::{PageError, PageResult};
+use crate::http::access::RequestActor;
+use crate::http::page::{PageError, PageResult};
 use crate::state::{AppState, OidcSettings};
 
 const FLOW: &str = "oidc_flow";
@@ -128,7 +129,7 @@ pub async fn start(
         state: csrf.secret().clone(),
         nonce: nonce.secret().clone(),
         verifier: verifier.secret().clone(),
-        next: super::domain::safe_next(q.next.as_deref()),
+        next: crate::auth::domain::safe_next(q.next.as_deref()),
     };
     session
         .insert(FLOW, flow)
@@ -216,7 +217,7 @@ async fn finish(
         )));
     }
     let given_state = q.state.as_deref().unwrap_or_default();
-    if !super::domain::constant_time_eq(given_state.as_bytes(), flow.state.as_bytes()) {
+    if !crate::auth::domain::constant_time_eq(given_state.as_bytes(), flow.state.as_bytes()) {
         return Err(sso_failed("the state does not match this sign-in"));
     }
     let code = q

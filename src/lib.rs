@@ -18,6 +18,7 @@ pub mod people;
 pub mod postmortems;
 pub mod reports;
 pub mod roles;
+pub mod router;
 pub mod routing;
 pub mod search;
 pub mod services;
@@ -32,7 +33,7 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::time::Duration;
 
-pub use http::app;
+pub use router::{app, app_with};
 
 use config::{Cli, Command, DbArgs};
 use state::{AppConfig, AppState};
@@ -62,7 +63,7 @@ async fn connect(db: &DbArgs) -> Result<PgPool, RunError> {
 
 pub async fn run(cli: Cli) -> Result<(), RunError> {
     match cli.command {
-        Command::Openapi => println!("{}", http::openapi_json()),
+        Command::Openapi => println!("{}", router::openapi_json()),
         Command::Audit(config::AuditCommand::Protect(args)) => {
             let pool = connect(&args.db).await?;
             let mut conn = pool.acquire().await.map_err(RunError::Connect)?;
@@ -146,9 +147,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let ingest_pool = PgPoolOptions::new()
                 .max_connections(alerts::ingest::LANES as u32)
                 .connect_lazy_with((*pool.connect_options()).clone());
-            let state = AppState::with_ingest_pool(
+            let state = AppState::new(
                 pool,
-                ingest_pool,
                 AppConfig {
                     base_url,
                     trust_forwarded_for: args.trust_forwarded_for,
@@ -168,7 +168,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 idle_timeout: Duration::from_secs(c.idle_timeout_secs.max(1)),
                 max_connections: c.max_connections,
             };
-            http::serve::serve(listener, app(state), limits, shutdown_signal()).await;
+            let ingest = alerts::ingest::Ingestor::start(ingest_pool);
+            http::serve::serve(listener, app_with(state, ingest), limits, shutdown_signal()).await;
             sweeper.abort();
             engine.abort();
             sender.abort();

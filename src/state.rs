@@ -7,8 +7,6 @@ use std::sync::Arc;
 pub struct AppState {
     pub pool: PgPool,
     pub config: Arc<AppConfig>,
-    /// The lanes that store webhook alerts.
-    pub ingest: crate::alerts::ingest::Ingestor,
     /// The key that signs the sign-in form's cookie, read from the database on first use.
     pub login_key: Arc<tokio::sync::OnceCell<[u8; 32]>>,
 }
@@ -40,18 +38,10 @@ pub struct OidcSettings {
 }
 
 impl AppState {
-    /// State whose alert lanes share `pool` (tests, small installs).
     pub fn new(pool: PgPool, config: AppConfig) -> Self {
-        Self::with_ingest_pool(pool.clone(), pool, config)
-    }
-
-    /// State whose alert lanes write through `ingest_pool`, so an alert storm cannot take the
-    /// connections pages and the API need. Must be called inside the Tokio runtime.
-    pub fn with_ingest_pool(pool: PgPool, ingest_pool: PgPool, config: AppConfig) -> Self {
         Self {
             pool,
             config: Arc::new(config),
-            ingest: crate::alerts::ingest::Ingestor::start(ingest_pool),
             login_key: Arc::default(),
         }
     }

@@ -14,10 +14,19 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::domain::{self, Reasons};
+use super::ingest::Ingestor;
 use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission, check_sender};
 use crate::error::AppError;
 use crate::integrations::domain::Format;
 use crate::state::AppState;
+
+/// What the webhook handlers work with: the application's state and the alert lanes of this
+/// replica, which the router hands them.
+#[derive(Clone)]
+pub struct HookState {
+    pub app: AppState,
+    pub ingest: Ingestor,
+}
 
 fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
     body.map_err(|e| {
@@ -71,15 +80,15 @@ pub struct Sender {
     route: String,
 }
 
-impl axum::extract::FromRequestParts<AppState> for Sender {
+impl axum::extract::FromRequestParts<HookState> for Sender {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        state: &AppState,
+        state: &HookState,
     ) -> Result<Self, Self::Rejection> {
         Ok(Self {
-            addr: crate::http::access::client_addr(parts, state),
+            addr: crate::http::access::client_addr(parts, &state.app),
             route: crate::http::access::route_of(parts),
         })
     }
@@ -87,7 +96,7 @@ impl axum::extract::FromRequestParts<AppState> for Sender {
 
 /// A wrong key or signature is a refused attempt: tallied in the audit log (one row per minute
 /// per route and address, however many arrive).
-async fn audit_unauthorized(state: &AppState, sender: &Sender, target: &str) {
+async fn audit_unauthorized(state: &HookState, sender: &Sender, target: &str) {
     let actor = crate::audit::Actor {
         name: "webhook sender".into(),
         client_addr: sender.addr.clone(),
@@ -98,7 +107,7 @@ async fn audit_unauthorized(state: &AppState, sender: &Sender, target: &str) {
         route: &sender.route,
         target,
     };
-    if let Err(err) = crate::audit::db::refusal(&state.pool, &actor, refusal).await {
+    if let Err(err) = crate::audit::db::refusal(&state.app.pool, &actor, refusal).await {
         tracing::warn!(error = %err, "could not record a refused webhook");
     }
 }
@@ -121,12 +130,12 @@ fn accepted(body: Value) -> Response {
 /// A payload that cannot be read is explained only to a sender whose key is right: anyone else
 /// hears that the key is wrong, and learns nothing of what Quell expects.
 async fn unreadable(
-    state: &AppState,
+    state: &HookState,
     format: Format,
     credential: &Credential,
     reasons: Reasons,
 ) -> AppError {
-    match check_sender(&state.pool, format, credential).await {
+    match check_sender(&state.app.pool, format, credential).await {
         Ok(Ok(())) => invalid(reasons),
         Ok(Err(refused)) => answer(refused),
         Err(err) => err,
@@ -134,12 +143,12 @@ async fn unreadable(
 }
 
 /// Stores what a webhook carried, answering once it is committed.
-async fn store(state: &AppState, submission: Submission) -> Result<(), AppError> {
+async fn store(state: &HookState, submission: Submission) -> Result<(), AppError> {
     state.ingest.submit(submission).await.map_err(answer)
 }
 
 async fn alertmanager_like(
-    state: &AppState,
+    state: &HookState,
     format: Format,
     id: &str,
     headers: &HeaderMap,
@@ -176,7 +185,7 @@ async fn alertmanager_like(
 /// point (the Alertmanager envelope, read leniently) and Quell's generic JSON format. A 401 is
 /// also tallied in the audit log.
 pub async fn hook(
-    State(state): State<AppState>,
+    State(state): State<HookState>,
     sender: Sender,
     Path((format, id)): Path<(String, String)>,
     headers: HeaderMap,
@@ -201,7 +210,7 @@ pub async fn hook(
 }
 
 async fn generic_alert(
-    state: &AppState,
+    state: &HookState,
     id: &str,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -341,7 +350,7 @@ fn pagerduty_body(body: Result<Bytes, BytesRejection>) -> Result<Value, PagerDut
 /// Reads a PagerDuty event: the routing key first, then — its faults told only to a sender
 /// whose key is right — the event itself. A wrong key is tallied in the audit log.
 async fn pagerduty_event<T>(
-    state: &AppState,
+    state: &HookState,
     sender: &Sender,
     value: &Value,
     parse: impl FnOnce(&Value) -> Result<(String, T), Reasons>,
@@ -352,7 +361,7 @@ async fn pagerduty_event<T>(
         Ok(parsed) => Ok(parsed),
         Err(errors) => {
             let credential = Credential::RoutingKey { key };
-            match check_sender(&state.pool, Format::PagerDuty, &credential).await {
+            match check_sender(&state.app.pool, Format::PagerDuty, &credential).await {
                 Ok(Ok(())) => Err(PagerDutyRefusal::invalid("Event object is invalid", errors)),
                 Ok(Err(refused)) => Err(pagerduty_refused(state, sender, refused).await),
                 Err(err) => Err(PagerDutyRefusal::from(err)),
@@ -363,7 +372,7 @@ async fn pagerduty_event<T>(
 
 /// A refusal from storing, in PagerDuty's shape; a wrong key is tallied in the audit log.
 async fn pagerduty_refused(
-    state: &AppState,
+    state: &HookState,
     sender: &Sender,
     refused: Refused,
 ) -> PagerDutyRefusal {
@@ -375,7 +384,7 @@ async fn pagerduty_refused(
 
 /// PagerDuty Events API v2: trigger, acknowledge, resolve.
 pub async fn pagerduty_enqueue(
-    State(state): State<AppState>,
+    State(state): State<HookState>,
     sender: Sender,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, PagerDutyRefusal> {
@@ -404,7 +413,7 @@ pub async fn pagerduty_enqueue(
 
 /// PagerDuty change events: deploys and configuration changes.
 pub async fn pagerduty_change(
-    State(state): State<AppState>,
+    State(state): State<HookState>,
     sender: Sender,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, PagerDutyRefusal> {

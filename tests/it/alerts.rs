@@ -997,17 +997,15 @@ async fn hostile_alert_text_is_rendered_harmless(pool: PgPool) {
 
 /// The app of one replica whose alert lanes write through `ingest_pool`.
 fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Router {
-    let state = quell::state::AppState {
-        pool: pool.clone(),
-        config: std::sync::Arc::new(quell::state::AppConfig {
+    let state = quell::state::AppState::new(
+        pool.clone(),
+        quell::state::AppConfig {
             base_url: "http://quell.test".into(),
             trust_forwarded_for: true,
             oidc: None,
-        }),
-        ingest,
-        login_key: Default::default(),
-    };
-    quell::app(state)
+        },
+    );
+    quell::app_with(state, ingest)
 }
 
 async fn post_to(

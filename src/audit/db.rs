@@ -3,9 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::{PgExecutor, PgPool};
+use sqlx::{PgConnection, PgExecutor, PgPool};
 
-use super::Actor;
+use super::domain::Actor;
 use crate::error::{AppError, AppResult};
 
 pub async fn append(
@@ -34,6 +34,19 @@ pub async fn append(
     )
     .fetch_one(e)
     .await?)
+}
+
+/// Appends a successful change to the audit log.
+pub async fn record(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    before: Option<Value>,
+    after: Option<Value>,
+) -> AppResult<()> {
+    append(conn, actor, action, target, "ok", before, after).await?;
+    Ok(())
 }
 
 /// A refused attempt. The tally is keyed by what Quell chose — the action and the route template

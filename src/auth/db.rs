@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgExecutor;
 
-use super::domain::{UserRole, delay_after};
+use super::domain::{CurrentUser, UserRole, delay_after};
 use crate::error::{AppError, AppResult};
 
 #[derive(Debug, Clone)]
@@ -47,6 +47,18 @@ impl TryFrom<UserRow> for User {
             session_epoch: r.session_epoch,
             created_at: r.created_at,
         })
+    }
+}
+
+impl From<User> for CurrentUser {
+    fn from(u: User) -> Self {
+        Self {
+            id: u.id,
+            name: u.name,
+            email: u.email,
+            handle: u.handle,
+            role: u.role,
+        }
     }
 }
 

@@ -210,6 +210,16 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
+/// The person a request acts as.
+#[derive(Debug, Clone)]
+pub struct CurrentUser {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub handle: String,
+    pub role: UserRole,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,26 +11,4 @@ pub mod password;
 pub mod session;
 pub mod session_store;
 
-use domain::UserRole;
-
-/// The person a request acts as.
-#[derive(Debug, Clone)]
-pub struct CurrentUser {
-    pub id: i64,
-    pub name: String,
-    pub email: String,
-    pub handle: String,
-    pub role: UserRole,
-}
-
-impl From<db::User> for CurrentUser {
-    fn from(u: db::User) -> Self {
-        Self {
-            id: u.id,
-            name: u.name,
-            email: u.email,
-            handle: u.handle,
-            role: u.role,
-        }
-    }
-}
+pub use domain::CurrentUser;

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use sqlx::PgExecutor;
 
-use super::Key;
+use super::domain::Key;
 use crate::error::AppResult;
 
 pub struct Stored {

@@ -1,5 +1,5 @@
 //! Rules shared by every capability's `domain.rs`: the error a pure rule returns, the way
-//! durations are written for people, and which text PostgreSQL can store.
+//! durations and counts are written for people, and which text PostgreSQL can store.
 
 use serde::Serialize;
 use std::fmt;
@@ -92,6 +92,34 @@ pub fn format_minutes(secs: i64) -> String {
 pub fn format_hmm(secs: i64) -> String {
     let total = secs.max(0) / 60;
     format!("{}:{:02}", total / 60, total % 60)
+}
+
+/// A count with spaces between thousands, as the reference writes them: `109 400`.
+pub fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("−{out}") } else { out }
+}
+
+/// An approximate count kept to its first three digits, rounded down: 155 520 → `155 000`.
+pub fn about(n: f64) -> String {
+    let n = n.max(0.0).floor() as i64;
+    let digits = n.to_string().len() as u32;
+    let unit = 10_i64.pow(digits.saturating_sub(3));
+    grouped(n / unit * unit)
+}
+
+/// A percentage without trailing zeros: 99.9 → `99.9%`, 99.95 → `99.95%`, 99 → `99%`.
+pub fn percent(p: f64) -> String {
+    let s = format!("{p:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
 }
 
 /// `text` cut to at most `max` characters, the last of them `…` when anything was cut.

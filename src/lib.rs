@@ -1,6 +1,8 @@
 //! Quell: self-hosted incident management. `app` builds the router; `run` carries out a command.
 
 pub mod accounts;
+pub mod action_items;
+pub mod alert_store;
 pub mod alerts;
 pub mod audit;
 pub mod auth;
@@ -196,7 +198,7 @@ async fn sweep(pool: PgPool) {
         if let Err(err) = auth::db::purge_stale_failures(&pool).await {
             tracing::warn!(error = %err, "could not forget old failed sign-ins");
         }
-        if let Err(err) = alerts::db::purge_deliveries(&pool).await {
+        if let Err(err) = alert_store::db::purge_deliveries(&pool).await {
             tracing::warn!(error = %err, "could not forget old webhook ids");
         }
     }

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::db::{self, NewAlerts};
 use super::domain::{Action, AlertEvent};
+use crate::alert_store::db::{self, NewAlerts};
 use crate::audit::Actor;
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::incidents::{actions, domain::Status, domain::Transition};
+use crate::incidents::{self, actions, domain::Status, domain::Transition};
 use crate::integrations::db::Credentials;
 use crate::routing::domain::{Decision, Rule, Subject, route};
 use crate::timeline::{self, db::NewEvent, domain::Kind};
@@ -238,7 +238,7 @@ async fn fire(
         return Ok(());
     }
     let ids: Vec<i64> = worst.keys().copied().collect();
-    let states = db::incident_states(conn, &ids).await?;
+    let states = incidents::db::incident_states(conn, &ids).await?;
     fired_after_mitigation(conn, &states, &stored, &worst, now).await?;
     for state in states {
         let (d, e, c) = worst[&state.id];
@@ -270,7 +270,7 @@ async fn fire(
 /// status stays: whether the impact is back is the responders' call.
 async fn fired_after_mitigation(
     conn: &mut PgConnection,
-    states: &[db::IncidentState],
+    states: &[incidents::db::IncidentState],
     stored: &[db::Stored],
     worst: &HashMap<i64, (&Decision, &AlertEvent, &Credentials)>,
     now: DateTime<Utc>,
@@ -338,7 +338,7 @@ async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<(
         return Ok(());
     }
     let incidents: Vec<i64> = acked.iter().map(|(i, _)| *i).collect();
-    for state in db::incident_states(conn, &incidents).await? {
+    for state in incidents::db::incident_states(conn, &incidents).await? {
         let by = acked
             .iter()
             .find(|(i, _)| *i == state.id)
@@ -368,7 +368,7 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
     if incidents.is_empty() {
         return Ok(());
     }
-    db::lock_incidents(conn, &incidents).await?;
+    incidents::db::lock_incidents(conn, &incidents).await?;
     let mut by_incident: HashMap<i64, (&Credentials, Vec<String>)> = HashMap::new();
     for r in db::resolve(conn, &ids, &ks).await? {
         let Some(cred) = sender(resolves, r.integration_id) else {
@@ -422,7 +422,7 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
         return Ok(());
     }
     use crate::integrations::domain::OnAllResolved;
-    for state in db::incident_states(conn, &quiet).await? {
+    for state in incidents::db::incident_states(conn, &quiet).await? {
         let Some((cred, _)) = by_incident.get(&state.id) else {
             continue;
         };

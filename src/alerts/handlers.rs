@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
 
-use super::db::{self, Alert};
+use crate::alert_store::db::{self, Alert};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Viewer};
 use crate::http::extract::{ApiQuery, query_text};

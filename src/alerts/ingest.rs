@@ -19,8 +19,8 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use super::db;
 use super::domain::{AlertEvent, ChangeEvent};
+use crate::alert_store::db;
 use crate::auth::domain::{constant_time_eq, token_hash};
 use crate::clock;
 use crate::error::{AppError, AppResult};

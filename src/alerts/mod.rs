@@ -1,7 +1,6 @@
 //! Alerts from monitoring: the webhook endpoints, reading each sender's format, the batched
 //! write path that deduplicates and groups them into incidents, and the incident's alert list.
 
-pub mod db;
 pub mod domain;
 pub mod effects;
 pub mod handlers;

@@ -181,7 +181,7 @@ pub async fn transition(
     if transition == Transition::Resolve {
         // Its alert groups close and its alerts resolve with it: the next alert opens a new
         // incident instead of joining a finished one.
-        crate::alerts::db::close_for_incident(conn, incident.id).await?;
+        crate::alert_store::db::close_for_incident(conn, incident.id).await?;
     }
     let kind = match transition {
         Transition::Acknowledge => Kind::Acknowledged,

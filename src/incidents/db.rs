@@ -2,7 +2,7 @@
 //! append the timeline event in the same transaction.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 
 use super::domain::{IncidentKey, Milestones, Severity, Status};
 use crate::error::{AppError, AppResult};
@@ -376,5 +376,52 @@ pub async fn list(
     .await?
     .into_iter()
     .map(Incident::try_from)
+    .collect()
+}
+
+/// Locks incidents in id order, so that resolving alerts and a responder's changes to the same
+/// incident take turns instead of deadlocking. `for update`, not `for no key update`: a firing
+/// batch's new alert holds a key-share lock on its incident (the foreign key) until it commits,
+/// and only `for update` waits for it — so a resolution counts every alert added before it,
+/// and never mitigates an incident whose new alert it could not see yet.
+pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<()> {
+    sqlx::query!(
+        "select id from incidents where id = any($1) order by id for update",
+        ids
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(())
+}
+
+/// An incident as the alert path needs it.
+pub struct IncidentState {
+    pub id: i64,
+    pub key: IncidentKey,
+    pub severity: Severity,
+    pub status: Status,
+}
+
+pub async fn incident_states(
+    conn: &mut PgConnection,
+    ids: &[i64],
+) -> AppResult<Vec<IncidentState>> {
+    sqlx::query!(
+        "select id, number, severity, status from incidents where id = any($1)",
+        ids
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|r| {
+        let bad =
+            |e: crate::domain::DomainError| crate::error::AppError::Internal(format!("{e:?}"));
+        Ok(IncidentState {
+            id: r.id,
+            key: IncidentKey(r.number),
+            severity: Severity::parse("severity", &r.severity).map_err(bad)?,
+            status: Status::parse("status", &r.status).map_err(bad)?,
+        })
+    })
     .collect()
 }

@@ -43,7 +43,8 @@ async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentV
     let policy = crate::sla::db::of(&policies, incident.peak_severity)?;
     let mut view = IncidentView::new(incident, Some(&roles), &policy, now);
     view.updates = cadence_of(state, incident, &policies, now).await?;
-    view.alert_count = Some(crate::alerts::db::count_for_incident(&state.pool, incident.id).await?);
+    view.alert_count =
+        Some(crate::alert_store::db::count_for_incident(&state.pool, incident.id).await?);
     Ok(view)
 }
 

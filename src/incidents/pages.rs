@@ -102,7 +102,7 @@ pub struct ListPage {
     filter_q: String,
     next_page: Option<String>,
     /// The signed-in person's unfinished action items.
-    my_items: Vec<crate::postmortems::db::ListedItem>,
+    my_items: Vec<crate::action_items::db::ListedItem>,
     my_handle: String,
 }
 
@@ -163,13 +163,13 @@ async fn list_page(
     let my_items = if my_handle.is_empty() {
         vec![]
     } else {
-        let mine = crate::postmortems::db::ItemFilter {
+        let mine = crate::action_items::db::ItemFilter {
             owner: Some(my_handle.clone()),
             unfinished: true,
             ..Default::default()
         };
         // The panel shows no work-item links, so the plain list will do.
-        crate::postmortems::db::list_items(&state.pool, &mine).await?
+        crate::action_items::db::list_items(&state.pool, &mine).await?
     };
     Ok(ListPage {
         my_items,
@@ -423,7 +423,7 @@ pub struct ShowPage {
     cadence: Option<crate::updates::domain::Cadence>,
     audiences: [crate::updates::domain::Audience; 3],
     deliveries: Vec<crate::notify::db::Delivery>,
-    alert_lines: Vec<crate::alerts::db::AlertGroupLine>,
+    alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
 }
 
@@ -446,8 +446,8 @@ pub async fn show(
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
         deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
-        alert_lines: crate::alerts::db::lines_for_incident(&state.pool, i.id).await?,
-        alert_total: crate::alerts::db::count_for_incident(&state.pool, i.id).await?,
+        alert_lines: crate::alert_store::db::lines_for_incident(&state.pool, i.id).await?,
+        alert_total: crate::alert_store::db::count_for_incident(&state.pool, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

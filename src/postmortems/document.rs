@@ -73,8 +73,14 @@ fn prose_figures(
                 .map(|m| long((m - i.started_at).num_seconds())),
         ),
         ("from_change", from_change.map(long)),
-        ("failed_requests", pm.failed_requests.map(domain::grouped)),
-        ("total_requests", pm.total_requests.map(domain::grouped)),
+        (
+            "failed_requests",
+            pm.failed_requests.map(crate::domain::grouped),
+        ),
+        (
+            "total_requests",
+            pm.total_requests.map(crate::domain::grouped),
+        ),
         (
             "failed_share",
             pm.failed_requests

@@ -1,107 +1,21 @@
-//! Pure rules of postmortems: the error budget, the figures lines the reference document
-//! prints, Markdown rendered and sanitised, and the sections a person edits.
+//! Pure rules of postmortems: the figures lines the reference document prints, Markdown
+//! rendered and sanitised, the sections a person edits, the publication checks and the diff.
+//! The error budget is the service's (`services::domain`), action items their own
+//! (`action_items::domain`).
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
-use crate::domain::{DomainError, format_minutes};
+pub use crate::action_items::domain::{
+    ACTION_TYPES, ITEM_STATUS_LABELS, ITEM_STATUSES, check_action_type, check_item_status,
+    completion_by_type, item_status_label,
+};
+use crate::domain::{DomainError, format_minutes, grouped};
+pub use crate::services::domain::{ErrorBudget, MONTH_SECS, budget_line, error_budget};
 use crate::timeline::domain::Kind;
-
-/// Seconds in the month an SLO is counted over (30 days).
-pub const MONTH_SECS: f64 = 30.0 * 86_400.0;
-
-/// A service's monthly error budget and the share of it an incident consumed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct ErrorBudget {
-    /// Failed requests the SLO allows in a month: `(1 − SLO) × average req/s × seconds`.
-    pub budget_requests: f64,
-    /// failed ÷ budget (1.0 is the whole month's budget)
-    pub consumed: f64,
-}
-
-impl ErrorBudget {
-    /// The share consumed in whole percent: `70`.
-    pub fn consumed_percent(&self) -> i64 {
-        (self.consumed * 100.0).round() as i64
-    }
-}
 
 /// `part` of `whole` in whole percent (`109 400` of `352 800` → `31`); `None` for nothing.
 pub fn share_percent(part: i64, whole: i64) -> Option<i64> {
     (whole > 0).then(|| (part as f64 * 100.0 / whole as f64).round() as i64)
-}
-
-/// `(1 − SLO) × rate × 30 days`, and the failed requests' share of it. `None` when the service
-/// has no SLO or rate, or nothing failed is known.
-pub fn error_budget(
-    slo_percent: Option<f64>,
-    rate_per_sec: Option<f64>,
-    failed: Option<i64>,
-) -> Option<ErrorBudget> {
-    let (slo, rate, failed) = (slo_percent?, rate_per_sec?, failed?);
-    let budget_requests = (1.0 - slo / 100.0) * rate * MONTH_SECS;
-    if budget_requests <= 0.0 {
-        return None;
-    }
-    Some(ErrorBudget {
-        budget_requests,
-        consumed: failed as f64 / budget_requests,
-    })
-}
-
-/// A count with spaces between thousands, as the reference writes them: `109 400`.
-pub fn grouped(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("−{out}") } else { out }
-}
-
-/// An approximate count kept to its first three digits, rounded down: 155 520 → `155 000`.
-pub fn about(n: f64) -> String {
-    let n = n.max(0.0).floor() as i64;
-    let digits = n.to_string().len() as u32;
-    let unit = 10_i64.pow(digits.saturating_sub(3));
-    grouped(n / unit * unit)
-}
-
-/// A percentage without trailing zeros: 99.9 → `99.9%`, 99.95 → `99.95%`, 99 → `99%`.
-pub fn percent(p: f64) -> String {
-    let s = format!("{p:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
-}
-
-/// The Impact section's budget line:
-/// `payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget
-/// consumed (budget ≈ 155 000 failed requests at 60 req/s average).`
-pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &ErrorBudget) -> String {
-    let rate = percent(rate_per_sec);
-    format!(
-        "{service} availability SLO ({} monthly): about {}% of the monthly error budget consumed (budget ≈ {} failed requests at {} req/s average).",
-        percent(slo_percent),
-        b.consumed_percent(),
-        about(b.budget_requests),
-        rate.trim_end_matches('%'),
-    )
-}
-
-/// The service page's line: `Error budget this month: 12 000 of ≈ 155 000 failed requests
-/// used (8%); 92% left (from 1 postmortem).`
-pub fn budget_left_line(b: &ErrorBudget, failed: i64, postmortems: i64) -> String {
-    let used = b.consumed_percent();
-    format!(
-        "Error budget this month: {} of ≈ {} failed requests used ({used}%); {}% left (from {postmortems} postmortem{}).",
-        grouped(failed),
-        about(b.budget_requests),
-        (100 - used).max(0),
-        if postmortems == 1 { "" } else { "s" },
-    )
 }
 
 /// The Impact section's failure line: `Authorization requests failed: 109 400 of 352 800 (31%)
@@ -270,56 +184,6 @@ pub fn check_section_text(text: &str) -> Result<String, DomainError> {
     Ok(text.trim().replace("\r\n", "\n"))
 }
 
-/// The kinds of action item.
-pub const ACTION_TYPES: [&str; 4] = ["prevent", "detect", "mitigate", "process"];
-
-pub fn check_action_type(t: &str) -> Result<&'static str, DomainError> {
-    let t = t.trim().to_ascii_lowercase();
-    ACTION_TYPES
-        .into_iter()
-        .find(|known| *known == t)
-        .ok_or_else(|| {
-            DomainError::invalid(
-                "type",
-                format!("{t:?} is not an action type; use prevent, detect, mitigate or process"),
-            )
-        })
-}
-
-/// The states of an action item.
-pub const ITEM_STATUSES: [&str; 4] = ["open", "in_progress", "done", "wont_do"];
-
-pub fn check_item_status(s: &str) -> Result<String, DomainError> {
-    let s = s
-        .trim()
-        .to_ascii_lowercase()
-        .replace([' ', '\''], "_")
-        .replace("won_t", "wont");
-    if ITEM_STATUSES.contains(&s.as_str()) {
-        Ok(s)
-    } else {
-        Err(DomainError::invalid(
-            "status",
-            format!("{s:?} is not a status; use open, in_progress, done or wont_do"),
-        ))
-    }
-}
-
-/// Share of items done per type, for the completion rates: (type, done, all).
-pub fn completion_by_type<'a>(
-    items: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<(&'static str, usize, usize)> {
-    let items: Vec<(&str, &str)> = items.into_iter().collect();
-    ACTION_TYPES
-        .iter()
-        .map(|t| {
-            let of_type: Vec<_> = items.iter().filter(|(k, _)| k == t).collect();
-            let done = of_type.iter().filter(|(_, s)| *s == "done").count();
-            (*t, done, of_type.len())
-        })
-        .collect()
-}
-
 /// What a postmortem still lacks before it can be published, each said as a person would:
 /// a root cause, an action item with an owner and a due date, the impact figures.
 pub fn missing_for_publication(
@@ -454,21 +318,6 @@ pub fn check_comment_body(body: &str) -> Result<String, DomainError> {
         ));
     }
     Ok(body)
-}
-
-/// Each action-item status with the words a page shows for it.
-pub const ITEM_STATUS_LABELS: [(&str, &str); 4] = [
-    ("open", "open"),
-    ("in_progress", "in progress"),
-    ("done", "done"),
-    ("wont_do", "won't do"),
-];
-
-pub fn item_status_label(status: &str) -> &'static str {
-    ITEM_STATUS_LABELS
-        .iter()
-        .find(|(v, _)| *v == status)
-        .map_or("open", |(_, l)| l)
 }
 
 /// `9 minutes`, `1 minute`, `2 hours 2 minutes`, `1 hour`, `3 days 2 hours`: a duration in
@@ -888,23 +737,9 @@ mod tests {
     }
 
     #[test]
-    fn the_inc_1187_error_budget_is_155_000_requests_and_70_percent_of_it() {
-        let b = error_budget(Some(99.9), Some(60.0), Some(109_400)).unwrap();
-        assert_eq!(about(b.budget_requests), "155 000");
-        assert_eq!(b.consumed_percent(), 70);
+    fn shares_are_whole_percent() {
         assert_eq!(share_percent(109_400, 352_800), Some(31));
         assert_eq!(share_percent(1, 0), None);
-        assert_eq!(
-            budget_line("payments-gateway", 99.9, 60.0, &b),
-            "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average)."
-        );
-        assert!(error_budget(None, Some(60.0), Some(1)).is_none());
-        let month = error_budget(Some(99.9), Some(60.0), Some(12_000)).unwrap();
-        assert_eq!(
-            budget_left_line(&month, 12_000, 1),
-            "Error budget this month: 12 000 of ≈ 155 000 failed requests used (8%); 92% left (from 1 postmortem)."
-        );
-        assert!(error_budget(Some(100.0), Some(60.0), Some(1)).is_none());
     }
 
     #[test]
@@ -925,7 +760,7 @@ mod tests {
             response_line(5 * 60, Some(122 * 60), Some(9 * 60), Some(45 * 60)),
             "Time to detect: 5 min from first error, 2 h 2 min from the change. Time to acknowledge: 9 min. Time to mitigate: 45 min from alert."
         );
-        assert_eq!(percent(99.95), "99.95%");
+        assert_eq!(crate::domain::percent(99.95), "99.95%");
     }
 
     #[test]
@@ -970,21 +805,8 @@ mod tests {
     }
 
     #[test]
-    fn statuses_and_completion_rates() {
-        assert_eq!(check_item_status("In progress").unwrap(), "in_progress");
-        assert_eq!(check_item_status("won't do").unwrap(), "wont_do");
-        assert!(check_item_status("blocked").is_err());
-        let rates =
-            completion_by_type([("detect", "done"), ("detect", "open"), ("prevent", "done")]);
-        assert_eq!(rates[0], ("prevent", 1, 1));
-        assert_eq!(rates[1], ("detect", 1, 2));
-    }
-
-    #[test]
     fn sections_and_types_are_named() {
         assert_eq!(Section::parse("root_cause").unwrap().title(), "Root cause");
         assert!(Section::parse("epilogue").is_err());
-        assert!(check_action_type("Prevent").is_ok());
-        assert!(check_action_type("blame").is_err());
     }
 }

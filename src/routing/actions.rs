@@ -228,7 +228,7 @@ pub async fn preview(conn: &mut PgConnection, d: &RuleDraft) -> AppResult<Previe
     let (_, _, rule) = check(d)?;
     let now = crate::clock::now(&mut *conn).await?;
     let since = now - chrono::Duration::days(PREVIEW_DAYS);
-    let alerts = crate::alerts::db::received_since(&mut *conn, since, PREVIEW_LIMIT).await?;
+    let alerts = crate::alert_store::db::received_since(&mut *conn, since, PREVIEW_LIMIT).await?;
     let rules = [rule];
     let mut matched = 0;
     let mut items = Vec::new();

@@ -140,3 +140,48 @@ pub async fn delete(e: impl PgExecutor<'_>, id: i64, name: &str) -> AppResult<()
         })?;
     Ok(())
 }
+
+/// Failed requests recorded by the postmortems of a service's incidents detected this calendar
+/// month (UTC, database clock), and how many postmortems gave a figure.
+pub async fn failed_this_month(e: impl PgExecutor<'_>, service_id: i64) -> AppResult<(i64, i64)> {
+    let r = sqlx::query!(
+        r#"select coalesce(sum(pm.failed_requests), 0)::int8 as "failed!",
+                  count(pm.failed_requests) as "counted!"
+           from postmortems pm join incidents i on i.id = pm.incident_id
+           where i.service_id = $1
+             and i.detected_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'"#,
+        service_id
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((r.failed, r.counted))
+}
+
+/// One of a service's incidents, as its page lists them.
+pub struct ServiceIncident {
+    pub number: i64,
+    pub title: String,
+    pub severity: String,
+    pub status: String,
+    pub detected_at: DateTime<Utc>,
+}
+
+/// The service's latest incidents in the incident list's order: open ones first, then by
+/// severity, newest first.
+pub async fn incidents_of(
+    e: impl PgExecutor<'_>,
+    service_id: i64,
+    limit: i64,
+) -> AppResult<Vec<ServiceIncident>> {
+    Ok(sqlx::query_as!(
+        ServiceIncident,
+        r#"select number, title, severity, status, detected_at from incidents
+           where service_id = $1
+           order by (status = 'resolved'), severity, number desc
+           limit $2"#,
+        service_id,
+        limit
+    )
+    .fetch_all(e)
+    .await?)
+}

@@ -1,9 +1,9 @@
 //! What makes a valid service: a slug name, a tier 1–3, an SLO as a percentage, a request rate
 //! and an http(s) runbook link.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::domain::DomainError;
+use crate::domain::{DomainError, about, grouped, percent};
 
 /// Every field of a service as a person or a script submits it, before checking.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, utoipa::ToSchema)]
@@ -90,6 +90,70 @@ impl ServiceDraft {
     }
 }
 
+/// Seconds in the month an SLO is counted over (30 days).
+pub const MONTH_SECS: f64 = 30.0 * 86_400.0;
+
+/// A service's monthly error budget and the share of it an incident consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ErrorBudget {
+    /// Failed requests the SLO allows in a month: `(1 − SLO) × average req/s × seconds`.
+    pub budget_requests: f64,
+    /// failed ÷ budget (1.0 is the whole month's budget)
+    pub consumed: f64,
+}
+
+impl ErrorBudget {
+    /// The share consumed in whole percent: `70`.
+    pub fn consumed_percent(&self) -> i64 {
+        (self.consumed * 100.0).round() as i64
+    }
+}
+
+/// `(1 − SLO) × rate × 30 days`, and the failed requests' share of it. `None` when the service
+/// has no SLO or rate, or nothing failed is known.
+pub fn error_budget(
+    slo_percent: Option<f64>,
+    rate_per_sec: Option<f64>,
+    failed: Option<i64>,
+) -> Option<ErrorBudget> {
+    let (slo, rate, failed) = (slo_percent?, rate_per_sec?, failed?);
+    let budget_requests = (1.0 - slo / 100.0) * rate * MONTH_SECS;
+    if budget_requests <= 0.0 {
+        return None;
+    }
+    Some(ErrorBudget {
+        budget_requests,
+        consumed: failed as f64 / budget_requests,
+    })
+}
+
+/// The Impact section's budget line:
+/// `payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget
+/// consumed (budget ≈ 155 000 failed requests at 60 req/s average).`
+pub fn budget_line(service: &str, slo_percent: f64, rate_per_sec: f64, b: &ErrorBudget) -> String {
+    let rate = percent(rate_per_sec);
+    format!(
+        "{service} availability SLO ({} monthly): about {}% of the monthly error budget consumed (budget ≈ {} failed requests at {} req/s average).",
+        percent(slo_percent),
+        b.consumed_percent(),
+        about(b.budget_requests),
+        rate.trim_end_matches('%'),
+    )
+}
+
+/// The service page's line: `Error budget this month: 12 000 of ≈ 155 000 failed requests
+/// used (8%); 92% left (from 1 postmortem).`
+pub fn budget_left_line(b: &ErrorBudget, failed: i64, postmortems: i64) -> String {
+    let used = b.consumed_percent();
+    format!(
+        "Error budget this month: {} of ≈ {} failed requests used ({used}%); {}% left (from {postmortems} postmortem{}).",
+        grouped(failed),
+        about(b.budget_requests),
+        (100 - used).max(0),
+        if postmortems == 1 { "" } else { "s" },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +224,23 @@ mod tests {
                 other => panic!("{field}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_inc_1187_error_budget_is_155_000_requests_and_70_percent_of_it() {
+        let b = error_budget(Some(99.9), Some(60.0), Some(109_400)).unwrap();
+        assert_eq!(about(b.budget_requests), "155 000");
+        assert_eq!(b.consumed_percent(), 70);
+        assert_eq!(
+            budget_line("payments-gateway", 99.9, 60.0, &b),
+            "payments-gateway availability SLO (99.9% monthly): about 70% of the monthly error budget consumed (budget ≈ 155 000 failed requests at 60 req/s average)."
+        );
+        assert!(error_budget(None, Some(60.0), Some(1)).is_none());
+        let month = error_budget(Some(99.9), Some(60.0), Some(12_000)).unwrap();
+        assert_eq!(
+            budget_left_line(&month, 12_000, 1),
+            "Error budget this month: 12 000 of ≈ 155 000 failed requests used (8%); 92% left (from 1 postmortem)."
+        );
+        assert!(error_budget(Some(100.0), Some(60.0), Some(1)).is_none());
     }
 }

@@ -15,7 +15,6 @@ use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
-use crate::incidents;
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -61,28 +60,24 @@ pub async fn show(
     Path(name): Path<String>,
 ) -> PageResult<ShowPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
-    let filter = incidents::db::Filter {
-        service: Some(s.name.clone()),
-        ..Default::default()
-    };
-    let rows = incidents::db::list(&state.pool, &filter, None, 100).await?;
-    let (failed, counted) = crate::postmortems::db::failed_this_month(&state.pool, s.id).await?;
-    let budget = crate::postmortems::domain::error_budget(
+    let rows = db::incidents_of(&state.pool, s.id, 100).await?;
+    let (failed, counted) = super::db::failed_this_month(&state.pool, s.id).await?;
+    let budget = super::domain::error_budget(
         s.slo_target_percent,
         s.avg_requests_per_second,
         Some(failed),
     )
-    .map(|b| crate::postmortems::domain::budget_left_line(&b, failed, counted));
+    .map(|b| super::domain::budget_left_line(&b, failed, counted));
     Ok(ShowPage {
         chrome,
         budget,
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {
-                key: i.key.to_string(),
+                key: format!("INC-{}", i.number),
                 title: i.title,
-                severity: i.severity.to_string(),
-                status: i.status.to_string(),
+                severity: i.severity,
+                status: i.status,
                 detected: i.detected_at.format("%Y-%m-%d %H:%M UTC").to_string(),
             })
             .collect(),

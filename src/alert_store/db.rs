@@ -1,5 +1,7 @@
-//! Queries on alerts, their groups and change events. The ingest path writes many alerts per
-//! statement (arrays through `unnest`); nothing here updates an incident row per alert.
+//! The alert store: queries on alerts, their groups and change events, below both the alert
+//! path (`alerts/`) that fills it and the incidents that read and close it. The ingest path
+//! writes many alerts per statement (arrays through `unnest`); nothing here updates an incident
+//! row per alert, and nothing here knows an incident's rules.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -8,7 +10,6 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::error::AppResult;
-use crate::incidents::domain::{IncidentKey, Severity, Status};
 
 /// An open group: the incident its alerts go to.
 #[derive(Debug, Clone)]
@@ -185,21 +186,6 @@ pub async fn incidents_of_open(
     .await?)
 }
 
-/// Locks incidents in id order, so that resolving alerts and a responder's changes to the same
-/// incident take turns instead of deadlocking. `for update`, not `for no key update`: a firing
-/// batch's new alert holds a key-share lock on its incident (the foreign key) until it commits,
-/// and only `for update` waits for it — so a resolution counts every alert added before it,
-/// and never mitigates an incident whose new alert it could not see yet.
-pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<()> {
-    sqlx::query!(
-        "select id from incidents where id = any($1) order by id for update",
-        ids
-    )
-    .fetch_all(conn)
-    .await?;
-    Ok(())
-}
-
 pub struct Resolved {
     pub incident_id: i64,
     pub integration_id: Uuid,
@@ -241,38 +227,6 @@ pub async fn open_counts(conn: &mut PgConnection, incidents: &[i64]) -> AppResul
     .into_iter()
     .map(|r| (r.incident_id, r.open))
     .collect())
-}
-
-/// An incident as the ingest path needs it.
-pub struct IncidentState {
-    pub id: i64,
-    pub key: IncidentKey,
-    pub severity: Severity,
-    pub status: Status,
-}
-
-pub async fn incident_states(
-    conn: &mut PgConnection,
-    ids: &[i64],
-) -> AppResult<Vec<IncidentState>> {
-    sqlx::query!(
-        "select id, number, severity, status from incidents where id = any($1)",
-        ids
-    )
-    .fetch_all(conn)
-    .await?
-    .into_iter()
-    .map(|r| {
-        let bad =
-            |e: crate::domain::DomainError| crate::error::AppError::Internal(format!("{e:?}"));
-        Ok(IncidentState {
-            id: r.id,
-            key: IncidentKey(r.number),
-            severity: Severity::parse("severity", &r.severity).map_err(bad)?,
-            status: Status::parse("status", &r.status).map_err(bad)?,
-        })
-    })
-    .collect()
 }
 
 /// When an incident is resolved: its groups close first (waiting for alerts joining them to

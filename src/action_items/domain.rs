@@ -1,0 +1,86 @@
+//! Pure rules of action items: their types and statuses, and completion by type.
+
+use crate::domain::DomainError;
+
+/// The kinds of action item.
+pub const ACTION_TYPES: [&str; 4] = ["prevent", "detect", "mitigate", "process"];
+
+pub fn check_action_type(t: &str) -> Result<&'static str, DomainError> {
+    let t = t.trim().to_ascii_lowercase();
+    ACTION_TYPES
+        .into_iter()
+        .find(|known| *known == t)
+        .ok_or_else(|| {
+            DomainError::invalid(
+                "type",
+                format!("{t:?} is not an action type; use prevent, detect, mitigate or process"),
+            )
+        })
+}
+
+/// The states of an action item.
+pub const ITEM_STATUSES: [&str; 4] = ["open", "in_progress", "done", "wont_do"];
+
+pub fn check_item_status(s: &str) -> Result<String, DomainError> {
+    let s = s
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '\''], "_")
+        .replace("won_t", "wont");
+    if ITEM_STATUSES.contains(&s.as_str()) {
+        Ok(s)
+    } else {
+        Err(DomainError::invalid(
+            "status",
+            format!("{s:?} is not a status; use open, in_progress, done or wont_do"),
+        ))
+    }
+}
+
+/// Share of items done per type, for the completion rates: (type, done, all).
+pub fn completion_by_type<'a>(
+    items: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'static str, usize, usize)> {
+    let items: Vec<(&str, &str)> = items.into_iter().collect();
+    ACTION_TYPES
+        .iter()
+        .map(|t| {
+            let of_type: Vec<_> = items.iter().filter(|(k, _)| k == t).collect();
+            let done = of_type.iter().filter(|(_, s)| *s == "done").count();
+            (*t, done, of_type.len())
+        })
+        .collect()
+}
+
+/// Each action-item status with the words a page shows for it.
+pub const ITEM_STATUS_LABELS: [(&str, &str); 4] = [
+    ("open", "open"),
+    ("in_progress", "in progress"),
+    ("done", "done"),
+    ("wont_do", "won't do"),
+];
+
+pub fn item_status_label(status: &str) -> &'static str {
+    ITEM_STATUS_LABELS
+        .iter()
+        .find(|(v, _)| *v == status)
+        .map_or("open", |(_, l)| l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_types_and_completion_rates() {
+        assert_eq!(check_item_status("In progress").unwrap(), "in_progress");
+        assert_eq!(check_item_status("won't do").unwrap(), "wont_do");
+        assert!(check_item_status("blocked").is_err());
+        assert!(check_action_type("Prevent").is_ok());
+        assert!(check_action_type("blame").is_err());
+        let rates =
+            completion_by_type([("detect", "done"), ("detect", "open"), ("prevent", "done")]);
+        assert_eq!(rates[0], ("prevent", 1, 1));
+        assert_eq!(rates[1], ("detect", 1, 2));
+    }
+}

@@ -10,8 +10,8 @@ use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
 use crate::incidents::db::Incident;
 
-/// The incident's postmortem, started (as an empty draft) the first time anyone asks for it;
-/// later reads write nothing.
+/// The incident's postmortem for a change: started (as the empty draft the pages showed) by
+/// the first edit. Reads use `db::for_incident_or_draft`, which writes nothing.
 pub async fn current(conn: &mut PgConnection, i: &Incident) -> AppResult<Postmortem> {
     if let Some(pm) = db::for_incident(&mut *conn, i.id).await? {
         return Ok(pm);

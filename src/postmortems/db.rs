@@ -39,6 +39,36 @@ pub struct Postmortem {
 }
 
 impl Postmortem {
+    /// The postmortem an incident has before anyone edits it: the row [`ensure`] would insert,
+    /// with the table's defaults, not stored (its id, 0, is no row's). Its version is the one the
+    /// row starts at, so a form rendered from it edits the row its first edit creates.
+    pub fn unsaved_draft(incident_id: i64, now: DateTime<Utc>) -> Self {
+        Self {
+            id: 0,
+            incident_id,
+            status: "draft".into(),
+            impacted: String::new(),
+            requests_label: "Requests".into(),
+            summary: String::new(),
+            impact: String::new(),
+            failed_requests: None,
+            total_requests: None,
+            root_cause: String::new(),
+            contributing_factors: String::new(),
+            detection: String::new(),
+            went_well: String::new(),
+            was_hard: String::new(),
+            got_lucky: String::new(),
+            lessons: String::new(),
+            timeline_event_ids: None,
+            trigger_event_id: None,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+            published_at: None,
+        }
+    }
+
     pub fn section(&self, s: Section) -> &str {
         match s {
             Section::Summary => &self.summary,
@@ -69,6 +99,18 @@ pub async fn for_incident(
     )
     .fetch_optional(e)
     .await?)
+}
+
+/// The incident's postmortem as stored, or — before anyone has edited it — the empty draft it
+/// will start as. Reading writes nothing.
+pub async fn for_incident_or_draft(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    now: DateTime<Utc>,
+) -> AppResult<Postmortem> {
+    Ok(for_incident(e, incident_id)
+        .await?
+        .unwrap_or_else(|| Postmortem::unsaved_draft(incident_id, now)))
 }
 
 /// Starts the incident's postmortem if it has none.

@@ -123,7 +123,7 @@ impl Document {
         i: &Incident,
         now: DateTime<Utc>,
     ) -> AppResult<Self> {
-        let pm = super::actions::current(conn, i).await?;
+        let pm = db::for_incident_or_draft(&mut *conn, i.id, now).await?;
         let mut items = db::action_items(&mut *conn, pm.id).await?;
         let rules = crate::trackers::db::rules(&mut *conn).await?;
         for a in &mut items {

@@ -269,7 +269,8 @@ pub async fn comments(
 ) -> AppResult<Json<CommentList>> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
     let mut conn = state.pool.acquire().await?;
-    let pm = actions::current(&mut conn, &i).await?;
+    let now = crate::clock::now(&mut *conn).await?;
+    let pm = db::for_incident_or_draft(&mut *conn, i.id, now).await?;
     Ok(Json(CommentList {
         items: db::comments(&mut *conn, pm.id).await?,
     }))

@@ -402,7 +402,18 @@ async fn managers_list_postmortems_by_service_severity_period_and_open_items(poo
         .incident(json!({"title": "Search slow", "severity": "Sev3", "service": "search",
                          "started_at": "2026-10-03T10:00:00Z", "detected_at": "2026-10-03T10:05:00Z"}))
         .await;
-    app.get(&format!("/incidents/{other}/postmortem")).await;
+    // Its postmortem is begun by a first edit (viewing alone starts nothing).
+    let r = app
+        .form(
+            &format!("/incidents/{other}/postmortem/sections"),
+            &[
+                ("section", "summary"),
+                ("text", "Search was slow."),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let keys = |q: &str| {
         let q = q.to_owned();
         let app = &app;

@@ -630,3 +630,67 @@ async fn the_service_page_shows_the_error_budget_left_this_month(pool: PgPool) {
         "{page}"
     );
 }
+
+#[sqlx::test]
+async fn viewing_a_postmortem_writes_nothing_until_the_first_edit(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    let rows = || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from postmortems")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+    };
+    for path in [
+        format!("/incidents/{key}/postmortem"),
+        format!("/incidents/{key}/postmortem.md"),
+        format!("/api/v1/incidents/{key}/postmortem"),
+        format!("/api/v1/incidents/{key}/postmortem/comments"),
+    ] {
+        let r = app.get(&path).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+    }
+    assert_eq!(rows().await, 0, "views start nothing");
+    let doc = app
+        .get(&format!("/api/v1/incidents/{key}/postmortem"))
+        .await
+        .json();
+    assert_eq!(doc["status"], "draft");
+    // The version the unsaved draft showed is the one the first edit expects.
+    let version = doc["version"].to_string();
+    let r = app
+        .form(
+            &format!("/incidents/{key}/postmortem/sections"),
+            &[
+                ("section", "summary"),
+                ("text", "Checkout failed."),
+                ("version", &version),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(rows().await, 1);
+    // The draft shown before the row existed is the row the first edit created.
+    let id: i64 = sqlx::query_scalar("select id from incidents")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let stored = quell::postmortems::db::for_incident(&app.pool, id)
+        .await
+        .unwrap()
+        .unwrap();
+    let draft = quell::postmortems::db::Postmortem::unsaved_draft(id, stored.created_at);
+    assert_eq!(stored.status, draft.status);
+    assert_eq!(stored.requests_label, draft.requests_label);
+    assert_eq!(stored.impacted, draft.impacted);
+    assert_eq!(
+        (stored.failed_requests, stored.total_requests),
+        (None, None)
+    );
+    assert_eq!(stored.summary, "Checkout failed.");
+    assert_eq!(
+        stored.version,
+        draft.version + 1,
+        "one edit past the starting version"
+    );
+}

@@ -6,6 +6,7 @@ mod common;
 
 mod access;
 mod alerts;
+mod architecture;
 mod browser;
 mod demo;
 mod hardening;

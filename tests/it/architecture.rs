@@ -1,0 +1,569 @@
+//! The layers of `src/`, kept by a test: it reads every `crate::` and `super::` path of every
+//! source file (in `use` lines and in code), and fails naming the file and line of an import that
+//! closes a cycle, points up a layer, reaches into another capability's handlers or pages, or
+//! makes two capabilities depend on each other. ARCHITECTURE.md describes the same layers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Layers, bottom to top: a file may import from its own layer and the ones below. Within the
+/// capabilities, see [`rank`]. Patterns are module paths; `x::*` is everything under `x`; the
+/// longest match wins; whatever matches nothing is a capability.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "ground",
+        &["error", "clock", "config", "telemetry", "domain", "state"],
+    ),
+    (
+        "who is asking",
+        &[
+            "auth",
+            "auth::*",
+            "audit",
+            "audit::db",
+            "audit::domain",
+            "idempotency",
+            "idempotency::*",
+        ],
+    ),
+    ("web kit", &["http", "http::*"]),
+    ("capabilities", &[]),
+    (
+        "top",
+        &["router", "router::*", "lib", "main", "demo", "demo::*"],
+    ),
+];
+
+/// Within a capability, `domain.rs` ← `db.rs` ← `actions.rs` ← `handlers.rs` / `pages.rs`: a
+/// file imports files of its own rank or lower. Another capability is read only through its
+/// `domain`, `db` and (to change it) `actions` ranks, or what its `mod.rs` re-exports; a
+/// `mod.rs` is the folder's face and may name any file of its folder (`None`).
+fn rank(file: &str) -> Option<u8> {
+    Some(match file {
+        "mod" => return None,
+        "domain" => 0,
+        "db" => 1,
+        "handlers" | "pages" | "forms" | "hooks" => 3,
+        // actions and the engines built on them: effects, ingest, timers, sender, document, views
+        _ => 2,
+    })
+}
+
+const SURFACE: u8 = 3;
+
+struct Import {
+    from: String,
+    to: String,
+    line: usize,
+}
+
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") && parts.len() > 1 {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The text with comments and string literals blanked out (line breaks kept).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                if b[i] == b'\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if b[i] == b'r'
+            && matches!(b.get(i + 1), Some(b'"') | Some(b'#'))
+            && (i == 0 || !(b[i - 1] as char).is_alphanumeric())
+        {
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                out.push(b[i] as char);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            loop {
+                if j >= b.len() {
+                    break;
+                }
+                if b[j] == b'"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&b'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                if b[j] == b'\n' {
+                    out.push('\n');
+                }
+                j += 1;
+            }
+            i = j;
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                if i < b.len() && b[i] == b'\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
+            i += 3; // a char literal such as '"'
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Path, // ::
+    Open,
+    Close,
+    Comma,
+    Star,
+    Other,
+}
+
+fn tokens(code: &str) -> Vec<(Tok, usize)> {
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut chars = code.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            c if c.is_whitespace() => {}
+            c if c.is_alphanumeric() || c == '_' => {
+                let mut end = i + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if d.is_alphanumeric() || d == '_' {
+                        end = j + d.len_utf8();
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push((Tok::Ident(code[i..end].to_owned()), line));
+            }
+            ':' if chars.peek().is_some_and(|(_, d)| *d == ':') => {
+                chars.next();
+                out.push((Tok::Path, line));
+            }
+            '{' => out.push((Tok::Open, line)),
+            '}' => out.push((Tok::Close, line)),
+            ',' => out.push((Tok::Comma, line)),
+            '*' => out.push((Tok::Star, line)),
+            _ => out.push((Tok::Other, line)),
+        }
+    }
+    out
+}
+
+/// Every path that starts `crate::`, `super::` or `self::` in `code` (comments and strings
+/// blanked), as (its head, the segments after it, its line); a `{…}` group gives one path per
+/// member, and `x::{self, y}` gives `x` and `x::y`.
+fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>, usize)> {
+    /// Reads what follows a `::` at `toks[*at]`, pushing each complete path.
+    fn tail(toks: &[(Tok, usize)], at: &mut usize, segs: Vec<String>, out: &mut Vec<Vec<String>>) {
+        match toks.get(*at).map(|t| &t.0) {
+            Some(Tok::Open) => {
+                *at += 1;
+                loop {
+                    match toks.get(*at).map(|t| &t.0) {
+                        Some(Tok::Close) | None => {
+                            *at += 1;
+                            return;
+                        }
+                        Some(Tok::Comma) => *at += 1,
+                        Some(Tok::Ident(name)) if name == "self" => {
+                            out.push(segs.clone());
+                            *at += 1;
+                        }
+                        Some(Tok::Ident(_)) => item(toks, at, segs.clone(), out),
+                        _ => *at += 1,
+                    }
+                }
+            }
+            Some(Tok::Ident(_)) => item(toks, at, segs, out),
+            Some(Tok::Star) => {
+                *at += 1;
+                out.push(segs);
+            }
+            _ => out.push(segs),
+        }
+    }
+    fn item(
+        toks: &[(Tok, usize)],
+        at: &mut usize,
+        mut segs: Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        if let Some((Tok::Ident(name), _)) = toks.get(*at) {
+            segs.push(name.clone());
+            *at += 1;
+        }
+        if toks.get(*at).map(|t| &t.0) == Some(&Tok::Path) {
+            *at += 1;
+            tail(toks, at, segs, out);
+        } else {
+            out.push(segs);
+        }
+    }
+    let toks = tokens(code);
+    // Child modules declared here (`mod db;`) can be named without `self::`.
+    let children: BTreeSet<String> = toks
+        .windows(3)
+        .filter_map(|w| match (&w[0].0, &w[1].0, &w[2].0) {
+            (Tok::Ident(m), Tok::Ident(name), Tok::Other) if m == "mod" => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let child = matches!(&toks[i].0, Tok::Ident(h) if children.contains(h))
+            && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path)
+            && (i == 0 || toks[i - 1].0 != Tok::Path);
+        if child {
+            let line = toks[i].1;
+            let mut out = Vec::new();
+            item(&toks, &mut i, Vec::new(), &mut out);
+            for segs in out {
+                found.push((vec!["self".to_owned()], segs, line));
+            }
+            continue;
+        }
+        let starts = matches!(&toks[i].0, Tok::Ident(h) if h == "crate" || h == "super" || h == "self")
+            && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path)
+            && (i == 0 || toks[i - 1].0 != Tok::Path);
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let line = toks[i].1;
+        // `super::super::` climbs twice.
+        let mut head = Vec::new();
+        while let Some((Tok::Ident(h), _)) = toks.get(i)
+            && (h == "crate" || h == "super" || h == "self")
+            && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path)
+        {
+            head.push(h.clone());
+            i += 2;
+        }
+        let mut out = Vec::new();
+        tail(&toks, &mut i, Vec::new(), &mut out);
+        for segs in out {
+            found.push((head.clone(), segs, line));
+        }
+    }
+    found
+}
+
+fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
+    let mut all = Vec::new();
+    files(src, &mut all);
+    let modules: BTreeMap<String, PathBuf> =
+        all.iter().map(|f| (module_of(src, f), f.clone())).collect();
+    let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut out = Vec::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        // Unit tests sit at the end of a file, in a module of their own.
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = code_only(text);
+        // `self` is the module itself; `super` its parent (for `a/b.rs` and `a/b/mod.rs`
+        // alike, the module `a`).
+        let here: Vec<String> = if module == "lib" || module == "main" {
+            vec![]
+        } else {
+            module.split("::").map(str::to_owned).collect()
+        };
+        for (head, segs, line) in paths(&code) {
+            let mut base = here.clone();
+            for h in &head {
+                match h.as_str() {
+                    "crate" => base.clear(),
+                    "super" => {
+                        base.pop();
+                    }
+                    _ => {}
+                }
+            }
+            let mut full = base;
+            full.extend(segs);
+            // the longest prefix that names a module file
+            let target = (0..=full.len())
+                .rev()
+                .map(|k| full[..k].join("::"))
+                .find(|m| known.contains(m) || m.is_empty());
+            if let Some(t) = target
+                && !t.is_empty()
+                && t != *module
+            {
+                out.push(Import {
+                    from: module.clone(),
+                    to: t,
+                    line,
+                });
+            }
+        }
+    }
+    (known, out)
+}
+
+fn layer_of(module: &str) -> usize {
+    let mut best: Option<(usize, usize)> = None; // (specificity, layer)
+    for (layer, (_, patterns)) in LAYERS.iter().enumerate() {
+        for p in *patterns {
+            let matched = match p.strip_suffix("::*") {
+                Some(prefix) => module.starts_with(&format!("{prefix}::")),
+                None => module == *p,
+            };
+            let specificity = p.len() + usize::from(!p.ends_with('*'));
+            if matched && best.is_none_or(|(s, _)| specificity > s) {
+                best = Some((specificity, layer));
+            }
+        }
+    }
+    best.map_or(3, |(_, l)| l)
+}
+
+fn folder(module: &str) -> &str {
+    module.split("::").next().unwrap()
+}
+
+fn file_rank(module: &str) -> Option<u8> {
+    match module.split_once("::") {
+        Some((_, file)) => rank(file),
+        None => None,
+    }
+}
+
+/// What is wrong with the imports of `src`, one sentence each.
+fn violations(src: &Path) -> Vec<String> {
+    let (known, imports) = imports(src);
+    let mut problems = BTreeSet::new();
+    let file = |m: &str| {
+        let p = m.replace("::", "/");
+        if src.join(format!("{p}.rs")).exists() || m == "lib" || m == "main" {
+            format!("src/{p}.rs")
+        } else {
+            format!("src/{p}/mod.rs")
+        }
+    };
+    for i in &imports {
+        let (lf, lt) = (layer_of(&i.from), layer_of(&i.to));
+        let at = format!("{}:{}", file(&i.from), i.line);
+        if lt > lf {
+            problems.insert(format!(
+                "{at}: {} ({}) imports {} ({}), a layer above it",
+                i.from, LAYERS[lf].0, i.to, LAYERS[lt].0
+            ));
+        } else if lf == 3 && lt == 3 {
+            let same = folder(&i.from) == folder(&i.to);
+            let above = match (file_rank(&i.from), file_rank(&i.to)) {
+                (Some(from), Some(to)) => to > from,
+                _ => false,
+            };
+            if same && above {
+                problems.insert(format!(
+                    "{at}: {} imports {}, which sits above it in its capability",
+                    i.from, i.to
+                ));
+            }
+            if !same && file_rank(&i.to).is_some_and(|r| r >= SURFACE) {
+                problems.insert(format!(
+                    "{at}: {} reaches into {}, another capability's handlers or pages",
+                    i.from, i.to
+                ));
+            }
+        }
+    }
+    // No cycles among files, nor among capabilities.
+    let mut file_edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut folder_edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for i in &imports {
+        file_edges.entry(&i.from).or_default().insert(&i.to);
+        if layer_of(&i.from) == 3 && layer_of(&i.to) == 3 && folder(&i.from) != folder(&i.to) {
+            folder_edges
+                .entry(folder(&i.from))
+                .or_default()
+                .insert(folder(&i.to));
+        }
+    }
+    for (kind, edges) in [("files", &file_edges), ("capabilities", &folder_edges)] {
+        for cycle in cycles(edges) {
+            let witness: Vec<String> = imports
+                .iter()
+                .filter(|i| {
+                    let (a, b) = if kind == "files" {
+                        (i.from.as_str(), i.to.as_str())
+                    } else {
+                        (folder(&i.from), folder(&i.to))
+                    };
+                    a != b && cycle.contains(a) && cycle.contains(b)
+                })
+                .map(|i| format!("{}:{} → {}", file(&i.from), i.line, i.to))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .take(12)
+                .collect();
+            problems.insert(format!(
+                "a cycle of {kind}: {} (imports in it: {})",
+                cycle.iter().cloned().collect::<Vec<_>>().join(", "),
+                witness.join("; ")
+            ));
+        }
+    }
+    let _ = known;
+    problems.into_iter().collect()
+}
+
+/// Strongly connected components of more than one node (Tarjan).
+fn cycles<'a>(edges: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<BTreeSet<String>> {
+    struct T<'a, 'e> {
+        edges: &'e BTreeMap<&'a str, BTreeSet<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        next: usize,
+        out: Vec<BTreeSet<String>>,
+    }
+    impl<'a> T<'a, '_> {
+        fn visit(&mut self, v: &'a str) {
+            self.index.insert(v, self.next);
+            self.low.insert(v, self.next);
+            self.next += 1;
+            self.stack.push(v);
+            self.on.insert(v);
+            let targets: Vec<&'a str> = self
+                .edges
+                .get(v)
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default();
+            for w in targets {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = BTreeSet::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on.remove(w);
+                    component.insert(w.to_owned());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    self.out.push(component);
+                }
+            }
+        }
+    }
+    let mut t = T {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: vec![],
+        on: BTreeSet::new(),
+        next: 0,
+        out: vec![],
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn imports_point_down_the_layers_and_close_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = violations(&src);
+    assert!(
+        problems.is_empty(),
+        "{} imports break the layers (see ARCHITECTURE.md):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_sees_paths_in_use_lines_groups_and_code() {
+    let code = code_only(
+        "use crate::{error::AppError, http::{page::Chrome, access}};\n\
+         // crate::commented::out\n\
+         let x = \"crate::in::a::string\";\n\
+         super::db::find(crate::clock::now(), r#\"crate::raw\"#);\n",
+    );
+    let found: Vec<(String, usize)> = paths(&code)
+        .into_iter()
+        .map(|(h, s, l)| (format!("{}::{}", h[0], s.join("::")), l))
+        .collect();
+    let names: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+    assert!(names.contains(&"crate::error::AppError"), "{found:?}");
+    assert!(names.contains(&"crate::http::page::Chrome"), "{found:?}");
+    assert!(names.contains(&"crate::http::access"), "{found:?}");
+    assert!(names.contains(&"super::db::find"), "{found:?}");
+    assert!(names.contains(&"crate::clock::now"), "{found:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("commented") || n.contains("string") || n.contains("raw"))
+    );
+    assert_eq!(
+        found
+            .iter()
+            .find(|(p, _)| p == "crate::clock::now")
+            .unwrap()
+            .1,
+        4
+    );
+}

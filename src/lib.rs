@@ -5,6 +5,7 @@ pub mod action_items;
 pub mod alert_store;
 pub mod alerts;
 pub mod audit;
+pub mod audit_log;
 pub mod auth;
 pub mod clock;
 pub mod config;

@@ -4,8 +4,6 @@
 
 pub mod db;
 pub mod domain;
-pub mod handlers;
-pub mod pages;
 
 pub use db::record;
 pub use domain::Actor;

@@ -81,7 +81,6 @@ fn api(state: &AppState) -> Router<AppState> {
 /// The API's routes and their OpenAPI description, built from the same handler list so they
 /// cannot drift apart.
 fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    use crate::audit;
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
@@ -112,7 +111,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::accounts::handlers::create_token
         ))
         .routes(routes!(crate::accounts::handlers::revoke_token))
-        .routes(routes!(audit::handlers::list))
+        .routes(routes!(crate::audit_log::handlers::list))
         .routes(routes!(
             crate::sla::handlers::list,
             crate::sla::handlers::put
@@ -169,7 +168,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 }
 
 fn pages(state: &AppState) -> Router<AppState> {
-    use crate::{audit, auth};
+    use crate::auth;
     use incidents::forms as form;
     use incidents::pages as inc;
     use services::pages as svc;
@@ -276,7 +275,7 @@ fn pages(state: &AppState) -> Router<AppState> {
             "/admin/users/{id}",
             post(crate::accounts::pages::update_user),
         )
-        .route("/admin/audit", get(audit::pages::list))
+        .route("/admin/audit", get(crate::audit_log::pages::list))
         .route(
             "/admin/integrations",
             get(crate::integrations::pages::list).post(crate::integrations::pages::create),

@@ -4,8 +4,8 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::State;
 
-use super::db::{self, Entry};
 use super::handlers::AuditQuery;
+use crate::audit::db::{self, Entry};
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiQuery;
 use crate::http::page::Chrome;

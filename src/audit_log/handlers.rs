@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
-use super::db::{self, Entry, Filter};
+use crate::audit::db::{self, Entry, Filter};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiQuery;

@@ -95,10 +95,9 @@ async fn open_incident(
     d: &Decision,
     now: DateTime<Utc>,
 ) -> AppResult<i64> {
+    // Looked up once: a name routing made up that names no service leaves the incident without.
     let service = match &d.service {
-        Some(name) => crate::services::db::find_by_name(&mut *conn, name)
-            .await?
-            .map(|s| s.name),
+        Some(name) => crate::services::db::find_by_name(&mut *conn, name).await?,
         None => None,
     };
     // The sender's start time stands for the first customer impact, when it is believable.
@@ -122,13 +121,20 @@ async fn open_incident(
         &actions::Opening {
             number: None,
             title: &d.title,
-            severity: d.severity.as_str(),
-            service: service.as_deref(),
+            severity: d.severity,
+            service: match &service {
+                Some(s) => actions::ServiceChoice::Known {
+                    id: s.id,
+                    name: &s.name,
+                },
+                None => actions::ServiceChoice::None,
+            },
             summary: &summary,
             impact: "",
             started_at,
             detected_at: None,
             note: &note,
+            now,
         },
         &actor_of(c),
     )
@@ -251,16 +257,13 @@ async fn fire(
             d.severity,
             d.rule
         );
-        actions::change_severity(
-            conn,
-            state.key,
-            None,
-            d.severity.as_str(),
-            &reason,
-            None,
-            &actor_of(c),
-        )
-        .await?;
+        let change = actions::Change {
+            key: state.key,
+            expected_version: None,
+            at: None,
+            actor: &actor_of(c),
+        };
+        actions::change_severity(conn, &change, d.severity, &reason).await?;
     }
     Ok(())
 }
@@ -344,16 +347,14 @@ async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<(
             .find(|(i, _)| *i == state.id)
             .and_then(|(_, integration)| sender(acks, *integration));
         if let (Status::Triggered, Some(cred)) = (state.status, by) {
-            actions::transition(
-                conn,
-                state.key,
-                Transition::Acknowledge,
-                None,
-                None,
-                "Acknowledged by the alert's sender",
-                &actor_of(cred),
-            )
-            .await?;
+            let change = actions::Change {
+                key: state.key,
+                expected_version: None,
+                at: None,
+                actor: &actor_of(cred),
+            };
+            let note = "Acknowledged by the alert's sender";
+            actions::transition(conn, &change, Transition::Acknowledge, note).await?;
         }
     }
     Ok(())
@@ -435,16 +436,14 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
             OnAllResolved::Nothing => continue,
         };
         if due {
-            actions::transition(
-                conn,
-                state.key,
-                to,
-                None,
-                None,
-                "Every alert of this incident has resolved",
-                &actor_of(cred),
-            )
-            .await?;
+            let change = actions::Change {
+                key: state.key,
+                expected_version: None,
+                at: None,
+                actor: &actor_of(cred),
+            };
+            let note = "Every alert of this incident has resolved";
+            actions::transition(conn, &change, to, note).await?;
         }
     }
     Ok(())

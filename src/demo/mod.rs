@@ -9,9 +9,9 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::audit::Actor;
 use crate::error::AppResult;
-use crate::incidents::actions::{self, Opening};
+use crate::incidents::actions::{self, Opening, ServiceChoice};
 use crate::incidents::db as incidents_db;
-use crate::incidents::domain::{IncidentKey, Transition};
+use crate::incidents::domain::{IncidentKey, Severity, Transition};
 use crate::people::{self, domain::PersonDraft};
 use crate::roles::domain::Role;
 use crate::services::{self, domain::ServiceDraft};
@@ -169,7 +169,7 @@ enum Step {
     Context(u32, u32, &'static str),
     Note(u32, u32, &'static str, &'static str),
     Transition(u32, u32, Transition, &'static str, &'static str),
-    Severity(u32, u32, &'static str, &'static str),
+    Severity(u32, u32, Severity, &'static str),
     Role(u32, u32, Role, &'static str),
     /// A stakeholder update from the comms lead.
     Update(u32, u32, &'static str, &'static str),
@@ -202,7 +202,12 @@ const STORY: &[Step] = &[
         "Daniel Okafor",
         "Primary on call acknowledges",
     ),
-    Step::Severity(16, 20, "Sev1", "checkout failing for > 25% of requests"),
+    Step::Severity(
+        16,
+        20,
+        Severity::Sev1,
+        "checkout failing for > 25% of requests",
+    ),
     Step::Role(16, 20, Role::IncidentCommander, "ana"),
     Step::Role(16, 20, Role::CommsLead, "priya"),
     Step::Role(16, 20, Role::Scribe, "marcelo"),
@@ -257,85 +262,56 @@ const STORY: &[Step] = &[
 
 async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
     let key = INC_1187;
+    let now = crate::clock::now(&mut *tx).await?;
     actions::open(
         tx,
         &Opening {
             number: Some(key.0),
             title: "payments-gateway authorization timeouts after connection pool change",
-            severity: "Sev2",
-            service: Some("payments-gateway"),
+            severity: Severity::Sev2,
+            service: ServiceChoice::Named("payments-gateway"),
             summary: "A configuration change deployed at 14:05 capped outbound HTTP connections from payments-gateway to the card processor at 10 per replica. Under the midday peak, processor latency rose from a p50 of 300 ms to 1.2 s and requests queued for a connection until they hit the 10 s client timeout. 31% of authorization requests failed for 50 minutes. Rolling back to the previous Container Apps revision restored service at 16:52. The root cause was a pool size chosen without a capacity calculation, in a change classified as low risk.",
             impact: "Authorization requests failed: 109 400 of 352 800 (31%) between 16:02 and 16:52. Orders that failed checkout after client retries: 24 870. Customers saw \"payment could not be processed\"; no duplicate charges (idempotency keys held).",
             started_at: Some(at(16, 2)),
             detected_at: Some(at(16, 7)),
             note: "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically",
+            now,
         },
         &Actor::system("Alertmanager"),
     )
     .await?;
     for step in STORY {
+        let (h, m, who) = match *step {
+            Step::Context(h, m, _) => (h, m, SCRIBE),
+            Step::Note(h, m, author, _) | Step::Transition(h, m, _, author, _) => (h, m, author),
+            Step::Severity(h, m, ..) | Step::Role(h, m, ..) => (h, m, "Ana Ribeiro"),
+            Step::Update(h, m, ..) => (h, m, "Priya Nair"),
+        };
+        let actor = Actor::system(who);
+        let change = actions::Change {
+            key,
+            expected_version: None,
+            at: Some(at(h, m)),
+            actor: &actor,
+        };
         match *step {
-            Step::Context(h, m, text) => {
-                actions::add_note(
-                    tx,
-                    key,
-                    Some("context"),
-                    text,
-                    Some(at(h, m)),
-                    &Actor::system(SCRIBE),
-                )
-                .await?;
+            Step::Context(_, _, text) => {
+                actions::add_note(tx, &change, Some("context"), text).await?;
             }
-            Step::Note(h, m, author, text) => {
-                actions::add_note(tx, key, None, text, Some(at(h, m)), &Actor::system(author))
-                    .await?;
+            Step::Note(_, _, _, text) => {
+                actions::add_note(tx, &change, None, text).await?;
             }
-            Step::Transition(h, m, t, author, note) => {
-                actions::transition(
-                    tx,
-                    key,
-                    t,
-                    None,
-                    Some(at(h, m)),
-                    note,
-                    &Actor::system(author),
-                )
-                .await?;
+            Step::Transition(_, _, t, _, note) => {
+                actions::transition(tx, &change, t, note).await?;
             }
-            Step::Severity(h, m, severity, reason) => {
-                actions::change_severity(
-                    tx,
-                    key,
-                    None,
-                    severity,
-                    reason,
-                    Some(at(h, m)),
-                    &Actor::system("Ana Ribeiro"),
-                )
-                .await?;
+            Step::Severity(_, _, to, reason) => {
+                actions::change_severity(tx, &change, to, reason).await?;
             }
-            Step::Update(h, m, audience, text) => {
-                actions::add_stakeholder_update(
-                    tx,
-                    key,
-                    audience,
-                    text,
-                    Some(at(h, m)),
-                    &Actor::system("Priya Nair"),
-                )
-                .await?;
+            Step::Update(_, _, audience, text) => {
+                actions::add_stakeholder_update(tx, &change, audience, text).await?;
             }
-            Step::Role(h, m, role, handle) => {
-                actions::set_role(
-                    tx,
-                    key,
-                    None,
-                    role,
-                    Some(handle),
-                    Some(at(h, m)),
-                    &Actor::system("Ana Ribeiro"),
-                )
-                .await?;
+            Step::Role(_, _, role, handle) => {
+                actions::set_role(tx, &change, role, Some(handle)).await?;
             }
         }
     }

@@ -76,6 +76,48 @@ fn check_version(incident: &Incident, expected: Option<i32>) -> AppResult<()> {
     }
 }
 
+/// Who changes which incident, from which copy of it, and when the change happened.
+pub struct Change<'a> {
+    pub key: IncidentKey,
+    /// The version the change was made from (`If-Match`, a form's version): a newer incident
+    /// refuses it. `None` checks nothing (notes and updates never conflict).
+    pub expected_version: Option<i32>,
+    /// When it happened, when earlier than now (a scribe entering the past).
+    pub at: Option<DateTime<Utc>>,
+    pub actor: &'a Actor,
+}
+
+/// The timeline entry a change writes in its own transaction.
+struct Entry<'a> {
+    kind: Kind,
+    at: DateTime<Utc>,
+    body: &'a str,
+    details: Value,
+    /// The incident's version after the change; `None` when the incident row did not change.
+    version: Option<i32>,
+}
+
+async fn append(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    actor: &Actor,
+    e: Entry<'_>,
+) -> AppResult<timeline::db::Event> {
+    timeline::db::append(
+        conn,
+        NewEvent {
+            incident_id,
+            occurred_at: e.at,
+            kind: e.kind,
+            author: &actor.name,
+            body: e.body,
+            details: e.details,
+            incident_version: e.version,
+        },
+    )
+    .await
+}
+
 async fn service_id(
     conn: &mut PgConnection,
     name: Option<&str>,
@@ -91,29 +133,49 @@ async fn service_id(
     Ok(Some((service.id, service.name)))
 }
 
+/// Which service a new incident is of.
+#[derive(Debug, Clone, Copy)]
+pub enum ServiceChoice<'a> {
+    None,
+    /// A name as a person typed it: blank is none, an unknown one is refused naming `service`.
+    Named(&'a str),
+    /// A service already looked up (the alert path's routing did).
+    Known {
+        id: i64,
+        name: &'a str,
+    },
+}
+
 pub struct Opening<'a> {
     pub number: Option<i64>,
     pub title: &'a str,
-    pub severity: &'a str,
-    pub service: Option<&'a str>,
+    pub severity: Severity,
+    pub service: ServiceChoice<'a>,
     pub summary: &'a str,
     pub impact: &'a str,
     pub started_at: Option<DateTime<Utc>>,
     pub detected_at: Option<DateTime<Utc>>,
     /// What opened it, for the first timeline line (e.g. the alert that fired).
     pub note: &'a str,
+    /// The transaction's clock reading, which the caller has made already (the alert path reads
+    /// it once per batch).
+    pub now: DateTime<Utc>,
 }
 
 /// Opens an incident: triggered, detected now unless told otherwise, started at detection
 /// unless told otherwise.
 pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> AppResult<Incident> {
     let title = domain::check_title(o.title)?;
-    let severity = Severity::parse("severity", o.severity)?;
+    let severity = o.severity;
     let summary = domain::check_text("summary", o.summary, 20_000)?;
     let impact = domain::check_text("impact", o.impact, 20_000)?;
     let note = domain::check_text("note", o.note, 10_000)?;
-    let service = service_id(conn, o.service).await?;
-    let now = clock::now(&mut *conn).await?;
+    let service = match o.service {
+        ServiceChoice::None => None,
+        ServiceChoice::Named(name) => service_id(conn, Some(name)).await?,
+        ServiceChoice::Known { id, name } => Some((id, name.to_owned())),
+    };
+    let now = o.now;
     let detected_at = o.detected_at.unwrap_or(now);
     let started_at = o.started_at.unwrap_or(detected_at);
     domain::check_opening_times(started_at, detected_at, now)?;
@@ -131,23 +193,18 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
         },
     )
     .await?;
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: id,
-            occurred_at: detected_at,
-            kind: Kind::Opened,
-            author: &actor.name,
-            body: &note,
-            details: json!({
-                "severity": severity.as_str(),
-                "service": service.map(|s| s.1),
-                "title": title,
-            }),
-            incident_version: Some(1),
-        },
-    )
-    .await?;
+    let opened = Entry {
+        kind: Kind::Opened,
+        at: detected_at,
+        body: &note,
+        details: json!({
+            "severity": severity.as_str(),
+            "service": service.map(|s| s.1),
+            "title": title,
+        }),
+        version: Some(1),
+    };
+    append(conn, id, actor, opened).await?;
     let incident = db::get(&mut *conn, key).await?;
     rearm(conn, &incident).await?;
     audit::record(
@@ -162,20 +219,20 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
     Ok(incident)
 }
 
+/// Moves the incident along its lifecycle (acknowledge, mitigate, resolve, reopen), with an
+/// optional note.
 pub async fn transition(
     conn: &mut PgConnection,
-    key: IncidentKey,
+    c: &Change<'_>,
     transition: Transition,
-    expected_version: Option<i32>,
-    at: Option<DateTime<Utc>>,
     note: &str,
-    actor: &Actor,
 ) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
-    check_version(&incident, expected_version)?;
+    check_version(&incident, c.expected_version)?;
     let note = domain::check_text("note", note, 10_000)?;
     let now = clock::now(&mut *conn).await?;
-    let at = domain::check_at(at, incident.started_at, now)?;
+    let at = domain::check_at(c.at, incident.started_at, now)?;
     let plan = domain::plan_transition(&incident.milestones(), transition, at)?;
     let version = db::set_milestones(&mut *conn, incident.id, &plan.milestones).await?;
     if transition == Transition::Resolve {
@@ -189,23 +246,18 @@ pub async fn transition(
         Transition::Resolve => Kind::Resolved,
         Transition::Reopen => Kind::Reopened,
     };
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: at,
-            kind,
-            author: &actor.name,
-            body: &note,
-            details: json!({
-                "from": plan.from.as_str(),
-                "to": plan.to.as_str(),
-                "skipped": plan.skipped.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            }),
-            incident_version: Some(version),
-        },
-    )
-    .await?;
+    let moved = Entry {
+        kind,
+        at,
+        body: &note,
+        details: json!({
+            "from": plan.from.as_str(),
+            "to": plan.to.as_str(),
+            "skipped": plan.skipped.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, moved).await?;
     audited(
         conn,
         actor,
@@ -216,53 +268,43 @@ pub async fn transition(
     .await
 }
 
+/// Raises or lowers the severity, with a reason.
 pub async fn change_severity(
     conn: &mut PgConnection,
-    key: IncidentKey,
-    expected_version: Option<i32>,
-    severity: &str,
+    c: &Change<'_>,
+    to: Severity,
     reason: &str,
-    at: Option<DateTime<Utc>>,
-    actor: &Actor,
 ) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
-    check_version(&incident, expected_version)?;
-    let to = Severity::parse("severity", severity)?;
+    check_version(&incident, c.expected_version)?;
     let reason = domain::check_severity_change(incident.severity, to, reason)?;
     let now = clock::now(&mut *conn).await?;
-    let at = domain::check_at(at, incident.started_at, now)?;
+    let at = domain::check_at(c.at, incident.started_at, now)?;
     let version = db::set_severity(&mut *conn, incident.id, to).await?;
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: at,
-            kind: Kind::SeverityChanged,
-            author: &actor.name,
-            body: &reason,
-            details: json!({ "from": incident.severity.as_str(), "to": to.as_str() }),
-            incident_version: Some(version),
-        },
-    )
-    .await?;
+    let changed = Entry {
+        kind: Kind::SeverityChanged,
+        at,
+        body: &reason,
+        details: json!({ "from": incident.severity.as_str(), "to": to.as_str() }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, changed).await?;
     audited(conn, actor, "incident.severity", &incident, key).await
 }
 
 /// Assigns `role` to a person found by handle or email; `person = None` unassigns it.
-#[allow(clippy::too_many_arguments)]
 pub async fn set_role(
     conn: &mut PgConnection,
-    key: IncidentKey,
-    expected_version: Option<i32>,
+    c: &Change<'_>,
     role: Role,
     person: Option<&str>,
-    at: Option<DateTime<Utc>>,
-    actor: &Actor,
 ) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
-    check_version(&incident, expected_version)?;
+    check_version(&incident, c.expected_version)?;
     let now = clock::now(&mut *conn).await?;
-    let at = domain::check_at(at, incident.started_at, now)?;
+    let at = domain::check_at(c.at, incident.started_at, now)?;
     let current = roles::db::for_incident(&mut *conn, incident.id)
         .await?
         .into_iter()
@@ -305,19 +347,14 @@ pub async fn set_role(
         }
     };
     let version = db::touch(&mut *conn, incident.id).await?;
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: at,
-            kind,
-            author: &actor.name,
-            body: "",
-            details: details.clone(),
-            incident_version: Some(version),
-        },
-    )
-    .await?;
+    let assigned = Entry {
+        kind,
+        at,
+        body: "",
+        details: details.clone(),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, assigned).await?;
     let after = db::get(&mut *conn, key).await?;
     audit::record(
         conn,
@@ -341,15 +378,11 @@ pub struct Patch {
     pub started_at: Option<DateTime<Utc>>,
 }
 
-pub async fn edit(
-    conn: &mut PgConnection,
-    key: IncidentKey,
-    expected_version: Option<i32>,
-    patch: Patch,
-    actor: &Actor,
-) -> AppResult<Incident> {
+/// Changes the incident's own fields; the timeline says what changed (and when: now).
+pub async fn edit(conn: &mut PgConnection, c: &Change<'_>, patch: Patch) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
-    check_version(&incident, expected_version)?;
+    check_version(&incident, c.expected_version)?;
     let title = match &patch.title {
         Some(t) => domain::check_title(t)?,
         None => incident.title.clone(),
@@ -400,19 +433,14 @@ pub async fn edit(
         },
     )
     .await?;
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: now,
-            kind: Kind::Edited,
-            author: &actor.name,
-            body: "",
-            details: json!({ "changes": changes }),
-            incident_version: Some(version),
-        },
-    )
-    .await?;
+    let edited = Entry {
+        kind: Kind::Edited,
+        at: now,
+        body: "",
+        details: json!({ "changes": changes }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, edited).await?;
     audited(conn, actor, "incident.edit", &incident, key).await
 }
 
@@ -420,12 +448,11 @@ pub async fn edit(
 /// version check.
 pub async fn add_note(
     conn: &mut PgConnection,
-    key: IncidentKey,
+    c: &Change<'_>,
     kind: Option<&str>,
     body: &str,
-    at: Option<DateTime<Utc>>,
-    actor: &Actor,
 ) -> AppResult<(Incident, timeline::db::Event)> {
+    let (key, actor, at) = (c.key, c.actor, c.at);
     let incident = db::get(&mut *conn, key).await?;
     let kind = timeline::domain::Kind::parse_writable(kind)?;
     let body = timeline::domain::check_note_body(body)?;
@@ -434,19 +461,14 @@ pub async fn add_note(
         Kind::Context => domain::check_context_at(at, now)?,
         _ => domain::check_at(at, incident.started_at, now)?,
     };
-    let event = timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: at,
-            kind,
-            author: &actor.name,
-            body: &body,
-            details: json!({}),
-            incident_version: None,
-        },
-    )
-    .await?;
+    let noted = Entry {
+        kind,
+        at,
+        body: &body,
+        details: json!({}),
+        version: None,
+    };
+    let event = append(conn, incident.id, actor, noted).await?;
     audit::record(
         conn,
         actor,
@@ -463,12 +485,11 @@ pub async fn add_note(
 /// conflict, so they carry no version check.
 pub async fn add_stakeholder_update(
     conn: &mut PgConnection,
-    key: IncidentKey,
+    c: &Change<'_>,
     audience: &str,
     body: &str,
-    at: Option<DateTime<Utc>>,
-    actor: &Actor,
 ) -> AppResult<crate::updates::db::Update> {
+    let (key, actor, at) = (c.key, c.actor, c.at);
     use crate::updates::{db as updates_db, domain as updates_domain};
     let incident = db::get(&mut *conn, key).await?;
     let audience = updates_domain::Audience::parse(audience)?;
@@ -487,19 +508,14 @@ pub async fn add_stakeholder_update(
         },
     )
     .await?;
-    timeline::db::append(
-        &mut *conn,
-        NewEvent {
-            incident_id: incident.id,
-            occurred_at: at,
-            kind: Kind::StakeholderUpdate,
-            author: &actor.name,
-            body: &body,
-            details: json!({ "audience": audience.as_str(), "update_id": update.id }),
-            incident_version: None,
-        },
-    )
-    .await?;
+    let sent = Entry {
+        kind: Kind::StakeholderUpdate,
+        at,
+        body: &body,
+        details: json!({ "audience": audience.as_str(), "update_id": update.id }),
+        version: None,
+    };
+    append(conn, incident.id, actor, sent).await?;
     rearm(conn, &incident).await?;
     audit::record(
         conn,

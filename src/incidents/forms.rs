@@ -9,9 +9,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::actions::{self, Patch};
+use super::actions::{self, Change, Patch};
 use super::db::{self, Incident};
-use super::domain::{IncidentKey, Transition};
+use super::domain::{IncidentKey, Severity, Transition};
 use super::handlers::parse_key;
 use super::pages::{
     IncidentForm, TimelineRow, field_errors, see_other, service_names, timeline_rows,
@@ -102,14 +102,19 @@ pub async fn transition(
     let key = parse_key(&key)?;
     let t = Transition::parse(&f.action)
         .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
-    let at = parse_form_time("at", &f.at)?;
+    let change = Change {
+        key,
+        expected_version: Some(f.version),
+        at: parse_form_time("at", &f.at)?,
+        actor: &auth.actor,
+    };
     apply_form(
         &state,
         chrome,
         key,
         f.version,
         t.label().to_owned(),
-        async |tx| actions::transition(tx, key, t, Some(f.version), at, &f.note, &auth.actor).await,
+        async |tx| actions::transition(tx, &change, t, &f.note).await,
     )
     .await
 }
@@ -132,19 +137,16 @@ pub async fn change_severity(
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let at = parse_form_time("at", &f.at)?;
-    let attempted = format!("change the severity to {}", f.severity);
+    let to = Severity::parse("severity", &f.severity)?;
+    let change = Change {
+        key,
+        expected_version: Some(f.version),
+        at: parse_form_time("at", &f.at)?,
+        actor: &auth.actor,
+    };
+    let attempted = format!("change the severity to {to}");
     apply_form(&state, chrome, key, f.version, attempted, async |tx| {
-        actions::change_severity(
-            tx,
-            key,
-            Some(f.version),
-            &f.severity,
-            &f.reason,
-            at,
-            &auth.actor,
-        )
-        .await
+        actions::change_severity(tx, &change, to, &f.reason).await
     })
     .await
 }
@@ -168,14 +170,19 @@ pub async fn set_role(
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let role = Role::parse(&f.role)?;
-    let at = parse_form_time("at", &f.at)?;
+    let change = Change {
+        key,
+        expected_version: Some(f.version),
+        at: parse_form_time("at", &f.at)?,
+        actor: &auth.actor,
+    };
     let attempted = match f.person.trim() {
         "" => format!("unassign the {}", role.label().to_lowercase()),
         who => format!("make {who} the {}", role.label().to_lowercase()),
     };
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
     apply_form(&state, chrome, key, f.version, attempted, async |tx| {
-        actions::set_role(tx, key, Some(f.version), role, person, at, &auth.actor).await
+        actions::set_role(tx, &change, role, person).await
     })
     .await
 }
@@ -196,9 +203,14 @@ pub async fn add_note(
     PageForm(f): PageForm<NoteForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let at = parse_form_time("at", &f.at)?;
+    let change = Change {
+        key,
+        expected_version: None,
+        at: parse_form_time("at", &f.at)?,
+        actor: &auth.actor,
+    };
     let mut tx = state.pool.begin().await?;
-    actions::add_note(&mut tx, key, f.kind.as_deref(), &f.body, at, &auth.actor).await?;
+    actions::add_note(&mut tx, &change, f.kind.as_deref(), &f.body).await?;
     tx.commit().await?;
     Ok(see_other(key))
 }
@@ -220,9 +232,14 @@ pub async fn add_update(
     PageForm(f): PageForm<UpdateForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let at = parse_form_time("at", &f.at)?;
+    let change = Change {
+        key,
+        expected_version: None,
+        at: parse_form_time("at", &f.at)?,
+        actor: &auth.actor,
+    };
     let mut tx = state.pool.begin().await?;
-    actions::add_stakeholder_update(&mut tx, key, &f.audience, &f.body, at, &auth.actor).await?;
+    actions::add_stakeholder_update(&mut tx, &change, &f.audience, &f.body).await?;
     tx.commit().await?;
     Ok(see_other(key))
 }
@@ -294,7 +311,13 @@ pub async fn edit(
         started_at,
     };
     let mut tx = state.pool.begin().await?;
-    match actions::edit(&mut tx, key, Some(version), patch, &auth.actor).await {
+    let change = Change {
+        key,
+        expected_version: Some(version),
+        at: None,
+        actor: &auth.actor,
+    };
+    match actions::edit(&mut tx, &change, patch).await {
         Ok(_) => {
             tx.commit().await?;
             Ok(see_other(key))

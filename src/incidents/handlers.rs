@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::actions::{self, Opening, Patch};
+use super::actions::{self, Change, Opening, Patch, ServiceChoice};
 use super::db::{self, Cursor, Filter, Incident};
 use super::domain::{IncidentKey, Severity, Status, Transition};
 use super::views::{EventList, EventView, IncidentList, IncidentView};
@@ -113,25 +113,30 @@ pub async fn create(
     body: ApiJson<CreateIncident>,
 ) -> AppResult<Response> {
     let b = &body.value;
-    let opening = Opening {
-        number: None,
-        title: &b.title,
-        severity: &b.severity,
-        service: b.service.as_deref(),
-        summary: &b.summary,
-        impact: &b.impact,
-        started_at: b.started_at,
-        detected_at: b.detected_at,
-        note: "",
-    };
+    let severity = Severity::parse("severity", &b.severity)?;
     let created = idempotency::create_once(
         &state.pool,
         "POST /api/v1/incidents",
         idem.as_ref(),
         &body.raw,
         async |tx| {
-            let incident = actions::open(tx, &opening, &auth.actor).await?;
             let now = clock::now(&mut *tx).await?;
+            let opening = Opening {
+                number: None,
+                title: &b.title,
+                severity,
+                service: b
+                    .service
+                    .as_deref()
+                    .map_or(ServiceChoice::None, ServiceChoice::Named),
+                summary: &b.summary,
+                impact: &b.impact,
+                started_at: b.started_at,
+                detected_at: b.detected_at,
+                note: "",
+                now,
+            };
+            let incident = actions::open(tx, &opening, &auth.actor).await?;
             let policies = crate::sla::db::all(&mut *tx).await?;
             let policy = crate::sla::db::of(&policies, incident.peak_severity)?;
             Ok(IncidentView::new(&incident, Some(&[]), &policy, now))
@@ -307,10 +312,15 @@ pub async fn patch(
     let key = parse_key(&key)?;
     let b = body.value;
     let mut tx = state.pool.begin().await?;
+    let change = Change {
+        key,
+        expected_version: version,
+        at: None,
+        actor: &auth.actor,
+    };
     let incident = actions::edit(
         &mut tx,
-        key,
-        version,
+        &change,
         Patch {
             title: b.title,
             summary: b.summary,
@@ -318,7 +328,6 @@ pub async fn patch(
             service: b.service,
             started_at: b.started_at,
         },
-        &auth.actor,
     )
     .await?;
     tx.commit().await?;
@@ -344,10 +353,13 @@ async fn run_transition(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let mut tx = state.pool.begin().await?;
-    let incident = actions::transition(
-        &mut tx, key, transition, if_match, body.at, &body.note, actor,
-    )
-    .await?;
+    let change = Change {
+        key,
+        expected_version: if_match,
+        at: body.at,
+        actor,
+    };
+    let incident = actions::transition(&mut tx, &change, transition, &body.note).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -438,17 +450,15 @@ pub async fn change_severity(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
-    let incident = actions::change_severity(
-        &mut tx,
+    let to = Severity::parse("severity", &b.severity)?;
+    let change = Change {
         key,
-        if_match,
-        &b.severity,
-        &b.reason,
-        b.at,
-        &auth.actor,
-    )
-    .await?;
+        expected_version: if_match,
+        at: b.at,
+        actor: &auth.actor,
+    };
+    let mut tx = state.pool.begin().await?;
+    let incident = actions::change_severity(&mut tx, &change, to, &b.reason).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -480,17 +490,14 @@ pub async fn assign_role(
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
-    let incident = actions::set_role(
-        &mut tx,
+    let change = Change {
         key,
-        if_match,
-        role,
-        Some(&b.person),
-        b.at,
-        &auth.actor,
-    )
-    .await?;
+        expected_version: if_match,
+        at: b.at,
+        actor: &auth.actor,
+    };
+    let mut tx = state.pool.begin().await?;
+    let incident = actions::set_role(&mut tx, &change, role, Some(&b.person)).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -511,8 +518,14 @@ pub async fn unassign_role(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
+    let change = Change {
+        key,
+        expected_version: if_match,
+        at: None,
+        actor: &auth.actor,
+    };
     let mut tx = state.pool.begin().await?;
-    let incident = actions::set_role(&mut tx, key, if_match, role, None, None, &auth.actor).await?;
+    let incident = actions::set_role(&mut tx, &change, role, None).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
 }
@@ -573,8 +586,14 @@ pub async fn add_note(
         idem.as_ref(),
         &body.raw,
         async |tx| {
+            let change = Change {
+                key,
+                expected_version: None,
+                at: b.at,
+                actor: &auth.actor,
+            };
             let (incident, event) =
-                actions::add_note(tx, key, b.kind.as_deref(), &b.body, b.at, &auth.actor).await?;
+                actions::add_note(tx, &change, b.kind.as_deref(), &b.body).await?;
             Ok(EventView::new(&event, incident.detected_at))
         },
     )
@@ -638,7 +657,13 @@ pub async fn add_update(
         idem.as_ref(),
         &body.raw,
         async |tx| {
-            actions::add_stakeholder_update(tx, key, &b.audience, &b.body, b.at, &auth.actor).await
+            let change = Change {
+                key,
+                expected_version: None,
+                at: b.at,
+                actor: &auth.actor,
+            };
+            actions::add_stakeholder_update(tx, &change, &b.audience, &b.body).await
         },
     )
     .await?;

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::actions::{self, Opening};
+use super::actions::{self, Opening, ServiceChoice};
 use super::db::{self, Incident};
 use super::domain::{Durations, IncidentKey, Severity, Status, Transition};
 use super::handlers::{ListQuery, parse_key};
@@ -281,18 +281,24 @@ pub async fn create(
     PageForm(form): PageForm<IncidentForm>,
 ) -> PageResult<Response> {
     let result = async {
+        let severity = Severity::parse("severity", &form.severity)?;
+        let (started_at, detected_at) = (
+            parse_form_time("started_at", &form.started_at)?,
+            parse_form_time("detected_at", &form.detected_at)?,
+        );
+        let mut tx = state.pool.begin().await?;
         let opening = Opening {
             number: None,
             title: &form.title,
-            severity: &form.severity,
-            service: Some(form.service.as_str()),
+            severity,
+            service: ServiceChoice::Named(&form.service),
             summary: &form.summary,
             impact: &form.impact,
-            started_at: parse_form_time("started_at", &form.started_at)?,
-            detected_at: parse_form_time("detected_at", &form.detected_at)?,
+            started_at,
+            detected_at,
             note: "",
+            now: clock::now(&mut *tx).await?,
         };
-        let mut tx = state.pool.begin().await?;
         let incident = actions::open(&mut tx, &opening, &auth.actor).await?;
         tx.commit().await?;
         Ok::<_, AppError>(incident)

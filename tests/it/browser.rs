@@ -292,17 +292,17 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
             .trim_start_matches("/incidents/")
             .to_owned();
         let mut tx = pool.begin().await.unwrap();
-        quell::incidents::actions::change_severity(
-            &mut tx,
-            quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
-            None,
-            "Sev1",
-            "checkout failing",
-            None,
-            &quell::audit::Actor::system("Ana"),
-        )
-        .await
-        .unwrap();
+        let ana = quell::audit::Actor::system("Ana");
+        let change = quell::incidents::actions::Change {
+            key: quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
+            expected_version: None,
+            at: None,
+            actor: &ana,
+        };
+        let sev1 = quell::domain::Severity::Sev1;
+        quell::incidents::actions::change_severity(&mut tx, &change, sev1, "checkout failing")
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
         c.find(Locator::Css(r#"input[name="reason"]"#))
             .await

@@ -336,7 +336,9 @@ impl TestApp {
     /// Opens `n` incidents of `severity` detected `minutes_ago`, in one transaction.
     pub async fn open_many(&self, n: usize, severity: &str, minutes_ago: i64) {
         let detected = at(&ago(minutes_ago));
+        let severity = quell::domain::Severity::parse("severity", severity).unwrap();
         let mut tx = self.pool.begin().await.unwrap();
+        let now = quell::clock::now(&mut *tx).await.unwrap();
         for i in 0..n {
             quell::incidents::actions::open(
                 &mut tx,
@@ -344,12 +346,13 @@ impl TestApp {
                     number: None,
                     title: &format!("storm {i}"),
                     severity,
-                    service: None,
+                    service: quell::incidents::actions::ServiceChoice::None,
                     summary: "",
                     impact: "",
                     started_at: Some(detected),
                     detected_at: Some(detected),
                     note: "",
+                    now,
                 },
                 &quell::audit::Actor::system("test"),
             )

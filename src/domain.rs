@@ -122,6 +122,33 @@ pub fn percent(p: f64) -> String {
     format!("{s}%")
 }
 
+/// Replaces each `{name}` in `text` with what `value_of(name)` gives; a name it gives nothing for
+/// stays as written, braces and all. Shared by routing's title templates and the postmortem's
+/// cited figures.
+pub fn fill_placeholders(text: &str, value_of: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let filled = after
+            .find('}')
+            .and_then(|close| value_of(&after[..close]).map(|v| (v, close)));
+        match filled {
+            Some((value, close)) => {
+                out.push_str(&value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `text` cut to at most `max` characters, the last of them `…` when anything was cut.
 pub fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -204,6 +231,16 @@ pub fn strip_unstorable(value: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_are_filled_and_unknown_ones_stay() {
+        let value_of = |name: &str| (name == "a").then(|| "1".to_owned());
+        assert_eq!(
+            fill_placeholders("{a} and {b} {a", value_of),
+            "1 and {b} {a"
+        );
+        assert_eq!(fill_placeholders("{{a}}", value_of), "{1}");
+    }
 
     #[test]
     fn shortened_text_keeps_its_length_limit_and_says_it_was_cut() {

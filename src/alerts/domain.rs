@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::domain::shorten;
+
 /// What an event asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -53,14 +55,6 @@ pub type Reasons = Vec<String>;
 pub const MAX_KEY_CHARS: usize = 255;
 pub const MAX_SUMMARY_CHARS: usize = 1024;
 const MAX_GROUP_KEY_BYTES: usize = 512;
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        s.chars().take(max).collect()
-    }
-}
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key)
@@ -249,7 +243,7 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
             action,
             dedup_key,
             group_key: group_key.clone(),
-            summary: truncate(summary.trim(), MAX_SUMMARY_CHARS),
+            summary: shorten(summary.trim(), MAX_SUMMARY_CHARS),
             source: label("instance")
                 .or_else(|| label("job"))
                 .unwrap_or("")
@@ -360,11 +354,11 @@ pub fn parse_pagerduty(body: &Value, fresh_dedup: &str) -> Result<(String, Alert
         match payload {
             Some(p) if p.is_object() => {
                 match text(p, "summary") {
-                    Some(s) => summary = truncate(s, MAX_SUMMARY_CHARS),
+                    Some(s) => summary = shorten(s, MAX_SUMMARY_CHARS),
                     None => reasons.push("'payload.summary' is missing or blank".into()),
                 }
                 match text(p, "source") {
-                    Some(s) => source = truncate(s, MAX_KEY_CHARS),
+                    Some(s) => source = shorten(s, MAX_KEY_CHARS),
                     None => reasons.push("'payload.source' is missing or blank".into()),
                 }
                 match text(p, "severity") {
@@ -423,7 +417,7 @@ pub fn parse_change(body: &Value) -> Result<(String, ChangeEvent), Reasons> {
         reasons.push("'payload' is missing or is not an object".into());
         return Err(reasons);
     };
-    let summary = text(p, "summary").map(|s| truncate(s, MAX_SUMMARY_CHARS));
+    let summary = text(p, "summary").map(|s| shorten(s, MAX_SUMMARY_CHARS));
     if summary.is_none() {
         reasons.push("'payload.summary' is missing or blank".into());
     }
@@ -445,7 +439,7 @@ pub fn parse_change(body: &Value) -> Result<(String, ChangeEvent), Reasons> {
         ChangeEvent {
             summary,
             source: text(p, "source")
-                .map(|s| truncate(s, MAX_KEY_CHARS))
+                .map(|s| shorten(s, MAX_KEY_CHARS))
                 .unwrap_or_default(),
             occurred_at,
             details: p
@@ -521,7 +515,7 @@ pub fn parse_generic(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Reas
     match body.get("description") {
         None | Some(Value::Null) => {}
         Some(Value::String(d)) => {
-            details.insert("description".into(), Value::String(truncate(d, 20_000)));
+            details.insert("description".into(), Value::String(shorten(d, 20_000)));
         }
         Some(_) => reasons.push("description must be a string".into()),
     }
@@ -540,7 +534,7 @@ pub fn parse_generic(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Reas
     };
     let short = |name: &str, reasons: &mut Reasons| match body.get(name) {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => truncate(s.trim(), MAX_KEY_CHARS),
+        Some(Value::String(s)) => shorten(s.trim(), MAX_KEY_CHARS),
         Some(_) => {
             reasons.push(format!("{name} must be a string"));
             String::new()

@@ -258,7 +258,7 @@ impl Document {
                     format!(
                         "{} {}",
                         hm(e.occurred_at),
-                        e.body.chars().take(80).collect::<String>()
+                        crate::domain::shorten(&e.body, 80)
                     ),
                 )
             })

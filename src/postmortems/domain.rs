@@ -364,31 +364,12 @@ pub const PROSE_FIGURES: [(&str, &str); 16] = [
 /// Replaces each `{name}` of a known figure with its value; unknown names, and figures not
 /// known yet, stay as written so the writer sees what is missing.
 pub fn fill_figures(text: &str, values: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let value = after.find('}').and_then(|close| {
-            let name = &after[..close];
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (v, close))
-        });
-        match value {
-            Some((v, close)) => {
-                out.push_str(v);
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::domain::fill_placeholders(text, |name| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    })
 }
 
 /// A timeline event as the document's Timeline words it.

@@ -267,24 +267,10 @@ pub const FALLBACK_SEVERITY: Severity = Severity::Sev3;
 
 /// Fills `{field}` placeholders with the alert's values (missing ones become empty).
 pub fn render(template: &str, s: &Subject) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find('}') {
-            Some(close) if after[..close].chars().all(is_field_char) && close > 0 => {
-                out.push_str(&s.get(&after[..close]).unwrap_or_default());
-                rest = &after[close + 1..];
-            }
-            _ => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    crate::domain::fill_placeholders(template, |name| {
+        (!name.is_empty() && name.chars().all(is_field_char))
+            .then(|| s.get(name).unwrap_or_default())
+    })
 }
 
 /// An incident title: at most 200 characters, one line, never empty.

@@ -76,14 +76,9 @@ impl<R: MinRole> FromRequestParts<AppState> for Auth<R> {
             });
         };
         if !user.role.allows(R::ROLE) {
-            let refusal = audit::db::Refusal {
-                action: "access.denied",
-                route: &route_of(parts),
-                target: &attempt_of(parts),
-            };
-            if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
-                tracing::error!(error = %err, "could not record a refusal");
-            }
+            RefusedRequest::of(parts, state)
+                .tally(state, "access.denied")
+                .await;
             return Err(Refused {
                 api,
                 error: AppError::Forbidden(format!(
@@ -158,6 +153,36 @@ pub fn actor_of(parts: &Parts, state: &AppState) -> Actor {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
         client_addr: client_addr(parts, state),
+    }
+}
+
+/// A refused request as the audit log tallies it: who, on which route, trying what. Taken from
+/// the request's head before its body is read.
+pub struct RefusedRequest {
+    actor: Actor,
+    route: String,
+    attempt: String,
+}
+
+impl RefusedRequest {
+    pub fn of(parts: &Parts, state: &AppState) -> Self {
+        Self {
+            actor: actor_of(parts, state),
+            route: route_of(parts),
+            attempt: attempt_of(parts),
+        }
+    }
+
+    /// Tallies it under `action`; a failure to record is logged, and the refusal still answered.
+    pub async fn tally(&self, state: &AppState, action: &str) {
+        let refusal = audit::db::Refusal {
+            action,
+            route: &self.route,
+            target: &self.attempt,
+        };
+        if let Err(err) = audit::db::refusal(&state.pool, &self.actor, refusal).await {
+            tracing::error!(error = %err, "could not record a refusal");
+        }
     }
 }
 

@@ -10,7 +10,6 @@ use serde::de::DeserializeOwned;
 use tower_sessions::Session;
 
 use super::access;
-use crate::audit;
 use crate::auth::{self, session};
 use crate::domain::{UNSTORABLE_MESSAGE, storable, unstorable_at};
 use crate::error::{AppError, AppResult, FieldError};
@@ -212,23 +211,14 @@ async fn read_form<T: DeserializeOwned>(
 ) -> Result<T, PageError> {
     // Who and what, for the audit log should the token be wrong; the body consumes the request.
     let (parts, body) = req.into_parts();
-    let actor = access::actor_of(&parts, state);
-    let route = access::route_of(&parts);
-    let attempt = access::attempt_of(&parts);
+    let refused = access::RefusedRequest::of(&parts, state);
     let bytes = read_body(Request::from_parts(parts, body), state).await?;
     let given = form_urlencoded::parse(&bytes)
         .find(|(k, _)| k == "csrf")
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
     if !guard(&given).await? {
-        let refusal = audit::db::Refusal {
-            action: "csrf.bad_token",
-            route: &route,
-            target: &attempt,
-        };
-        if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
-            tracing::error!(error = %err, "could not record a refusal");
-        }
+        refused.tally(state, "csrf.bad_token").await;
         return Err(PageError(AppError::Forbidden(
             "This form has expired or did not come from Quell. Reload the page and try again."
                 .into(),

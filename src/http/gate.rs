@@ -8,8 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
-use super::access::{actor_of, attempt_of, route_of};
-use crate::audit;
+use super::access::RefusedRequest;
 use crate::auth::domain::token_hash;
 use crate::auth::{CurrentUser, db, session};
 use crate::error::AppError;
@@ -41,15 +40,9 @@ pub async fn api(State(state): State<AppState>, mut req: Request, next: Next) ->
         }
         None => {
             let (parts, _) = req.into_parts();
-            let actor = actor_of(&parts, &state);
-            let refusal = audit::db::Refusal {
-                action: "token.invalid",
-                route: &route_of(&parts),
-                target: &attempt_of(&parts),
-            };
-            if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
-                tracing::error!(error = %err, "could not record a refusal");
-            }
+            RefusedRequest::of(&parts, &state)
+                .tally(&state, "token.invalid")
+                .await;
             AppError::Unauthenticated.into_response()
         }
     }
@@ -123,15 +116,9 @@ pub async fn same_origin(State(state): State<AppState>, req: Request, next: Next
     };
     if cross_site || foreign_origin {
         let (parts, _) = req.into_parts();
-        let actor = actor_of(&parts, &state);
-        let refusal = audit::db::Refusal {
-            action: "csrf.cross_origin",
-            route: &route_of(&parts),
-            target: &attempt_of(&parts),
-        };
-        if let Err(err) = audit::db::refusal(&state.pool, &actor, refusal).await {
-            tracing::error!(error = %err, "could not record a refusal");
-        }
+        RefusedRequest::of(&parts, &state)
+            .tally(&state, "csrf.cross_origin")
+            .await;
         let err = AppError::Forbidden(
             "This form was sent from another site, so it was refused. Open Quell and try again."
                 .into(),

@@ -1,4 +1,4 @@
-//! The alert store: queries on alerts, their groups and change events, below both the alert
+//! The alert store: queries on alerts and their groups, below both the alert
 //! path (`alerts/`) that fills it and the incidents that read and close it. The ingest path
 //! writes many alerts per statement (arrays through `unnest`); nothing here updates an incident
 //! row per alert, and nothing here knows an incident's rules.
@@ -385,33 +385,6 @@ pub async fn received_since(
     )
     .fetch_all(e)
     .await?)
-}
-
-pub struct NewChange<'a> {
-    pub integration_id: Uuid,
-    pub summary: &'a str,
-    pub source: &'a str,
-    pub occurred_at: DateTime<Utc>,
-    pub details: &'a Value,
-    pub links: &'a Value,
-    pub raw: &'a Value,
-}
-
-pub async fn insert_change(conn: &mut PgConnection, c: &NewChange<'_>) -> AppResult<()> {
-    sqlx::query!(
-        r#"insert into change_events (integration_id, summary, source, occurred_at, details, links, raw)
-           values ($1, $2, $3, $4, $5, $6, $7)"#,
-        c.integration_id,
-        c.summary,
-        c.source,
-        c.occurred_at,
-        c.details,
-        c.links,
-        c.raw,
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 /// Notes a signed message's `webhook-id`; false when the integration has sent it before (within

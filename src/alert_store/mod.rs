@@ -1,4 +1,4 @@
-//! Alerts, their groups and change events as stored: written by the alert path (`alerts/`),
+//! Alerts and their groups as stored: written by the alert path (`alerts/`),
 //! read and closed by incidents, read by routing previews.
 
 pub mod db;

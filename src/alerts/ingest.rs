@@ -363,9 +363,9 @@ async fn write(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
         match &s.payload {
             Payload::Alerts(alerts) => events.extend(alerts.iter().map(|a| (*cred, a))),
             Payload::Change(c) => {
-                db::insert_change(
+                crate::changes::actions::record_sent(
                     &mut tx,
-                    &db::NewChange {
+                    &crate::changes::actions::SentChange {
                         integration_id: cred.id,
                         summary: &c.summary,
                         source: &c.source,

@@ -280,6 +280,20 @@ pub fn query_text(value: &Option<String>) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A day in a query parameter (`2026-09-17`, UTC); `None` when absent or blank.
+pub fn query_day(
+    field: &str,
+    value: &Option<String>,
+) -> Result<Option<chrono::NaiveDate>, AppError> {
+    query_text(value)
+        .map(|d| {
+            chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| {
+                AppError::invalid(field, format!("{d:?} is not a date such as 2026-09-17"))
+            })
+        })
+        .transpose()
+}
+
 /// A yes/no query parameter: `true`, or `false` / absent / blank; anything else is refused.
 pub fn query_flag(field: &str, value: &Option<String>) -> Result<bool, AppError> {
     match query_text(value).as_deref() {

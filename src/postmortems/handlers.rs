@@ -14,7 +14,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::parse_id;
 use crate::http::extract::{
-    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_flag, query_text,
+    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_day, query_flag, query_text,
 };
 use crate::state::AppState;
 
@@ -340,15 +340,6 @@ pub struct PostmortemQuery {
 
 impl PostmortemQuery {
     pub fn filter(&self) -> AppResult<db::PostmortemFilter> {
-        let day = |field: &str, v: &Option<String>| {
-            query_text(v)
-                .map(|d| {
-                    chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").map_err(|_| {
-                        AppError::invalid(field, format!("{d:?} is not a date such as 2026-09-17"))
-                    })
-                })
-                .transpose()
-        };
         let status = match query_text(&self.status).as_deref() {
             None | Some("published") => Some("published".to_owned()),
             Some("any") => None,
@@ -360,7 +351,7 @@ impl PostmortemQuery {
                 ));
             }
         };
-        let (from, to) = (day("from", &self.from)?, day("to", &self.to)?);
+        let (from, to) = (query_day("from", &self.from)?, query_day("to", &self.to)?);
         if let (Some(f), Some(t)) = (from, to)
             && t < f
         {

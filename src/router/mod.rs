@@ -40,7 +40,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
-        (name = "postmortems", description = "Postmortems and their action items")
+        (name = "postmortems", description = "Postmortems and their action items"),
+        (name = "changes", description = "Deploys and configuration changes to services")
     )
 )]
 struct ApiDoc;
@@ -164,6 +165,11 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::trackers::handlers::delete
         ))
         .routes(routes!(crate::search::handlers::search))
+        .routes(routes!(
+            crate::changes::handlers::list,
+            crate::changes::handlers::create
+        ))
+        .routes(routes!(crate::changes::handlers::get))
         .split_for_parts()
 }
 
@@ -244,6 +250,11 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route("/reports", get(crate::reports::pages::index))
         .route("/search", get(crate::search::pages::search))
+        .route("/changes", get(crate::changes::pages::list))
+        .route(
+            "/services/{name}/changes",
+            get(crate::changes::pages::for_service),
+        )
         .route("/near-misses", get(crate::postmortems::pages::near_misses))
         .route("/postmortems", get(crate::postmortems::pages::list))
         .route(

@@ -87,6 +87,9 @@ const API: &[(&str, &str, &str)] = &[
     ("PUT", "/api/v1/work-item-trackers/{id}", "admin"),
     ("DELETE", "/api/v1/work-item-trackers/{id}", "admin"),
     ("GET", "/api/v1/search", "viewer"),
+    ("GET", "/api/v1/changes", "viewer"),
+    ("POST", "/api/v1/changes", "responder"),
+    ("GET", "/api/v1/changes/{id}", "viewer"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -158,6 +161,10 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/action-items", "viewer"),
     ("GET", "/search", "viewer"),
     ("GET", "/near-misses", "viewer"),
+    ("GET", "/changes", "viewer"),
+    ("GET", "/services/{name}/changes", "viewer"),
+    ("POST", "/account/tokens", "viewer"),
+    ("POST", "/account/tokens/{id}/revoke", "viewer"),
     ("POST", "/action-items/{id}", "responder"),
     ("GET", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations", "admin"),

@@ -341,7 +341,7 @@ async fn pagerduty_change_events_are_stored(pool: PgPool) {
     let r = pd_post(&app, "/v2/change/enqueue", &body).await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     assert_eq!(r.json()["message"], "Change event processed");
-    let stored: (String, Value) = sqlx::query_as("select summary, raw from change_events")
+    let stored: (String, Value) = sqlx::query_as("select summary, raw from changes")
         .fetch_one(&app.pool)
         .await
         .unwrap();

@@ -156,10 +156,7 @@ async fn a_nul_in_one_alert_of_ten_loses_nothing(pool: PgPool) {
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     assert_eq!(r.json()["dedup_key"], "b1");
     assert_eq!(app.stored_alerts().await, 12);
-    assert_eq!(
-        count(&app.pool, "select count(*) from change_events").await,
-        1
-    );
+    assert_eq!(count(&app.pool, "select count(*) from changes").await, 1);
 }
 
 /// A payload PostgreSQL refuses for good is a 400 for its own post, never a 503, and the posts
@@ -1253,7 +1250,7 @@ async fn hostile_strings_never_cause_a_5xx_and_every_2xx_is_stored(pool: PgPool)
                     "select coalesce(sum(deliveries), 0)::int8 from alerts",
                 )
                 .await,
-                count(&app.pool, "select count(*) from change_events").await,
+                count(&app.pool, "select count(*) from changes").await,
             );
             let hs: Vec<(&str, &str)> = headers
                 .iter()
@@ -1272,7 +1269,7 @@ async fn hostile_strings_never_cause_a_5xx_and_every_2xx_is_stored(pool: PgPool)
                     "select coalesce(sum(deliveries), 0)::int8 from alerts",
                 )
                 .await,
-                count(&app.pool, "select count(*) from change_events").await,
+                count(&app.pool, "select count(*) from changes").await,
             );
             let stored = (after_alerts - before_alerts) + (after_changes - before_changes);
             if r.status.is_success() {

@@ -8,6 +8,7 @@ mod access;
 mod alerts;
 mod architecture;
 mod browser;
+mod changes;
 mod demo;
 mod hardening;
 mod incidents_api;

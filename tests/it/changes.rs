@@ -1,0 +1,329 @@
+//! Changes as records of a service: reported through the API or by PagerDuty change events,
+//! listed with filters and a cursor, shown across services and per service; bad input stores
+//! nothing.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::common::{self, TestApp, ago};
+
+async fn change(app: &TestApp, body: Value) -> common::Res {
+    app.post("/api/v1/changes", body).await
+}
+
+#[sqlx::test]
+async fn a_change_is_recorded_for_its_service_and_listed_newest_first(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    app.service("checkout-api").await;
+    let r = change(
+        &app,
+        json!({"service": "payments-gateway", "kind": "config", "environment": "Production",
+               "summary": "chore: consolidate HTTP client settings", "author": "sam",
+               "link": "https://git.example/pr/812", "occurred_at": ago(120)}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let c = r.json();
+    assert_eq!(c["service"], "payments-gateway");
+    assert_eq!(c["kind"], "config");
+    assert_eq!(c["environment"], "production");
+    assert_eq!(c["source"], "api");
+    let location = r.header("location").unwrap().to_owned();
+    assert_eq!(app.get(&location).await.json()["summary"], c["summary"]);
+    for (service, minutes) in [("checkout-api", 60), ("payments-gateway", 30)] {
+        let r = change(
+            &app,
+            json!({"service": service, "summary": format!("deploy {minutes}"), "occurred_at": ago(minutes)}),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        assert_eq!(r.json()["kind"], "deploy", "a deploy unless told");
+    }
+    let summaries = |q: &str| {
+        let q = q.to_owned();
+        let app = &app;
+        async move {
+            let r = app.get(&format!("/api/v1/changes{q}")).await;
+            assert_eq!(r.status, StatusCode::OK, "{q}: {}", r.text);
+            let j = r.json();
+            (
+                j["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["summary"].as_str().unwrap().to_owned())
+                    .collect::<Vec<_>>(),
+                j["next_cursor"].as_str().map(str::to_owned),
+            )
+        }
+    };
+    assert_eq!(
+        summaries("").await.0,
+        [
+            "deploy 30",
+            "deploy 60",
+            "chore: consolidate HTTP client settings"
+        ]
+    );
+    assert_eq!(
+        summaries("?service=payments-gateway").await.0,
+        ["deploy 30", "chore: consolidate HTTP client settings"]
+    );
+    assert_eq!(
+        summaries("?kind=config").await.0,
+        ["chore: consolidate HTTP client settings"]
+    );
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert_eq!(
+        summaries(&format!("?from={today}&to={today}"))
+            .await
+            .0
+            .len(),
+        {
+            // the 2-hour-old change may fall on yesterday just after midnight
+            let two_hours_ago = chrono::Utc::now() - chrono::Duration::minutes(120);
+            if two_hours_ago.format("%Y-%m-%d").to_string() == today {
+                3
+            } else {
+                2
+            }
+        }
+    );
+    // A page at a time.
+    let (first, next) = summaries("?limit=2").await;
+    assert_eq!(first, ["deploy 30", "deploy 60"]);
+    let (rest, last) = summaries(&format!("?limit=2&cursor={}", next.unwrap())).await;
+    assert_eq!(rest, ["chore: consolidate HTTP client settings"]);
+    assert_eq!(last, None);
+}
+
+#[sqlx::test]
+async fn bad_changes_are_refused_naming_the_field_and_store_nothing(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    let future = (chrono::Utc::now() + chrono::Duration::minutes(5)).to_rfc3339();
+    for (body, field) in [
+        (json!({"service": "nope", "summary": "x"}), "service"),
+        (
+            json!({"service": "payments-gateway", "summary": "x", "occurred_at": future}),
+            "occurred_at",
+        ),
+        (
+            json!({"service": "payments-gateway", "summary": "x", "kind": "rollback"}),
+            "kind",
+        ),
+        (
+            json!({"service": "payments-gateway", "summary": " "}),
+            "summary",
+        ),
+        (
+            json!({"service": "payments-gateway", "summary": "x", "link": "javascript:alert(1)"}),
+            "link",
+        ),
+        (
+            json!({"service": "payments-gateway", "summary": "x", "colour": "red"}),
+            "colour",
+        ),
+    ] {
+        let r = change(&app, body.clone()).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.field(), field, "{body}");
+    }
+    for q in [
+        "?kind=rollback",
+        "?from=yesterday",
+        "?cursor=x",
+        "?limit=0",
+        "?from=2026-09-18&to=2026-09-17",
+    ] {
+        let r = app.get(&format!("/api/v1/changes{q}")).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{q}: {}",
+            r.text
+        );
+    }
+    let n: i64 = sqlx::query_scalar("select count(*) from changes")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+    // Viewers read changes; recording one takes a responder.
+    let vic = app.account("vic@example.com", "viewer").await;
+    let r = app
+        .call_as(
+            &vic,
+            Method::POST,
+            "/api/v1/changes",
+            &[],
+            Some(r#"{"service": "payments-gateway", "summary": "x"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = app
+        .call_as(&vic, Method::GET, "/api/v1/changes", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+}
+
+#[sqlx::test]
+async fn pagerduty_change_events_become_changes_of_the_service_they_name(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("checkout-api").await;
+    let h = app.integration("ci", "pagerduty-events-v2").await;
+    for (summary, details) in [
+        (
+            "Deploy 2.4.1",
+            json!({"service": "checkout-api", "kind": "feature flag", "environment": "staging"}),
+        ),
+        (
+            "Deploy of something unknown",
+            json!({"service": "no-such-service"}),
+        ),
+    ] {
+        let r = app
+            .hook(
+                "/v2/change/enqueue",
+                &[],
+                &json!({"routing_key": h.key,
+                        "payload": {"summary": summary, "timestamp": ago(10), "source": "ci-runner-7",
+                                    "custom_details": details},
+                        "links": [{"href": "https://ci.example/run/9", "text": "run"}]})
+                .to_string(),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    }
+    let items = app.get("/api/v1/changes").await.json()["items"].clone();
+    let known = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["summary"] == "Deploy 2.4.1")
+        .unwrap();
+    assert_eq!(known["service"], "checkout-api");
+    assert_eq!(known["kind"], "feature_flag");
+    assert_eq!(known["environment"], "staging");
+    assert_eq!(known["author"], "ci-runner-7");
+    assert_eq!(known["link"], "https://ci.example/run/9");
+    assert_eq!(known["source"], "ci");
+    let unknown = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["summary"] == "Deploy of something unknown")
+        .expect("kept, not lost");
+    assert_eq!(unknown["service"], Value::Null);
+}
+
+#[sqlx::test]
+async fn the_change_pages_list_changes_across_services_and_per_service(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    app.service("checkout-api").await;
+    for (service, summary) in [
+        ("payments-gateway", "<b>pool size</b> 10"),
+        ("checkout-api", "checkout 1.2"),
+    ] {
+        let r = change(
+            &app,
+            json!({"service": service, "summary": summary, "kind": "config"}),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED);
+    }
+    let all = app.get("/changes").await;
+    assert_eq!(all.status, StatusCode::OK, "{}", all.text);
+    assert!(all.text.contains("checkout 1.2") && all.text.contains("&#60;b&#62;pool size"));
+    assert!(all.text.contains("configuration change"));
+    let one = app.get("/services/payments-gateway/changes").await;
+    assert_eq!(one.status, StatusCode::OK);
+    assert!(one.text.contains("pool size") && !one.text.contains("checkout 1.2"));
+    let filtered = app.get("/changes?service=checkout-api&kind=config").await;
+    assert!(filtered.text.contains("checkout 1.2") && !filtered.text.contains("pool size"));
+    assert_eq!(
+        app.get("/services/nope/changes").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/changes?kind=rollback").await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+}
+
+/// The change events stored before changes were records of their own move into `changes`, with
+/// their service when `custom_details.service` names one.
+#[sqlx::test(migrations = false)]
+async fn change_events_stored_before_migrate_into_changes(pool: PgPool) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let (before, after): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|f| f.file_name().unwrap().to_string_lossy().as_ref() < "20261201100000");
+    for f in &before {
+        sqlx::raw_sql(&std::fs::read_to_string(f).unwrap())
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    sqlx::raw_sql(
+        r#"insert into services (name, tier) values ('checkout-api', 1);
+           insert into integrations (name, format, key_hash, key_prefix)
+               values ('ci', 'pagerduty-events-v2', '\x01', 'abcdef');
+           insert into change_events (integration_id, summary, source, occurred_at, details, links, raw)
+           select id, 'Deploy 2.4.1', 'ci-runner', now() - interval '1 hour',
+                  '{"service": "checkout-api", "kind": "config"}', '[{"href": "https://ci/1"}]', '{}'
+           from integrations;
+           insert into change_events (integration_id, summary, source, occurred_at, details, links, raw)
+           select id, 'Deploy of an unknown service', 'ci-runner', now() - interval '2 hours',
+                  '{"service": "nope"}', '[{"href": "javascript:x"}]', '{}'
+           from integrations;"#,
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    for f in &after {
+        sqlx::raw_sql(&std::fs::read_to_string(f).unwrap())
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    let rows: Vec<(String, Option<String>, String, String, bool)> = sqlx::query_as(
+        "select c.summary, s.name, c.kind, c.link, c.integration_id is not null
+         from changes c left join services s on s.id = c.service_id order by c.occurred_at desc",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        rows,
+        [
+            (
+                "Deploy 2.4.1".into(),
+                Some("checkout-api".into()),
+                "config".into(),
+                "https://ci/1".into(),
+                true
+            ),
+            (
+                "Deploy of an unknown service".into(),
+                None,
+                "deploy".into(),
+                "".into(),
+                true
+            ),
+        ]
+    );
+}

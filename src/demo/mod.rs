@@ -103,10 +103,27 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
                 slo_target_percent: Some(*slo),
                 avg_requests_per_second: Some(*rate),
                 runbook_url: Some(format!("https://runbooks.example.com/{name}")),
+                depends_on: None,
             }
             .validated()?;
             services::db::insert(&mut *tx, &draft).await?;
         }
+    }
+    // OrbitPay: checkout-api hands authorization to payments-worker.
+    let checkout = services::db::get_by_name(&mut *tx, "checkout-api").await?;
+    if checkout.depends_on.is_empty() {
+        let draft = ServiceDraft {
+            depends_on: Some(vec!["payments-worker".into()]),
+            ..checkout.draft()
+        };
+        services::actions::update(
+            &mut tx,
+            &Actor::system("demo"),
+            &checkout,
+            checkout.version,
+            &draft,
+        )
+        .await?;
     }
     for (name, email, handle) in PEOPLE {
         if people::db::find(&mut *tx, handle).await?.is_none() {

@@ -4,16 +4,51 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use super::db::{self, Service};
-use super::domain::ServiceDraft;
+use super::domain::{ServiceDraft, check_dependencies};
 use crate::audit::{self, Actor};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
+
+/// Makes the service depend on the services named: every one must exist, and none may close a
+/// cycle (the graph is locked while it is checked and written).
+async fn set_dependencies(conn: &mut PgConnection, s: &Service, names: &[String]) -> AppResult<()> {
+    db::lock_dependencies(&mut *conn).await?;
+    let edges = db::dependency_edges(&mut *conn).await?;
+    check_dependencies(&s.name, names, &edges)?;
+    let found = db::set_dependencies(&mut *conn, s.id, names).await?;
+    if found < names.len() {
+        let known: Vec<String> = db::list(&mut *conn)
+            .await?
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let missing: Vec<&str> = names
+            .iter()
+            .filter(|n| !known.contains(n))
+            .map(String::as_str)
+            .collect();
+        return Err(AppError::invalid(
+            "depends_on",
+            format!("there is no service named {}", missing.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+/// The service as stored now (its dependencies included).
+async fn reread(conn: &mut PgConnection, name: &str) -> AppResult<Service> {
+    db::get_by_name(conn, name).await
+}
 
 pub async fn create(
     conn: &mut PgConnection,
     actor: &Actor,
     d: &ServiceDraft,
 ) -> AppResult<Service> {
-    let s = db::insert(&mut *conn, d).await?;
+    let mut s = db::insert(&mut *conn, d).await?;
+    if let Some(names) = d.depends_on.as_deref().filter(|n| !n.is_empty()) {
+        set_dependencies(conn, &s, names).await?;
+        s = reread(conn, &s.name).await?;
+    }
     audit::record(conn, actor, "service.create", &s.name, None, Some(json!(s))).await?;
     Ok(s)
 }
@@ -26,9 +61,15 @@ pub async fn update(
     expected_version: i32,
     d: &ServiceDraft,
 ) -> AppResult<Option<Service>> {
-    let Some(s) = db::update(&mut *conn, current.id, expected_version, d).await? else {
+    let Some(mut s) = db::update(&mut *conn, current.id, expected_version, d).await? else {
         return Ok(None);
     };
+    if let Some(names) = d.depends_on.as_deref()
+        && names != current.depends_on.as_slice()
+    {
+        set_dependencies(conn, &s, names).await?;
+        s = reread(conn, &s.name).await?;
+    }
     audit::record(
         conn,
         actor,

@@ -18,6 +18,8 @@ pub struct Service {
     pub slo_target_percent: Option<f64>,
     pub avg_requests_per_second: Option<f64>,
     pub runbook_url: Option<String>,
+    /// The services this one depends on, by name
+    pub depends_on: Vec<String>,
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -33,6 +35,7 @@ impl Service {
             slo_target_percent: self.slo_target_percent,
             avg_requests_per_second: self.avg_requests_per_second,
             runbook_url: self.runbook_url.clone(),
+            depends_on: Some(self.depends_on.clone()),
         }
     }
 }
@@ -51,7 +54,9 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Servi
                (name, tier, team, description, slo_target_percent, avg_requests_per_second, runbook_url)
            values ($1, $2, $3, $4, $5, $6, $7)
            returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, runbook_url, version, created_at, updated_at"#,
+                     avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                     array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
+                             where sd.service_id = services.id order by d.name) as "depends_on!""#,
         d.name,
         d.tier as i16,
         d.team,
@@ -80,7 +85,9 @@ pub async fn update(
                updated_at = now()
            where id = $1 and version = $2
            returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, runbook_url, version, created_at, updated_at"#,
+                     avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                     array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
+                             where sd.service_id = services.id order by d.name) as "depends_on!""#,
         id,
         expected_version,
         d.name,
@@ -100,8 +107,10 @@ pub async fn find_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Optio
     Ok(sqlx::query_as!(
         Service,
         r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, runbook_url, version, created_at, updated_at
-           from services where name = $1"#,
+                  avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                  array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
+                        where sd.service_id = s.id order by d.name) as "depends_on!"
+           from services s where name = $1"#,
         name
     )
     .fetch_optional(e)
@@ -118,8 +127,10 @@ pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Service>> {
     Ok(sqlx::query_as!(
         Service,
         r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, runbook_url, version, created_at, updated_at
-           from services order by tier, name"#
+                  avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                  array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
+                        where sd.service_id = s.id order by d.name) as "depends_on!"
+           from services s order by tier, name"#
     )
     .fetch_all(e)
     .await?)
@@ -184,4 +195,50 @@ pub async fn incidents_of(
     )
     .fetch_all(e)
     .await?)
+}
+
+/// Every dependency between services, by name: (service, what it depends on).
+pub async fn dependency_edges(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String)>> {
+    Ok(sqlx::query!(
+        r#"select s.name as service, d.name as depends_on
+           from service_dependencies sd
+           join services s on s.id = sd.service_id
+           join services d on d.id = sd.depends_on_id"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.service, r.depends_on))
+    .collect())
+}
+
+/// Holds every other change to the dependency graph back until this transaction ends, so two
+/// concurrent edits cannot close a cycle between them.
+pub async fn lock_dependencies(e: impl PgExecutor<'_>) -> AppResult<()> {
+    sqlx::query!("select pg_advisory_xact_lock(hashtext('service_dependencies'))")
+        .execute(e)
+        .await?;
+    Ok(())
+}
+
+/// Makes `service_id` depend on exactly the services named (which must exist); returns how many
+/// of the names were found.
+pub async fn set_dependencies(
+    e: impl PgExecutor<'_>,
+    service_id: i64,
+    names: &[String],
+) -> AppResult<usize> {
+    let found = sqlx::query_scalar!(
+        r#"with gone as (delete from service_dependencies where service_id = $1),
+                added as (
+                    insert into service_dependencies (service_id, depends_on_id)
+                    select $1, id from services where name = any($2)
+                    returning depends_on_id)
+           select count(*) as "n!" from added"#,
+        service_id,
+        names
+    )
+    .fetch_one(e)
+    .await?;
+    Ok(found as usize)
 }

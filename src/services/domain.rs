@@ -21,6 +21,10 @@ pub struct ServiceDraft {
     pub avg_requests_per_second: Option<f64>,
     #[serde(default)]
     pub runbook_url: Option<String>,
+    /// The services this one depends on, by name (a change to one of them is a suspect in this
+    /// one's incidents); left out, they stay as they are
+    #[serde(default)]
+    pub depends_on: Option<Vec<String>>,
 }
 
 impl ServiceDraft {
@@ -85,6 +89,17 @@ impl ServiceDraft {
                 "runbook_url",
                 "a runbook link is an http:// or https:// URL without spaces",
             ));
+        }
+        if let Some(deps) = &mut self.depends_on {
+            for d in deps.iter_mut() {
+                *d = d.trim().to_owned();
+            }
+            deps.retain(|d| !d.is_empty());
+            deps.sort();
+            deps.dedup();
+            if deps.len() > 50 {
+                return Err(DomainError::invalid("depends_on", "at most 50 services"));
+            }
         }
         Ok(self)
     }
@@ -152,6 +167,51 @@ pub fn budget_left_line(b: &ErrorBudget, failed: i64, postmortems: i64) -> Strin
         (100 - used).max(0),
         if postmortems == 1 { "" } else { "s" },
     )
+}
+
+/// Checks that `service` may depend on `depends_on` given every other dependency (`edges`, as
+/// (service, depends on) names): not on itself, and closing no cycle. The error names the cycle.
+pub fn check_dependencies(
+    service: &str,
+    depends_on: &[String],
+    edges: &[(String, String)],
+) -> Result<(), DomainError> {
+    if depends_on.iter().any(|d| d == service) {
+        return Err(DomainError::invalid(
+            "depends_on",
+            format!("{service} cannot depend on itself"),
+        ));
+    }
+    // A path from one of its new dependencies back to the service closes a cycle.
+    let next = |from: &str| -> Vec<&str> {
+        edges
+            .iter()
+            .filter(|(s, _)| s == from && s != service)
+            .map(|(_, d)| d.as_str())
+            .collect()
+    };
+    for start in depends_on {
+        let mut paths: Vec<Vec<&str>> = vec![vec![service, start.as_str()]];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(path) = paths.pop() {
+            let last = *path.last().expect("paths are never empty");
+            if last == service {
+                return Err(DomainError::invalid(
+                    "depends_on",
+                    format!("that would be a cycle: {}", path.join(" → ")),
+                ));
+            }
+            if !seen.insert(last) {
+                continue;
+            }
+            for n in next(last) {
+                let mut longer = path.clone();
+                longer.push(n);
+                paths.push(longer);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -242,5 +302,32 @@ mod tests {
             "Error budget this month: 12 000 of ≈ 155 000 failed requests used (8%); 92% left (from 1 postmortem)."
         );
         assert!(error_budget(Some(100.0), Some(60.0), Some(1)).is_none());
+    }
+
+    #[test]
+    fn dependencies_may_not_close_a_cycle_and_the_error_names_it() {
+        let edges = vec![
+            ("checkout-api".to_owned(), "payments-worker".to_owned()),
+            ("payments-worker".to_owned(), "payments-gateway".to_owned()),
+        ];
+        let deps = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(check_dependencies("payments-gateway", &deps(&["ledger"]), &edges).is_ok());
+        assert!(check_dependencies("checkout-api", &deps(&["payments-gateway"]), &edges).is_ok());
+        match check_dependencies("payments-gateway", &deps(&["checkout-api"]), &edges) {
+            Err(DomainError::Invalid { field, message }) => {
+                assert_eq!(field, "depends_on");
+                assert!(
+                    message.ends_with(
+                        "payments-gateway → checkout-api → payments-worker → payments-gateway"
+                    ),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(check_dependencies("ledger", &deps(&["ledger"]), &edges).is_err());
+        // The service's own old edges do not count: they are being replaced.
+        let mine = vec![("ledger".to_owned(), "checkout-api".to_owned())];
+        assert!(check_dependencies("ledger", &deps(&[]), &mine).is_ok());
     }
 }

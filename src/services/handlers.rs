@@ -109,6 +109,8 @@ pub struct PatchService {
     avg_requests_per_second: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
     runbook_url: Option<Option<String>>,
+    /// The whole list of services it depends on, by name
+    depends_on: Option<Vec<String>>,
 }
 
 /// Edit a service; fields left out stay as they are, `null` clears an optional one.
@@ -140,6 +142,7 @@ pub async fn patch(
             .avg_requests_per_second
             .unwrap_or(d.avg_requests_per_second),
         runbook_url: p.runbook_url.unwrap_or(d.runbook_url),
+        depends_on: p.depends_on.or(d.depends_on),
     }
     .validated()?;
     let expected = version.unwrap_or(current.version);

@@ -102,6 +102,9 @@ pub struct ServiceForm {
     avg_requests_per_second: String,
     #[serde(default)]
     runbook_url: String,
+    /// Names separated by commas or spaces.
+    #[serde(default)]
+    depends_on: String,
     #[serde(default)]
     version: Option<i32>,
 }
@@ -132,6 +135,7 @@ impl ServiceForm {
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
             runbook_url: s.runbook_url.clone().unwrap_or_default(),
+            depends_on: s.depends_on.join(", "),
             version: Some(s.version),
         }
     }
@@ -152,6 +156,12 @@ impl ServiceForm {
                 &self.avg_requests_per_second,
             )?,
             runbook_url: Some(self.runbook_url.clone()),
+            depends_on: Some(
+                self.depends_on
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
         }
         .validated()?)
     }

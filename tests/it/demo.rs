@@ -86,6 +86,13 @@ async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgP
             .len(),
         3
     );
+    // OrbitPay's checkout-api hands authorization to payments-worker, once.
+    let checkout = app.get("/api/v1/services/checkout-api").await.json();
+    assert_eq!(
+        checkout["depends_on"],
+        serde_json::json!(["payments-worker"])
+    );
+    assert_eq!(checkout["version"], 2, "set by the first load only");
     let key = app
         .incident(serde_json::json!({"title": "new", "severity": "Sev3"}))
         .await;

@@ -222,3 +222,87 @@ async fn the_openapi_description_matches_the_routes(pool: PgPool) {
         }
     }
 }
+
+#[sqlx::test]
+async fn services_depend_on_services_without_cycles(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    app.service("payments-worker").await;
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "checkout-api", "tier": 1, "depends_on": ["payments-worker", " payments-worker "]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json()["depends_on"], json!(["payments-worker"]));
+    let patch = |name: &str, body: serde_json::Value| {
+        let app = &app;
+        let path = format!("/api/v1/services/{name}");
+        async move {
+            let etag = app.get(&path).await.header("etag").unwrap().to_owned();
+            app.call(
+                Method::PATCH,
+                &path,
+                &[("if-match", &etag)],
+                Some(&body.to_string()),
+            )
+            .await
+        }
+    };
+    let r = patch(
+        "payments-worker",
+        json!({"depends_on": ["payments-gateway"]}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // payments-gateway → checkout-api would close checkout-api → payments-worker → payments-gateway.
+    let r = patch("payments-gateway", json!({"depends_on": ["checkout-api"]})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "depends_on");
+    assert!(
+        r.text
+            .contains("payments-gateway → checkout-api → payments-worker → payments-gateway"),
+        "{}",
+        r.text
+    );
+    for (body, says) in [
+        (json!({"depends_on": ["payments-gateway"]}), "itself"),
+        (json!({"depends_on": ["ledger"]}), "no service named ledger"),
+    ] {
+        let r = patch("payments-gateway", body).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(r.text.contains(says), "{}", r.text);
+    }
+    let gw = app.get("/api/v1/services/payments-gateway").await.json();
+    assert_eq!(gw["depends_on"], json!([]), "refusals changed nothing");
+    assert_eq!(gw["version"], 1);
+    // Other edits leave the dependencies alone; an empty list clears them.
+    let r = patch("checkout-api", json!({"team": "Checkout"})).await;
+    assert_eq!(r.json()["depends_on"], json!(["payments-worker"]));
+    let r = patch("checkout-api", json!({"depends_on": []})).await;
+    assert_eq!(r.json()["depends_on"], json!([]));
+    // And on the page: the edit form takes names separated by commas.
+    let checkout = app.get("/api/v1/services/checkout-api").await.json();
+    let r = app
+        .form(
+            "/services/checkout-api/edit",
+            &[
+                ("name", "checkout-api"),
+                ("tier", "1"),
+                ("depends_on", "payments-worker, payments-gateway"),
+                ("version", &checkout["version"].to_string()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get("/services/checkout-api").await;
+    assert!(
+        page.text
+            .contains(r#"<a href="/services/payments-gateway">payments-gateway</a>"#)
+    );
+    assert!(
+        page.text
+            .contains(r#"<a href="/services/payments-worker">payments-worker</a>"#)
+    );
+}

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::db::{self, Change, NewChange};
-use super::domain::{ChangeDraft, sender_details};
+use super::db::{self, Change, NewChange, Suspect, SuspectScope};
+use super::domain::{ChangeDraft, SUSPECT_WINDOW_HOURS, SuspectRank, Verdict, sender_details};
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
@@ -104,4 +104,122 @@ pub async fn record_sent(conn: &mut PgConnection, s: &SentChange<'_>) -> AppResu
         },
     )
     .await
+}
+
+/// An incident as its suspects need it; the caller, which knows incidents, reads it.
+pub struct Suspecting {
+    pub incident_id: i64,
+    /// `INC-1187`, for messages and the audit log.
+    pub key: String,
+    pub service_id: Option<i64>,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Suspecting {
+    fn scope(&self) -> SuspectScope {
+        SuspectScope {
+            incident_id: self.incident_id,
+            service_id: self.service_id,
+            started_at: self.started_at,
+            window_hours: SUSPECT_WINDOW_HOURS,
+        }
+    }
+}
+
+/// The incident's suspect changes, best first (see [`SuspectRank`]).
+pub async fn suspects(e: impl sqlx::PgExecutor<'_>, i: &Suspecting) -> AppResult<Vec<Suspect>> {
+    let mut found = db::suspects(e, &i.scope()).await?;
+    found.sort_by_key(|s| {
+        SuspectRank::of(
+            false,
+            &s.change.environment,
+            s.change.occurred_at,
+            i.started_at,
+        )
+    });
+    Ok(found)
+}
+
+/// A responder's verdict on one suspect change.
+pub struct Judgement<'a> {
+    pub change_id: i64,
+    pub verdict: Verdict,
+    /// When it was reached, if earlier than now (a scribe entering the past); not before the
+    /// incident started.
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
+    pub actor: &'a Actor,
+}
+
+/// Records a verdict on one of the incident's suspect changes, with its timeline entry and
+/// audit row in the same transaction. A change that is not a suspect of the incident is not
+/// found; a second confirmed trigger is a conflict.
+pub async fn judge(
+    conn: &mut PgConnection,
+    i: &Suspecting,
+    j: &Judgement<'_>,
+) -> AppResult<Suspect> {
+    let (change_id, verdict, actor) = (j.change_id, j.verdict, j.actor);
+    let now = clock::now(&mut *conn).await?;
+    let at = j.at.unwrap_or(now);
+    if at > now || at < i.started_at {
+        return Err(AppError::invalid(
+            "at",
+            "a verdict is reached after the incident started and not in the future",
+        ));
+    }
+    let suspect = db::suspects(&mut *conn, &i.scope())
+        .await?
+        .into_iter()
+        .find(|s| s.change.id == change_id)
+        .ok_or_else(|| {
+            AppError::NotFound(format!("Change {change_id} is not a suspect of {}.", i.key))
+        })?;
+    db::set_verdict(
+        &mut *conn,
+        &db::NewVerdict {
+            incident_id: i.incident_id,
+            change_id,
+            verdict: verdict.as_str(),
+            decided_by: &actor.name,
+            decided_at: at,
+        },
+    )
+    .await?;
+    let c = &suspect.change;
+    let details = json!({
+        "verdict": verdict.as_str(),
+        "change_id": c.id,
+        "summary": c.summary,
+        "service": c.service,
+        "kind": c.kind,
+        "changed_at": c.occurred_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+    });
+    crate::timeline::db::append(
+        &mut *conn,
+        crate::timeline::db::NewEvent {
+            incident_id: i.incident_id,
+            occurred_at: at,
+            kind: crate::timeline::domain::Kind::SuspectVerdict,
+            author: &actor.name,
+            body: "",
+            details: details.clone(),
+            incident_version: None,
+        },
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.suspect_verdict",
+        &i.key,
+        suspect.verdict.as_ref().map(|v| json!({ "verdict": v })),
+        Some(details),
+    )
+    .await?;
+    Ok(Suspect {
+        verdict: Some(verdict.as_str().to_owned()),
+        decided_by: Some(actor.name.clone()),
+        decided_at: Some(at),
+        ..suspect
+    })
 }

@@ -120,3 +120,124 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Change>> {
     .fetch_optional(e)
     .await?)
 }
+
+/// A change suspected of an incident, with what responders decided about it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Suspect {
+    #[serde(flatten)]
+    pub change: Change,
+    /// suspected, ruled_out or confirmed_trigger; null until someone decides
+    pub verdict: Option<String>,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<DateTime<Utc>>,
+}
+
+/// Where to look for an incident's suspects.
+#[derive(Debug, Clone, Copy)]
+pub struct SuspectScope {
+    pub incident_id: i64,
+    /// The incident's service; its dependencies, all the way down, are searched too.
+    pub service_id: Option<i64>,
+    pub started_at: DateTime<Utc>,
+    pub window_hours: i64,
+}
+
+/// The changes to the incident's service and everything it depends on made in the window before
+/// its start, and any change a verdict was given on; unranked.
+pub async fn suspects(e: impl PgExecutor<'_>, s: &SuspectScope) -> AppResult<Vec<Suspect>> {
+    Ok(sqlx::query!(
+        r#"with recursive scope(id) as (
+               select $2::bigint where $2::bigint is not null
+               union
+               select sd.depends_on_id from service_dependencies sd join scope on sd.service_id = scope.id
+           )
+           select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!",
+                  v.verdict as "verdict?", v.decided_by as "decided_by?", v.decided_at as "decided_at?"
+           from changes c
+           left join services s on s.id = c.service_id
+           left join integrations i on i.id = c.integration_id
+           left join suspect_verdicts v on v.incident_id = $1 and v.change_id = c.id
+           where v.change_id is not null
+              or (c.service_id in (select id from scope)
+                  and c.occurred_at <= $3
+                  and c.occurred_at > $3 - make_interval(hours => $4))"#,
+        s.incident_id,
+        s.service_id,
+        s.started_at,
+        s.window_hours as i32,
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| Suspect {
+        change: Change {
+            id: r.id,
+            service: r.service,
+            environment: r.environment,
+            kind: r.kind,
+            summary: r.summary,
+            author: r.author,
+            link: r.link,
+            occurred_at: r.occurred_at,
+            recorded_at: r.recorded_at,
+            source: r.source,
+        },
+        verdict: r.verdict,
+        decided_by: r.decided_by,
+        decided_at: r.decided_at,
+    })
+    .collect())
+}
+
+/// Records a verdict on a change for an incident (replacing an earlier one). A second confirmed
+/// trigger for the incident is refused by the database's unique index: 409.
+pub struct NewVerdict<'a> {
+    pub incident_id: i64,
+    pub change_id: i64,
+    pub verdict: &'a str,
+    pub decided_by: &'a str,
+    pub decided_at: DateTime<Utc>,
+}
+
+pub async fn set_verdict(e: impl PgExecutor<'_>, v: &NewVerdict<'_>) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into suspect_verdicts (incident_id, change_id, verdict, decided_by, decided_at)
+           values ($1, $2, $3, $4, $5)
+           on conflict (incident_id, change_id)
+           do update set verdict = excluded.verdict, decided_by = excluded.decided_by,
+                         decided_at = excluded.decided_at"#,
+        v.incident_id,
+        v.change_id,
+        v.verdict,
+        v.decided_by,
+        v.decided_at
+    )
+    .execute(e)
+    .await
+    .map_err(crate::error::AppError::on_unique(
+        "suspect_verdicts_one_trigger",
+        "Another change is already confirmed as this incident's trigger; rule it out first.",
+    ))?;
+    Ok(())
+}
+
+/// The change confirmed as the incident's trigger, if any.
+pub async fn confirmed_trigger(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+) -> AppResult<Option<Change>> {
+    Ok(sqlx::query_as!(
+        Change,
+        r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!"
+           from suspect_verdicts v
+           join changes c on c.id = v.change_id
+           left join services s on s.id = c.service_id
+           left join integrations i on i.id = c.integration_id
+           where v.incident_id = $1 and v.verdict = 'confirmed_trigger'"#,
+        incident_id
+    )
+    .fetch_optional(e)
+    .await?)
+}

@@ -225,6 +225,80 @@ impl ChangeCursor {
     }
 }
 
+/// How far before an incident's start a change is a suspect.
+pub const SUSPECT_WINDOW_HOURS: i64 = 24;
+
+/// What responders decided about a suspect change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Suspected,
+    RuledOut,
+    ConfirmedTrigger,
+}
+
+impl Verdict {
+    pub const ALL: [Verdict; 3] = [Self::Suspected, Self::RuledOut, Self::ConfirmedTrigger];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Suspected => "suspected",
+            Self::RuledOut => "ruled_out",
+            Self::ConfirmedTrigger => "confirmed_trigger",
+        }
+    }
+
+    /// For the page's buttons and badges.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Suspected => "Suspected",
+            Self::RuledOut => "Ruled out",
+            Self::ConfirmedTrigger => "Confirmed trigger",
+        }
+    }
+
+    pub fn parse(field: &str, value: &str) -> Result<Self, DomainError> {
+        let v = value.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == v)
+            .ok_or_else(|| {
+                DomainError::invalid(
+                    field,
+                    format!(
+                        "{value:?} is not a verdict; use suspected, ruled_out or confirmed_trigger"
+                    ),
+                )
+            })
+    }
+}
+
+/// What ranks a suspect: whether the change touches capacity, whether it was made in production,
+/// and how long before the incident's start it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SuspectRank {
+    capacity_first: std::cmp::Reverse<bool>,
+    production_first: std::cmp::Reverse<bool>,
+    before_start: chrono::Duration,
+}
+
+impl SuspectRank {
+    /// Lower ranks first: capacity changes, then production before other environments, then
+    /// the nearest in time.
+    pub fn of(
+        capacity: bool,
+        environment: &str,
+        occurred_at: DateTime<Utc>,
+        started_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            capacity_first: std::cmp::Reverse(capacity),
+            production_first: std::cmp::Reverse(environment == DEFAULT_ENVIRONMENT),
+            before_start: started_at - occurred_at,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,5 +410,53 @@ mod tests {
         };
         assert_eq!(ChangeCursor::decode(&c.encode()), Some(c));
         assert_eq!(ChangeCursor::decode("x.1"), None);
+    }
+
+    #[test]
+    fn suspects_rank_capacity_then_production_then_nearest() {
+        let start: DateTime<Utc> = "2026-09-17T16:02:00Z".parse().unwrap();
+        let at = |s: &str| -> DateTime<Utc> { s.parse().unwrap() };
+        let mut ranks = [
+            (
+                "near staging",
+                SuspectRank::of(false, "staging", at("2026-09-17T15:55:00Z"), start),
+            ),
+            (
+                "far production",
+                SuspectRank::of(false, "production", at("2026-09-17T09:00:00Z"), start),
+            ),
+            (
+                "near production",
+                SuspectRank::of(false, "production", at("2026-09-17T15:00:00Z"), start),
+            ),
+            (
+                "capacity, oldest",
+                SuspectRank::of(true, "staging", at("2026-09-16T17:00:00Z"), start),
+            ),
+        ];
+        ranks.sort_by_key(|(_, r)| *r);
+        let order: Vec<&str> = ranks.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            order,
+            [
+                "capacity, oldest",
+                "near production",
+                "far production",
+                "near staging"
+            ]
+        );
+    }
+
+    #[test]
+    fn verdicts_parse() {
+        assert_eq!(
+            Verdict::parse("verdict", "ruled out").unwrap(),
+            Verdict::RuledOut
+        );
+        assert_eq!(
+            Verdict::parse("verdict", "confirmed_trigger").unwrap(),
+            Verdict::ConfirmedTrigger
+        );
+        assert!(Verdict::parse("verdict", "guilty").is_err());
     }
 }

@@ -8,6 +8,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};
 
 use crate::audit::Actor;
+use crate::changes::domain::Verdict;
 use crate::error::AppResult;
 use crate::incidents::actions::{self, Opening, ServiceChoice};
 use crate::incidents::db as incidents_db;
@@ -140,6 +141,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         inc_1187(&mut tx).await?;
     }
     let incident = incidents_db::get(&mut *tx, INC_1187).await?;
+    changes_of_inc_1187(&mut tx, &incident).await?;
     postmortem::write(&mut tx, &incident).await?;
     // The rule that would have routed INC-1187's alert: Sev2 on payments-gateway.
     let rules = crate::routing::db::list(&mut *tx).await?;
@@ -276,6 +278,87 @@ const STORY: &[Step] = &[
     ),
     Step::Role(19, 40, Role::PostmortemOwner, "daniel"),
 ];
+
+/// A change to payments-gateway on INC-1187's day, and the scribe's verdict on it.
+struct DemoChange {
+    at: (u32, u32),
+    kind: &'static str,
+    summary: &'static str,
+    author: &'static str,
+    link: &'static str,
+    verdict: Verdict,
+    decided: (u32, u32),
+}
+
+const DEMO_CHANGES: &[DemoChange] = &[
+    DemoChange {
+        at: (9, 12),
+        kind: "deploy",
+        summary: "fix: log the processor's request id on timeouts",
+        author: "Priya Raman",
+        link: "https://git.example.com/orbitpay/payments-gateway/pull/809",
+        verdict: Verdict::RuledOut,
+        decided: (16, 31),
+    },
+    DemoChange {
+        at: (11, 40),
+        kind: "feature_flag",
+        summary: "receipt-emails-v2 on for 50% of merchants",
+        author: "Dev Shah",
+        link: "",
+        verdict: Verdict::RuledOut,
+        decided: (16, 31),
+    },
+    DemoChange {
+        at: (14, 5),
+        kind: "config",
+        summary: "chore: consolidate HTTP client settings",
+        author: "Dev Shah",
+        link: "https://git.example.com/orbitpay/payments-gateway/pull/812",
+        verdict: Verdict::ConfirmedTrigger,
+        decided: (16, 38),
+    },
+];
+
+/// INC-1187's suspects: the 14:05 configuration change found "in one click" and confirmed as
+/// the trigger, and the day's two other changes ruled out. Once.
+async fn changes_of_inc_1187(tx: &mut PgConnection, i: &incidents_db::Incident) -> AppResult<()> {
+    if crate::changes::db::confirmed_trigger(&mut *tx, i.id)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let scribe = Actor::system(SCRIBE);
+    for c in DEMO_CHANGES {
+        let change = crate::changes::actions::record(
+            tx,
+            &Actor::system("deploy pipeline"),
+            &crate::changes::domain::ChangeDraft {
+                service: "payments-gateway".into(),
+                kind: Some(c.kind.into()),
+                summary: c.summary.into(),
+                author: Some(c.author.into()),
+                link: Some(c.link.into()),
+                occurred_at: Some(at(c.at.0, c.at.1)),
+                ..Default::default()
+            },
+        )
+        .await?;
+        crate::changes::actions::judge(
+            tx,
+            &crate::incidents::views::suspecting(i),
+            &crate::changes::actions::Judgement {
+                change_id: change.id,
+                verdict: c.verdict,
+                at: Some(at(c.decided.0, c.decided.1)),
+                actor: &scribe,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
 
 async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
     let key = INC_1187;

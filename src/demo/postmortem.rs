@@ -122,14 +122,6 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         version = actions::edit_section(conn, &owner, i, version, section, text).await?;
     }
     let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
-    // The 14:05 deploy on the timeline is the change that triggered it.
-    let trigger = events
-        .iter()
-        .find(|e| {
-            e.body
-                .starts_with("PR \"chore: consolidate HTTP client settings\"")
-        })
-        .map(|e| e.id);
     let version = actions::edit_facts(
         conn,
         &owner,
@@ -140,15 +132,16 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
             requests_label: "Authorization requests",
             failed_requests: Some(109_400),
             total_requests: Some(352_800),
-            trigger_event_id: trigger,
         },
     )
     .await?;
     // The document's Timeline: every event but the postmortem owner's assignment, as the
     // reference lists them (the roles of 16:20 are part of its 16:20 line).
+    // (The verdicts on suspect changes are in the Response line's time from the change.)
     let chosen: Vec<i64> = events
         .iter()
         .filter(|e| e.details.get("role").and_then(|r| r.as_str()) != Some("postmortem_owner"))
+        .filter(|e| e.kind != crate::timeline::domain::Kind::SuspectVerdict)
         .map(|e| e.id)
         .collect();
     actions::choose_timeline(conn, &owner, i, version, &chosen).await?;

@@ -352,3 +352,40 @@ async fn edit_again(
     };
     Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
 }
+
+#[derive(Deserialize)]
+pub struct VerdictForm {
+    verdict: String,
+    #[serde(default)]
+    at: String,
+}
+
+/// One click on a suspect change: suspected, ruled out, or the trigger.
+pub async fn judge_suspect(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, change_id)): Path<(String, String)>,
+    PageForm(f): PageForm<VerdictForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let change_id = crate::http::extract::parse_id(&change_id, "change")?;
+    let verdict = crate::changes::domain::Verdict::parse("verdict", &f.verdict)?;
+    let i = db::get(&state.pool, key).await?;
+    let mut tx = state.pool.begin().await?;
+    crate::changes::actions::judge(
+        &mut tx,
+        &super::views::suspecting(&i),
+        &crate::changes::actions::Judgement {
+            change_id,
+            verdict,
+            at: parse_form_time("at", &f.at)?,
+            actor: &auth.actor,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(
+        axum::response::Redirect::to(&format!("/incidents/{key}#suspect-{change_id}"))
+            .into_response(),
+    )
+}

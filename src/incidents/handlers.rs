@@ -45,6 +45,9 @@ async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentV
     view.updates = cadence_of(state, incident, &policies, now).await?;
     view.alert_count =
         Some(crate::alert_store::db::count_for_incident(&state.pool, incident.id).await?);
+    view.trigger = crate::changes::db::confirmed_trigger(&state.pool, incident.id)
+        .await?
+        .map(|c| super::views::Trigger::of(&c, incident.detected_at));
     Ok(view)
 }
 
@@ -688,4 +691,75 @@ pub async fn notifications(
     Ok(Json(DeliveryList {
         items: crate::notify::db::for_incident(&state.pool, incident.id).await?,
     }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SuspectList {
+    /// Best first: capacity changes, then production, then the nearest in time
+    pub items: Vec<crate::changes::db::Suspect>,
+    /// How far before the incident's start changes are looked for
+    pub window_hours: i64,
+}
+
+/// The changes that may have caused the incident: those to its service and the services it
+/// depends on in the 24 hours before it started, and any a verdict was given on.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/suspect-changes", operation_id = "listSuspectChanges", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = SuspectList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn suspect_changes(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<SuspectList>> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let items =
+        crate::changes::actions::suspects(&state.pool, &super::views::suspecting(&i)).await?;
+    Ok(Json(SuspectList {
+        items,
+        window_hours: crate::changes::domain::SUSPECT_WINDOW_HOURS,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictBody {
+    /// suspected, ruled_out or confirmed_trigger
+    verdict: String,
+    /// When it was reached, if earlier than now
+    #[serde(default)]
+    at: Option<DateTime<Utc>>,
+}
+
+/// Give a verdict on a suspect change; it goes on the timeline. At most one change is the
+/// confirmed trigger, and it sets the time to detect from the change.
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/suspect-changes/{change_id}", operation_id = "judgeSuspectChange", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("change_id" = i64, Path, description = "The change's id")),
+    request_body = VerdictBody,
+    responses((status = 200, description = "The suspect with its verdict", body = crate::changes::db::Suspect),
+              (status = 404, description = "No such incident, or the change is not one of its suspects", body = crate::error::ErrorBody),
+              (status = 409, description = "Another change is already the confirmed trigger", body = crate::error::ErrorBody),
+              (status = 422, description = "An unknown verdict or a bad `at`", body = crate::error::ErrorBody)))]
+pub async fn judge_suspect_change(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, change_id)): Path<(String, String)>,
+    body: ApiJson<VerdictBody>,
+) -> AppResult<Json<crate::changes::db::Suspect>> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let change_id = crate::http::extract::parse_id(&change_id, "change")?;
+    let verdict = crate::changes::domain::Verdict::parse("verdict", &body.value.verdict)?;
+    let mut tx = state.pool.begin().await?;
+    let judged = crate::changes::actions::judge(
+        &mut tx,
+        &super::views::suspecting(&i),
+        &crate::changes::actions::Judgement {
+            change_id,
+            verdict,
+            at: body.value.at,
+            actor: &auth.actor,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(judged))
 }

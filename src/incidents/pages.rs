@@ -327,7 +327,12 @@ struct DurationRow {
     since_iso: String,
 }
 
-fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
+/// The figures the incident's header shows; `change_at` is the confirmed trigger's time.
+fn duration_rows(
+    i: &Incident,
+    now: DateTime<Utc>,
+    change_at: Option<DateTime<Utc>>,
+) -> Vec<DurationRow> {
     let d = Durations::of(&i.milestones(), now);
     let fixed = |label, secs: i64| DurationRow {
         label,
@@ -336,6 +341,12 @@ fn duration_rows(i: &Incident, now: DateTime<Utc>) -> Vec<DurationRow> {
         since_iso: String::new(),
     };
     let mut rows = vec![fixed("Time to detect", d.time_to_detect_secs)];
+    rows.extend(change_at.map(|c| {
+        fixed(
+            "Time to detect from the change",
+            (i.detected_at - c).num_seconds(),
+        )
+    }));
     rows.extend(
         d.time_to_acknowledge_secs
             .map(|s| fixed("Time to acknowledge", s)),
@@ -431,6 +442,21 @@ pub struct ShowPage {
     deliveries: Vec<crate::notify::db::Delivery>,
     alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
+    /// The changes that may have caused it, best first.
+    suspects: Vec<crate::changes::db::Suspect>,
+    verdicts: [crate::changes::domain::Verdict; 3],
+}
+
+impl ShowPage {
+    fn verdict_label(&self, verdict: &str) -> &'static str {
+        crate::changes::domain::Verdict::parse("verdict", verdict)
+            .map_or("", crate::changes::domain::Verdict::label)
+    }
+
+    fn change_kind_label(&self, kind: &str) -> &'static str {
+        crate::changes::domain::ChangeKind::parse("kind", kind)
+            .map_or("change", crate::changes::domain::ChangeKind::label)
+    }
 }
 
 pub async fn show(
@@ -446,7 +472,15 @@ pub async fn show(
     let policies = crate::sla::db::all(&state.pool).await?;
     let sla = sla_of(&i, &policies, now)?;
     let cadence = super::handlers::cadence_of(&state, &i, &policies, now).await?;
+    let suspects =
+        crate::changes::actions::suspects(&state.pool, &super::views::suspecting(&i)).await?;
+    let trigger = suspects
+        .iter()
+        .find(|s| s.verdict.as_deref() == Some("confirmed_trigger"))
+        .map(|s| s.change.occurred_at);
     Ok(ShowPage {
+        suspects,
+        verdicts: crate::changes::domain::Verdict::ALL,
         chrome,
         updates: crate::updates::db::for_incident(&state.pool, i.id).await?,
         cadence,
@@ -460,7 +494,7 @@ pub async fn show(
         key: i.key.to_string(),
         started: utc(i.started_at),
         detected: utc(i.detected_at),
-        durations: duration_rows(&i, now),
+        durations: duration_rows(&i, now, trigger),
         transitions: Transition::legal_from(i.status),
         timeline: timeline_rows(&events, i.detected_at),
         roles: Role::ALL

@@ -92,6 +92,10 @@ pub struct IncidentView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alert_count: Option<i64>,
     pub metrics: Durations,
+    /// The change confirmed as the trigger among the suspects, with the time from it to
+    /// detection (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Trigger>,
     /// The acknowledge and resolve clocks against the targets of `peak_severity`
     pub sla: Sla,
     /// The highest severity the incident reached
@@ -99,6 +103,43 @@ pub struct IncidentView {
     /// The transitions legal from the current status, e.g. `["mitigate", "resolve"]`
     pub allowed_transitions: Vec<String>,
     pub links: IncidentLinks,
+}
+
+/// The change confirmed as an incident's trigger.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Trigger {
+    pub change_id: i64,
+    pub summary: String,
+    pub service: Option<String>,
+    pub changed_at: DateTime<Utc>,
+    /// detected − the change's time
+    pub time_to_detect_from_change_secs: i64,
+    /// The same, for people: `2 h 2 min`
+    pub time_to_detect_from_change: String,
+}
+
+impl Trigger {
+    pub fn of(c: &crate::changes::db::Change, detected_at: DateTime<Utc>) -> Self {
+        let secs = (detected_at - c.occurred_at).num_seconds();
+        Self {
+            change_id: c.id,
+            summary: c.summary.clone(),
+            service: c.service.clone(),
+            changed_at: c.occurred_at,
+            time_to_detect_from_change_secs: secs,
+            time_to_detect_from_change: crate::domain::format_minutes(secs),
+        }
+    }
+}
+
+/// The incident as its suspect changes need it.
+pub fn suspecting(i: &Incident) -> crate::changes::actions::Suspecting {
+    crate::changes::actions::Suspecting {
+        incident_id: i.id,
+        key: i.key.to_string(),
+        service_id: i.service_id,
+        started_at: i.started_at,
+    }
 }
 
 impl IncidentView {
@@ -134,6 +175,7 @@ impl IncidentView {
             roles: roles.map(Roles::of),
             updates: None,
             alert_count: None,
+            trigger: None,
             metrics: Durations::of(&i.milestones(), now),
             sla: Sla::of(policy, i.detected_at, i.acknowledged_at, i.resolved_at, now),
             peak_severity: i.peak_severity,

@@ -31,7 +31,6 @@ pub struct Postmortem {
     pub got_lucky: String,
     pub lessons: String,
     pub timeline_event_ids: Option<Vec<i64>>,
-    pub trigger_event_id: Option<i64>,
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -61,7 +60,6 @@ impl Postmortem {
             got_lucky: String::new(),
             lessons: String::new(),
             timeline_event_ids: None,
-            trigger_event_id: None,
             version: 1,
             created_at: now,
             updated_at: now,
@@ -92,7 +90,7 @@ pub async fn for_incident(
         Postmortem,
         r#"select id, incident_id, status, impacted, requests_label, summary, impact,
                   failed_requests, total_requests, root_cause, contributing_factors, detection,
-                  went_well, was_hard, got_lucky, lessons, timeline_event_ids, trigger_event_id,
+                  went_well, was_hard, got_lucky, lessons, timeline_event_ids,
                   version, created_at, updated_at, published_at
            from postmortems where incident_id = $1"#,
         incident_id
@@ -156,14 +154,13 @@ pub async fn set_section(
     .await?)
 }
 
-/// The facts the figures need: what was impacted, what failed and how much, the triggering
-/// change.
+/// The facts the figures need: what was impacted, what failed and how much. (The triggering
+/// change is the incident's confirmed suspect: `changes::db::confirmed_trigger`.)
 pub struct Facts<'a> {
     pub impacted: &'a str,
     pub requests_label: &'a str,
     pub failed_requests: Option<i64>,
     pub total_requests: Option<i64>,
-    pub trigger_event_id: Option<i64>,
 }
 
 pub async fn set_facts(
@@ -174,7 +171,7 @@ pub async fn set_facts(
 ) -> AppResult<Option<i32>> {
     Ok(sqlx::query_scalar!(
         r#"update postmortems set impacted = $3, requests_label = $4, failed_requests = $5,
-               total_requests = $6, trigger_event_id = $7,
+               total_requests = $6,
                version = version + 1, updated_at = now()
            where id = $1 and version = $2
            returning version"#,
@@ -184,7 +181,6 @@ pub async fn set_facts(
         f.requests_label,
         f.failed_requests,
         f.total_requests,
-        f.trigger_event_id,
     )
     .fetch_optional(e)
     .await?)

@@ -39,8 +39,8 @@ pub struct Document {
     pub rows: Vec<(String, String)>,
     pub response: String,
     pub items: Vec<ActionItem>,
-    /// Context events that could be the triggering change.
-    pub changes: Vec<(i64, String)>,
+    /// The change confirmed as the incident's trigger, if any.
+    pub trigger: Option<crate::changes::db::Change>,
     /// The figures a section may cite by name (`{time_to_acknowledge}`), with their values.
     pub prose: Vec<(&'static str, String)>,
 }
@@ -109,7 +109,11 @@ fn prose_figures(
 fn shown_by_default(kind: Kind) -> bool {
     !matches!(
         kind,
-        Kind::RoleAssigned | Kind::RoleUnassigned | Kind::Edited | Kind::SlaBreached
+        Kind::RoleAssigned
+            | Kind::RoleUnassigned
+            | Kind::Edited
+            | Kind::SlaBreached
+            | Kind::SuspectVerdict
     )
 }
 
@@ -232,16 +236,9 @@ impl Document {
                 .map(|l| (l.time.clone(), l.text.clone(), l.role.clone()))
                 .collect(),
         );
-        let from_change = pm.trigger_event_id.and_then(|id| {
-            events
-                .iter()
-                .find(|e| e.id == id)
-                .map(|e| (i.detected_at - e.occurred_at).num_seconds())
-        });
-        let change_at = pm
-            .trigger_event_id
-            .and_then(|id| events.iter().find(|e| e.id == id))
-            .map(|e| e.occurred_at);
+        let trigger = crate::changes::db::confirmed_trigger(&mut *conn, i.id).await?;
+        let change_at = trigger.as_ref().map(|c| c.occurred_at);
+        let from_change = change_at.map(|c| (i.detected_at - c).num_seconds());
         let prose = prose_figures(i, &pm, &durations, change_at, service.as_ref());
         let response = domain::response_line(
             durations.time_to_detect_secs,
@@ -249,20 +246,6 @@ impl Document {
             durations.time_to_acknowledge_secs,
             durations.time_to_mitigate_secs,
         );
-        let changes = events
-            .iter()
-            .filter(|e| e.kind == Kind::Context)
-            .map(|e| {
-                (
-                    e.id,
-                    format!(
-                        "{} {}",
-                        hm(e.occurred_at),
-                        crate::domain::shorten(&e.body, 80)
-                    ),
-                )
-            })
-            .collect();
         Ok(Self {
             key: i.key.to_string(),
             title: i.title.clone(),
@@ -274,7 +257,7 @@ impl Document {
             rows,
             response,
             items,
-            changes,
+            trigger,
             prose,
         })
     }

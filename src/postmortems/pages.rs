@@ -47,10 +47,6 @@ pub struct PostmortemPage {
 }
 
 impl PostmortemPage {
-    fn is_trigger(&self, id: &i64) -> bool {
-        self.doc.pm.trigger_event_id == Some(*id)
-    }
-
     fn section(&self, name: &str) -> Option<&SectionView> {
         self.sections.iter().find(|s| s.name == name)
     }
@@ -215,7 +211,6 @@ pub struct FactsForm {
     requests_label: String,
     failed_requests: String,
     total_requests: String,
-    trigger_event_id: String,
     version: i32,
 }
 
@@ -240,7 +235,6 @@ pub async fn edit_facts(
         requests_label: form.requests_label.trim(),
         failed_requests: count("failed_requests", &form.failed_requests)?,
         total_requests: count("total_requests", &form.total_requests)?,
-        trigger_event_id: count("trigger_event_id", &form.trigger_event_id)?,
     };
     let (i, _) = change(&state, &key, async |tx, i| {
         actions::edit_facts(tx, &auth.actor, i, form.version, &facts).await

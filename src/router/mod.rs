@@ -124,6 +124,8 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(crate::notify::handlers::delete))
         .routes(routes!(inc::notifications))
+        .routes(routes!(inc::suspect_changes))
+        .routes(routes!(inc::judge_suspect_change))
         .routes(routes!(crate::alerts::handlers::list))
         .routes(routes!(
             crate::integrations::handlers::list,
@@ -192,6 +194,10 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/incidents/{key}/roles", post(form::set_role))
         .route("/incidents/{key}/notes", post(form::add_note))
         .route("/incidents/{key}/updates", post(form::add_update))
+        .route(
+            "/incidents/{key}/suspects/{change_id}",
+            post(form::judge_suspect),
+        )
         .route(
             "/incidents/{key}/postmortem",
             get(crate::postmortems::pages::show),

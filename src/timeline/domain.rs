@@ -25,10 +25,12 @@ pub enum Kind {
     SlaBreached,
     /// Alerts of the incident resolved by their sender (one event per batch, not per alert).
     AlertsResolved,
+    /// A responder's verdict on a suspect change: suspected, ruled out, or the trigger.
+    SuspectVerdict,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -43,6 +45,7 @@ impl Kind {
         Self::StakeholderUpdate,
         Self::SlaBreached,
         Self::AlertsResolved,
+        Self::SuspectVerdict,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +64,7 @@ impl Kind {
             Self::StakeholderUpdate => "stakeholder_update",
             Self::SlaBreached => "sla_breached",
             Self::AlertsResolved => "alerts_resolved",
+            Self::SuspectVerdict => "suspect_verdict",
         }
     }
 
@@ -197,6 +201,19 @@ pub fn headline(
                 (1, Some(name)) => format!("Alert resolved: {name}"),
                 (n, _) => format!("{n} alerts resolved"),
             }
+        }
+        Kind::SuspectVerdict => {
+            let what = match str_of(details, "verdict") {
+                "confirmed_trigger" => "confirmed as the trigger",
+                "ruled_out" => "ruled out",
+                _ => "suspected",
+            };
+            format!(
+                "Change {what}: {} ({} at {})",
+                str_of(details, "summary"),
+                str_of(details, "service"),
+                str_of(details, "changed_at")
+            )
         }
     }
 }

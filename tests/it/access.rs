@@ -90,6 +90,12 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/changes", "viewer"),
     ("POST", "/api/v1/changes", "responder"),
     ("GET", "/api/v1/changes/{id}", "viewer"),
+    ("GET", "/api/v1/incidents/{key}/suspect-changes", "viewer"),
+    (
+        "POST",
+        "/api/v1/incidents/{key}/suspect-changes/{change_id}",
+        "responder",
+    ),
 ];
 
 /// Every page route and the least role that may use it.
@@ -162,6 +168,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/search", "viewer"),
     ("GET", "/near-misses", "viewer"),
     ("GET", "/changes", "viewer"),
+    ("POST", "/incidents/{key}/suspects/{change_id}", "responder"),
     ("GET", "/services/{name}/changes", "viewer"),
     ("POST", "/account/tokens", "viewer"),
     ("POST", "/account/tokens/{id}/revoke", "viewer"),
@@ -189,6 +196,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{role}", "scribe")
         .replace("{name}", "payments-gateway")
         .replace("{id}", "999999")
+        .replace("{change_id}", "999999")
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
 }

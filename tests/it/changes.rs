@@ -260,7 +260,8 @@ async fn the_change_pages_list_changes_across_services_and_per_service(pool: PgP
 }
 
 /// The change events stored before changes were records of their own move into `changes`, with
-/// their service when `custom_details.service` names one.
+/// their service when `custom_details.service` names one; a postmortem's hand-picked triggering
+/// event becomes a change confirmed as the incident's trigger.
 #[sqlx::test(migrations = false)]
 async fn change_events_stored_before_migrate_into_changes(pool: PgPool) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
@@ -289,7 +290,17 @@ async fn change_events_stored_before_migrate_into_changes(pool: PgPool) {
            insert into change_events (integration_id, summary, source, occurred_at, details, links, raw)
            select id, 'Deploy of an unknown service', 'ci-runner', now() - interval '2 hours',
                   '{"service": "nope"}', '[{"href": "javascript:x"}]', '{}'
-           from integrations;"#,
+           from integrations;
+           insert into incidents (title, severity, peak_severity, status, service_id, started_at,
+                                  detected_at)
+           select 'Checkout failing', 'Sev2', 'Sev2', 'triggered', id, now() - interval '30 min',
+                  now() - interval '25 min'
+           from services;
+           insert into timeline_events (incident_id, occurred_at, kind, author, body)
+           select id, now() - interval '3 hours', 'context', 'scribe', 'PR 77 deployed'
+           from incidents;
+           insert into postmortems (incident_id, trigger_event_id)
+           select i.id, e.id from incidents i join timeline_events e on e.incident_id = i.id;"#,
     )
     .execute(&pool)
     .await
@@ -323,6 +334,276 @@ async fn change_events_stored_before_migrate_into_changes(pool: PgPool) {
                 "deploy".into(),
                 "".into(),
                 true
+            ),
+            (
+                "PR 77 deployed".into(),
+                Some("checkout-api".into()),
+                "deploy".into(),
+                "".into(),
+                false
+            ),
+        ]
+    );
+    // The postmortem's hand-picked trigger became the incident's confirmed suspect.
+    let confirmed: (String, String) = sqlx::query_as(
+        "select c.summary, v.verdict from suspect_verdicts v join changes c on c.id = v.change_id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        confirmed,
+        ("PR 77 deployed".into(), "confirmed_trigger".into())
+    );
+}
+
+/// A time `minutes` before `t`, as RFC 3339.
+fn before(t: &str, minutes: i64) -> String {
+    (common::at(t) - chrono::Duration::minutes(minutes)).to_rfc3339()
+}
+
+#[sqlx::test]
+async fn suspects_are_the_days_changes_to_the_service_and_its_dependencies_ranked(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("db").await;
+    app.service("elsewhere").await;
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "app", "tier": 1, "depends_on": ["db"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let started = ago(60);
+    let key = app
+        .incident(
+            json!({"title": "App failing", "severity": "Sev2", "service": "app",
+                         "started_at": started, "detected_at": before(&started, -5)}),
+        )
+        .await;
+    for (service, env, minutes, summary) in [
+        ("app", "production", 180, "app prod 3 h before"),
+        ("app", "staging", 30, "app staging 30 min before"),
+        ("db", "production", 60, "db prod 1 h before"),
+        ("app", "production", 25 * 60, "app prod 25 h before"),
+        ("elsewhere", "production", 10, "another service"),
+        ("app", "production", -2, "after the start"),
+    ] {
+        let r = change(
+            &app,
+            json!({"service": service, "environment": env, "summary": summary,
+                   "occurred_at": before(&started, minutes)}),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{summary}: {}", r.text);
+    }
+    let r = app
+        .get(&format!("/api/v1/incidents/{key}/suspect-changes"))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let j = r.json();
+    assert_eq!(j["window_hours"], 24);
+    let order: Vec<&str> = j["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "db prod 1 h before",
+            "app prod 3 h before",
+            "app staging 30 min before"
+        ],
+        "production first, then the nearest; dependencies included; nothing older than a day, \
+         of another service or after the start"
+    );
+    assert!(j["items"][0]["verdict"].is_null());
+    // The page lists them too.
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(page.text.contains("Suspect changes") && page.text.contains("db prod 1 h before"));
+    assert!(!page.text.contains("app prod 25 h before"));
+}
+
+#[sqlx::test]
+async fn verdicts_go_on_the_timeline_and_one_confirmed_trigger_gives_the_time_from_the_change(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    let started = ago(60);
+    let detected = before(&started, -5);
+    let key = app
+        .incident(
+            json!({"title": "Timeouts", "severity": "Sev2", "service": "payments-gateway",
+                         "started_at": started, "detected_at": detected}),
+        )
+        .await;
+    let mut ids = vec![];
+    for (minutes, summary) in [
+        (117, "chore: consolidate HTTP client settings"),
+        (300, "fix: logging"),
+    ] {
+        let r = change(
+            &app,
+            json!({"service": "payments-gateway", "kind": "config", "summary": summary,
+                   "occurred_at": before(&started, minutes)}),
+        )
+        .await;
+        ids.push(r.json()["id"].as_i64().unwrap());
+    }
+    let judge = |id: i64, verdict: &str| {
+        let app = &app;
+        let path = format!("/api/v1/incidents/{key}/suspect-changes/{id}");
+        let body = json!({ "verdict": verdict });
+        async move { app.post(&path, body).await }
+    };
+    let r = judge(ids[1], "ruled_out").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["verdict"], "ruled_out");
+    let r = judge(ids[0], "confirmed_trigger").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let timeline = app.timeline(&key).await;
+    let verdicts: Vec<&str> = timeline
+        .iter()
+        .filter(|e| e["kind"] == "suspect_verdict")
+        .map(|e| e["headline"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), 2);
+    assert!(
+        verdicts[1].starts_with(
+            "Change confirmed as the trigger: chore: consolidate HTTP client settings"
+        ),
+        "{verdicts:?}"
+    );
+    // Time to detect from the change: detection (started + 5 min) − change (started − 117 min).
+    let incident = app.incident_json(&key).await;
+    assert_eq!(incident["trigger"]["change_id"], ids[0]);
+    assert_eq!(
+        incident["trigger"]["time_to_detect_from_change_secs"],
+        122 * 60
+    );
+    assert_eq!(
+        incident["trigger"]["time_to_detect_from_change"],
+        "2 h 2 min"
+    );
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(page.text.contains("Time to detect from the change"));
+    let pm = app
+        .get(&format!("/api/v1/incidents/{key}/postmortem"))
+        .await
+        .json();
+    assert!(
+        pm["response"]
+            .as_str()
+            .unwrap()
+            .contains("2 h 2 min from the change"),
+        "{}",
+        pm["response"]
+    );
+    // Only one trigger: a second is refused until the first is ruled out.
+    let before_count = app.timeline(&key).await.len();
+    let r = judge(ids[1], "confirmed_trigger").await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert_eq!(
+        app.timeline(&key).await.len(),
+        before_count,
+        "nothing written"
+    );
+    assert_eq!(judge(ids[0], "ruled_out").await.status, StatusCode::OK);
+    assert_eq!(
+        judge(ids[1], "confirmed_trigger").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.incident_json(&key).await["trigger"]["change_id"],
+        ids[1]
+    );
+    // Bad input changes nothing.
+    assert_eq!(
+        judge(ids[0], "guilty").await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    assert_eq!(
+        judge(999_999, "suspected").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let other = app
+        .incident(json!({"title": "Elsewhere", "severity": "Sev3"}))
+        .await;
+    let r = app
+        .post(
+            &format!("/api/v1/incidents/{other}/suspect-changes/{}", ids[0]),
+            json!({"verdict": "suspected"}),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NOT_FOUND,
+        "not a suspect of an incident without a service"
+    );
+    // One click on the page.
+    let r = app
+        .form(
+            &format!("/incidents/{key}/suspects/{}", ids[0]),
+            &[("verdict", "suspected")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let suspects = app
+        .get(&format!("/api/v1/incidents/{key}/suspect-changes"))
+        .await
+        .json();
+    let first = suspects["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == ids[0])
+        .unwrap()
+        .clone();
+    assert_eq!(first["verdict"], "suspected");
+}
+
+#[sqlx::test]
+async fn inc_1187s_trigger_is_its_confirmed_configuration_change(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let incident = app.incident_json("INC-1187").await;
+    assert_eq!(
+        incident["trigger"]["summary"],
+        "chore: consolidate HTTP client settings"
+    );
+    assert_eq!(
+        incident["trigger"]["time_to_detect_from_change"],
+        "2 h 2 min"
+    );
+    let suspects = app
+        .get("/api/v1/incidents/INC-1187/suspect-changes")
+        .await
+        .json();
+    let verdicts: Vec<(&str, &str)> = suspects["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["summary"].as_str().unwrap(),
+                s["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (
+                "chore: consolidate HTTP client settings",
+                "confirmed_trigger"
+            ),
+            ("receipt-emails-v2 on for 50% of merchants", "ruled_out"),
+            (
+                "fix: log the processor's request id on timeouts",
+                "ruled_out"
             ),
         ]
     );

@@ -106,17 +106,21 @@ pub async fn login(
         show_login(&state, status, page).await
     };
 
+    // A refused sign-in, tallied under the email typed (kept in the first row of its minute).
+    let refused = async |action: &str| {
+        let refusal = audit::db::Refusal {
+            action,
+            route: "POST /login",
+            target: f.email.trim(),
+        };
+        audit::db::refusal(&state.pool, &actor, refusal).await
+    };
     let now = clock::now(&state.pool).await?;
     for key in [&account_key, &addr_key] {
         if let Some(until) = db::blocked_until(&state.pool, key).await?
             && let Some(secs) = wait_left(until, now)
         {
-            let refusal = audit::db::Refusal {
-                action: "login.throttled",
-                route: "POST /login",
-                target: f.email.trim(),
-            };
-            audit::db::refusal(&state.pool, &actor, refusal).await?;
+            refused("login.throttled").await?;
             return again(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("Too many failed sign-ins. Wait {secs} s and try again."),
@@ -141,12 +145,7 @@ pub async fn login(
             db::block(&mut *tx, key, failures).await?;
         }
         tx.commit().await?;
-        let refusal = audit::db::Refusal {
-            action: "login.failed",
-            route: "POST /login",
-            target: f.email.trim(),
-        };
-        audit::db::refusal(&state.pool, &actor, refusal).await?;
+        refused("login.failed").await?;
         return again(
             StatusCode::UNAUTHORIZED,
             "The email or the password is wrong.".into(),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::alert_store::db::{self, Alert};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Viewer};
-use crate::http::extract::{ApiQuery, query_text};
+use crate::http::extract::{ApiQuery, query_cursor, query_limit, query_text};
 use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -49,20 +49,8 @@ pub async fn list(
             "firing, acknowledged or resolved",
         ));
     }
-    let after = match query_text(&q.cursor) {
-        None => 0,
-        Some(c) => c
-            .parse::<i64>()
-            .map_err(|_| AppError::invalid("cursor", "use the next_cursor of a previous page"))?,
-    };
-    let limit = match query_text(&q.limit) {
-        None => 100,
-        Some(l) => l
-            .parse::<i64>()
-            .ok()
-            .filter(|l| (1..=500).contains(l))
-            .ok_or_else(|| AppError::invalid("limit", "a number from 1 to 500"))?,
-    };
+    let after = query_cursor(&q.cursor, |c| c.parse::<i64>().ok())?.unwrap_or(0);
+    let limit = query_limit(&q.limit, 100, 500)?;
     let items = db::for_incident(
         &state.pool,
         incident.id,

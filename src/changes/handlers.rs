@@ -13,7 +13,10 @@ use super::db::{self, Change, Filter};
 use super::domain::{ChangeCursor, ChangeDraft, ChangeKind};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
-use crate::http::extract::{ApiJson, ApiQuery, IdempotencyKey, parse_id, query_day, query_text};
+use crate::http::extract::{
+    ApiJson, ApiQuery, IdempotencyKey, parse_id, query_cursor, query_limit, query_period,
+    query_text,
+};
 use crate::idempotency;
 use crate::state::AppState;
 
@@ -66,13 +69,26 @@ pub struct ChangeQuery {
 }
 
 impl ChangeQuery {
+    /// One page of the changes this query asks for, and the cursor of the next page if there
+    /// is one.
+    pub async fn page(
+        &self,
+        e: impl sqlx::PgExecutor<'_>,
+        limit: i64,
+    ) -> AppResult<(Vec<Change>, Option<ChangeCursor>)> {
+        let after = query_cursor(&self.cursor, ChangeCursor::decode)?;
+        let mut items = db::list(e, &self.filter()?, after, limit + 1).await?;
+        let more = items.len() as i64 > limit;
+        items.truncate(limit as usize);
+        let next = more.then(|| items.last()).flatten().map(|c| ChangeCursor {
+            occurred_at: c.occurred_at,
+            id: c.id,
+        });
+        Ok((items, next))
+    }
+
     pub fn filter(&self) -> AppResult<Filter> {
-        let (from, to) = (query_day("from", &self.from)?, query_day("to", &self.to)?);
-        if let (Some(f), Some(t)) = (from, to)
-            && t < f
-        {
-            return Err(AppError::invalid("to", "the period ends before it starts"));
-        }
+        let (from, to) = query_period(&self.from, &self.to)?;
         let start = |d: chrono::NaiveDate| d.and_time(NaiveTime::MIN).and_utc();
         Ok(Filter {
             service: query_text(&self.service),
@@ -100,37 +116,10 @@ pub async fn list(
     _auth: Auth<Viewer>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
 ) -> AppResult<Json<ChangeList>> {
-    let filter = q.filter()?;
-    let after = query_text(&q.cursor)
-        .map(|c| {
-            ChangeCursor::decode(&c).ok_or_else(|| {
-                AppError::invalid("cursor", "use the next_cursor of a previous page")
-            })
-        })
-        .transpose()?;
-    let limit = match query_text(&q.limit) {
-        None => 50,
-        Some(l) => l
-            .parse::<i64>()
-            .ok()
-            .filter(|l| (1..=200).contains(l))
-            .ok_or_else(|| AppError::invalid("limit", "a number from 1 to 200"))?,
-    };
-    let mut items = db::list(&state.pool, &filter, after, limit + 1).await?;
-    let more = items.len() as i64 > limit;
-    items.truncate(limit as usize);
+    let limit = query_limit(&q.limit, 50, 200)?;
+    let (items, next) = q.page(&state.pool, limit).await?;
     Ok(Json(ChangeList {
-        next_cursor: more
-            .then(|| {
-                items.last().map(|c| {
-                    ChangeCursor {
-                        occurred_at: c.occurred_at,
-                        id: c.id,
-                    }
-                    .encode()
-                })
-            })
-            .flatten(),
+        next_cursor: next.map(|c| c.encode()),
         items,
     }))
 }

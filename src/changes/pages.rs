@@ -5,10 +5,9 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
 
-use super::db::{self, Change};
-use super::domain::{ChangeCursor, ChangeKind};
+use super::db::Change;
+use super::domain::ChangeKind;
 use super::handlers::ChangeQuery;
-use crate::error::AppError;
 use crate::http::access::{Auth, Viewer};
 use crate::http::extract::{ApiQuery, query_text};
 use crate::http::page::{Chrome, PageResult};
@@ -49,23 +48,10 @@ async fn page(
         crate::services::db::get_by_name(&state.pool, name).await?;
         q.service = Some(name.clone());
     }
-    let filter = q.filter()?;
-    let after = query_text(&q.cursor)
-        .map(|c| {
-            ChangeCursor::decode(&c)
-                .ok_or_else(|| AppError::invalid("cursor", "use the link to the next page"))
-        })
-        .transpose()?;
-    let mut changes = db::list(&state.pool, &filter, after, PAGE + 1).await?;
-    let more = changes.len() as i64 > PAGE;
-    changes.truncate(PAGE as usize);
+    let (changes, next) = q.page(&state.pool, PAGE).await?;
     let text = |v: &Option<String>| query_text(v).unwrap_or_default();
-    let next = more.then(|| changes.last()).flatten().map(|c| {
-        let cursor = ChangeCursor {
-            occurred_at: c.occurred_at,
-            id: c.id,
-        }
-        .encode();
+    let next = next.map(|cursor| {
+        let cursor = cursor.encode();
         form_urlencoded::Serializer::new(String::new())
             .extend_pairs(
                 [

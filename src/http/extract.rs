@@ -294,6 +294,48 @@ pub fn query_day(
         .transpose()
 }
 
+/// Two days in query parameters bounding a period, both ends included (`from`, `to`); one
+/// ending before it starts is refused naming `to`.
+pub fn query_period(
+    from: &Option<String>,
+    to: &Option<String>,
+) -> Result<(Option<chrono::NaiveDate>, Option<chrono::NaiveDate>), AppError> {
+    let (from, to) = (query_day("from", from)?, query_day("to", to)?);
+    if let (Some(f), Some(t)) = (from, to)
+        && t < f
+    {
+        return Err(AppError::invalid("to", "the period ends before it starts"));
+    }
+    Ok((from, to))
+}
+
+/// A page size in the `limit` query parameter: `default` when absent, else 1 to `max`.
+pub fn query_limit(value: &Option<String>, default: i64, max: i64) -> Result<i64, AppError> {
+    match query_text(value) {
+        None => Ok(default),
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|l| (1..=max).contains(l))
+            .ok_or_else(|| AppError::invalid("limit", format!("a number from 1 to {max}"))),
+    }
+}
+
+/// The `cursor` query parameter, read by `decode`: `None` when absent; one that does not decode
+/// is refused naming `cursor`.
+pub fn query_cursor<T>(
+    value: &Option<String>,
+    decode: impl FnOnce(&str) -> Option<T>,
+) -> Result<Option<T>, AppError> {
+    query_text(value)
+        .map(|c| {
+            decode(&c).ok_or_else(|| {
+                AppError::invalid("cursor", "use the next_cursor of a previous page")
+            })
+        })
+        .transpose()
+}
+
 /// A yes/no query parameter: `true`, or `false` / absent / blank; anything else is refused.
 pub fn query_flag(field: &str, value: &Option<String>) -> Result<bool, AppError> {
     match query_text(value).as_deref() {

@@ -18,7 +18,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option, etag,
-    query_text,
+    query_cursor, query_limit, query_text,
 };
 use crate::idempotency;
 use crate::roles::{self, domain::Role};
@@ -206,21 +206,8 @@ impl ListQuery {
                     .collect::<Result<Vec<_>, _>>()
             })
             .transpose()?;
-        let after = query_text(&self.cursor)
-            .map(|c| {
-                Cursor::decode(&c).ok_or_else(|| {
-                    AppError::invalid("cursor", "use the next_cursor of a previous page")
-                })
-            })
-            .transpose()?;
-        let limit = match query_text(&self.limit) {
-            None => 50,
-            Some(l) => l
-                .parse::<i64>()
-                .ok()
-                .filter(|l| (1..=200).contains(l))
-                .ok_or_else(|| AppError::invalid("limit", "a number from 1 to 200"))?,
-        };
+        let after = query_cursor(&self.cursor, Cursor::decode)?;
+        let limit = query_limit(&self.limit, 50, 200)?;
         Ok(ListParams {
             filter: Filter {
                 statuses,

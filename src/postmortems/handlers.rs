@@ -14,7 +14,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::parse_id;
 use crate::http::extract::{
-    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_day, query_flag, query_text,
+    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_flag, query_period, query_text,
 };
 use crate::state::AppState;
 
@@ -351,12 +351,7 @@ impl PostmortemQuery {
                 ));
             }
         };
-        let (from, to) = (query_day("from", &self.from)?, query_day("to", &self.to)?);
-        if let (Some(f), Some(t)) = (from, to)
-            && t < f
-        {
-            return Err(AppError::invalid("to", "the period ends before it starts"));
-        }
+        let (from, to) = query_period(&self.from, &self.to)?;
         Ok(db::PostmortemFilter {
             status,
             service: query_text(&self.service),

@@ -117,9 +117,13 @@ pub fn about(n: f64) -> String {
 
 /// A percentage without trailing zeros: 99.9 → `99.9%`, 99.95 → `99.95%`, 99 → `99%`.
 pub fn percent(p: f64) -> String {
-    let s = format!("{p:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s}%")
+    format!("{}%", decimal(p))
+}
+
+/// A number to at most three decimals, without trailing zeros: 1.2 → `1.2`, 120.0 → `120`.
+pub fn decimal(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Replaces each `{name}` in `text` with what `value_of(name)` gives; a name it gives nothing for

@@ -10,7 +10,6 @@ use super::domain::{ChangeDraft, SUSPECT_WINDOW_HOURS, SuspectRank, Verdict, sen
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::services;
 
 /// Records a change reported through the API: an unknown service or a time in the future is
 /// refused naming the field, and nothing is stored.
@@ -21,7 +20,7 @@ pub async fn record(
 ) -> AppResult<Change> {
     let now = clock::now(&mut *conn).await?;
     let c = draft.checked(now)?;
-    let service = services::db::find_by_name(&mut *conn, &c.service)
+    let service_id = db::service_id(&mut *conn, &c.service)
         .await?
         .ok_or_else(|| {
             AppError::invalid(
@@ -32,7 +31,7 @@ pub async fn record(
     let id = db::insert(
         &mut *conn,
         &NewChange {
-            service_id: Some(service.id),
+            service_id: Some(service_id),
             environment: &c.environment,
             kind: c.kind,
             summary: &c.summary,
@@ -40,6 +39,7 @@ pub async fn record(
             link: &c.link,
             occurred_at: c.occurred_at,
             details: &json!({}),
+            capacity: c.capacity.as_ref(),
             sent: None,
         },
     )
@@ -51,9 +51,12 @@ pub async fn record(
         conn,
         actor,
         "change.create",
-        &service.name,
+        &c.service,
         None,
-        Some(json!({ "id": id, "kind": change.kind, "summary": change.summary })),
+        Some(
+            json!({ "id": id, "kind": change.kind, "summary": change.summary,
+                     "capacity": change.capacity }),
+        ),
     )
     .await?;
     Ok(change)
@@ -77,9 +80,7 @@ pub struct SentChange<'a> {
 pub async fn record_sent(conn: &mut PgConnection, s: &SentChange<'_>) -> AppResult<i64> {
     let d = sender_details(s.details);
     let service_id = match d.service {
-        Some(name) => services::db::find_by_name(&mut *conn, name)
-            .await?
-            .map(|svc| svc.id),
+        Some(name) => db::service_id(&mut *conn, name).await?,
         None => None,
     };
     let link = s
@@ -100,6 +101,7 @@ pub async fn record_sent(conn: &mut PgConnection, s: &SentChange<'_>) -> AppResu
             link,
             occurred_at: s.occurred_at,
             details: s.details,
+            capacity: d.capacity.as_ref(),
             sent: Some((s.integration_id, s.raw)),
         },
     )
@@ -131,7 +133,7 @@ pub async fn suspects(e: impl sqlx::PgExecutor<'_>, i: &Suspecting) -> AppResult
     let mut found = db::suspects(e, &i.scope()).await?;
     found.sort_by_key(|s| {
         SuspectRank::of(
-            false,
+            s.change.capacity_check.is_some(),
             &s.change.environment,
             s.change.occurred_at,
             i.started_at,

@@ -6,7 +6,9 @@ use serde_json::Value;
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use super::domain::{ChangeCursor, ChangeKind};
+use super::domain::{
+    Capacity, CapacityCheck, ChangeCursor, ChangeKind, ServicePeak, check_capacity,
+};
 use crate::error::AppResult;
 
 /// A change as the API and the pages show it.
@@ -25,6 +27,70 @@ pub struct Change {
     pub recorded_at: DateTime<Utc>,
     /// Who reported it: `api`, or the name of the integration that sent it
     pub source: String,
+    /// The capacity figures it carries, as given
+    pub capacity: Option<Capacity>,
+    /// Little's law on those figures (or "not checked" for a capacity change without them);
+    /// null for a change that touches no capacity setting
+    pub capacity_check: Option<CapacityCheck>,
+}
+
+/// A change as stored, with its service's peak figures for the capacity check.
+struct ChangeRow {
+    id: i64,
+    service: Option<String>,
+    environment: String,
+    kind: String,
+    summary: String,
+    author: String,
+    link: String,
+    occurred_at: DateTime<Utc>,
+    recorded_at: DateTime<Utc>,
+    source: String,
+    details: Value,
+    capacity_limit: Option<String>,
+    capacity_per_replica: Option<i64>,
+    capacity_replicas: Option<i64>,
+    capacity_peak_requests_per_second: Option<f64>,
+    capacity_peak_latency_seconds: Option<f64>,
+    service_peak_requests_per_second: Option<f64>,
+    service_peak_latency_seconds: Option<f64>,
+}
+
+impl From<ChangeRow> for Change {
+    fn from(r: ChangeRow) -> Self {
+        let capacity = match (
+            r.capacity_limit,
+            r.capacity_per_replica,
+            r.capacity_replicas,
+        ) {
+            (Some(limit), Some(per_replica), Some(replicas)) => Some(Capacity {
+                limit,
+                per_replica,
+                replicas,
+                peak_requests_per_second: r.capacity_peak_requests_per_second,
+                peak_latency_seconds: r.capacity_peak_latency_seconds,
+            }),
+            _ => None,
+        };
+        let peak = ServicePeak {
+            requests_per_second: r.service_peak_requests_per_second,
+            latency_seconds: r.service_peak_latency_seconds,
+        };
+        Self {
+            capacity_check: check_capacity(capacity.as_ref(), peak, &r.summary, &r.details),
+            capacity,
+            id: r.id,
+            service: r.service,
+            environment: r.environment,
+            kind: r.kind,
+            summary: r.summary,
+            author: r.author,
+            link: r.link,
+            occurred_at: r.occurred_at,
+            recorded_at: r.recorded_at,
+            source: r.source,
+        }
+    }
 }
 
 pub struct NewChange<'a> {
@@ -36,6 +102,7 @@ pub struct NewChange<'a> {
     pub link: &'a str,
     pub occurred_at: DateTime<Utc>,
     pub details: &'a Value,
+    pub capacity: Option<&'a Capacity>,
     /// The integration that sent it, and what it sent; `None` for the API.
     pub sent: Option<(Uuid, &'a Value)>,
 }
@@ -44,8 +111,10 @@ pub async fn insert(e: impl PgExecutor<'_>, c: &NewChange<'_>) -> AppResult<i64>
     let (integration_id, raw) = c.sent.map_or((None, None), |(i, r)| (Some(i), Some(r)));
     Ok(sqlx::query_scalar!(
         r#"insert into changes (service_id, environment, kind, summary, author, link, occurred_at,
-                                details, integration_id, raw)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                details, integration_id, raw, capacity_limit, capacity_per_replica,
+                                capacity_replicas, capacity_peak_requests_per_second,
+                                capacity_peak_latency_seconds)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
            returning id"#,
         c.service_id,
         c.environment,
@@ -57,9 +126,23 @@ pub async fn insert(e: impl PgExecutor<'_>, c: &NewChange<'_>) -> AppResult<i64>
         c.details,
         integration_id,
         raw,
+        c.capacity.map(|k| k.limit.as_str()),
+        c.capacity.map(|k| k.per_replica),
+        c.capacity.map(|k| k.replicas),
+        c.capacity.and_then(|k| k.peak_requests_per_second),
+        c.capacity.and_then(|k| k.peak_latency_seconds),
     )
     .fetch_one(e)
     .await?)
+}
+
+/// The id of the service with this name, if there is one.
+pub async fn service_id(e: impl PgExecutor<'_>, name: &str) -> AppResult<Option<i64>> {
+    Ok(
+        sqlx::query_scalar!("select id from services where name = $1", name)
+            .fetch_optional(e)
+            .await?,
+    )
 }
 
 /// Which changes a list shows; `None` means any.
@@ -81,9 +164,13 @@ pub async fn list(
     limit: i64,
 ) -> AppResult<Vec<Change>> {
     Ok(sqlx::query_as!(
-        Change,
+        ChangeRow,
         r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!"
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
+                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
+                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
+                  s.peak_requests_per_second as "service_peak_requests_per_second?",
+                  s.peak_latency_seconds as "service_peak_latency_seconds?"
            from changes c
            left join services s on s.id = c.service_id
            left join integrations i on i.id = c.integration_id
@@ -103,14 +190,38 @@ pub async fn list(
         limit
     )
     .fetch_all(e)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Change::from)
+    .collect())
+}
+
+/// The service's latest changes that touch capacity (checked or not), newest first, among its
+/// last 500 changes.
+pub async fn capacity_changes(
+    e: impl PgExecutor<'_>,
+    service: &str,
+    limit: usize,
+) -> AppResult<Vec<Change>> {
+    let filter = Filter {
+        service: Some(service.to_owned()),
+        ..Default::default()
+    };
+    let mut found = list(e, &filter, None, 500).await?;
+    found.retain(|c| c.capacity_check.is_some());
+    found.truncate(limit);
+    Ok(found)
 }
 
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Change>> {
     Ok(sqlx::query_as!(
-        Change,
+        ChangeRow,
         r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!"
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
+                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
+                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
+                  s.peak_requests_per_second as "service_peak_requests_per_second?",
+                  s.peak_latency_seconds as "service_peak_latency_seconds?"
            from changes c
            left join services s on s.id = c.service_id
            left join integrations i on i.id = c.integration_id
@@ -118,7 +229,8 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Change>> {
         id
     )
     .fetch_optional(e)
-    .await?)
+    .await?
+    .map(Change::from))
 }
 
 /// A change suspected of an incident, with what responders decided about it.
@@ -152,7 +264,11 @@ pub async fn suspects(e: impl PgExecutor<'_>, s: &SuspectScope) -> AppResult<Vec
                select sd.depends_on_id from service_dependencies sd join scope on sd.service_id = scope.id
            )
            select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!",
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
+                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
+                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
+                  s.peak_requests_per_second as "service_peak_requests_per_second?",
+                  s.peak_latency_seconds as "service_peak_latency_seconds?",
                   v.verdict as "verdict?", v.decided_by as "decided_by?", v.decided_at as "decided_at?"
            from changes c
            left join services s on s.id = c.service_id
@@ -171,7 +287,7 @@ pub async fn suspects(e: impl PgExecutor<'_>, s: &SuspectScope) -> AppResult<Vec
     .await?
     .into_iter()
     .map(|r| Suspect {
-        change: Change {
+        change: ChangeRow {
             id: r.id,
             service: r.service,
             environment: r.environment,
@@ -182,7 +298,16 @@ pub async fn suspects(e: impl PgExecutor<'_>, s: &SuspectScope) -> AppResult<Vec
             occurred_at: r.occurred_at,
             recorded_at: r.recorded_at,
             source: r.source,
-        },
+            details: r.details,
+            capacity_limit: r.capacity_limit,
+            capacity_per_replica: r.capacity_per_replica,
+            capacity_replicas: r.capacity_replicas,
+            capacity_peak_requests_per_second: r.capacity_peak_requests_per_second,
+            capacity_peak_latency_seconds: r.capacity_peak_latency_seconds,
+            service_peak_requests_per_second: r.service_peak_requests_per_second,
+            service_peak_latency_seconds: r.service_peak_latency_seconds,
+        }
+        .into(),
         verdict: r.verdict,
         decided_by: r.decided_by,
         decided_at: r.decided_at,
@@ -228,9 +353,13 @@ pub async fn confirmed_trigger(
     incident_id: i64,
 ) -> AppResult<Option<Change>> {
     Ok(sqlx::query_as!(
-        Change,
+        ChangeRow,
         r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!"
+                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
+                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
+                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
+                  s.peak_requests_per_second as "service_peak_requests_per_second?",
+                  s.peak_latency_seconds as "service_peak_latency_seconds?"
            from suspect_verdicts v
            join changes c on c.id = v.change_id
            left join services s on s.id = c.service_id
@@ -239,5 +368,6 @@ pub async fn confirmed_trigger(
         incident_id
     )
     .fetch_optional(e)
-    .await?)
+    .await?
+    .map(Change::from))
 }

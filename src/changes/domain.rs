@@ -89,6 +89,10 @@ pub struct ChangeDraft {
     /// When it took effect; now when left out, never in the future
     #[serde(default)]
     pub occurred_at: Option<DateTime<Utc>>,
+    /// For a change to a limit (a pool size, a connection cap …): its figures, checked by
+    /// Little's law against the peak
+    #[serde(default)]
+    pub capacity: Option<Capacity>,
 }
 
 /// A change that passed the checks.
@@ -101,6 +105,7 @@ pub struct CheckedChange {
     pub author: String,
     pub link: String,
     pub occurred_at: DateTime<Utc>,
+    pub capacity: Option<Capacity>,
 }
 
 pub const DEFAULT_ENVIRONMENT: &str = "production";
@@ -173,17 +178,21 @@ impl ChangeDraft {
             author: author.to_owned(),
             link: link.to_owned(),
             occurred_at,
+            capacity: self.capacity.clone().map(Capacity::checked).transpose()?,
         })
     }
 }
 
 /// What a sender's change event (PagerDuty's) says of itself in its `custom_details`: the service
-/// it names (`service`), its kind (`kind`, else a deploy) and environment (`environment`, else
-/// production). Anything unreadable falls back rather than losing the event.
+/// it names (`service`), its kind (`kind`, else a deploy), environment (`environment`, else
+/// production) and capacity figures (`capacity`). Anything unreadable falls back rather than
+/// losing the event.
 pub struct SenderDetails<'a> {
     pub service: Option<&'a str>,
     pub kind: ChangeKind,
     pub environment: String,
+    /// `capacity`, when it holds valid figures (the API's shape)
+    pub capacity: Option<Capacity>,
 }
 
 pub fn sender_details(details: &Value) -> SenderDetails<'_> {
@@ -201,6 +210,10 @@ pub fn sender_details(details: &Value) -> SenderDetails<'_> {
             .unwrap_or(ChangeKind::Deploy),
         environment: check_environment(text("environment"))
             .unwrap_or_else(|_| DEFAULT_ENVIRONMENT.to_owned()),
+        capacity: details
+            .get("capacity")
+            .and_then(|c| serde_json::from_value::<Capacity>(c.clone()).ok())
+            .and_then(|c| c.checked().ok()),
     }
 }
 
@@ -299,6 +312,378 @@ impl SuspectRank {
     }
 }
 
+/// The figures a capacity change carries: the limit it sets on each replica and how many
+/// replicas share the load, and the service's peak arrival rate and latency when the change
+/// brings its own (else the service record's are used).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Capacity {
+    /// The limit's name, e.g. `MaxConnectionsPerServer`
+    pub limit: String,
+    /// Its new value on each replica, e.g. 10
+    pub per_replica: i64,
+    /// How many replicas serve the load, e.g. 6
+    pub replicas: i64,
+    /// Peak arrival rate in requests per second; the service record's when left out
+    #[serde(default)]
+    pub peak_requests_per_second: Option<f64>,
+    /// Latency at peak in seconds; the service record's when left out
+    #[serde(default)]
+    pub peak_latency_seconds: Option<f64>,
+}
+
+/// Most requests per second and seconds of latency a figure may claim; beyond them the product
+/// stops being a count a person could check.
+const MAX_RATE: f64 = 10_000_000.0;
+const MAX_LATENCY: f64 = 3_600.0;
+
+/// A peak rate: above 0, at most 10 million requests per second.
+pub fn check_rate(field: &str, v: Option<f64>) -> Result<Option<f64>, DomainError> {
+    match v {
+        Some(r) if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) => Err(DomainError::invalid(
+            field,
+            "a peak arrival rate is requests per second, above 0 and at most 10 000 000",
+        )),
+        _ => Ok(v),
+    }
+}
+
+/// A latency at peak: above 0, at most an hour, in seconds.
+pub fn check_latency(field: &str, v: Option<f64>) -> Result<Option<f64>, DomainError> {
+    match v {
+        Some(l) if !(l.is_finite() && l > 0.0 && l <= MAX_LATENCY) => Err(DomainError::invalid(
+            field,
+            "a latency at peak is in seconds, above 0 and at most 3600 (1.2 for 1.2 s)",
+        )),
+        _ => Ok(v),
+    }
+}
+
+impl Capacity {
+    /// Checks every figure, naming the field as `capacity.<name>`.
+    pub fn checked(mut self) -> Result<Self, DomainError> {
+        self.limit = self.limit.trim().to_owned();
+        if self.limit.is_empty() || self.limit.chars().count() > 100 {
+            return Err(DomainError::invalid(
+                "capacity.limit",
+                "name the limit in 1 to 100 characters, e.g. MaxConnectionsPerServer",
+            ));
+        }
+        if !(1..=1_000_000).contains(&self.per_replica) {
+            return Err(DomainError::invalid(
+                "capacity.per_replica",
+                "the limit on each replica is a whole number from 1 to 1 000 000",
+            ));
+        }
+        if !(1..=100_000).contains(&self.replicas) {
+            return Err(DomainError::invalid(
+                "capacity.replicas",
+                "the replica count is a whole number from 1 to 100 000",
+            ));
+        }
+        check_rate(
+            "capacity.peak_requests_per_second",
+            self.peak_requests_per_second,
+        )?;
+        check_latency("capacity.peak_latency_seconds", self.peak_latency_seconds)?;
+        Ok(self)
+    }
+}
+
+/// A service record's peak figures, used when a capacity change brings none of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServicePeak {
+    pub requests_per_second: Option<f64>,
+    pub latency_seconds: Option<f64>,
+}
+
+/// What the capacity check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityStatus {
+    /// The limit is below what the peak needs
+    UnderProvisioned,
+    /// The peak fits, twice the peak does not
+    NoHeadroom,
+    /// Twice the peak fits
+    Sufficient,
+    /// A capacity change without the figures to check it
+    NotChecked,
+}
+
+impl CapacityStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::UnderProvisioned => "under-provisioned",
+            Self::NoHeadroom => "no headroom at 2× peak",
+            Self::Sufficient => "capacity checked",
+            Self::NotChecked => "capacity change, not checked",
+        }
+    }
+
+    /// A CSS class for the badge: `bad`, `warn`, `ok`, `unknown`.
+    pub fn tone(self) -> &'static str {
+        match self {
+            Self::UnderProvisioned => "bad",
+            Self::NoHeadroom => "warn",
+            Self::Sufficient => "ok",
+            Self::NotChecked => "unknown",
+        }
+    }
+}
+
+/// Little's law worked out for a change: concurrency needed = arrival rate × latency.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct CapacityArithmetic {
+    pub peak_requests_per_second: f64,
+    pub peak_latency_seconds: f64,
+    /// Where rate and latency came from: `change`, `service`, or `change and service`
+    pub figures_from: String,
+    /// ⌈rate × latency⌉ at peak
+    pub needed_at_peak: i64,
+    pub needed_per_replica_at_peak: i64,
+    /// ⌈2 × rate × latency⌉
+    pub needed_at_double_peak: i64,
+    pub needed_per_replica_at_double_peak: i64,
+    /// The limit × replicas
+    pub allowed: i64,
+    /// needed − allowed at peak; 0 when it fits
+    pub short_at_peak: i64,
+    /// needed − allowed at twice the peak; 0 when it fits
+    pub short_at_double_peak: i64,
+}
+
+/// The capacity check of one change.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct CapacityCheck {
+    pub status: CapacityStatus,
+    /// The finding with its arithmetic, for people
+    pub explanation: String,
+    /// The figures, when there were enough to check
+    pub arithmetic: Option<CapacityArithmetic>,
+}
+
+impl CapacityCheck {
+    /// Under-provisioned at peak or at twice the peak.
+    pub fn flagged(&self) -> bool {
+        matches!(
+            self.status,
+            CapacityStatus::UnderProvisioned | CapacityStatus::NoHeadroom
+        )
+    }
+
+    pub fn label(&self) -> &'static str {
+        self.status.label()
+    }
+
+    pub fn tone(&self) -> &'static str {
+        self.status.tone()
+    }
+}
+
+/// Words that make a change a capacity change when it carries no figures, written without
+/// spaces or punctuation (so `MaxConnectionsPerServer`, `max_connections` and `max connections`
+/// all match), with what to call them.
+const CAPACITY_WORDS: [(&str, &str); 12] = [
+    ("pool", "a pool size"),
+    ("timeout", "a timeout"),
+    ("retry", "retries"),
+    ("retries", "retries"),
+    ("ratelimit", "a rate limit"),
+    ("throttl", "a rate limit"),
+    ("maxconn", "a connection cap"),
+    ("connectionlimit", "a connection cap"),
+    ("connectioncap", "a connection cap"),
+    ("connectionsper", "a connection cap"),
+    ("concurren", "a concurrency limit"),
+    ("semaphore", "a semaphore"),
+];
+
+/// Words that say a value was set or moved, so that "raise the pool size" is a capacity change
+/// and "log the request id on timeouts" is not.
+const SETTING_WORDS: [&str; 22] = [
+    "set",
+    "sets",
+    "raise",
+    "raises",
+    "lower",
+    "lowers",
+    "bump",
+    "bumps",
+    "increase",
+    "increases",
+    "decrease",
+    "decreases",
+    "reduce",
+    "reduces",
+    "tune",
+    "tunes",
+    "adjust",
+    "adjusts",
+    "resize",
+    "cap",
+    "caps",
+    "change",
+];
+
+/// What capacity setting a change's summary or details change, if any: `a pool size`. It must
+/// name one (pool, timeout, retries, rate limit, connection cap, concurrency, semaphore) and
+/// either give a number or say the value was set, raised, lowered, tuned …
+pub fn capacity_word(summary: &str, details: &Value) -> Option<&'static str> {
+    fn text_of(v: &Value, out: &mut String) {
+        if out.len() > 20_000 {
+            return;
+        }
+        match v {
+            Value::String(s) => {
+                out.push(' ');
+                out.push_str(s);
+            }
+            Value::Number(n) => {
+                out.push(' ');
+                out.push_str(&n.to_string());
+            }
+            Value::Array(items) => items.iter().for_each(|i| text_of(i, out)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| {
+                out.push(' ');
+                out.push_str(k);
+                text_of(v, out);
+            }),
+            _ => {}
+        }
+    }
+    let mut text = summary.to_owned();
+    text_of(details, &mut text);
+    let lower = text.to_lowercase();
+    let compact: String = lower.chars().filter(|c| c.is_alphanumeric()).collect();
+    let word = CAPACITY_WORDS
+        .iter()
+        .find(|(w, _)| compact.contains(w))
+        .map(|(_, name)| *name)?;
+    let sets_a_value = lower.chars().any(|c| c.is_ascii_digit())
+        || lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| SETTING_WORDS.contains(&w));
+    sets_a_value.then_some(word)
+}
+
+fn plural(n: i64, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        crate::domain::grouped(n),
+        if n == 1 { one } else { many }
+    )
+}
+
+/// Checks a change's capacity: with figures, Little's law at peak and at twice the peak against
+/// the limit × replicas (rate and latency from the change, else from the service record);
+/// without figures, a change whose summary or details set a pool size, a timeout, retries, a
+/// rate limit or a connection cap (see [`capacity_word`]) is a capacity change, not checked.
+/// `None`: not a capacity change.
+pub fn check_capacity(
+    capacity: Option<&Capacity>,
+    service: ServicePeak,
+    summary: &str,
+    details: &Value,
+) -> Option<CapacityCheck> {
+    use crate::domain::{decimal, grouped};
+    let Some(c) = capacity else {
+        return capacity_word(summary, details).map(|word| CapacityCheck {
+            status: CapacityStatus::NotChecked,
+            explanation: format!(
+                "It changes {word} but carries no figures: give the limit per replica, the replica count and the peak rate and latency to check it."
+            ),
+            arithmetic: None,
+        });
+    };
+    let rate = c
+        .peak_requests_per_second
+        .map(|r| (r, "change"))
+        .or(service.requests_per_second.map(|r| (r, "service")));
+    let latency = c
+        .peak_latency_seconds
+        .map(|l| (l, "change"))
+        .or(service.latency_seconds.map(|l| (l, "service")));
+    let (Some((rate, rate_from)), Some((latency, latency_from))) = (rate, latency) else {
+        return Some(CapacityCheck {
+            status: CapacityStatus::NotChecked,
+            explanation: format!(
+                "{} = {} per replica across {}, but neither the change nor the service record gives the peak {}.",
+                c.limit,
+                grouped(c.per_replica),
+                plural(c.replicas, "replica", "replicas"),
+                match (rate.is_some(), latency.is_some()) {
+                    (false, false) => "arrival rate and latency",
+                    (false, true) => "arrival rate",
+                    _ => "latency",
+                }
+            ),
+            arithmetic: None,
+        });
+    };
+    // A hair below the next integer is floating-point noise (120 × 1.2), not a request.
+    let need = |load: f64| (load - 1e-9).ceil().max(0.0) as i64;
+    let per_replica = |n: i64| (n + c.replicas - 1) / c.replicas;
+    let needed_at_peak = need(rate * latency);
+    let needed_at_double_peak = need(2.0 * rate * latency);
+    let allowed = c.per_replica * c.replicas;
+    let a = CapacityArithmetic {
+        peak_requests_per_second: rate,
+        peak_latency_seconds: latency,
+        figures_from: if rate_from == latency_from {
+            rate_from.to_owned()
+        } else {
+            "change and service".to_owned()
+        },
+        needed_at_peak,
+        needed_per_replica_at_peak: per_replica(needed_at_peak),
+        needed_at_double_peak,
+        needed_per_replica_at_double_peak: per_replica(needed_at_double_peak),
+        allowed,
+        short_at_peak: (needed_at_peak - allowed).max(0),
+        short_at_double_peak: (needed_at_double_peak - allowed).max(0),
+    };
+    let outcome = |needed: i64| {
+        if needed > allowed {
+            format!("{} short", grouped(needed - allowed))
+        } else {
+            format!("{} to spare", grouped(allowed - needed))
+        }
+    };
+    let from = match a.figures_from.as_str() {
+        "change" => String::new(),
+        "service" => " (rate and latency from the service record)".to_owned(),
+        _ if rate_from == "service" => " (rate from the service record)".to_owned(),
+        _ => " (latency from the service record)".to_owned(),
+    };
+    let explanation = format!(
+        "{} req/s × {} s = {} concurrent requests needed at peak{from}, {} per replica across {}; {} = {} per replica allows {} in all → {}. At 2× peak {} are needed ({} per replica) → {}.",
+        decimal(rate),
+        decimal(latency),
+        grouped(a.needed_at_peak),
+        grouped(a.needed_per_replica_at_peak),
+        plural(c.replicas, "replica", "replicas"),
+        c.limit,
+        grouped(c.per_replica),
+        grouped(allowed),
+        outcome(needed_at_peak),
+        grouped(a.needed_at_double_peak),
+        grouped(a.needed_per_replica_at_double_peak),
+        outcome(needed_at_double_peak),
+    );
+    Some(CapacityCheck {
+        status: if a.short_at_peak > 0 {
+            CapacityStatus::UnderProvisioned
+        } else if a.short_at_double_peak > 0 {
+            CapacityStatus::NoHeadroom
+        } else {
+            CapacityStatus::Sufficient
+        },
+        explanation,
+        arithmetic: Some(a),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +779,14 @@ mod tests {
         assert_eq!(s.service, Some("checkout-api"));
         assert_eq!(s.kind, ChangeKind::FeatureFlag);
         assert_eq!(s.environment, "staging");
+        let d = json!({"capacity": {"limit": "pool", "per_replica": 10, "replicas": 6}});
+        assert_eq!(sender_details(&d).capacity.map(|c| c.per_replica), Some(10));
+        let d = json!({"capacity": {"limit": "pool", "per_replica": 0, "replicas": 6}});
+        assert_eq!(
+            sender_details(&d).capacity,
+            None,
+            "invalid figures are dropped"
+        );
         let bad = json!({"kind": 3});
         let s = sender_details(&bad);
         assert_eq!(
@@ -458,5 +851,185 @@ mod tests {
             Verdict::ConfirmedTrigger
         );
         assert!(Verdict::parse("verdict", "guilty").is_err());
+    }
+
+    fn inc_1187() -> Capacity {
+        Capacity {
+            limit: "MaxConnectionsPerServer".into(),
+            per_replica: 10,
+            replicas: 6,
+            peak_requests_per_second: Some(120.0),
+            peak_latency_seconds: Some(1.2),
+        }
+    }
+
+    #[test]
+    fn inc_1187_is_under_provisioned_by_84_at_peak() {
+        let c = check_capacity(Some(&inc_1187()), ServicePeak::default(), "x", &json!({})).unwrap();
+        assert_eq!(c.status, CapacityStatus::UnderProvisioned);
+        assert!(c.flagged());
+        let a = c.arithmetic.as_ref().unwrap();
+        assert_eq!(
+            (
+                a.needed_at_peak,
+                a.needed_per_replica_at_peak,
+                a.allowed,
+                a.short_at_peak
+            ),
+            (144, 24, 60, 84)
+        );
+        assert_eq!(
+            (
+                a.needed_at_double_peak,
+                a.needed_per_replica_at_double_peak,
+                a.short_at_double_peak
+            ),
+            (288, 48, 228)
+        );
+        assert_eq!(
+            c.explanation,
+            "120 req/s × 1.2 s = 144 concurrent requests needed at peak, 24 per replica across 6 replicas; MaxConnectionsPerServer = 10 per replica allows 60 in all → 84 short. At 2× peak 288 are needed (48 per replica) → 228 short."
+        );
+    }
+
+    #[test]
+    fn the_postmortems_remedy_of_50_per_replica_is_enough_at_twice_the_peak() {
+        let fifty = Capacity {
+            per_replica: 50,
+            ..inc_1187()
+        };
+        let c = check_capacity(Some(&fifty), ServicePeak::default(), "", &json!({})).unwrap();
+        assert_eq!(c.status, CapacityStatus::Sufficient);
+        assert!(!c.flagged());
+        assert!(
+            c.explanation.ends_with("→ 12 to spare."),
+            "{}",
+            c.explanation
+        );
+        let thirty = Capacity {
+            per_replica: 30,
+            ..inc_1187()
+        };
+        let c = check_capacity(Some(&thirty), ServicePeak::default(), "", &json!({})).unwrap();
+        assert_eq!(
+            c.status,
+            CapacityStatus::NoHeadroom,
+            "180 fits 144, not 288"
+        );
+        assert!(c.flagged());
+    }
+
+    #[test]
+    fn rate_and_latency_come_from_the_service_record_when_the_change_has_none() {
+        let bare = Capacity {
+            peak_requests_per_second: None,
+            peak_latency_seconds: None,
+            ..inc_1187()
+        };
+        let peak = ServicePeak {
+            requests_per_second: Some(120.0),
+            latency_seconds: Some(1.2),
+        };
+        let c = check_capacity(Some(&bare), peak, "", &json!({})).unwrap();
+        let a = c.arithmetic.unwrap();
+        assert_eq!((a.needed_at_peak, a.short_at_peak), (144, 84));
+        assert_eq!(a.figures_from, "service");
+        assert!(c.explanation.contains("from the service record"));
+        let own_rate = Capacity {
+            peak_requests_per_second: Some(60.0),
+            ..bare.clone()
+        };
+        let a = check_capacity(Some(&own_rate), peak, "", &json!({}))
+            .unwrap()
+            .arithmetic
+            .unwrap();
+        assert_eq!(
+            (a.needed_at_peak, a.figures_from.as_str()),
+            (72, "change and service")
+        );
+        let none = check_capacity(Some(&bare), ServicePeak::default(), "", &json!({})).unwrap();
+        assert_eq!(none.status, CapacityStatus::NotChecked);
+        assert!(
+            none.explanation.contains("arrival rate and latency"),
+            "{}",
+            none.explanation
+        );
+    }
+
+    #[test]
+    fn changes_that_name_capacity_settings_without_figures_are_not_checked() {
+        for (summary, details) in [
+            ("Raise DB pool size to 40", json!({})),
+            ("bump client timeout", json!({})),
+            (
+                "chore: consolidate HTTP client settings",
+                json!({"MaxConnectionsPerServer": 10}),
+            ),
+            ("tune", json!({"settings": ["rate-limit: 500/s"]})),
+            ("fewer retries on 5xx", json!({})),
+        ] {
+            let c = check_capacity(None, ServicePeak::default(), summary, &details)
+                .unwrap_or_else(|| panic!("{summary} is a capacity change"));
+            assert_eq!(c.status, CapacityStatus::NotChecked);
+            assert!(c.explanation.contains("carries no figures"));
+        }
+        for (summary, details) in [
+            ("Fix typo in checkout copy", json!({"ticket": "PAY-1"})),
+            ("fix: log the processor's request id on timeouts", json!({})),
+        ] {
+            assert_eq!(
+                check_capacity(None, ServicePeak::default(), summary, &details),
+                None,
+                "{summary}: names no setting, or sets no value"
+            );
+        }
+        assert_eq!(
+            capacity_word("max_connections = 10", &json!({})),
+            Some("a connection cap")
+        );
+    }
+
+    #[test]
+    fn capacity_figures_are_checked_naming_the_field() {
+        let field = |c: Capacity| match c.checked() {
+            Err(DomainError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            field(Capacity {
+                limit: " ".into(),
+                ..inc_1187()
+            }),
+            "capacity.limit"
+        );
+        assert_eq!(
+            field(Capacity {
+                per_replica: 0,
+                ..inc_1187()
+            }),
+            "capacity.per_replica"
+        );
+        assert_eq!(
+            field(Capacity {
+                replicas: -1,
+                ..inc_1187()
+            }),
+            "capacity.replicas"
+        );
+        assert_eq!(
+            field(Capacity {
+                peak_requests_per_second: Some(f64::NAN),
+                ..inc_1187()
+            }),
+            "capacity.peak_requests_per_second"
+        );
+        assert_eq!(
+            field(Capacity {
+                peak_latency_seconds: Some(0.0),
+                ..inc_1187()
+            }),
+            "capacity.peak_latency_seconds"
+        );
+        assert!(inc_1187().checked().is_ok());
     }
 }

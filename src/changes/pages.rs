@@ -8,6 +8,7 @@ use axum::extract::{Path, State};
 use super::db::Change;
 use super::domain::ChangeKind;
 use super::handlers::ChangeQuery;
+use crate::error::AppError;
 use crate::http::access::{Auth, Viewer};
 use crate::http::extract::{ApiQuery, query_text};
 use crate::http::page::{Chrome, PageResult};
@@ -45,7 +46,9 @@ async fn page(
     mut q: ChangeQuery,
 ) -> PageResult<ChangesPage> {
     if let Some(name) = &service {
-        crate::services::db::get_by_name(&state.pool, name).await?;
+        super::db::service_id(&state.pool, name)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("There is no service named {name:?}.")))?;
         q.service = Some(name.clone());
     }
     let (changes, next) = q.page(&state.pool, PAGE).await?;

@@ -103,6 +103,9 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
                 description: (*description).into(),
                 slo_target_percent: Some(*slo),
                 avg_requests_per_second: Some(*rate),
+                // INC-1187's busiest hour: 120 req/s with the processor answering in 1.2 s.
+                peak_requests_per_second: (*name == "payments-gateway").then_some(120.0),
+                peak_latency_seconds: (*name == "payments-gateway").then_some(1.2),
                 runbook_url: Some(format!("https://runbooks.example.com/{name}")),
                 depends_on: None,
             }
@@ -288,6 +291,8 @@ struct DemoChange {
     link: &'static str,
     verdict: Verdict,
     decided: (u32, u32),
+    /// The limit it set: (name, per replica, replicas, peak req/s, latency at peak in s).
+    capacity: Option<(&'static str, i64, i64, f64, f64)>,
 }
 
 const DEMO_CHANGES: &[DemoChange] = &[
@@ -299,6 +304,7 @@ const DEMO_CHANGES: &[DemoChange] = &[
         link: "https://git.example.com/orbitpay/payments-gateway/pull/809",
         verdict: Verdict::RuledOut,
         decided: (16, 31),
+        capacity: None,
     },
     DemoChange {
         at: (11, 40),
@@ -308,6 +314,7 @@ const DEMO_CHANGES: &[DemoChange] = &[
         link: "",
         verdict: Verdict::RuledOut,
         decided: (16, 31),
+        capacity: None,
     },
     DemoChange {
         at: (14, 5),
@@ -317,6 +324,7 @@ const DEMO_CHANGES: &[DemoChange] = &[
         link: "https://git.example.com/orbitpay/payments-gateway/pull/812",
         verdict: Verdict::ConfirmedTrigger,
         decided: (16, 38),
+        capacity: Some(("MaxConnectionsPerServer", 10, 6, 120.0, 1.2)),
     },
 ];
 
@@ -341,6 +349,17 @@ async fn changes_of_inc_1187(tx: &mut PgConnection, i: &incidents_db::Incident) 
                 author: Some(c.author.into()),
                 link: Some(c.link.into()),
                 occurred_at: Some(at(c.at.0, c.at.1)),
+                capacity: c
+                    .capacity
+                    .map(|(limit, per_replica, replicas, rate, latency)| {
+                        crate::changes::domain::Capacity {
+                            limit: limit.into(),
+                            per_replica,
+                            replicas,
+                            peak_requests_per_second: Some(rate),
+                            peak_latency_seconds: Some(latency),
+                        }
+                    }),
                 ..Default::default()
             },
         )

@@ -17,6 +17,10 @@ pub struct Service {
     pub description: String,
     pub slo_target_percent: Option<f64>,
     pub avg_requests_per_second: Option<f64>,
+    /// Arrival rate at the busiest hour (req/s), for the capacity check of its changes
+    pub peak_requests_per_second: Option<f64>,
+    /// Latency at the busiest hour (s), for the capacity check of its changes
+    pub peak_latency_seconds: Option<f64>,
     pub runbook_url: Option<String>,
     /// The services this one depends on, by name
     pub depends_on: Vec<String>,
@@ -34,6 +38,8 @@ impl Service {
             description: self.description.clone(),
             slo_target_percent: self.slo_target_percent,
             avg_requests_per_second: self.avg_requests_per_second,
+            peak_requests_per_second: self.peak_requests_per_second,
+            peak_latency_seconds: self.peak_latency_seconds,
             runbook_url: self.runbook_url.clone(),
             depends_on: Some(self.depends_on.clone()),
         }
@@ -51,10 +57,12 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Servi
     sqlx::query_as!(
         Service,
         r#"insert into services
-               (name, tier, team, description, slo_target_percent, avg_requests_per_second, runbook_url)
-           values ($1, $2, $3, $4, $5, $6, $7)
+               (name, tier, team, description, slo_target_percent, avg_requests_per_second, runbook_url,
+                peak_requests_per_second, peak_latency_seconds)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                     avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
+                     runbook_url, version, created_at, updated_at,
                      array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
                              where sd.service_id = services.id order by d.name) as "depends_on!""#,
         d.name,
@@ -64,6 +72,8 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Servi
         d.slo_target_percent,
         d.avg_requests_per_second,
         d.runbook_url,
+        d.peak_requests_per_second,
+        d.peak_latency_seconds,
     )
     .fetch_one(e)
     .await
@@ -81,11 +91,13 @@ pub async fn update(
         Service,
         r#"update services
            set name = $3, tier = $4, team = $5, description = $6, slo_target_percent = $7,
-               avg_requests_per_second = $8, runbook_url = $9, version = version + 1,
+               avg_requests_per_second = $8, runbook_url = $9, peak_requests_per_second = $10,
+               peak_latency_seconds = $11, version = version + 1,
                updated_at = now()
            where id = $1 and version = $2
            returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                     avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
+                     runbook_url, version, created_at, updated_at,
                      array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
                              where sd.service_id = services.id order by d.name) as "depends_on!""#,
         id,
@@ -97,6 +109,8 @@ pub async fn update(
         d.slo_target_percent,
         d.avg_requests_per_second,
         d.runbook_url,
+        d.peak_requests_per_second,
+        d.peak_latency_seconds,
     )
     .fetch_optional(e)
     .await
@@ -107,7 +121,8 @@ pub async fn find_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Optio
     Ok(sqlx::query_as!(
         Service,
         r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                  avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
+                     runbook_url, version, created_at, updated_at,
                   array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
                         where sd.service_id = s.id order by d.name) as "depends_on!"
            from services s where name = $1"#,
@@ -127,7 +142,8 @@ pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Service>> {
     Ok(sqlx::query_as!(
         Service,
         r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, runbook_url, version, created_at, updated_at,
+                  avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
+                     runbook_url, version, created_at, updated_at,
                   array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
                         where sd.service_id = s.id order by d.name) as "depends_on!"
            from services s order by tier, name"#

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::changes::domain::{check_latency, check_rate};
 use crate::domain::{DomainError, about, grouped, percent};
 
 /// Every field of a service as a person or a script submits it, before checking.
@@ -19,6 +20,12 @@ pub struct ServiceDraft {
     pub slo_target_percent: Option<f64>,
     #[serde(default)]
     pub avg_requests_per_second: Option<f64>,
+    /// Arrival rate at the busiest hour, requests per second: the capacity check's λ
+    #[serde(default)]
+    pub peak_requests_per_second: Option<f64>,
+    /// Latency at the busiest hour, seconds: the capacity check's W
+    #[serde(default)]
+    pub peak_latency_seconds: Option<f64>,
     #[serde(default)]
     pub runbook_url: Option<String>,
     /// The services this one depends on, by name (a change to one of them is a suspect in this
@@ -76,6 +83,8 @@ impl ServiceDraft {
                 "the average request rate is a number of requests per second, 0 or more",
             ));
         }
+        check_rate("peak_requests_per_second", self.peak_requests_per_second)?;
+        check_latency("peak_latency_seconds", self.peak_latency_seconds)?;
         self.runbook_url = self
             .runbook_url
             .map(|u| u.trim().to_owned())

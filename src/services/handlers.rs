@@ -108,6 +108,10 @@ pub struct PatchService {
     #[serde(default, deserialize_with = "double_option")]
     avg_requests_per_second: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
+    peak_requests_per_second: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    peak_latency_seconds: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "double_option")]
     runbook_url: Option<Option<String>>,
     /// The whole list of services it depends on, by name
     depends_on: Option<Vec<String>>,
@@ -141,6 +145,10 @@ pub async fn patch(
         avg_requests_per_second: p
             .avg_requests_per_second
             .unwrap_or(d.avg_requests_per_second),
+        peak_requests_per_second: p
+            .peak_requests_per_second
+            .unwrap_or(d.peak_requests_per_second),
+        peak_latency_seconds: p.peak_latency_seconds.unwrap_or(d.peak_latency_seconds),
         runbook_url: p.runbook_url.unwrap_or(d.runbook_url),
         depends_on: p.depends_on.or(d.depends_on),
     }

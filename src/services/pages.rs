@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
+use crate::changes::db::Change;
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::PageForm;
@@ -51,6 +52,8 @@ pub struct ShowPage {
     incidents: Vec<IncidentRow>,
     /// This month's error budget as the postmortems' failed requests consumed it.
     budget: Option<String>,
+    /// Its latest changes that touch capacity, with their checks.
+    capacity_changes: Vec<Change>,
 }
 
 pub async fn show(
@@ -68,9 +71,11 @@ pub async fn show(
         Some(failed),
     )
     .map(|b| super::domain::budget_left_line(&b, failed, counted));
+    let capacity_changes = crate::changes::db::capacity_changes(&state.pool, &s.name, 10).await?;
     Ok(ShowPage {
         chrome,
         budget,
+        capacity_changes,
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {
@@ -100,6 +105,10 @@ pub struct ServiceForm {
     slo_target_percent: String,
     #[serde(default)]
     avg_requests_per_second: String,
+    #[serde(default)]
+    peak_requests_per_second: String,
+    #[serde(default)]
+    peak_latency_seconds: String,
     #[serde(default)]
     runbook_url: String,
     /// Names separated by commas or spaces.
@@ -134,6 +143,14 @@ impl ServiceForm {
                 .avg_requests_per_second
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
+            peak_requests_per_second: s
+                .peak_requests_per_second
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            peak_latency_seconds: s
+                .peak_latency_seconds
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
             runbook_url: s.runbook_url.clone().unwrap_or_default(),
             depends_on: s.depends_on.join(", "),
             version: Some(s.version),
@@ -155,6 +172,11 @@ impl ServiceForm {
                 "avg_requests_per_second",
                 &self.avg_requests_per_second,
             )?,
+            peak_requests_per_second: number(
+                "peak_requests_per_second",
+                &self.peak_requests_per_second,
+            )?,
+            peak_latency_seconds: number("peak_latency_seconds", &self.peak_latency_seconds)?,
             runbook_url: Some(self.runbook_url.clone()),
             depends_on: Some(
                 self.depends_on

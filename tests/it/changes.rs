@@ -608,3 +608,242 @@ async fn inc_1187s_trigger_is_its_confirmed_configuration_change(pool: PgPool) {
         ]
     );
 }
+
+/// The check: a new service with three changes (one a capacity change, one older than a
+/// day) and an incident; the capacity change ranks first, the old one is absent, and confirming
+/// it gives the time from the change on the page.
+#[sqlx::test]
+async fn a_capacity_change_ranks_first_and_is_checked_by_littles_law(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "ledger", "tier": 1, "peak_requests_per_second": 200,
+                   "peak_latency_seconds": 0.5}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json()["peak_requests_per_second"], 200.0);
+    let started = ago(30);
+    let key = app
+        .incident(
+            json!({"title": "Ledger slow", "severity": "Sev2", "service": "ledger",
+                         "started_at": started, "detected_at": before(&started, -10)}),
+        )
+        .await;
+    let mut ids = vec![];
+    for body in [
+        json!({"summary": "deploy 2.3.1", "occurred_at": before(&started, 20)}),
+        // Rate and latency from the service record: 200 × 0.5 = 100 needed, 4 × 20 = 80 allowed.
+        json!({"kind": "config", "summary": "Cap DB connections", "occurred_at": before(&started, 90),
+               "capacity": {"limit": "max_connections", "per_replica": 20, "replicas": 4}}),
+        json!({"summary": "deploy 2.3.0", "occurred_at": before(&started, 25 * 60)}),
+    ] {
+        let mut body = body;
+        body["service"] = json!("ledger");
+        let r = change(&app, body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        ids.push(r.json());
+    }
+    let check = &ids[1]["capacity_check"];
+    assert_eq!(check["status"], "under_provisioned");
+    assert_eq!(check["arithmetic"]["needed_at_peak"], 100);
+    assert_eq!(check["arithmetic"]["allowed"], 80);
+    assert_eq!(check["arithmetic"]["short_at_peak"], 20);
+    assert_eq!(check["arithmetic"]["figures_from"], "service");
+    assert!(ids[0]["capacity_check"].is_null(), "a plain deploy");
+    let suspects = app
+        .get(&format!("/api/v1/incidents/{key}/suspect-changes"))
+        .await
+        .json();
+    let order: Vec<&str> = suspects["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["Cap DB connections", "deploy 2.3.1"]);
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(
+        page.text.contains("under-provisioned")
+            && page.text.contains(
+                "200 req/s × 0.5 s = 100 concurrent requests needed at peak (rate and latency from the service record)"
+            ),
+        "{}",
+        page.text
+    );
+    let id = ids[1]["id"].as_i64().unwrap();
+    let r = app
+        .form(
+            &format!("/incidents/{key}/suspects/{id}"),
+            &[("verdict", "confirmed_trigger")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    // Detected 10 min after the start, the change 90 min before it.
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(page.text.contains("Time to detect from the change"));
+    assert!(page.text.contains("1 h 40 min"), "{}", page.text);
+    // The service page and the change list show the finding too.
+    for path in ["/services/ledger", "/changes", "/services/ledger/changes"] {
+        let p = app.get(path).await;
+        assert!(
+            p.text.contains("under-provisioned") && p.text.contains("20 short"),
+            "{path}: {}",
+            p.text
+        );
+    }
+    // A faster service record changes the verdict: it is read when the check is shown.
+    let etag = app
+        .get("/api/v1/services/ledger")
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let r = app
+        .call(
+            Method::PATCH,
+            "/api/v1/services/ledger",
+            &[("if-match", &etag)],
+            Some(&json!({"peak_latency_seconds": 0.3}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let c = app.get(&format!("/api/v1/changes/{id}")).await.json();
+    assert_eq!(
+        c["capacity_check"]["status"], "no_headroom",
+        "60 needed, 120 at 2× peak, 80 allowed: {c}"
+    );
+}
+
+#[sqlx::test]
+async fn a_change_that_sets_a_capacity_setting_without_figures_is_marked_not_checked(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("api").await;
+    let r = change(
+        &app,
+        json!({"service": "api", "kind": "config", "summary": "Raise the HTTP client timeout to 30 s"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let c = r.json();
+    assert_eq!(c["capacity_check"]["status"], "not_checked");
+    assert!(
+        c["capacity_check"]["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("changes a timeout but carries no figures")
+    );
+    // Figures without a rate or latency anywhere: a capacity change that cannot be checked yet.
+    let r = change(
+        &app,
+        json!({"service": "api", "summary": "pool", "capacity": {"limit": "pool", "per_replica": 5, "replicas": 2}}),
+    )
+    .await;
+    assert_eq!(r.json()["capacity_check"]["status"], "not_checked");
+    let page = app.get("/changes").await;
+    assert!(page.text.contains("capacity change, not checked"));
+}
+
+#[sqlx::test]
+async fn bad_capacity_figures_are_refused_naming_the_field(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("api").await;
+    for (capacity, field) in [
+        (
+            json!({"limit": "pool", "per_replica": 0, "replicas": 2}),
+            "capacity.per_replica",
+        ),
+        (
+            json!({"limit": "", "per_replica": 5, "replicas": 2}),
+            "capacity.limit",
+        ),
+        (
+            json!({"limit": "pool", "per_replica": 5, "replicas": 0}),
+            "capacity.replicas",
+        ),
+        (
+            json!({"limit": "pool", "per_replica": 5, "replicas": 2, "peak_latency_seconds": -1}),
+            "capacity.peak_latency_seconds",
+        ),
+        (json!({"limit": "pool", "per_replica": 5}), "capacity"),
+    ] {
+        let r = change(
+            &app,
+            json!({"service": "api", "summary": "x", "capacity": capacity}),
+        )
+        .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{capacity}: {}",
+            r.text
+        );
+        assert!(r.text.contains(field), "{capacity}: {}", r.text);
+    }
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "slow", "tier": 2, "peak_latency_seconds": 0}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("peak_latency_seconds"), "{}", r.text);
+    let listed = app.get("/api/v1/changes").await.json();
+    assert_eq!(
+        listed["items"].as_array().unwrap().len(),
+        0,
+        "nothing stored"
+    );
+    assert_eq!(
+        app.get("/api/v1/services/slow").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test]
+async fn inc_1187s_change_is_flagged_84_short_with_the_arithmetic(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let suspects = app
+        .get("/api/v1/incidents/INC-1187/suspect-changes")
+        .await
+        .json();
+    let trigger = &suspects["items"][0];
+    assert_eq!(trigger["verdict"], "confirmed_trigger");
+    assert_eq!(trigger["capacity"]["limit"], "MaxConnectionsPerServer");
+    let check = &trigger["capacity_check"];
+    assert_eq!(check["status"], "under_provisioned");
+    let a = &check["arithmetic"];
+    assert_eq!(
+        (
+            &a["needed_at_peak"],
+            &a["needed_per_replica_at_peak"],
+            &a["allowed"],
+            &a["short_at_peak"]
+        ),
+        (&json!(144), &json!(24), &json!(60), &json!(84))
+    );
+    let arithmetic = "120 req/s × 1.2 s = 144 concurrent requests needed at peak, 24 per replica across 6 replicas; MaxConnectionsPerServer = 10 per replica allows 60 in all → 84 short.";
+    assert!(
+        check["explanation"]
+            .as_str()
+            .unwrap()
+            .starts_with(arithmetic)
+    );
+    for path in [
+        "/incidents/INC-1187",
+        "/services/payments-gateway",
+        "/changes",
+    ] {
+        let page = app.get(path).await;
+        assert!(
+            page.text.contains("under-provisioned") && page.text.contains(arithmetic),
+            "{path}"
+        );
+    }
+    // The day's other changes touch no capacity setting.
+    for s in suspects["items"].as_array().unwrap()[1..].iter() {
+        assert!(s["capacity_check"].is_null(), "{s}");
+    }
+}

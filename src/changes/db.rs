@@ -7,7 +7,8 @@ use sqlx::PgExecutor;
 use uuid::Uuid;
 
 use super::domain::{
-    Capacity, CapacityCheck, ChangeCursor, ChangeKind, ServicePeak, check_capacity,
+    Capacity, CapacityCheck, ChangeCursor, ChangeKind, FailureGroup, FailureRate, ServicePeak,
+    check_capacity,
 };
 use crate::error::AppResult;
 
@@ -370,4 +371,39 @@ pub async fn confirmed_trigger(
     .fetch_optional(e)
     .await?
     .map(Change::from))
+}
+
+/// Changes made in `[from, until)` (either open) per group, and how many of them were confirmed as
+/// an incident's trigger; one service's only when `service` is given.
+pub async fn failure_rates(
+    e: impl PgExecutor<'_>,
+    group: FailureGroup,
+    service: Option<&str>,
+    from: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+) -> AppResult<Vec<FailureRate>> {
+    Ok(sqlx::query!(
+        r#"select case $1::text
+                      when 'service' then coalesce(s.name, '(no service)')
+                      else to_char(date_trunc('month', c.occurred_at at time zone 'UTC'), 'YYYY-MM')
+                  end as "grp!",
+                  count(*) as "changes!",
+                  count(*) filter (where exists (
+                      select from suspect_verdicts v
+                      where v.change_id = c.id and v.verdict = 'confirmed_trigger')) as "failed!"
+           from changes c left join services s on s.id = c.service_id
+           where ($2::text is null or s.name = $2)
+             and ($3::timestamptz is null or c.occurred_at >= $3)
+             and ($4::timestamptz is null or c.occurred_at < $4)
+           group by 1 order by 1"#,
+        group.as_str(),
+        service,
+        from,
+        until
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| FailureRate::new(r.grp, r.changes, r.failed))
+    .collect())
 }

@@ -684,6 +684,88 @@ pub fn check_capacity(
     })
 }
 
+/// How the change-failure rate is grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureGroup {
+    /// The changed service
+    Service,
+    /// The month the change was made (UTC)
+    Month,
+}
+
+impl FailureGroup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Service => "service",
+            Self::Month => "month",
+        }
+    }
+
+    pub fn parse(value: &str) -> Result<Self, DomainError> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "service" => Ok(Self::Service),
+            "month" => Ok(Self::Month),
+            _ => Err(DomainError::invalid(
+                "group_by",
+                format!("{value:?} is not a grouping of changes; use service or month"),
+            )),
+        }
+    }
+}
+
+/// What the change-failure rate measures, written out beside it.
+pub const FAILURE_RATE_DEFINITION: &str = "Changes confirmed as the trigger of an incident ÷ changes recorded, by when the change was made (UTC). A change counts once however many incidents it triggered.";
+
+/// One group's change-failure rate.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct FailureRate {
+    /// The service, the month (`2026-09`), or `all`
+    pub group: String,
+    /// Changes made in the period
+    pub changes: i64,
+    /// Of them, confirmed as an incident's trigger
+    pub failed: i64,
+    /// failed ÷ changes; null without changes
+    pub rate: Option<f64>,
+}
+
+impl FailureRate {
+    pub fn new(group: impl Into<String>, changes: i64, failed: i64) -> Self {
+        Self {
+            group: group.into(),
+            changes,
+            failed,
+            rate: (changes > 0).then(|| failed as f64 / changes as f64),
+        }
+    }
+
+    /// All the groups together.
+    pub fn overall(rows: &[FailureRate]) -> Self {
+        Self::new(
+            "all",
+            rows.iter().map(|r| r.changes).sum(),
+            rows.iter().map(|r| r.failed).sum(),
+        )
+    }
+
+    /// `33%`, or `—` without changes.
+    pub fn percent_text(&self) -> String {
+        self.rate
+            .map_or_else(|| "—".to_owned(), |r| format!("{}%", (r * 100.0).round()))
+    }
+
+    /// `1 of 3 changes (33%)`.
+    pub fn text(&self) -> String {
+        format!(
+            "{} of {} ({})",
+            crate::domain::grouped(self.failed),
+            plural(self.changes, "change", "changes"),
+            self.percent_text()
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1031,5 +1113,21 @@ mod tests {
             "capacity.peak_latency_seconds"
         );
         assert!(inc_1187().checked().is_ok());
+    }
+
+    #[test]
+    fn the_change_failure_rate_is_triggers_over_changes() {
+        let rows = [FailureRate::new("a", 3, 1), FailureRate::new("b", 1, 0)];
+        assert_eq!(rows[0].text(), "1 of 3 changes (33%)");
+        let all = FailureRate::overall(&rows);
+        assert_eq!((all.changes, all.failed, all.rate), (4, 1, Some(0.25)));
+        assert_eq!(all.text(), "1 of 4 changes (25%)");
+        assert_eq!(FailureRate::new("none", 0, 0).rate, None);
+        assert_eq!(FailureRate::new("one", 1, 1).text(), "1 of 1 change (100%)");
+        assert_eq!(FailureGroup::parse("Month").unwrap(), FailureGroup::Month);
+        assert!(matches!(
+            FailureGroup::parse("severity"),
+            Err(DomainError::Invalid { field, .. }) if field == "group_by"
+        ));
     }
 }

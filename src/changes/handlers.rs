@@ -5,7 +5,6 @@ use axum::extract::{Path, State};
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{Days, NaiveTime};
 use serde::{Deserialize, Serialize};
 
 use super::actions;
@@ -14,7 +13,7 @@ use super::domain::{ChangeCursor, ChangeDraft, ChangeKind};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::{
-    ApiJson, ApiQuery, IdempotencyKey, parse_id, query_cursor, query_limit, query_period,
+    ApiJson, ApiQuery, IdempotencyKey, parse_id, query_cursor, query_limit, query_period_bounds,
     query_text,
 };
 use crate::idempotency;
@@ -88,15 +87,14 @@ impl ChangeQuery {
     }
 
     pub fn filter(&self) -> AppResult<Filter> {
-        let (from, to) = query_period(&self.from, &self.to)?;
-        let start = |d: chrono::NaiveDate| d.and_time(NaiveTime::MIN).and_utc();
+        let (from, until) = query_period_bounds(&self.from, &self.to)?;
         Ok(Filter {
             service: query_text(&self.service),
             kind: query_text(&self.kind)
                 .map(|k| ChangeKind::parse("kind", &k))
                 .transpose()?,
-            from: from.map(start),
-            until: to.and_then(|d| d.checked_add_days(Days::new(1))).map(start),
+            from,
+            until,
         })
     }
 }

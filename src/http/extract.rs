@@ -5,6 +5,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::IF_MATCH;
 use axum::http::request::Parts;
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 
 use tower_sessions::Session;
@@ -307,6 +308,21 @@ pub fn query_period(
         return Err(AppError::invalid("to", "the period ends before it starts"));
     }
     Ok((from, to))
+}
+
+/// A period between two instants, either end open: `[from, until)`.
+pub type Bounds = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// The `from` and `to` days as instants: from the start of `from` (inclusive) to the end of `to`
+/// (exclusive), UTC.
+pub fn query_period_bounds(from: &Option<String>, to: &Option<String>) -> Result<Bounds, AppError> {
+    let (from, to) = query_period(from, to)?;
+    let start = |d: chrono::NaiveDate| d.and_time(chrono::NaiveTime::MIN).and_utc();
+    Ok((
+        from.map(start),
+        to.and_then(|d| d.checked_add_days(chrono::Days::new(1)))
+            .map(start),
+    ))
 }
 
 /// A page size in the `limit` query parameter: `default` when absent, else 1 to `max`.

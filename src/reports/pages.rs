@@ -1,4 +1,5 @@
-//! The reports page: each metric by month as a chart, and by service and severity as tables.
+//! The reports page: each metric by month as a chart, and by service and severity as tables;
+//! the change-failure rate by month and by service.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -6,6 +7,7 @@ use axum::extract::State;
 
 use super::db;
 use super::domain::{Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, Metric, Row, bars};
+use crate::changes::domain::{FAILURE_RATE_DEFINITION, FailureGroup, FailureRate};
 use crate::http::access::{Auth, Manager};
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
@@ -23,6 +25,11 @@ pub struct Section {
 pub struct ReportsPage {
     chrome: Chrome,
     sections: Vec<Section>,
+    /// The change-failure rate by month and by service, and overall.
+    failure_by_month: Vec<FailureRate>,
+    failure_by_service: Vec<FailureRate>,
+    failure_overall: FailureRate,
+    failure_definition: &'static str,
     width: i64,
     height: i64,
 }
@@ -41,9 +48,15 @@ pub async fn index(
             by_severity: db::figures(&state.pool, metric, GroupBy::Severity).await?,
         });
     }
+    let rates = |group| crate::changes::db::failure_rates(&state.pool, group, None, None, None);
+    let failure_by_month = rates(FailureGroup::Month).await?;
     Ok(ReportsPage {
         chrome,
         sections,
+        failure_overall: FailureRate::overall(&failure_by_month),
+        failure_by_month,
+        failure_by_service: rates(FailureGroup::Service).await?,
+        failure_definition: FAILURE_RATE_DEFINITION,
         width: CHART_WIDTH,
         height: CHART_HEIGHT,
     })

@@ -118,6 +118,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::sla::handlers::put
         ))
         .routes(routes!(crate::reports::handlers::report))
+        .routes(routes!(crate::reports::handlers::change_failure_rate))
         .routes(routes!(
             crate::notify::handlers::list,
             crate::notify::handlers::create

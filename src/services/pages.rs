@@ -11,6 +11,7 @@ use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
 use crate::changes::db::Change;
+use crate::changes::domain::{FailureGroup, FailureRate};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::PageForm;
@@ -54,6 +55,9 @@ pub struct ShowPage {
     budget: Option<String>,
     /// Its latest changes that touch capacity, with their checks.
     capacity_changes: Vec<Change>,
+    /// Its change-failure rate over the last 90 days, and all time.
+    failure_recent: FailureRate,
+    failure_all: FailureRate,
 }
 
 pub async fn show(
@@ -72,10 +76,24 @@ pub async fn show(
     )
     .map(|b| super::domain::budget_left_line(&b, failed, counted));
     let capacity_changes = crate::changes::db::capacity_changes(&state.pool, &s.name, 10).await?;
+    let since = crate::clock::now(&state.pool).await? - chrono::Duration::days(90);
+    let rate = |from| {
+        crate::changes::db::failure_rates(
+            &state.pool,
+            FailureGroup::Service,
+            Some(&s.name),
+            from,
+            None,
+        )
+    };
+    let failure_recent = FailureRate::overall(&rate(Some(since)).await?);
+    let failure_all = FailureRate::overall(&rate(None).await?);
     Ok(ShowPage {
         chrome,
         budget,
         capacity_changes,
+        failure_recent,
+        failure_all,
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {

@@ -46,6 +46,7 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/severity-policies", "viewer"),
     ("PUT", "/api/v1/severity-policies", "admin"),
     ("GET", "/api/v1/reports/{metric}", "manager"),
+    ("GET", "/api/v1/reports/change-failure-rate", "manager"),
     ("GET", "/api/v1/notification-channels", "admin"),
     ("POST", "/api/v1/notification-channels", "admin"),
     ("DELETE", "/api/v1/notification-channels/{id}", "admin"),

@@ -124,3 +124,113 @@ async fn the_reports_page_draws_charts_and_writes_the_definitions(pool: PgPool) 
         assert!(page.text.contains(needle), "{needle:?}");
     }
 }
+
+/// Changes confirmed as a trigger ÷ changes: three changes of `a` (one confirmed by two
+/// incidents, counted once), one of `b`, none confirmed there.
+#[sqlx::test]
+async fn the_change_failure_rate_per_service_month_and_overall(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("a").await;
+    app.service("b").await;
+    let mut ids = vec![];
+    for (service, at) in [
+        ("a", "2026-09-17T14:05:00Z"),
+        ("a", "2026-09-18T09:00:00Z"),
+        ("a", "2026-10-01T09:00:00Z"),
+        ("b", "2026-10-02T09:00:00Z"),
+    ] {
+        let r = app
+            .post(
+                "/api/v1/changes",
+                json!({"service": service, "summary": format!("deploy {at}"), "occurred_at": at}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        ids.push(r.json()["id"].as_i64().unwrap());
+    }
+    for started in ["2026-09-17T16:02:00Z", "2026-09-17T17:00:00Z"] {
+        let key = app
+            .incident(
+                json!({"title": "a down", "severity": "Sev2", "service": "a",
+                             "started_at": started, "detected_at": started}),
+            )
+            .await;
+        let r = app
+            .post(
+                &format!("/api/v1/incidents/{key}/suspect-changes/{}", ids[0]),
+                json!({"verdict": "confirmed_trigger"}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let rows = |j: &serde_json::Value| -> Vec<(String, i64, i64)> {
+        j["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["group"].as_str().unwrap().to_owned(),
+                    r["changes"].as_i64().unwrap(),
+                    r["failed"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let by_service = app
+        .get("/api/v1/reports/change-failure-rate?group_by=service")
+        .await;
+    assert_eq!(by_service.status, StatusCode::OK, "{}", by_service.text);
+    let j = by_service.json();
+    assert_eq!(rows(&j), [("a".into(), 3, 1), ("b".into(), 1, 0)]);
+    assert_eq!(j["overall"]["changes"], 4);
+    assert_eq!(j["overall"]["failed"], 1);
+    assert_eq!(j["overall"]["rate"], 0.25);
+    let by_month = app
+        .get("/api/v1/reports/change-failure-rate?group_by=month")
+        .await
+        .json();
+    assert_eq!(
+        rows(&by_month),
+        [("2026-09".into(), 2, 1), ("2026-10".into(), 2, 0)]
+    );
+    let october = app
+        .get("/api/v1/reports/change-failure-rate?group_by=service&from=2026-10-01&to=2026-10-31")
+        .await
+        .json();
+    assert_eq!(rows(&october), [("a".into(), 1, 0), ("b".into(), 1, 0)]);
+    // Bad groupings and periods are named; viewers are refused.
+    for (q, field) in [
+        ("group_by=severity", "group_by"),
+        ("from=2026-13-01", "from"),
+        ("from=2026-10-02&to=2026-10-01", "to"),
+    ] {
+        let r = app
+            .get(&format!("/api/v1/reports/change-failure-rate?{q}"))
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{q}");
+        assert!(r.text.contains(field), "{q}: {}", r.text);
+    }
+    let viewer = app.account("v@example.com", "viewer").await;
+    let r = app
+        .call_as(
+            &viewer,
+            axum::http::Method::GET,
+            "/api/v1/reports/change-failure-rate",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    // The reports page beside MTTx, and the service page.
+    let page = app.get("/reports").await;
+    assert!(
+        page.text.contains("Change-failure rate") && page.text.contains("1 of 4 changes (25%)")
+    );
+    let page = app.get("/services/a").await;
+    assert!(
+        page.text.contains("1 of 3 changes (33%) all time"),
+        "{}",
+        page.text
+    );
+}

@@ -69,6 +69,28 @@ impl DomainError {
     }
 }
 
+/// The human key `INC-<n>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IncidentKey(pub i64);
+
+impl IncidentKey {
+    pub fn parse(value: &str) -> Option<Self> {
+        let digits = value
+            .strip_prefix("INC-")
+            .or_else(|| value.strip_prefix("inc-"))?;
+        if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok().filter(|n| *n > 0).map(Self)
+    }
+}
+
+impl std::fmt::Display for IncidentKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "INC-{}", self.0)
+    }
+}
+
 /// `9 min`, `2 h 2 min`, `4 h`, `3 d 2 h 5 min`. Truncates to the minute, as the reference
 /// document does.
 pub fn format_minutes(secs: i64) -> String {

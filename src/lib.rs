@@ -20,6 +20,7 @@ pub mod integrations;
 pub mod notify;
 pub mod people;
 pub mod postmortems;
+pub mod related;
 pub mod reports;
 pub mod roles;
 pub mod router;

@@ -59,27 +59,7 @@ impl fmt::Display for Status {
     }
 }
 
-/// The human key `INC-<n>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IncidentKey(pub i64);
-
-impl IncidentKey {
-    pub fn parse(value: &str) -> Option<Self> {
-        let digits = value
-            .strip_prefix("INC-")
-            .or_else(|| value.strip_prefix("inc-"))?;
-        if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok().filter(|n| *n > 0).map(Self)
-    }
-}
-
-impl fmt::Display for IncidentKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "INC-{}", self.0)
-    }
-}
+pub use crate::domain::IncidentKey;
 
 /// The timestamps the lifecycle reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

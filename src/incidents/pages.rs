@@ -445,6 +445,9 @@ pub struct ShowPage {
     /// The changes that may have caused it, best first.
     suspects: Vec<crate::changes::db::Suspect>,
     verdicts: [crate::changes::domain::Verdict; 3],
+    /// Linked incidents, and incidents that may be related.
+    related: Vec<crate::related::db::Related>,
+    suggestions: Vec<crate::related::db::Suggestion>,
 }
 
 impl ShowPage {
@@ -478,7 +481,10 @@ pub async fn show(
         .iter()
         .find(|s| s.verdict.as_deref() == Some("confirmed_trigger"))
         .map(|s| s.change.occurred_at);
+    let this = crate::related::actions::incident(&state.pool, i.key).await?;
     Ok(ShowPage {
+        related: crate::related::db::list(&state.pool, i.id).await?,
+        suggestions: crate::related::actions::suggestions(&state.pool, &this).await?,
         suspects,
         verdicts: crate::changes::domain::Verdict::ALL,
         chrome,

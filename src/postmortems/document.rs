@@ -41,6 +41,8 @@ pub struct Document {
     pub items: Vec<ActionItem>,
     /// The change confirmed as the incident's trigger, if any.
     pub trigger: Option<crate::changes::db::Change>,
+    /// Incidents linked to this one, with their notes.
+    pub related: Vec<crate::related::db::Related>,
     /// The figures a section may cite by name (`{time_to_acknowledge}`), with their values.
     pub prose: Vec<(&'static str, String)>,
 }
@@ -258,6 +260,7 @@ impl Document {
             response,
             items,
             trigger,
+            related: crate::related::db::list(&mut *conn, i.id).await?,
             prose,
         })
     }
@@ -368,6 +371,16 @@ impl Document {
         }
         md.push_str("\n## Lessons\n\n");
         section(&mut md, Section::Lessons);
+        if !self.related.is_empty() {
+            md.push_str("## Related incidents\n\n");
+            for r in &self.related {
+                md.push_str(&format!("- {}: {}", r.key, r.title.replace('\n', " ")));
+                if !r.note.is_empty() {
+                    md.push_str(&format!(" — {}", r.note.replace('\n', " ")));
+                }
+                md.push('\n');
+            }
+        }
         md
     }
 }

@@ -200,6 +200,8 @@ pub struct PostmortemJson {
     #[schema(value_type = Vec<Object>)]
     pub timeline: Vec<serde_json::Value>,
     pub action_items: Vec<db::ActionItem>,
+    /// Incidents linked to this one, with their notes
+    pub related: Vec<crate::related::db::Related>,
     pub published_version: Option<i32>,
     pub edited_after_publication: bool,
     pub open_comments: usize,
@@ -249,6 +251,7 @@ pub async fn get(
         edited_after_publication: doc.edited_after_publication(),
         open_comments: comments.iter().filter(|c| c.resolved_at.is_none()).count(),
         action_items: doc.items,
+        related: doc.related,
     };
     Ok(([(header::ETAG, etag(body.version))], Json(body)).into_response())
 }

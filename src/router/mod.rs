@@ -127,6 +127,11 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(inc::notifications))
         .routes(routes!(inc::suspect_changes))
         .routes(routes!(inc::judge_suspect_change))
+        .routes(routes!(
+            crate::related::handlers::list,
+            crate::related::handlers::link
+        ))
+        .routes(routes!(crate::related::handlers::unlink))
         .routes(routes!(crate::alerts::handlers::list))
         .routes(routes!(
             crate::integrations::handlers::list,
@@ -198,6 +203,14 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/incidents/{key}/suspects/{change_id}",
             post(form::judge_suspect),
+        )
+        .route(
+            "/incidents/{key}/related",
+            post(crate::related::pages::link),
+        )
+        .route(
+            "/incidents/{key}/related/{other}/unlink",
+            post(crate::related::pages::unlink),
         )
         .route(
             "/incidents/{key}/postmortem",

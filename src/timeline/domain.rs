@@ -27,10 +27,12 @@ pub enum Kind {
     AlertsResolved,
     /// A responder's verdict on a suspect change: suspected, ruled out, or the trigger.
     SuspectVerdict,
+    /// Linked to or unlinked from a related incident (written on both).
+    Related,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -46,6 +48,7 @@ impl Kind {
         Self::SlaBreached,
         Self::AlertsResolved,
         Self::SuspectVerdict,
+        Self::Related,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +68,7 @@ impl Kind {
             Self::SlaBreached => "sla_breached",
             Self::AlertsResolved => "alerts_resolved",
             Self::SuspectVerdict => "suspect_verdict",
+            Self::Related => "related",
         }
     }
 
@@ -200,6 +204,16 @@ pub fn headline(
             match (count, first) {
                 (1, Some(name)) => format!("Alert resolved: {name}"),
                 (n, _) => format!("{n} alerts resolved"),
+            }
+        }
+        Kind::Related => {
+            let (other, title) = (str_of(details, "other"), str_of(details, "title"));
+            match str_of(details, "action") {
+                "unlinked" => format!("No longer related to {other} ({title})"),
+                _ => match str_of(details, "note") {
+                    "" => format!("Related to {other} ({title})"),
+                    note => format!("Related to {other} ({title}): {note}"),
+                },
             }
         }
         Kind::SuspectVerdict => {

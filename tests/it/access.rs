@@ -97,6 +97,13 @@ const API: &[(&str, &str, &str)] = &[
         "/api/v1/incidents/{key}/suspect-changes/{change_id}",
         "responder",
     ),
+    ("GET", "/api/v1/incidents/{key}/related", "viewer"),
+    ("POST", "/api/v1/incidents/{key}/related", "responder"),
+    (
+        "DELETE",
+        "/api/v1/incidents/{key}/related/{other}",
+        "responder",
+    ),
 ];
 
 /// Every page route and the least role that may use it.
@@ -170,6 +177,12 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/near-misses", "viewer"),
     ("GET", "/changes", "viewer"),
     ("POST", "/incidents/{key}/suspects/{change_id}", "responder"),
+    ("POST", "/incidents/{key}/related", "responder"),
+    (
+        "POST",
+        "/incidents/{key}/related/{other}/unlink",
+        "responder",
+    ),
     ("GET", "/services/{name}/changes", "viewer"),
     ("POST", "/account/tokens", "viewer"),
     ("POST", "/account/tokens/{id}/revoke", "viewer"),
@@ -198,6 +211,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{name}", "payments-gateway")
         .replace("{id}", "999999")
         .replace("{change_id}", "999999")
+        .replace("{other}", "INC-999999")
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
 }

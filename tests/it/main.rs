@@ -18,6 +18,7 @@ mod oidc;
 mod pages;
 mod postmortem_review;
 mod postmortems;
+mod related;
 mod reports;
 mod services_api;
 mod sla;

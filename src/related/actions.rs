@@ -1,0 +1,145 @@
+//! Linking and unlinking related incidents: the link, an entry on both timelines and the audit
+//! row in one transaction; and the suggestions an incident's page offers.
+
+use serde_json::json;
+use sqlx::PgConnection;
+
+use super::db::{self, IncidentRef, Related, Suggestion};
+use super::domain::{self, SUGGESTIONS};
+use crate::audit::{self, Actor};
+use crate::clock;
+use crate::domain::IncidentKey;
+use crate::error::{AppError, AppResult};
+use crate::timeline;
+
+/// The incident a key names, or 404.
+pub async fn incident(e: impl sqlx::PgExecutor<'_>, key: IncidentKey) -> AppResult<IncidentRef> {
+    db::find(e, key)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key}.")))
+}
+
+/// The other incident of a link as a person named it; an unknown one is a bad field, not a
+/// missing page.
+async fn other(conn: &mut PgConnection, field: &str, named: &str) -> AppResult<IncidentRef> {
+    let key = domain::other_incident(field, named)?;
+    db::find(conn, key)
+        .await?
+        .ok_or_else(|| AppError::invalid(field, format!("there is no incident {key}")))
+}
+
+async fn on_both_timelines(
+    conn: &mut PgConnection,
+    this: &IncidentRef,
+    that: &IncidentRef,
+    details: serde_json::Value,
+    actor: &Actor,
+) -> AppResult<()> {
+    let now = clock::now(&mut *conn).await?;
+    for (on, other) in [(this, that), (that, this)] {
+        let mut details = details.clone();
+        details["other"] = json!(other.key.to_string());
+        details["title"] = json!(other.title);
+        timeline::db::append(
+            &mut *conn,
+            timeline::db::NewEvent {
+                incident_id: on.id,
+                occurred_at: now,
+                kind: timeline::domain::Kind::Related,
+                author: &actor.name,
+                body: "",
+                details,
+                incident_version: None,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Links `this` incident to the one `named` (`INC-184` or `184`) with a note; both timelines say
+/// so. Linking to itself, to an unknown incident or a note too long is refused naming the field;
+/// a link that exists already is a conflict. Returns the other incident as `this` now lists it.
+pub async fn link(
+    conn: &mut PgConnection,
+    this: &IncidentRef,
+    named: &str,
+    note: &str,
+    actor: &Actor,
+) -> AppResult<Related> {
+    let note = domain::check_note(note)?;
+    let that = other(conn, "incident", named).await?;
+    domain::check_pair(this.key, that.key)?;
+    let now = clock::now(&mut *conn).await?;
+    if !db::insert(&mut *conn, this.id, that.id, &note, &actor.name, now).await? {
+        return Err(AppError::Conflict(format!(
+            "{} and {} are related already.",
+            this.key, that.key
+        )));
+    }
+    on_both_timelines(
+        conn,
+        this,
+        &that,
+        json!({ "action": "linked", "note": note }),
+        actor,
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.relate",
+        &this.key.to_string(),
+        None,
+        Some(json!({ "related": that.key.to_string(), "note": note })),
+    )
+    .await?;
+    db::list(&mut *conn, this.id)
+        .await?
+        .into_iter()
+        .find(|r| r.key == that.key.to_string())
+        .ok_or_else(|| AppError::Internal("the new link vanished".into()))
+}
+
+/// Removes the link between `this` and the incident `named`; 404 when they are not linked.
+pub async fn unlink(
+    conn: &mut PgConnection,
+    this: &IncidentRef,
+    named: &str,
+    actor: &Actor,
+) -> AppResult<()> {
+    let key = domain::other_incident("incident", named)
+        .map_err(|_| AppError::NotFound(format!("There is no incident {named:?}.")))?;
+    let that = incident(&mut *conn, key).await?;
+    let Some(note) = db::delete(&mut *conn, this.id, that.id).await? else {
+        return Err(AppError::NotFound(format!(
+            "{} and {} are not related.",
+            this.key, that.key
+        )));
+    };
+    on_both_timelines(conn, this, &that, json!({ "action": "unlinked" }), actor).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.unrelate",
+        &this.key.to_string(),
+        Some(json!({ "related": that.key.to_string(), "note": note })),
+        None,
+    )
+    .await
+}
+
+/// Incidents that may be related to `this` one: its service's or its dependencies', whose text
+/// matches its title and summary, not linked yet; best first. None without a service.
+pub async fn suggestions(
+    e: impl sqlx::PgExecutor<'_>,
+    this: &IncidentRef,
+) -> AppResult<Vec<Suggestion>> {
+    let (Some(service_id), Some(terms)) = (
+        this.service_id,
+        domain::search_terms(&format!("{} {}", this.title, this.summary)),
+    ) else {
+        return Ok(vec![]);
+    };
+    db::suggestions(e, this.id, service_id, &terms, SUGGESTIONS).await
+}

@@ -1,0 +1,161 @@
+//! Queries on related incidents.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgExecutor;
+
+use crate::domain::IncidentKey;
+use crate::error::AppResult;
+
+/// An incident as a link names it.
+#[derive(Debug, Clone)]
+pub struct IncidentRef {
+    pub id: i64,
+    pub key: IncidentKey,
+    pub title: String,
+    pub summary: String,
+    pub service_id: Option<i64>,
+}
+
+/// The incident with this key, if there is one.
+pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<IncidentRef>> {
+    Ok(sqlx::query!(
+        "select id, number, title, summary, service_id from incidents where number = $1",
+        key.0
+    )
+    .fetch_optional(e)
+    .await?
+    .map(|r| IncidentRef {
+        id: r.id,
+        key: IncidentKey(r.number),
+        title: r.title,
+        summary: r.summary,
+        service_id: r.service_id,
+    }))
+}
+
+/// An incident related to the one asked about, with the link's note.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Related {
+    /// `INC-184`
+    pub key: String,
+    pub title: String,
+    pub severity: String,
+    pub status: String,
+    pub service: Option<String>,
+    pub detected_at: DateTime<Utc>,
+    pub note: String,
+    pub linked_by: String,
+    pub linked_at: DateTime<Utc>,
+}
+
+/// The incidents linked to `incident_id`, whichever side made the link, oldest link first.
+pub async fn list(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Related>> {
+    Ok(sqlx::query_as!(
+        Related,
+        r#"select 'INC-' || i.number as "key!", i.title, i.severity, i.status,
+                  s.name as "service?", i.detected_at, l.note, l.linked_by, l.linked_at
+           from incident_links l
+           join incidents i
+             on i.id = case when l.incident_id = $1 then l.related_id else l.incident_id end
+           left join services s on s.id = i.service_id
+           where l.incident_id = $1 or l.related_id = $1
+           order by l.linked_at, i.number"#,
+        incident_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Links two incidents; `false` when they were linked already.
+pub async fn insert(
+    e: impl PgExecutor<'_>,
+    a: i64,
+    b: i64,
+    note: &str,
+    by: &str,
+    at: DateTime<Utc>,
+) -> AppResult<bool> {
+    let done = sqlx::query!(
+        r#"insert into incident_links (incident_id, related_id, note, linked_by, linked_at)
+           values (least($1::bigint, $2::bigint), greatest($1::bigint, $2::bigint), $3, $4, $5)
+           on conflict do nothing"#,
+        a,
+        b,
+        note,
+        by,
+        at
+    )
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Removes the link between two incidents; the note it had, or `None` when there was none.
+pub async fn delete(e: impl PgExecutor<'_>, a: i64, b: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"delete from incident_links
+           where incident_id = least($1::bigint, $2::bigint)
+             and related_id = greatest($1::bigint, $2::bigint)
+           returning note"#,
+        a,
+        b
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// An incident that may be related: same service or one it depends on, text that matches.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Suggestion {
+    /// `INC-184`
+    pub key: String,
+    pub title: String,
+    pub severity: String,
+    pub status: String,
+    pub service: Option<String>,
+    pub detected_at: DateTime<Utc>,
+    /// How well its title, summary and impact match (PostgreSQL's ts_rank)
+    pub rank: f32,
+}
+
+/// Incidents of `service_id` or anything it depends on (all the way down), other than the
+/// incident itself and those already linked to it, whose title, summary or impact match `terms`
+/// (a `to_tsquery`, see [`super::domain::search_terms`]); best match first, then the newest.
+pub async fn suggestions(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    service_id: i64,
+    terms: &str,
+    limit: i64,
+) -> AppResult<Vec<Suggestion>> {
+    Ok(sqlx::query_as!(
+        Suggestion,
+        r#"with recursive scope(id) as (
+               select $2::bigint
+               union
+               select sd.depends_on_id from service_dependencies sd join scope on sd.service_id = scope.id
+           ), q as (select to_tsquery('english', $3) as q)
+           select 'INC-' || i.number as "key!", i.title, i.severity, i.status,
+                  s.name as "service?", i.detected_at,
+                  ts_rank(to_tsvector('english', i.title || ' ' || i.summary || ' ' || i.impact), q.q)
+                      as "rank!"
+           from incidents i
+           cross join q
+           left join services s on s.id = i.service_id
+           where i.id <> $1
+             and i.service_id in (select id from scope)
+             and to_tsvector('english', i.title || ' ' || i.summary || ' ' || i.impact) @@ q.q
+             and not exists (
+                 select from incident_links l
+                 where l.incident_id = least($1, i.id) and l.related_id = greatest($1, i.id))
+           order by 7 desc, i.detected_at desc
+           limit $4"#,
+        incident_id,
+        service_id,
+        terms,
+        limit
+    )
+    .fetch_all(e)
+    .await?)
+}

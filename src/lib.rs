@@ -25,6 +25,7 @@ pub mod reports;
 pub mod roles;
 pub mod router;
 pub mod routing;
+pub mod runbooks;
 pub mod search;
 pub mod services;
 pub mod sla;

@@ -100,6 +100,21 @@ pub fn etag(version: i32) -> String {
     format!("\"v{version}\"")
 }
 
+/// A versioned resource as JSON with its ETag.
+pub fn with_etag<T: serde::Serialize>(
+    status: axum::http::StatusCode,
+    version: i32,
+    body: &T,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        status,
+        [(axum::http::header::ETAG, etag(version))],
+        axum::Json(body),
+    )
+        .into_response()
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     type Rejection = AppError;
 

@@ -389,3 +389,45 @@ pub async fn judge_suspect(
             .into_response(),
     )
 }
+
+#[derive(Deserialize)]
+pub struct TickForm {
+    runbook_id: String,
+    position: String,
+    /// `true` to check, `false` to uncheck
+    checked: String,
+}
+
+/// One click on a runbook step: checked, or unchecked.
+pub async fn tick_checklist(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<TickForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let runbook_id = crate::http::extract::parse_id(&f.runbook_id, "runbook")?;
+    let position = f
+        .position
+        .trim()
+        .parse()
+        .map_err(|_| AppError::invalid("position", "a step's position, a number"))?;
+    let i = db::get(&state.pool, key).await?;
+    let mut tx = state.pool.begin().await?;
+    crate::runbooks::actions::tick(
+        &mut tx,
+        &super::views::checking(&i),
+        &crate::runbooks::actions::Tick {
+            runbook_id,
+            position,
+            checked: f.checked != "false",
+            actor: &auth.actor,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(
+        axum::response::Redirect::to(&format!("/incidents/{key}#runbook-{runbook_id}"))
+            .into_response(),
+    )
+}

@@ -2,12 +2,11 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::header::{ETAG, LOCATION};
+use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::actions::{self, Change, Opening, Patch, ServiceChoice};
 use super::db::{self, Cursor, Filter, Incident};
@@ -17,8 +16,8 @@ use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::{
-    ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option, etag,
-    query_cursor, query_limit, query_text,
+    ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option,
+    query_cursor, query_limit, query_text, with_etag,
 };
 use crate::idempotency;
 use crate::roles::{self, domain::Role};
@@ -33,7 +32,7 @@ pub fn parse_key(key: &str) -> AppResult<IncidentKey> {
 /// The full view of one incident, with its ETag.
 async fn respond(state: &AppState, incident: &Incident, status: StatusCode) -> AppResult<Response> {
     let view = full_view(state, incident).await?;
-    Ok(with_etag(status, incident.version, json!(view)))
+    Ok(with_etag(status, incident.version, &view))
 }
 
 async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentView> {
@@ -73,14 +72,6 @@ pub async fn cadence_of(
         &sent,
         now,
     )))
-}
-
-fn with_etag(status: StatusCode, version: i32, body: Value) -> Response {
-    let mut res = (status, Json(body)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&etag(version)) {
-        res.headers_mut().insert(ETAG, v);
-    }
-    res
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -148,7 +139,7 @@ pub async fn create(
     .await?;
     Ok(created.respond(|view| {
         let location = format!("/api/v1/incidents/{}", view.key);
-        let mut res = with_etag(StatusCode::CREATED, view.version, json!(view));
+        let mut res = with_etag(StatusCode::CREATED, view.version, &view);
         if let Ok(v) = HeaderValue::from_str(&location) {
             res.headers_mut().insert(LOCATION, v);
         }
@@ -749,4 +740,73 @@ pub async fn judge_suspect_change(
     .await?;
     tx.commit().await?;
     Ok(Json(judged))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ChecklistList {
+    /// The runbooks of the incident's service, then those of the rules that routed its alerts,
+    /// each with this incident's checks
+    pub items: Vec<crate::runbooks::actions::Checklist>,
+}
+
+/// The incident's runbooks and how far their checklists got.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/checklist", operation_id = "getChecklist", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = ChecklistList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn checklist(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<ChecklistList>> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(ChecklistList {
+        items: crate::runbooks::actions::checklist(&mut conn, &super::views::checking(&i)).await?,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TickBody {
+    runbook_id: i64,
+    /// The step's position in the runbook, from 0
+    position: i32,
+    /// true to check it (the default), false to uncheck it
+    #[serde(default = "yes")]
+    checked: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Check or uncheck a step of one of the incident's runbooks; who and when go on the timeline.
+#[utoipa::path(post, path = "/api/v1/incidents/{key}/checklist", operation_id = "tickChecklist", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    request_body = TickBody,
+    responses((status = 200, description = "The runbook's checklist on this incident", body = crate::runbooks::actions::Checklist),
+              (status = 404, description = "No such incident, or the runbook is not one it shows", body = crate::error::ErrorBody),
+              (status = 422, description = "A position past the runbook's steps", body = crate::error::ErrorBody)))]
+pub async fn tick_checklist(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    body: ApiJson<TickBody>,
+) -> AppResult<Json<crate::runbooks::actions::Checklist>> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let b = &body.value;
+    let mut tx = state.pool.begin().await?;
+    let list = crate::runbooks::actions::tick(
+        &mut tx,
+        &super::views::checking(&i),
+        &crate::runbooks::actions::Tick {
+            runbook_id: b.runbook_id,
+            position: b.position,
+            checked: b.checked,
+            actor: &auth.actor,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(list))
 }

@@ -448,6 +448,8 @@ pub struct ShowPage {
     /// Linked incidents, and incidents that may be related.
     related: Vec<crate::related::db::Related>,
     suggestions: Vec<crate::related::db::Suggestion>,
+    /// Its runbooks with their checklists.
+    checklists: Vec<crate::runbooks::actions::Checklist>,
 }
 
 impl ShowPage {
@@ -482,7 +484,12 @@ pub async fn show(
         .find(|s| s.verdict.as_deref() == Some("confirmed_trigger"))
         .map(|s| s.change.occurred_at);
     let this = crate::related::actions::incident(&state.pool, i.key).await?;
+    let mut conn = state.pool.acquire().await?;
+    let checklists =
+        crate::runbooks::actions::checklist(&mut conn, &super::views::checking(&i)).await?;
+    drop(conn);
     Ok(ShowPage {
+        checklists,
         related: crate::related::db::list(&state.pool, i.id).await?,
         suggestions: crate::related::actions::suggestions(&state.pool, &this).await?,
         suspects,

@@ -142,6 +142,15 @@ pub fn suspecting(i: &Incident) -> crate::changes::actions::Suspecting {
     }
 }
 
+/// The incident as its runbooks' checklist needs it.
+pub fn checking(i: &Incident) -> crate::runbooks::actions::Checking {
+    crate::runbooks::actions::Checking {
+        incident_id: i.id,
+        key: i.key.to_string(),
+        service_id: i.service_id,
+    }
+}
+
 impl IncidentView {
     /// `policy` is the policy of the incident's peak severity.
     pub fn new(

@@ -39,6 +39,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "accounts", description = "Users, API tokens and the audit log"),
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
+        (name = "runbooks", description = "Runbooks: a link and a checklist per service or routing rule"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
         (name = "postmortems", description = "Postmortems and their action items"),
         (name = "changes", description = "Deploys and configuration changes to services")
@@ -132,6 +133,16 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::related::handlers::link
         ))
         .routes(routes!(crate::related::handlers::unlink))
+        .routes(routes!(inc::checklist, inc::tick_checklist))
+        .routes(routes!(
+            crate::runbooks::handlers::list,
+            crate::runbooks::handlers::create
+        ))
+        .routes(routes!(
+            crate::runbooks::handlers::get,
+            crate::runbooks::handlers::update,
+            crate::runbooks::handlers::delete
+        ))
         .routes(routes!(crate::alerts::handlers::list))
         .routes(routes!(
             crate::integrations::handlers::list,
@@ -207,6 +218,19 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/incidents/{key}/related",
             post(crate::related::pages::link),
+        )
+        .route("/incidents/{key}/checklist", post(form::tick_checklist))
+        .route(
+            "/runbooks",
+            get(crate::runbooks::pages::list).post(crate::runbooks::pages::create),
+        )
+        .route(
+            "/runbooks/{id}/edit",
+            get(crate::runbooks::pages::edit_form).post(crate::runbooks::pages::edit),
+        )
+        .route(
+            "/runbooks/{id}/delete",
+            post(crate::runbooks::pages::delete),
         )
         .route(
             "/incidents/{key}/related/{other}/unlink",

@@ -3,9 +3,8 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::header::ETAG;
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
 use super::actions::{self, Preview, RuleDraft};
@@ -13,21 +12,13 @@ use super::db::{self, RuleRecord};
 use crate::error::AppResult;
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::parse_id;
-use crate::http::extract::{ApiJson, IfMatch, etag};
+use crate::http::extract::{ApiJson, IfMatch, with_etag};
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RuleList {
     /// In the order they are tried; the default rule is last
     pub items: Vec<RuleRecord>,
-}
-
-fn with_etag(status: StatusCode, rule: &RuleRecord) -> Response {
-    let mut res = (status, Json(rule)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&etag(rule.version)) {
-        res.headers_mut().insert(ETAG, v);
-    }
-    res
 }
 
 /// The rules in the order they are tried.
@@ -50,7 +41,7 @@ pub async fn create(
     let mut tx = state.pool.begin().await?;
     let rule = actions::create(&mut tx, &auth.actor, &body.value).await?;
     tx.commit().await?;
-    Ok(with_etag(StatusCode::CREATED, &rule))
+    Ok(with_etag(StatusCode::CREATED, rule.version, &rule))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -91,7 +82,7 @@ pub async fn update(
     let mut tx = state.pool.begin().await?;
     let rule = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     tx.commit().await?;
-    Ok(with_etag(StatusCode::OK, &rule))
+    Ok(with_etag(StatusCode::OK, rule.version, &rule))
 }
 
 /// Delete a rule (not the default one).

@@ -2,28 +2,19 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::header::{ETAG, LOCATION};
+use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
-use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, etag};
+use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, with_etag};
 use crate::idempotency;
 use crate::state::AppState;
-
-fn respond(status: StatusCode, s: &Service) -> Response {
-    let mut res = (status, Json(json!(s))).into_response();
-    if let Ok(v) = HeaderValue::from_str(&etag(s.version)) {
-        res.headers_mut().insert(ETAG, v);
-    }
-    res
-}
 
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct ServiceList {
@@ -71,7 +62,7 @@ pub async fn create(
     )
     .await?;
     Ok(created.respond(|service| {
-        let mut res = respond(StatusCode::CREATED, &service);
+        let mut res = with_etag(StatusCode::CREATED, service.version, &service);
         if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/services/{}", service.name)) {
             res.headers_mut().insert(LOCATION, v);
         }
@@ -93,7 +84,7 @@ pub async fn get(
     Path(name): Path<String>,
 ) -> AppResult<Response> {
     let service = db::get_by_name(&state.pool, &name).await?;
-    Ok(respond(StatusCode::OK, &service))
+    Ok(with_etag(StatusCode::OK, service.version, &service))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -161,7 +152,7 @@ pub async fn patch(
             current_version: current.version,
         })?;
     tx.commit().await?;
-    Ok(respond(StatusCode::OK, &updated))
+    Ok(with_etag(StatusCode::OK, updated.version, &updated))
 }
 
 /// Delete a service no incident refers to.

@@ -29,10 +29,12 @@ pub enum Kind {
     SuspectVerdict,
     /// Linked to or unlinked from a related incident (written on both).
     Related,
+    /// A runbook's step checked or unchecked.
+    Checklist,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -49,6 +51,7 @@ impl Kind {
         Self::AlertsResolved,
         Self::SuspectVerdict,
         Self::Related,
+        Self::Checklist,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -69,6 +72,7 @@ impl Kind {
             Self::AlertsResolved => "alerts_resolved",
             Self::SuspectVerdict => "suspect_verdict",
             Self::Related => "related",
+            Self::Checklist => "checklist",
         }
     }
 
@@ -205,6 +209,18 @@ pub fn headline(
                 (1, Some(name)) => format!("Alert resolved: {name}"),
                 (n, _) => format!("{n} alerts resolved"),
             }
+        }
+        Kind::Checklist => {
+            let verb = if details.get("checked").and_then(Value::as_bool) == Some(false) {
+                "unchecked"
+            } else {
+                "checked"
+            };
+            format!(
+                "Runbook step {verb}: {} ({})",
+                str_of(details, "step"),
+                str_of(details, "runbook")
+            )
         }
         Kind::Related => {
             let (other, title) = (str_of(details, "other"), str_of(details, "title"));

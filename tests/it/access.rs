@@ -104,6 +104,13 @@ const API: &[(&str, &str, &str)] = &[
         "/api/v1/incidents/{key}/related/{other}",
         "responder",
     ),
+    ("GET", "/api/v1/incidents/{key}/checklist", "viewer"),
+    ("POST", "/api/v1/incidents/{key}/checklist", "responder"),
+    ("GET", "/api/v1/runbooks", "viewer"),
+    ("POST", "/api/v1/runbooks", "admin"),
+    ("GET", "/api/v1/runbooks/{id}", "viewer"),
+    ("PUT", "/api/v1/runbooks/{id}", "admin"),
+    ("DELETE", "/api/v1/runbooks/{id}", "admin"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -183,6 +190,12 @@ const PAGES: &[(&str, &str, &str)] = &[
         "/incidents/{key}/related/{other}/unlink",
         "responder",
     ),
+    ("POST", "/incidents/{key}/checklist", "responder"),
+    ("GET", "/runbooks", "viewer"),
+    ("POST", "/runbooks", "admin"),
+    ("GET", "/runbooks/{id}/edit", "admin"),
+    ("POST", "/runbooks/{id}/edit", "admin"),
+    ("POST", "/runbooks/{id}/delete", "admin"),
     ("GET", "/services/{name}/changes", "viewer"),
     ("POST", "/account/tokens", "viewer"),
     ("POST", "/account/tokens/{id}/revoke", "viewer"),

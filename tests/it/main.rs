@@ -20,6 +20,7 @@ mod postmortem_review;
 mod postmortems;
 mod related;
 mod reports;
+mod runbooks;
 mod services_api;
 mod sla;
 mod timers;

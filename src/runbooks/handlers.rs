@@ -1,0 +1,132 @@
+//! The runbooks API under `/api/v1/runbooks`.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::header::LOCATION;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+
+use super::actions;
+use super::db::{self, Runbook};
+use super::domain::RunbookDraft;
+use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
+use crate::state::AppState;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunbookQuery {
+    /// One service's runbooks, by name
+    pub service: Option<String>,
+    /// One routing rule's runbooks
+    pub rule_id: Option<String>,
+}
+
+impl RunbookQuery {
+    pub async fn list(&self, e: impl sqlx::PgExecutor<'_>) -> AppResult<Vec<Runbook>> {
+        let rule_id = query_text(&self.rule_id)
+            .map(|r| {
+                r.parse::<i64>()
+                    .map_err(|_| AppError::invalid("rule_id", "a routing rule's id, a number"))
+            })
+            .transpose()?;
+        let service = query_text(&self.service);
+        let filter = db::Filter {
+            service: service.as_deref(),
+            rule_id,
+            id: None,
+        };
+        db::list(e, filter).await
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RunbookList {
+    pub items: Vec<Runbook>,
+}
+
+/// Runbooks: services' first (by service), then routing rules' (in the rules' order).
+#[utoipa::path(get, path = "/api/v1/runbooks", operation_id = "listRunbooks", tag = "runbooks", params(RunbookQuery),
+    responses((status = 200, description = "OK", body = RunbookList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    ApiQuery(q): ApiQuery<RunbookQuery>,
+) -> AppResult<Json<RunbookList>> {
+    Ok(Json(RunbookList {
+        items: q.list(&state.pool).await?,
+    }))
+}
+
+/// Add a runbook to a service or a routing rule.
+#[utoipa::path(post, path = "/api/v1/runbooks", operation_id = "createRunbook", tag = "runbooks",
+    request_body = RunbookDraft,
+    responses((status = 201, description = "Created; Location names it", body = Runbook),
+              (status = 422, description = "A field is wrong (no owner or two, an unknown service or rule, a long step …), named in details", body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<RunbookDraft>,
+) -> AppResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    let r = actions::create(&mut tx, &auth.actor, &body.value).await?;
+    tx.commit().await?;
+    let mut res = with_etag(StatusCode::CREATED, r.version, &r);
+    if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/runbooks/{}", r.id)) {
+        res.headers_mut().insert(LOCATION, v);
+    }
+    Ok(res)
+}
+
+/// One runbook.
+#[utoipa::path(get, path = "/api/v1/runbooks/{id}", operation_id = "getRunbook", tag = "runbooks",
+    params(("id" = i64, Path, description = "The runbook's id")),
+    responses((status = 200, description = "With an ETag header", body = Runbook), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn get(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let r = db::get(&state.pool, parse_id(&id, "runbook")?).await?;
+    Ok(with_etag(StatusCode::OK, r.version, &r))
+}
+
+/// Replace a runbook (name, link, owner and steps). Incidents keep the checks of the positions
+/// that remain.
+#[utoipa::path(put, path = "/api/v1/runbooks/{id}", operation_id = "updateRunbook", tag = "runbooks",
+    params(("id" = i64, Path, description = "The runbook's id"), ("If-Match" = String, Header)),
+    request_body = RunbookDraft,
+    responses((status = 200, description = "OK", body = Runbook), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong, named in details", body = crate::error::ErrorBody),
+              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<RunbookDraft>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "runbook")?;
+    let mut tx = state.pool.begin().await?;
+    let r = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::OK, r.version, &r))
+}
+
+/// Delete a runbook, and every incident's checks of it.
+#[utoipa::path(delete, path = "/api/v1/runbooks/{id}", operation_id = "deleteRunbook", tag = "runbooks",
+    params(("id" = i64, Path, description = "The runbook's id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "runbook")?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}

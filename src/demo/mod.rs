@@ -1,7 +1,9 @@
 //! Demo data: the payments-gateway and OrbitPay services, the people of the reference
-//! postmortem, and INC-1187 entered event by event at its real times on 2026-09-17 through the
-//! same actions a responder uses. Loading twice changes nothing.
+//! postmortem, INC-1187 entered event by event at its real times on 2026-09-17 through the
+//! same actions a responder uses (with the day's changes and its capacity-flagged trigger), the
+//! OrbitPay incidents (`orbitpay.rs`) and the runbooks. Loading twice changes nothing.
 
+mod orbitpay;
 mod postmortem;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -152,6 +154,8 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         crate::routing::actions::create(&mut tx, &Actor::system("demo"), &DEMO_RULE.draft())
             .await?;
     }
+    orbitpay::load(&mut tx).await?;
+    runbooks(&mut tx).await?;
     // Work items link to their trackers: INC-1187's AB#2311 … AB#2318 to Azure Boards.
     let trackers = crate::trackers::db::all(&mut *tx).await?;
     for (prefix, name, template) in TRACKERS {
@@ -432,6 +436,53 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
             Step::Role(_, _, role, handle) => {
                 actions::set_role(tx, &change, role, Some(handle)).await?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// payments-gateway's "High error rate" runbook (with the step INC-1187's lacked) and the demo
+/// rule's alert triage. Once each.
+async fn runbooks(tx: &mut PgConnection) -> AppResult<()> {
+    use crate::runbooks::domain::RunbookDraft;
+    let existing = crate::runbooks::db::list(&mut *tx, Default::default()).await?;
+    let rule_id = crate::routing::db::list(&mut *tx)
+        .await?
+        .into_iter()
+        .find(|r| r.name == DEMO_RULE.name)
+        .map(|r| r.id);
+    let books = [
+        RunbookDraft {
+            name: "High error rate".into(),
+            link: Some("https://runbooks.example.com/payments-gateway/high-error-rate".into()),
+            service: Some("payments-gateway".into()),
+            rule_id: None,
+            steps: [
+                "Check the card processor's status page and its latency (p50, p99)",
+                "Check configuration changes of the last 24 h",
+                "Compare timeouts and 5xx by replica: one replica or all of them?",
+                "If a change lines up with the rise, roll back to the previous revision",
+                "Post a stakeholder update within 30 minutes",
+            ]
+            .map(String::from)
+            .to_vec(),
+        },
+        RunbookDraft {
+            name: "5xx alert triage".into(),
+            link: None,
+            service: None,
+            rule_id,
+            steps: [
+                "Confirm the rise on the payments-gateway 5xx dashboard",
+                "Name an incident commander and a scribe",
+            ]
+            .map(String::from)
+            .to_vec(),
+        },
+    ];
+    for book in books {
+        if !existing.iter().any(|r| r.name == book.name) {
+            crate::runbooks::actions::create(tx, &Actor::system("demo"), &book).await?;
         }
     }
     Ok(())

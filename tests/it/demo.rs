@@ -93,10 +93,60 @@ async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgP
         serde_json::json!(["payments-worker"])
     );
     assert_eq!(checkout["version"], 2, "set by the first load only");
+    assert_eq!(
+        app.get("/api/v1/runbooks").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        app.get("/api/v1/incidents/INC-1203/related").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     let key = app
         .incident(serde_json::json!({"title": "new", "severity": "Sev3"}))
         .await;
-    assert_eq!(key, "INC-1188");
+    assert_eq!(
+        key, "INC-1204",
+        "after the demo's highest key, OrbitPay's INC-1203"
+    );
+}
+
+/// OrbitPay's night: no deploy that day, so no suspects; PAY-184 (INC-184) linked as related.
+/// INC-1187 shows payments-gateway's runbook, which now asks for the day's configuration
+/// changes.
+#[sqlx::test]
+async fn the_orbitpay_incident_has_no_suspects_and_pay_184_as_related(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    let hang = app.incident_json("INC-1203").await;
+    assert_eq!(hang["service"], "checkout-api");
+    assert_eq!(hang["detected_at"], "2026-10-21T22:14:00Z");
+    let suspects = app
+        .get("/api/v1/incidents/INC-1203/suspect-changes")
+        .await
+        .json();
+    assert!(suspects["items"].as_array().unwrap().is_empty());
+    let related = app.get("/api/v1/incidents/INC-1203/related").await.json();
+    assert_eq!(related["items"][0]["key"], "INC-184");
+    assert_eq!(
+        related["items"][0]["title"],
+        "Retry queue overload during processor degradation"
+    );
+    let page = app.get("/incidents/INC-184").await;
+    assert!(page.text.contains("href=\"/incidents/INC-1203\""));
+    let page = app.get("/incidents/INC-1203").await;
+    assert!(page.text.contains("No changes recorded in that window"));
+    let checklist = app.get("/api/v1/incidents/INC-1187/checklist").await.json();
+    assert_eq!(checklist["items"][0]["runbook"]["name"], "High error rate");
+    assert_eq!(
+        checklist["items"][0]["items"][1]["step"],
+        "Check configuration changes of the last 24 h"
+    );
 }
 
 #[sqlx::test]

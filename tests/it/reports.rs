@@ -8,9 +8,27 @@ use serde_json::json;
 use sqlx::PgPool;
 
 async fn two_incidents(app: &TestApp) {
-    // INC-1187 (payments-gateway, Sev1, September): acknowledged after 9 min, mitigated after
-    // 45 min, resolved after 3 h 33 min.
-    quell::demo::load(&app.pool).await.unwrap();
+    app.service("payments-gateway").await;
+    app.service("checkout-api").await;
+    // INC-1187's times (payments-gateway, Sev1, September): acknowledged after 9 min, mitigated
+    // after 45 min, resolved after 3 h 33 min.
+    let key = app
+        .incident(json!({"title": "Authorization timeouts", "severity": "Sev1", "service": "payments-gateway",
+                         "started_at": "2026-09-17T16:02:00Z", "detected_at": "2026-09-17T16:07:00Z"}))
+        .await;
+    for (step, at) in [
+        ("acknowledge", "2026-09-17T16:16:00Z"),
+        ("mitigate", "2026-09-17T16:52:00Z"),
+        ("resolve", "2026-09-17T19:40:00Z"),
+    ] {
+        let r = app
+            .post(
+                &format!("/api/v1/incidents/{key}/{step}"),
+                json!({"at": at}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{step}: {}", r.text);
+    }
     // A Sev2 on checkout-api in September acknowledged after 21 min, still unresolved.
     let key = app
         .incident(json!({"title": "Checkout slow", "severity": "Sev2", "service": "checkout-api",

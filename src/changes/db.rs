@@ -146,6 +146,15 @@ pub async fn service_id(e: impl PgExecutor<'_>, name: &str) -> AppResult<Option<
     )
 }
 
+/// Every service's name, for the change form's suggestions.
+pub async fn service_names(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
+    Ok(
+        sqlx::query_scalar!("select name from services order by name")
+            .fetch_all(e)
+            .await?,
+    )
+}
+
 /// Which changes a list shows; `None` means any.
 #[derive(Debug, Default, Clone)]
 pub struct Filter {

@@ -50,7 +50,7 @@ pub async fn create(
     }))
 }
 
-#[derive(Deserialize, utoipa::IntoParams)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ChangeQuery {
     /// A service's name

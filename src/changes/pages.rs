@@ -1,17 +1,22 @@
 //! Change history pages: `/changes` across services (filters service, kind, period) and
-//! `/services/{name}/changes` for one service, newest first, a page at a time.
+//! `/services/{name}/changes` for one service, newest first, a page at a time; and the form that
+//! records a change by hand, capacity figures included.
 
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
 
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
 use super::db::Change;
-use super::domain::ChangeKind;
+use super::domain::{Capacity, ChangeDraft, ChangeKind};
 use super::handlers::ChangeQuery;
-use crate::error::AppError;
-use crate::http::access::{Auth, Viewer};
-use crate::http::extract::{ApiQuery, query_text};
-use crate::http::page::{Chrome, PageResult};
+use crate::error::{AppError, FieldError};
+use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::extract::{ApiQuery, PageForm, parse_form_time, query_text};
+use crate::http::page::{Chrome, PageError, PageResult};
 use crate::state::AppState;
 
 const PAGE: i64 = 100;
@@ -31,6 +36,11 @@ pub struct ChangesPage {
     q_to: String,
     /// The query string of the next page, if there is one.
     next: Option<String>,
+    /// The record-a-change form as typed, and what was wrong with it.
+    form: ChangeForm,
+    errors: Vec<FieldError>,
+    /// Service names for the form's suggestions.
+    services: Vec<String>,
 }
 
 impl ChangesPage {
@@ -72,6 +82,12 @@ async fn page(
     });
     Ok(ChangesPage {
         chrome,
+        form: ChangeForm {
+            service: service.clone().unwrap_or_default(),
+            ..Default::default()
+        },
+        errors: vec![],
+        services: super::db::service_names(&state.pool).await?,
         q_service: text(&q.service),
         q_kind: text(&q.kind),
         q_from: text(&q.from),
@@ -100,4 +116,120 @@ pub async fn for_service(
     ApiQuery(q): ApiQuery<ChangeQuery>,
 ) -> PageResult<ChangesPage> {
     page(&state, chrome, Some(name), q).await
+}
+
+/// The record-a-change form as typed: numbers stay text until checked.
+#[derive(Deserialize, Default)]
+pub struct ChangeForm {
+    #[serde(default)]
+    service: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    environment: String,
+    #[serde(default)]
+    summary: String,
+    #[serde(default)]
+    author: String,
+    #[serde(default)]
+    link: String,
+    /// UTC, `YYYY-MM-DDTHH:MM`; now when blank
+    #[serde(default)]
+    occurred_at: String,
+    #[serde(default)]
+    capacity_limit: String,
+    #[serde(default)]
+    capacity_per_replica: String,
+    #[serde(default)]
+    capacity_replicas: String,
+    #[serde(default)]
+    capacity_peak_requests_per_second: String,
+    #[serde(default)]
+    capacity_peak_latency_seconds: String,
+}
+
+impl ChangeForm {
+    fn capacity(&self) -> Result<Option<Capacity>, AppError> {
+        let number = |field: &str, v: &str| -> Result<Option<f64>, AppError> {
+            let v = v.trim();
+            if v.is_empty() {
+                return Ok(None);
+            }
+            v.parse()
+                .map(Some)
+                .map_err(|_| AppError::invalid(field, format!("{v:?} is not a number")))
+        };
+        let whole = |field: &str, v: &str| -> Result<i64, AppError> {
+            v.trim()
+                .parse()
+                .map_err(|_| AppError::invalid(field, "a whole number"))
+        };
+        let figures = [
+            &self.capacity_limit,
+            &self.capacity_per_replica,
+            &self.capacity_replicas,
+            &self.capacity_peak_requests_per_second,
+            &self.capacity_peak_latency_seconds,
+        ];
+        if figures.iter().all(|f| f.trim().is_empty()) {
+            return Ok(None);
+        }
+        Ok(Some(Capacity {
+            limit: self.capacity_limit.clone(),
+            per_replica: whole("capacity.per_replica", &self.capacity_per_replica)?,
+            replicas: whole("capacity.replicas", &self.capacity_replicas)?,
+            peak_requests_per_second: number(
+                "capacity.peak_requests_per_second",
+                &self.capacity_peak_requests_per_second,
+            )?,
+            peak_latency_seconds: number(
+                "capacity.peak_latency_seconds",
+                &self.capacity_peak_latency_seconds,
+            )?,
+        }))
+    }
+
+    fn draft(&self) -> Result<ChangeDraft, AppError> {
+        let text = |v: &str| Some(v.to_owned()).filter(|v| !v.trim().is_empty());
+        Ok(ChangeDraft {
+            service: self.service.clone(),
+            environment: text(&self.environment),
+            kind: text(&self.kind),
+            summary: self.summary.clone(),
+            author: text(&self.author),
+            link: text(&self.link),
+            occurred_at: parse_form_time("occurred_at", &self.occurred_at)?,
+            capacity: self.capacity()?,
+        })
+    }
+}
+
+/// Records a change typed on `/changes`; a wrong field shows the form again naming it.
+pub async fn create(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
+    PageForm(form): PageForm<ChangeForm>,
+) -> PageResult<Response> {
+    let recorded = match form.draft() {
+        Ok(draft) => {
+            let mut tx = state.pool.begin().await?;
+            let r = super::actions::record(&mut tx, &auth.actor, &draft).await;
+            if r.is_ok() {
+                tx.commit().await?;
+            }
+            r
+        }
+        Err(e) => Err(e),
+    };
+    match recorded {
+        Ok(c) => Ok(Redirect::to(&format!("/changes#change-{}", c.id)).into_response()),
+        Err(AppError::Validation(errors)) => {
+            let mut again = page(&state, chrome, None, ChangeQuery::default()).await?;
+            again.form = form;
+            again.errors = errors;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, again).into_response())
+        }
+        Err(other) => Err(PageError(other)),
+    }
 }

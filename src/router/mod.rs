@@ -294,7 +294,10 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route("/reports", get(crate::reports::pages::index))
         .route("/search", get(crate::search::pages::search))
-        .route("/changes", get(crate::changes::pages::list))
+        .route(
+            "/changes",
+            get(crate::changes::pages::list).post(crate::changes::pages::create),
+        )
         .route(
             "/services/{name}/changes",
             get(crate::changes::pages::for_service),

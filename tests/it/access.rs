@@ -183,6 +183,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/search", "viewer"),
     ("GET", "/near-misses", "viewer"),
     ("GET", "/changes", "viewer"),
+    ("POST", "/changes", "responder"),
     ("POST", "/incidents/{key}/suspects/{change_id}", "responder"),
     ("POST", "/incidents/{key}/related", "responder"),
     (

@@ -847,3 +847,41 @@ async fn inc_1187s_change_is_flagged_84_short_with_the_arithmetic(pool: PgPool) 
         assert!(s["capacity_check"].is_null(), "{s}");
     }
 }
+
+#[sqlx::test]
+async fn a_change_recorded_from_the_page_is_checked_and_a_bad_one_is_shown_again(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    let mut fields = vec![
+        ("service", "payments-gateway"),
+        ("kind", "config"),
+        ("summary", "Cap processor connections"),
+        ("capacity_limit", "MaxConnectionsPerServer"),
+        ("capacity_per_replica", "ten"),
+        ("capacity_replicas", "6"),
+        ("capacity_peak_requests_per_second", "120"),
+        ("capacity_peak_latency_seconds", "1.2"),
+    ];
+    let r = app.form("/changes", &fields).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains("capacity.per_replica") && r.text.contains("Cap processor connections")
+    );
+    fields[4] = ("capacity_per_replica", "10");
+    fields[0] = ("service", "nope");
+    let r = app.form("/changes", &fields).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("there is no service named"));
+    let listed = app.get("/api/v1/changes").await.json();
+    assert!(
+        listed["items"].as_array().unwrap().is_empty(),
+        "nothing stored"
+    );
+    fields[0] = ("service", "payments-gateway");
+    let r = app.form("/changes", &fields).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let c = &app.get("/api/v1/changes").await.json()["items"][0];
+    assert_eq!(c["capacity_check"]["arithmetic"]["short_at_peak"], 84);
+    let page = app.get("/changes").await;
+    assert!(page.text.contains("under-provisioned") && page.text.contains("→ 84 short"));
+}

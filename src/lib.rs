@@ -7,6 +7,7 @@ pub mod alerts;
 pub mod audit;
 pub mod audit_log;
 pub mod auth;
+pub mod challenges;
 pub mod changes;
 pub mod clock;
 pub mod config;

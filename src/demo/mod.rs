@@ -3,6 +3,7 @@
 //! same actions a responder uses (with the day's changes and its capacity-flagged trigger), the
 //! OrbitPay incidents (`orbitpay.rs`) and the runbooks. Loading twice changes nothing.
 
+pub mod challenges;
 mod orbitpay;
 mod postmortem;
 
@@ -156,6 +157,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     }
     orbitpay::load(&mut tx).await?;
     runbooks(&mut tx).await?;
+    challenges::load(&mut tx).await?;
     // Work items link to their trackers: INC-1187's AB#2311 … AB#2318 to Azure Boards.
     let trackers = crate::trackers::db::all(&mut *tx).await?;
     for (prefix, name, template) in TRACKERS {

@@ -75,7 +75,17 @@ const STORIES: [Story; 2] = [
         detected: (22, 14),
         opened_by: "Priya Raman",
         note: "Support escalates: three merchants report checkout hangs then fails",
-        steps: &[(22, 16, Transition::Acknowledge, "Priya Raman", "")],
+        steps: &[
+            (22, 16, Transition::Acknowledge, "Priya Raman", ""),
+            (
+                22,
+                44,
+                Transition::Mitigate,
+                "Dev Shah",
+                "/checkout p99 back to 240 ms",
+            ),
+            (23, 10, Transition::Resolve, "Dev Shah", ""),
+        ],
     },
 ];
 

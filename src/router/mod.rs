@@ -40,6 +40,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
         (name = "runbooks", description = "Runbooks: a link and a checklist per service or routing rule"),
+        (name = "challenges", description = "Investigation challenges built from past incidents, and credits"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
         (name = "postmortems", description = "Postmortems and their action items"),
         (name = "changes", description = "Deploys and configuration changes to services")
@@ -83,6 +84,7 @@ fn api(state: &AppState) -> Router<AppState> {
 /// The API's routes and their OpenAPI description, built from the same handler list so they
 /// cannot drift apart.
 fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    use crate::challenges::handlers as ch;
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
@@ -134,6 +136,18 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(crate::related::handlers::unlink))
         .routes(routes!(inc::checklist, inc::tick_checklist))
+        .routes(routes!(ch::list, ch::create))
+        .routes(routes!(ch::get, ch::update))
+        .routes(routes!(ch::source))
+        .routes(routes!(ch::publish))
+        .routes(routes!(ch::start))
+        .routes(routes!(ch::attempt))
+        .routes(routes!(ch::hypothesize))
+        .routes(routes!(ch::hint))
+        .routes(routes!(ch::give_up))
+        .routes(routes!(ch::leaderboard))
+        .routes(routes!(ch::my_credits))
+        .routes(routes!(ch::settings, ch::set_settings))
         .routes(routes!(
             crate::runbooks::handlers::list,
             crate::runbooks::handlers::create

@@ -111,6 +111,37 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/runbooks/{id}", "viewer"),
     ("PUT", "/api/v1/runbooks/{id}", "admin"),
     ("DELETE", "/api/v1/runbooks/{id}", "admin"),
+    ("GET", "/api/v1/challenges", "responder"),
+    ("POST", "/api/v1/challenges", "manager"),
+    ("GET", "/api/v1/challenges/{id}", "responder"),
+    ("PUT", "/api/v1/challenges/{id}", "manager"),
+    ("GET", "/api/v1/challenges/{id}/source", "manager"),
+    ("POST", "/api/v1/challenges/{id}/publish", "manager"),
+    ("POST", "/api/v1/challenges/{id}/attempts", "responder"),
+    (
+        "GET",
+        "/api/v1/challenges/{id}/attempts/{attempt_id}",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/challenges/{id}/attempts/{attempt_id}/hints",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/challenges/{id}/attempts/{attempt_id}/give-up",
+        "responder",
+    ),
+    ("GET", "/api/v1/challenges/{id}/leaderboard", "responder"),
+    ("GET", "/api/v1/me/credits", "viewer"),
+    ("GET", "/api/v1/credits/settings", "admin"),
+    ("PUT", "/api/v1/credits/settings", "admin"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -226,6 +257,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{id}", "999999")
         .replace("{change_id}", "999999")
         .replace("{other}", "INC-999999")
+        .replace("{attempt_id}", "999999")
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
 }

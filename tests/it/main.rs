@@ -8,6 +8,7 @@ mod access;
 mod alerts;
 mod architecture;
 mod browser;
+mod challenges;
 mod changes;
 mod demo;
 mod hardening;

@@ -1,0 +1,402 @@
+//! Writing challenges (checked, audited), and playing them: attempts, graded hypotheses, hints
+//! paid for with credit, giving up. Each play step locks its attempt, so concurrent requests are
+//! decided one at a time and a hint is charged once.
+
+use serde::Serialize;
+use serde_json::json;
+use sqlx::PgConnection;
+
+use super::db::{self, Attempt, Challenge, Hypothesis};
+use super::domain::{Answer, ChallengeDraft, Evidence, SOLVED_AT, check_hypothesis, grade};
+use crate::audit::{self, Actor};
+use crate::domain::IncidentKey;
+use crate::error::{AppError, AppResult};
+
+async fn incident_of(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<Option<i64>> {
+    let Some(named) = d
+        .incident
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+    else {
+        return Ok(None);
+    };
+    let key = IncidentKey::parse(named)
+        .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
+    db::incident_id(&mut *conn, key.0)
+        .await?
+        .map(Some)
+        .ok_or_else(|| AppError::invalid("incident", format!("there is no incident {key}")))
+}
+
+/// Saves a new draft.
+pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ChallengeDraft) -> AppResult<i64> {
+    d.check()?;
+    let incident = incident_of(conn, d).await?;
+    let id = db::insert(&mut *conn, d, incident, &actor.name).await?;
+    audit::record(
+        conn,
+        actor,
+        "challenge.create",
+        &id.to_string(),
+        None,
+        Some(json!({"title": d.title})),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Replaces a challenge if it is still at `version`.
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    version: Option<i32>,
+    d: &ChallengeDraft,
+) -> AppResult<Challenge> {
+    d.check()?;
+    let current = db::get(&mut *conn, id).await?;
+    let incident = incident_of(conn, d).await?;
+    if !db::update(
+        &mut *conn,
+        id,
+        version.unwrap_or(current.version),
+        d,
+        incident,
+    )
+    .await?
+    {
+        return Err(AppError::Stale {
+            current_version: current.version,
+        });
+    }
+    audit::record(
+        conn,
+        actor,
+        "challenge.update",
+        &id.to_string(),
+        None,
+        Some(json!({"title": d.title})),
+    )
+    .await?;
+    db::get(conn, id).await
+}
+
+pub async fn publish(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<Challenge> {
+    let c = db::get(&mut *conn, id).await?;
+    source(&c).check()?;
+    db::publish(&mut *conn, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "challenge.publish",
+        &id.to_string(),
+        None,
+        Some(json!({"title": c.title})),
+    )
+    .await?;
+    db::get(conn, id).await
+}
+
+/// The challenge as its editor wrote it, answer and rubric included.
+pub fn source(c: &Challenge) -> ChallengeDraft {
+    ChallengeDraft {
+        title: c.title.clone(),
+        incident: c.incident.clone(),
+        scenario: c.scenario.clone(),
+        evidence: c.evidence.0.clone(),
+        hints: c.hints.0.clone(),
+        answer: answer(c),
+        rubric: c.rubric.0.clone(),
+    }
+}
+
+fn answer(c: &Challenge) -> Answer {
+    Answer {
+        cause: c.answer_cause.clone(),
+        fix: c.answer_fix.clone(),
+        explanation: c.explanation.clone(),
+    }
+}
+
+/// What a hint costs, before it is taken.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct HintCost {
+    pub position: i32,
+    pub cost: i32,
+}
+
+/// A challenge as a learner sees it: never the answer, the rubric, the hints' text or the
+/// incident it came from.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct LearnerView {
+    pub id: i64,
+    pub title: String,
+    pub status: String,
+    pub scenario: String,
+    pub evidence: Vec<Evidence>,
+    pub hints: Vec<HintCost>,
+}
+
+pub fn learner_view(c: &Challenge) -> LearnerView {
+    LearnerView {
+        id: c.id,
+        title: c.title.clone(),
+        status: c.status.clone(),
+        scenario: c.scenario.clone(),
+        evidence: c.evidence.0.clone(),
+        hints: c
+            .hints
+            .0
+            .iter()
+            .zip(0..)
+            .map(|(h, position)| HintCost {
+                position,
+                cost: h.cost,
+            })
+            .collect(),
+    }
+}
+
+/// A hint taken.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct TakenHint {
+    pub position: i32,
+    pub text: String,
+    pub cost: i32,
+}
+
+/// The learner's time beside the real team's.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Times {
+    /// From the attempt's start to its end
+    pub learner_secs: i64,
+    /// The team that worked the incident: started → detected, detected → mitigated
+    pub team_detect_secs: Option<i64>,
+    pub team_mitigate_secs: Option<i64>,
+}
+
+/// An attempt as its learner sees it; the answer, the incident and the times only once it ended.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AttemptView {
+    #[serde(flatten)]
+    pub attempt: Attempt,
+    pub hypotheses: Vec<Hypothesis>,
+    pub hints: Vec<TakenHint>,
+    pub answer: Option<Answer>,
+    /// The incident it was built from, e.g. INC-184
+    pub incident: Option<String>,
+    pub times: Option<Times>,
+}
+
+async fn view(conn: &mut PgConnection, a: Attempt, c: &Challenge) -> AppResult<AttemptView> {
+    let taken = db::hints_taken(&mut *conn, a.id).await?;
+    let ended = a.ended_at.is_some();
+    Ok(AttemptView {
+        hypotheses: db::hypotheses(&mut *conn, a.id).await?,
+        hints: taken
+            .into_iter()
+            .filter_map(|p| {
+                c.hints.0.get(p as usize).map(|h| TakenHint {
+                    position: p,
+                    text: h.text.clone(),
+                    cost: h.cost,
+                })
+            })
+            .collect(),
+        answer: ended.then(|| answer(c)),
+        incident: if ended { c.incident.clone() } else { None },
+        times: a.ended_at.map(|end| Times {
+            learner_secs: (end - a.started_at).num_seconds(),
+            team_detect_secs: c.team_detect_secs,
+            team_mitigate_secs: c.team_mitigate_secs,
+        }),
+        attempt: a,
+    })
+}
+
+/// Who is playing, and whether they may play drafts (editors try theirs out).
+pub struct Player<'a> {
+    pub person_id: i64,
+    pub editor: bool,
+    pub actor: &'a Actor,
+}
+
+/// The challenge if this player may see it: published, or a draft for an editor.
+pub async fn playable(conn: &mut PgConnection, id: i64, p: &Player<'_>) -> AppResult<Challenge> {
+    let c = db::get(&mut *conn, id).await?;
+    if c.status != "published" && !p.editor {
+        return Err(AppError::NotFound(format!("There is no challenge {id}.")));
+    }
+    Ok(c)
+}
+
+/// Starts an attempt, or returns the one in progress; `true` when it started one.
+pub async fn start(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    p: &Player<'_>,
+) -> AppResult<(AttemptView, bool)> {
+    let c = playable(conn, challenge_id, p).await?;
+    db::open_account(&mut *conn, p.person_id).await?;
+    let started = db::insert_attempt(&mut *conn, c.id, p.person_id)
+        .await?
+        .is_some();
+    let a = db::open_attempt(&mut *conn, c.id, p.person_id)
+        .await?
+        .ok_or_else(|| AppError::Internal("the attempt vanished".into()))?;
+    Ok((view(conn, a, &c).await?, started))
+}
+
+/// The player's own attempt at the challenge, locked; someone else's is not found.
+async fn own_attempt(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    p: &Player<'_>,
+) -> AppResult<(Attempt, Challenge)> {
+    let a = db::lock_attempt(&mut *conn, attempt_id)
+        .await?
+        .filter(|a| a.person_id == p.person_id && a.challenge_id == challenge_id)
+        .ok_or_else(|| AppError::NotFound(format!("There is no attempt {attempt_id} of yours.")))?;
+    let c = db::get(&mut *conn, challenge_id).await?;
+    Ok((a, c))
+}
+
+fn still_open(a: &Attempt) -> AppResult<()> {
+    match a.ended_at {
+        None => Ok(()),
+        Some(_) => Err(AppError::Conflict(
+            "This attempt has ended; start a new one to play again.".into(),
+        )),
+    }
+}
+
+pub async fn attempt(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    p: &Player<'_>,
+) -> AppResult<AttemptView> {
+    let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
+    view(conn, a, &c).await
+}
+
+/// What a hypothesis earned; the answer comes with it when it solves the challenge.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Graded {
+    #[serde(flatten)]
+    pub hypothesis: Hypothesis,
+    /// It scored 0.8 or more: the attempt ends and the answer is shown
+    pub solved: bool,
+    pub answer: Option<Answer>,
+}
+
+pub async fn hypothesize(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    p: &Player<'_>,
+    text: &str,
+) -> AppResult<Graded> {
+    let text = check_hypothesis(text)?;
+    let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
+    still_open(&a)?;
+    let g = grade(text, &c.rubric.0);
+    let h = db::insert_hypothesis(
+        &mut *conn,
+        &db::NewHypothesis {
+            attempt_id: a.id,
+            text,
+            score: g.score as f32,
+            covered: &g.covered,
+            feedback: &g.feedback,
+        },
+    )
+    .await?;
+    let solved = g.score >= SOLVED_AT;
+    if solved {
+        db::end_attempt(&mut *conn, a.id, "solved").await?;
+    }
+    Ok(Graded {
+        hypothesis: h,
+        solved,
+        answer: solved.then(|| answer(&c)),
+    })
+}
+
+/// The next hint and the balance after paying for it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Hinted {
+    #[serde(flatten)]
+    pub hint: TakenHint,
+    pub balance: i32,
+}
+
+/// Gives the next hint, charging its cost once: the attempt is locked while it is decided, a
+/// hint is recorded once per attempt, and a balance too small is refused by the database.
+pub async fn hint(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    p: &Player<'_>,
+) -> AppResult<Hinted> {
+    let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
+    still_open(&a)?;
+    let position = db::hints_taken(&mut *conn, a.id).await?.len() as i32;
+    let h = c
+        .hints
+        .0
+        .get(position as usize)
+        .ok_or_else(|| AppError::Conflict("There are no more hints.".into()))?;
+    db::open_account(&mut *conn, p.person_id).await?;
+    let balance = db::post_entry(
+        &mut *conn,
+        p.person_id,
+        -h.cost,
+        &format!("hint {} of challenge {}", position + 1, c.id),
+        Some(a.id),
+    )
+    .await?;
+    db::take_hint(&mut *conn, a.id, position, h.cost).await?;
+    Ok(Hinted {
+        hint: TakenHint {
+            position,
+            text: h.text.clone(),
+            cost: h.cost,
+        },
+        balance,
+    })
+}
+
+/// Ends the attempt and shows the answer; giving up twice shows it again.
+pub async fn give_up(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    p: &Player<'_>,
+) -> AppResult<AttemptView> {
+    let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
+    if a.ended_at.is_none() {
+        db::end_attempt(&mut *conn, a.id, "gave_up").await?;
+    }
+    let a = db::lock_attempt(&mut *conn, a.id)
+        .await?
+        .ok_or_else(|| AppError::Internal("the attempt vanished".into()))?;
+    view(conn, a, &c).await
+}
+
+/// A person's credit: the balance and the latest ledger lines.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Credits {
+    pub balance: i32,
+    pub entries: Vec<db::Entry>,
+}
+
+pub async fn credits(conn: &mut PgConnection, person_id: i64) -> AppResult<Credits> {
+    db::open_account(&mut *conn, person_id).await?;
+    Ok(Credits {
+        balance: db::balance(&mut *conn, person_id).await?,
+        entries: db::entries(&mut *conn, person_id).await?,
+    })
+}

@@ -1,0 +1,436 @@
+//! Queries on challenges, attempts and credits.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgExecutor;
+use sqlx::types::Json;
+
+use super::domain::{ChallengeDraft, Concept, Evidence, Hint};
+use crate::error::{AppError, AppResult};
+
+/// A challenge as stored, answer and rubric included: never sent to a learner as it is.
+#[derive(Debug, Clone)]
+pub struct Challenge {
+    pub id: i64,
+    pub title: String,
+    /// `INC-1187`, when built from an incident
+    pub incident: Option<String>,
+    pub scenario: String,
+    pub evidence: Json<Vec<Evidence>>,
+    pub hints: Json<Vec<Hint>>,
+    pub answer_cause: String,
+    pub answer_fix: String,
+    pub explanation: String,
+    pub rubric: Json<Vec<Concept>>,
+    pub status: String,
+    pub version: i32,
+    pub created_by: String,
+    pub published_at: Option<DateTime<Utc>>,
+    /// The real team's times, from the incident: detected − started, mitigated − detected
+    pub team_detect_secs: Option<i64>,
+    pub team_mitigate_secs: Option<i64>,
+}
+
+pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
+    sqlx::query_as!(
+        Challenge,
+        r#"select c.id, c.title, 'INC-' || i.number as "incident?", c.scenario,
+                  c.evidence as "evidence: Json<Vec<Evidence>>", c.hints as "hints: Json<Vec<Hint>>",
+                  c.answer_cause, c.answer_fix, c.explanation,
+                  c.rubric as "rubric: Json<Vec<Concept>>", c.status, c.version, c.created_by,
+                  c.published_at,
+                  extract(epoch from i.detected_at - i.started_at)::int8 as "team_detect_secs?",
+                  extract(epoch from i.mitigated_at - i.detected_at)::int8 as "team_mitigate_secs?"
+           from challenges c left join incidents i on i.id = c.incident_id
+           where c.id = $1"#,
+        id
+    )
+    .fetch_optional(e)
+    .await?
+    .ok_or_else(|| AppError::NotFound(format!("There is no challenge {id}.")))
+}
+
+/// A challenge in a list.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Summary {
+    pub id: i64,
+    pub title: String,
+    /// draft or published
+    pub status: String,
+    pub evidence_items: i32,
+    pub hints: i32,
+    pub published_at: Option<DateTime<Utc>>,
+}
+
+/// Published challenges, newest first; drafts too for editors.
+pub async fn list(e: impl PgExecutor<'_>, with_drafts: bool) -> AppResult<Vec<Summary>> {
+    Ok(sqlx::query_as!(
+        Summary,
+        r#"select id, title, status, jsonb_array_length(evidence) as "evidence_items!",
+                  jsonb_array_length(hints) as "hints!", published_at
+           from challenges where status = 'published' or $1
+           order by published_at desc nulls first, id desc"#,
+        with_drafts
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn insert(
+    e: impl PgExecutor<'_>,
+    d: &ChallengeDraft,
+    incident_id: Option<i64>,
+    created_by: &str,
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into challenges (title, incident_id, scenario, evidence, hints, answer_cause,
+                                   answer_fix, explanation, rubric, created_by)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning id"#,
+        d.title.trim(),
+        incident_id,
+        d.scenario.trim(),
+        Json(&d.evidence) as _,
+        Json(&d.hints) as _,
+        d.answer.cause.trim(),
+        d.answer.fix.trim(),
+        d.answer.explanation.trim(),
+        Json(&d.rubric) as _,
+        created_by
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Writes `d` over challenge `id` if it is still at `version`; `false` when stale.
+pub async fn update(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    version: i32,
+    d: &ChallengeDraft,
+    incident_id: Option<i64>,
+) -> AppResult<bool> {
+    let done = sqlx::query!(
+        r#"update challenges
+           set title = $3, incident_id = $4, scenario = $5, evidence = $6, hints = $7,
+               answer_cause = $8, answer_fix = $9, explanation = $10, rubric = $11,
+               version = version + 1, updated_at = now()
+           where id = $1 and version = $2"#,
+        id,
+        version,
+        d.title.trim(),
+        incident_id,
+        d.scenario.trim(),
+        Json(&d.evidence) as _,
+        Json(&d.hints) as _,
+        d.answer.cause.trim(),
+        d.answer.fix.trim(),
+        d.answer.explanation.trim(),
+        Json(&d.rubric) as _,
+    )
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn publish(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!(
+        r#"update challenges set status = 'published', published_at = coalesce(published_at, now()),
+                                 version = version + 1, updated_at = now()
+           where id = $1"#,
+        id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// The id of the incident with this number, if any.
+pub async fn incident_id(e: impl PgExecutor<'_>, number: i64) -> AppResult<Option<i64>> {
+    Ok(
+        sqlx::query_scalar!("select id from incidents where number = $1", number)
+            .fetch_optional(e)
+            .await?,
+    )
+}
+
+/// An attempt as stored.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Attempt {
+    pub id: i64,
+    pub challenge_id: i64,
+    #[serde(skip)]
+    pub person_id: i64,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+    /// solved or gave_up; null while in progress
+    pub outcome: Option<String>,
+    pub best_score: f32,
+}
+
+pub async fn open_attempt(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    person_id: i64,
+) -> AppResult<Option<Attempt>> {
+    Ok(sqlx::query_as!(
+        Attempt,
+        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score
+           from attempts where challenge_id = $1 and person_id = $2 and ended_at is null"#,
+        challenge_id,
+        person_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Starts an attempt; `None` when one is in progress already (the unique index).
+pub async fn insert_attempt(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    person_id: i64,
+) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into attempts (challenge_id, person_id) values ($1, $2)
+           on conflict (challenge_id, person_id) where ended_at is null do nothing
+           returning id"#,
+        challenge_id,
+        person_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// The attempt, locked until the transaction ends, so its hints and its end are decided one
+/// request at a time.
+pub async fn lock_attempt(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Attempt>> {
+    Ok(sqlx::query_as!(
+        Attempt,
+        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score
+           from attempts where id = $1 for update"#,
+        id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+pub async fn end_attempt(e: impl PgExecutor<'_>, id: i64, outcome: &str) -> AppResult<()> {
+    sqlx::query!(
+        "update attempts set ended_at = now(), outcome = $2 where id = $1 and ended_at is null",
+        id,
+        outcome
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// A graded hypothesis.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Hypothesis {
+    pub id: i64,
+    pub text: String,
+    pub score: f32,
+    /// The aspects it covers
+    pub covered: Vec<String>,
+    pub feedback: String,
+    pub created_at: DateTime<Utc>,
+}
+
+pub struct NewHypothesis<'a> {
+    pub attempt_id: i64,
+    pub text: &'a str,
+    pub score: f32,
+    pub covered: &'a [String],
+    pub feedback: &'a str,
+}
+
+pub async fn insert_hypothesis(
+    e: impl PgExecutor<'_>,
+    h: &NewHypothesis<'_>,
+) -> AppResult<Hypothesis> {
+    Ok(sqlx::query_as!(
+        Hypothesis,
+        r#"with h as (
+               insert into attempt_hypotheses (attempt_id, text, score, covered, feedback)
+               values ($1, $2, $3, $4, $5)
+               returning id, text, score, covered, feedback, created_at),
+           best as (update attempts set best_score = greatest(best_score, $3) where id = $1)
+           select id as "id!", text as "text!", score as "score!", covered as "covered!",
+                  feedback as "feedback!", created_at as "created_at!" from h"#,
+        h.attempt_id,
+        h.text,
+        h.score,
+        h.covered,
+        h.feedback
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+pub async fn hypotheses(e: impl PgExecutor<'_>, attempt_id: i64) -> AppResult<Vec<Hypothesis>> {
+    Ok(sqlx::query_as!(
+        Hypothesis,
+        r#"select id, text, score, covered, feedback, created_at
+           from attempt_hypotheses where attempt_id = $1 order by id"#,
+        attempt_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// The positions of the hints an attempt has taken, in order.
+pub async fn hints_taken(e: impl PgExecutor<'_>, attempt_id: i64) -> AppResult<Vec<i32>> {
+    Ok(sqlx::query_scalar!(
+        "select position from attempt_hints where attempt_id = $1 order by position",
+        attempt_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn take_hint(
+    e: impl PgExecutor<'_>,
+    attempt_id: i64,
+    position: i32,
+    cost: i32,
+) -> AppResult<()> {
+    sqlx::query!(
+        "insert into attempt_hints (attempt_id, position, cost) values ($1, $2, $3)",
+        attempt_id,
+        position,
+        cost
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// Opens the person's credit account with the starting grant if it has none (and writes the
+/// grant to the ledger); `true` when it did.
+pub async fn open_account(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<bool> {
+    let opened = sqlx::query_scalar!(
+        r#"with opened as (
+               insert into credit_balances (person_id, balance)
+               select $1, starting_grant from credit_settings
+               on conflict (person_id) do nothing
+               returning balance),
+           entry as (
+               insert into credit_entries (person_id, amount, reason)
+               select $1, balance, 'starting grant' from opened)
+           select count(*) as "n!" from opened"#,
+        person_id
+    )
+    .fetch_one(e)
+    .await?;
+    Ok(opened == 1)
+}
+
+/// Moves the balance by `amount` (negative to charge) and writes the ledger entry; a charge
+/// that would take the balance below zero is refused by the database's check: 409.
+pub async fn post_entry(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+    amount: i32,
+    reason: &str,
+    attempt_id: Option<i64>,
+) -> AppResult<i32> {
+    sqlx::query_scalar!(
+        r#"with moved as (
+               update credit_balances set balance = balance + $2 where person_id = $1
+               returning balance),
+           entry as (
+               insert into credit_entries (person_id, amount, reason, attempt_id)
+               select $1, $2, $3, $4 from moved)
+           select balance as "balance!" from moved"#,
+        person_id,
+        amount,
+        reason,
+        attempt_id
+    )
+    .fetch_one(e)
+    .await
+    .map_err(|err| match &err {
+        sqlx::Error::Database(db) if db.constraint() == Some("credit_balances_never_negative") => {
+            AppError::Conflict(format!(
+                "Not enough credit: this costs {}.",
+                amount.unsigned_abs()
+            ))
+        }
+        _ => AppError::Database(err),
+    })
+}
+
+/// One line of a person's credit ledger.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Entry {
+    pub amount: i32,
+    pub reason: String,
+    pub attempt_id: Option<i64>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn balance(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        "select balance from credit_balances where person_id = $1",
+        person_id
+    )
+    .fetch_optional(e)
+    .await?
+    .unwrap_or(0))
+}
+
+pub async fn entries(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Entry>> {
+    Ok(sqlx::query_as!(
+        Entry,
+        r#"select amount, reason, attempt_id, created_at from credit_entries
+           where person_id = $1 order by id desc limit 200"#,
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn set_starting_grant(e: impl PgExecutor<'_>, grant: i32) -> AppResult<()> {
+    sqlx::query!("update credit_settings set starting_grant = $1", grant)
+        .execute(e)
+        .await?;
+    Ok(())
+}
+
+pub async fn starting_grant(e: impl PgExecutor<'_>) -> AppResult<i32> {
+    Ok(
+        sqlx::query_scalar!("select starting_grant from credit_settings")
+            .fetch_one(e)
+            .await?,
+    )
+}
+
+/// A finished attempt on the leaderboard.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Standing {
+    pub name: String,
+    pub best_score: f32,
+    pub hints_used: i64,
+    /// From start to end
+    pub seconds: i64,
+    /// solved or gave_up
+    pub outcome: String,
+}
+
+/// Finished attempts: best score first, then fewer hints, then faster.
+pub async fn leaderboard(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Standing>> {
+    Ok(sqlx::query_as!(
+        Standing,
+        r#"select p.name, a.best_score,
+                  (select count(*) from attempt_hints h where h.attempt_id = a.id) as "hints_used!",
+                  extract(epoch from a.ended_at - a.started_at)::int8 as "seconds!",
+                  a.outcome as "outcome!"
+           from attempts a join people p on p.id = a.person_id
+           where a.challenge_id = $1 and a.ended_at is not null
+           order by a.best_score desc, 3, 4
+           limit 100"#,
+        challenge_id
+    )
+    .fetch_all(e)
+    .await?)
+}

@@ -1,0 +1,544 @@
+//! What makes a valid challenge: a title, a scenario, evidence items that keep their source,
+//! ordered hints with a credit cost, the answer, and a rubric of weighted concepts; and how a
+//! hypothesis is graded against the rubric.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::domain::DomainError;
+
+/// A hypothesis scoring this much solves the challenge and ends the attempt.
+pub const SOLVED_AT: f64 = 0.8;
+/// The longest hypothesis graded.
+pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
+
+/// What an evidence item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    Code,
+    Chat,
+    Ticket,
+    RelatedIncident,
+    Timeline,
+    Metric,
+}
+
+/// Where an evidence item came from; which fields a kind needs is checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// code: the repository
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// code: the file's path
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// code: the commit it was read at
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// code: the language, e.g. typescript
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// chat: the channel
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// chat: who wrote it
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// chat, timeline: when
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<DateTime<Utc>>,
+    /// ticket, related incident: its key, e.g. PAY-184
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// One piece of evidence the learner may inspect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub kind: EvidenceKind,
+    pub title: String,
+    /// The code, the chat lines, the ticket's text …
+    pub text: String,
+    #[serde(default)]
+    pub source: Source,
+}
+
+/// A hint, in the order they are given, with what it costs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Hint {
+    pub text: String,
+    /// Credits it costs, 0 or more
+    pub cost: i32,
+}
+
+/// The answer, shown when an attempt ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    pub cause: String,
+    pub fix: String,
+    #[serde(default)]
+    pub explanation: String,
+}
+
+/// A challenge as an editor writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeDraft {
+    pub title: String,
+    /// The incident it was built from, e.g. INC-1187
+    #[serde(default)]
+    pub incident: Option<String>,
+    /// What the learner sees first: the time, the symptoms, the system in a paragraph
+    pub scenario: String,
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    #[serde(default)]
+    pub hints: Vec<Hint>,
+    pub answer: Answer,
+    pub rubric: Vec<Concept>,
+}
+
+fn text(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
+    let n = value.trim().chars().count();
+    if n == 0 || n > max {
+        return Err(DomainError::invalid(
+            field,
+            format!("write 1 to {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn needs(field: &str, value: &Option<String>, what: &str) -> Result<(), DomainError> {
+    match value.as_deref().map(str::trim) {
+        Some(v) if !v.is_empty() && v.chars().count() <= 500 => Ok(()),
+        _ => Err(DomainError::invalid(
+            field,
+            format!("{what} is needed (at most 500 characters)"),
+        )),
+    }
+}
+
+impl Evidence {
+    fn check(&self, at: &str) -> Result<(), DomainError> {
+        text(&format!("{at}.title"), &self.title, 200)?;
+        text(&format!("{at}.text"), &self.text, 50_000)?;
+        let s = &self.source;
+        let field = |f: &str| format!("{at}.source.{f}");
+        match self.kind {
+            EvidenceKind::Code => {
+                needs(&field("repository"), &s.repository, "the repository")?;
+                needs(&field("path"), &s.path, "the file's path")?;
+            }
+            EvidenceKind::Chat => {
+                needs(&field("channel"), &s.channel, "the channel")?;
+                needs(&field("author"), &s.author, "who wrote it")?;
+            }
+            EvidenceKind::Ticket | EvidenceKind::RelatedIncident => {
+                needs(&field("key"), &s.key, "its key")?;
+            }
+            EvidenceKind::Timeline | EvidenceKind::Metric => {}
+        }
+        Ok(())
+    }
+}
+
+impl ChallengeDraft {
+    /// Checks every part, naming the first field that is wrong (`evidence[2].source.path`).
+    pub fn check(&self) -> Result<(), DomainError> {
+        text("title", &self.title, 200)?;
+        text("scenario", &self.scenario, 20_000)?;
+        if self.evidence.len() > 100 {
+            return Err(DomainError::invalid("evidence", "at most 100 items"));
+        }
+        for (n, e) in self.evidence.iter().enumerate() {
+            e.check(&format!("evidence[{n}]"))?;
+        }
+        if self.hints.len() > 20 {
+            return Err(DomainError::invalid("hints", "at most 20 hints"));
+        }
+        for (n, h) in self.hints.iter().enumerate() {
+            text(&format!("hints[{n}].text"), &h.text, 2000)?;
+            if !(0..=10_000).contains(&h.cost) {
+                return Err(DomainError::invalid(
+                    &format!("hints[{n}].cost"),
+                    "a cost from 0 to 10 000 credits",
+                ));
+            }
+        }
+        text("answer.cause", &self.answer.cause, 5000)?;
+        text("answer.fix", &self.answer.fix, 5000)?;
+        if self.answer.explanation.chars().count() > 20_000 {
+            return Err(DomainError::invalid(
+                "answer.explanation",
+                "at most 20 000 characters",
+            ));
+        }
+        if self.rubric.is_empty() || self.rubric.len() > 20 {
+            return Err(DomainError::invalid("rubric", "1 to 20 concepts"));
+        }
+        for (n, c) in self.rubric.iter().enumerate() {
+            let at = |f: &str| format!("rubric[{n}].{f}");
+            text(&at("aspect"), &c.aspect, 100)?;
+            text(&at("question"), &c.question, 300)?;
+            if !(c.weight.is_finite() && c.weight > 0.0 && c.weight <= 100.0) {
+                return Err(DomainError::invalid(
+                    &at("weight"),
+                    "a weight above 0, at most 100",
+                ));
+            }
+            if c.phrases.is_empty() || c.phrases.iter().any(|p| p.trim().is_empty()) {
+                return Err(DomainError::invalid(
+                    &at("phrases"),
+                    "at least one phrasing, none blank",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A hypothesis as a learner typed it: 1 to 2000 characters.
+pub fn check_hypothesis(text: &str) -> Result<&str, DomainError> {
+    let t = text.trim();
+    if t.is_empty() || t.chars().count() > MAX_HYPOTHESIS_CHARS {
+        return Err(DomainError::invalid(
+            "text",
+            format!("state your hypothesis in 1 to {MAX_HYPOTHESIS_CHARS} characters"),
+        ));
+    }
+    Ok(t)
+}
+
+// Grading: a learner's hypothesis against a challenge's rubric: each key concept has phrasings and
+// synonym groups; a concept is covered when every word of one of its phrasings appears, after
+// stemming (Snowball English) and synonym folding, within a few words of each other and not right
+// after a negation. The score is the covered concepts' share of the rubric's weight; the feedback
+// names the aspects covered and asks about the first one missing, never the answer.
+
+/// One key concept of a rubric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Concept {
+    /// What the learner is told they found: `the trigger`
+    pub aspect: String,
+    /// What the learner is asked while it is missing: `what made it worse?`
+    pub question: String,
+    /// Its share of the score, relative to the others
+    pub weight: f64,
+    /// Ways to say it: `retries at the same time`, `thundering herd`
+    pub phrases: Vec<String>,
+    /// Groups of words or phrases that mean the same here:
+    /// `["at the same time", "simultaneously", "in lockstep"]`
+    #[serde(default)]
+    pub synonyms: Vec<Vec<String>>,
+}
+
+/// What a hypothesis scored.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Grade {
+    /// 0 to 1
+    pub score: f64,
+    /// The aspects it covers
+    pub covered: Vec<String>,
+    /// For the learner: what they found and what to look at next
+    pub feedback: String,
+}
+
+/// Words dropped before matching: they carry no meaning of their own here. Negations are not
+/// among them.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "and", "or", "is", "are", "was", "were",
+    "be", "been", "it", "its", "this", "that", "these", "those", "with", "by", "from", "as", "so",
+    "then", "which", "who", "there", "their", "they", "them", "i", "we", "our", "think", "because",
+    "due", "caused", "cause", "causing", "led", "lead", "s",
+];
+
+/// Words that turn what follows around: `not jittered`, `no retries`.
+const NEGATIONS: &[&str] = &[
+    "not", "no", "never", "without", "isn", "wasn", "aren", "weren", "don", "doesn", "didn", "nor",
+    "neither", "rather",
+];
+
+/// How many words apart the words of one phrasing may stand.
+const WINDOW: usize = 8;
+/// How many words before a match a negation cancels it.
+const NEGATION_REACH: usize = 3;
+
+fn words(text: &str) -> Vec<String> {
+    let stemmer = Stemmer::create(Algorithm::English);
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| {
+            if NEGATIONS.contains(&w.as_str()) {
+                w
+            } else {
+                stemmer.stem(&w).into_owned()
+            }
+        })
+        .collect()
+}
+
+/// A concept's synonym groups as word sequences, longest first, each with its group's token.
+fn synonym_table(c: &Concept) -> Vec<(Vec<String>, String)> {
+    let mut table: Vec<(Vec<String>, String)> = c
+        .synonyms
+        .iter()
+        .enumerate()
+        .flat_map(|(n, group)| {
+            group
+                .iter()
+                .map(move |member| (words(member), format!("#{n}")))
+        })
+        .filter(|(seq, _)| !seq.is_empty())
+        .collect();
+    table.sort_by_key(|(seq, _)| std::cmp::Reverse(seq.len()));
+    table
+}
+
+/// Replaces every synonym (longest first) with its group's token.
+fn fold(tokens: &[String], table: &[(Vec<String>, String)]) -> Vec<String> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        match table.iter().find(|(seq, _)| tokens[i..].starts_with(seq)) {
+            Some((seq, token)) => {
+                out.push(token.clone());
+                i += seq.len();
+            }
+            None => {
+                out.push(tokens[i].clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Whether every word of `phrase` stands within `WINDOW` words of the first, not after a
+/// negation.
+fn covers(text: &[String], phrase: &[String]) -> bool {
+    if phrase.is_empty() {
+        return false;
+    }
+    (0..text.len()).any(|start| {
+        if !phrase.contains(&text[start]) {
+            return false;
+        }
+        let window = &text[start..text.len().min(start + WINDOW)];
+        let negated = text[start.saturating_sub(NEGATION_REACH)..start]
+            .iter()
+            .any(|w| NEGATIONS.contains(&w.as_str()));
+        !negated && phrase.iter().all(|p| window.contains(p))
+    })
+}
+
+/// Whether the hypothesis covers the concept.
+pub fn covered(hypothesis: &str, c: &Concept) -> bool {
+    let table = synonym_table(c);
+    let text = fold(&words(hypothesis), &table);
+    c.phrases
+        .iter()
+        .any(|p| covers(&text, &fold(&words(p), &table)))
+}
+
+/// Grades a hypothesis against a rubric.
+pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
+    let total: f64 = rubric.iter().map(|c| c.weight.max(0.0)).sum();
+    let (found, missing): (Vec<&Concept>, Vec<&Concept>) =
+        rubric.iter().partition(|c| covered(hypothesis, c));
+    let score = if total > 0.0 {
+        found.iter().map(|c| c.weight.max(0.0)).sum::<f64>() / total
+    } else {
+        0.0
+    };
+    let covered: Vec<String> = found.iter().map(|c| c.aspect.clone()).collect();
+    let feedback = match (covered.is_empty(), missing.first()) {
+        (true, Some(next)) => format!(
+            "Not there yet. Start with {}: {}",
+            next.aspect, next.question
+        ),
+        (false, Some(next)) => format!(
+            "You found {}. Next, {}: {}",
+            join(&covered),
+            next.aspect,
+            next.question
+        ),
+        (_, None) => format!("You found {}: that is the whole story.", join(&covered)),
+    };
+    Grade {
+        // `+ 0.0` turns the empty sum's −0.0 into 0.
+        score: (score * 1000.0).round() / 1000.0 + 0.0,
+        covered,
+        feedback,
+    }
+}
+
+fn join(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod grading_tests {
+    use super::*;
+
+    fn herd() -> Concept {
+        Concept {
+            aspect: "what made it worse".into(),
+            question: "why did a short blip last so long?".into(),
+            weight: 2.0,
+            phrases: vec![
+                "retries at the same time".into(),
+                "thundering herd".into(),
+                "deterministic backoff".into(),
+            ],
+            synonyms: vec![
+                vec!["retry".into(), "retries".into(), "reattempts".into()],
+                vec![
+                    "at the same time".into(),
+                    "simultaneously".into(),
+                    "in lockstep".into(),
+                    "together".into(),
+                ],
+                vec![
+                    "deterministic".into(),
+                    "no jitter".into(),
+                    "not jittered".into(),
+                ],
+            ],
+        }
+    }
+
+    fn fix() -> Concept {
+        Concept {
+            aspect: "the fix".into(),
+            question: "what would stop it happening again?".into(),
+            weight: 1.0,
+            phrases: vec!["add jitter".into(), "randomise backoff".into()],
+            synonyms: vec![vec!["add".into(), "use".into(), "introduce".into()]],
+        }
+    }
+
+    #[test]
+    fn other_words_for_the_same_idea_are_covered() {
+        for h in [
+            "All the reattempts fired simultaneously after the blip",
+            "Retried payments came back in lockstep and swamped the workers",
+            "a thundering herd of retries",
+            "The backoff was not jittered, so every retry lined up",
+        ] {
+            assert!(covered(h, &herd()), "{h}");
+        }
+    }
+
+    #[test]
+    fn vague_wrong_or_negated_ones_are_not() {
+        for h in [
+            "something is wrong with payments",
+            "the database ran out of connections",
+            "retries are fine, it is the processor",
+            "it was not a thundering herd",
+        ] {
+            assert!(!covered(h, &herd()), "{h}");
+        }
+    }
+
+    #[test]
+    fn the_score_is_the_covered_weight_and_feedback_asks_what_is_missing() {
+        let rubric = [herd(), fix()];
+        let g = grade("retries hit at the same time; introduce jitter", &rubric);
+        assert_eq!(g.score, 1.0);
+        assert_eq!(
+            g.feedback,
+            "You found what made it worse and the fix: that is the whole story."
+        );
+        let g = grade("a thundering herd", &rubric);
+        assert!((g.score - 0.667).abs() < 1e-9, "{}", g.score);
+        assert_eq!(
+            g.feedback,
+            "You found what made it worse. Next, the fix: what would stop it happening again?"
+        );
+        let g = grade("no idea", &rubric);
+        assert_eq!(g.score, 0.0);
+        assert!(
+            g.feedback
+                .starts_with("Not there yet. Start with what made it worse")
+        );
+        assert!(!g.feedback.contains("jitter"), "never the answer");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn draft() -> ChallengeDraft {
+        ChallengeDraft {
+            title: "Checkout hangs".into(),
+            incident: None,
+            scenario: "It is 22:14 UTC.".into(),
+            evidence: vec![Evidence {
+                kind: EvidenceKind::Code,
+                title: "retryQueue.ts".into(),
+                text: "async function scheduleRetry() {}".into(),
+                source: Source {
+                    repository: Some("payments-worker".into()),
+                    path: Some("src/retry/retryQueue.ts".into()),
+                    ..Default::default()
+                },
+            }],
+            hints: vec![Hint {
+                text: "Look at the retry set".into(),
+                cost: 10,
+            }],
+            answer: Answer {
+                cause: "Synchronised retries".into(),
+                fix: "Full jitter".into(),
+                explanation: String::new(),
+            },
+            rubric: vec![Concept {
+                aspect: "the fix".into(),
+                question: "what would stop it?".into(),
+                weight: 1.0,
+                phrases: vec!["jitter".into()],
+                synonyms: vec![],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_challenge_is_checked_naming_the_field() {
+        assert!(draft().check().is_ok());
+        let field = |d: ChallengeDraft| match d.check() {
+            Err(DomainError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let mut d = draft();
+        d.evidence[0].source.path = None;
+        assert_eq!(field(d), "evidence[0].source.path");
+        let mut d = draft();
+        d.hints[0].cost = -1;
+        assert_eq!(field(d), "hints[0].cost");
+        let mut d = draft();
+        d.rubric.clear();
+        assert_eq!(field(d), "rubric");
+        let mut d = draft();
+        d.rubric[0].weight = 0.0;
+        assert_eq!(field(d), "rubric[0].weight");
+        assert!(check_hypothesis("  ").is_err());
+        assert!(check_hypothesis(&"x".repeat(2001)).is_err());
+    }
+}

@@ -1,0 +1,333 @@
+//! The challenges API: editors write under `/api/v1/challenges`, learners play through
+//! `…/attempts`, and `/api/v1/me/credits` shows a person's credit.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::actions::{self, AttemptView, Credits, Graded, Hinted, LearnerView, Player};
+use super::db::{self, Standing, Summary};
+use super::domain::ChallengeDraft;
+use crate::auth::domain::UserRole;
+use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth, Manager, MinRole, Responder, Viewer};
+use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::state::AppState;
+
+fn player<R: MinRole>(auth: &Auth<R>) -> Player<'_> {
+    Player {
+        person_id: auth.user.id,
+        editor: auth.user.role.allows(UserRole::Manager),
+        actor: &auth.actor,
+    }
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ChallengeList {
+    pub items: Vec<Summary>,
+}
+
+/// Published challenges (and drafts, for editors).
+#[utoipa::path(get, path = "/api/v1/challenges", operation_id = "listChallenges", tag = "challenges",
+    responses((status = 200, description = "OK", body = ChallengeList)))]
+pub async fn list(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+) -> AppResult<Json<ChallengeList>> {
+    Ok(Json(ChallengeList {
+        items: db::list(&state.pool, player(&auth).editor).await?,
+    }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Created {
+    pub id: i64,
+}
+
+/// Write a challenge (a draft until published).
+#[utoipa::path(post, path = "/api/v1/challenges", operation_id = "createChallenge", tag = "challenges",
+    request_body = ChallengeDraft,
+    responses((status = 201, description = "Created as a draft", body = Created),
+              (status = 422, description = "A field is wrong, named in details (evidence[2].source.path …)", body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    body: ApiJson<ChallengeDraft>,
+) -> AppResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(Created { id })).into_response())
+}
+
+/// A challenge as a learner sees it: the scenario, the evidence and what the hints cost; never
+/// the answer, the rubric or the incident.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}", operation_id = "getChallenge", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "OK", body = LearnerView), (status = 404, description = "Not found (or a draft)", body = crate::error::ErrorBody)))]
+pub async fn get(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(id): Path<String>,
+) -> AppResult<Json<LearnerView>> {
+    let id = parse_id(&id, "challenge")?;
+    let mut conn = state.pool.acquire().await?;
+    let c = actions::playable(&mut conn, id, &player(&auth)).await?;
+    Ok(Json(actions::learner_view(&c)))
+}
+
+/// The whole challenge, answer and rubric included, for its editors; refused while the editor
+/// has an attempt at it in progress.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/source", operation_id = "getChallengeSource", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "With an ETag", body = ChallengeDraft), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
+pub async fn source(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let c = db::get(&state.pool, id).await?;
+    if db::open_attempt(&state.pool, id, auth.user.id)
+        .await?
+        .is_some()
+    {
+        return Err(AppError::Conflict(
+            "You have an attempt at this challenge in progress; finish it or give up first.".into(),
+        ));
+    }
+    Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
+}
+
+/// Replace a challenge (If-Match with the source's ETag).
+#[utoipa::path(put, path = "/api/v1/challenges/{id}", operation_id = "updateChallenge", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("If-Match" = String, Header)),
+    request_body = ChallengeDraft,
+    responses((status = 200, description = "OK", body = ChallengeDraft), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<ChallengeDraft>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
+}
+
+/// Publish a challenge: learners see it.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/publish", operation_id = "publishChallenge", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "Published", body = LearnerView), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 422, description = "It is not complete", body = crate::error::ErrorBody)))]
+pub async fn publish(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<Json<LearnerView>> {
+    let id = parse_id(&id, "challenge")?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::publish(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(Json(actions::learner_view(&c)))
+}
+
+/// Start an attempt (or get the one in progress, 200).
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts", operation_id = "startAttempt", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 201, description = "Started", body = AttemptView), (status = 200, description = "Already in progress", body = AttemptView),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn start(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let mut tx = state.pool.begin().await?;
+    let (view, started) = actions::start(&mut tx, id, &player(&auth)).await?;
+    tx.commit().await?;
+    let status = if started {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(view)).into_response())
+}
+
+fn ids(challenge: &str, attempt: &str) -> AppResult<(i64, i64)> {
+    Ok((
+        parse_id(challenge, "challenge")?,
+        parse_id(attempt, "attempt")?,
+    ))
+}
+
+/// Your attempt: hypotheses, hints taken; the answer and the times once it ended.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/attempts/{attempt_id}", operation_id = "getAttempt", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
+    responses((status = 200, description = "OK", body = AttemptView), (status = 404, description = "Not found (or not yours)", body = crate::error::ErrorBody)))]
+pub async fn attempt(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id)): Path<(String, String)>,
+) -> AppResult<Json<AttemptView>> {
+    let (id, attempt_id) = ids(&id, &attempt_id)?;
+    let mut tx = state.pool.begin().await?;
+    let view = actions::attempt(&mut tx, id, attempt_id, &player(&auth)).await?;
+    tx.commit().await?;
+    Ok(Json(view))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HypothesisBody {
+    /// What you think happened and why, 1 to 2000 characters
+    pub text: String,
+}
+
+/// State a hypothesis: a score from 0 to 1 and feedback on which aspects it covers.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses", operation_id = "stateHypothesis", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
+    request_body = HypothesisBody,
+    responses((status = 201, description = "Graded", body = Graded), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "The attempt has ended", body = crate::error::ErrorBody), (status = 422, description = "Blank or too long", body = crate::error::ErrorBody)))]
+pub async fn hypothesize(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id)): Path<(String, String)>,
+    body: ApiJson<HypothesisBody>,
+) -> AppResult<Response> {
+    let (id, attempt_id) = ids(&id, &attempt_id)?;
+    let mut tx = state.pool.begin().await?;
+    let graded =
+        actions::hypothesize(&mut tx, id, attempt_id, &player(&auth), &body.value.text).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(graded)).into_response())
+}
+
+/// Take the next hint; its cost is charged once.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hints", operation_id = "takeHint", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
+    responses((status = 201, description = "The hint and your balance", body = Hinted), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "Not enough credit, no more hints, or the attempt has ended", body = crate::error::ErrorBody)))]
+pub async fn hint(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id)): Path<(String, String)>,
+) -> AppResult<Response> {
+    let (id, attempt_id) = ids(&id, &attempt_id)?;
+    let mut tx = state.pool.begin().await?;
+    let hinted = actions::hint(&mut tx, id, attempt_id, &player(&auth)).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(hinted)).into_response())
+}
+
+/// Give up: the attempt ends and the answer is shown.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/give-up", operation_id = "giveUp", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
+    responses((status = 200, description = "Ended, with the answer", body = AttemptView), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn give_up(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id)): Path<(String, String)>,
+) -> AppResult<Json<AttemptView>> {
+    let (id, attempt_id) = ids(&id, &attempt_id)?;
+    let mut tx = state.pool.begin().await?;
+    let view = actions::give_up(&mut tx, id, attempt_id, &player(&auth)).await?;
+    tx.commit().await?;
+    Ok(Json(view))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Leaderboard {
+    pub items: Vec<Standing>,
+}
+
+/// Finished attempts: best score first, then fewer hints, then faster.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", operation_id = "getLeaderboard", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "OK", body = Leaderboard), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn leaderboard(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(id): Path<String>,
+) -> AppResult<Json<Leaderboard>> {
+    let id = parse_id(&id, "challenge")?;
+    let mut conn = state.pool.acquire().await?;
+    actions::playable(&mut conn, id, &player(&auth)).await?;
+    Ok(Json(Leaderboard {
+        items: db::leaderboard(&mut *conn, id).await?,
+    }))
+}
+
+/// Your credit: the balance (never below zero) and the ledger, newest first.
+#[utoipa::path(get, path = "/api/v1/me/credits", operation_id = "getMyCredits", tag = "challenges",
+    responses((status = 200, description = "OK", body = Credits)))]
+pub async fn my_credits(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+) -> AppResult<Json<Credits>> {
+    let mut tx = state.pool.begin().await?;
+    let credits = actions::credits(&mut tx, auth.user.id).await?;
+    tx.commit().await?;
+    Ok(Json(credits))
+}
+
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreditSettings {
+    /// The credit a person starts with, 0 to 1 000 000
+    pub starting_grant: i32,
+}
+
+/// The starting grant.
+#[utoipa::path(get, path = "/api/v1/credits/settings", operation_id = "getCreditSettings", tag = "challenges",
+    responses((status = 200, description = "OK", body = CreditSettings)))]
+pub async fn settings(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+) -> AppResult<Json<CreditSettings>> {
+    Ok(Json(CreditSettings {
+        starting_grant: db::starting_grant(&state.pool).await?,
+    }))
+}
+
+/// Set the starting grant (for people who have no credit account yet).
+#[utoipa::path(put, path = "/api/v1/credits/settings", operation_id = "setCreditSettings", tag = "challenges",
+    request_body = CreditSettings,
+    responses((status = 200, description = "OK", body = CreditSettings), (status = 422, description = "Out of range", body = crate::error::ErrorBody)))]
+pub async fn set_settings(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<CreditSettings>,
+) -> AppResult<Json<CreditSettings>> {
+    let grant = body.value.starting_grant;
+    if !(0..=1_000_000).contains(&grant) {
+        return Err(AppError::invalid(
+            "starting_grant",
+            "0 to 1 000 000 credits",
+        ));
+    }
+    let mut tx = state.pool.begin().await?;
+    db::set_starting_grant(&mut *tx, grant).await?;
+    crate::audit::record(
+        &mut tx,
+        &auth.actor,
+        "credits.settings",
+        "starting_grant",
+        None,
+        Some(serde_json::json!({ "starting_grant": grant })),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(CreditSettings {
+        starting_grant: grant,
+    }))
+}

@@ -1,0 +1,319 @@
+//! The OrbitPay investigation challenge, built from INC-1203 as the reference document tells it,
+//! with the evidence as it stood during the incident: the backoff before the fix (the document's
+//! comment "Full jitter, added after PAY-184" would give the answer away), and the chat up to
+//! the moment the cause was named.
+
+use sqlx::PgConnection;
+
+use crate::audit::Actor;
+use crate::challenges::domain::{
+    Answer, ChallengeDraft, Concept, Evidence, EvidenceKind, Hint, Source,
+};
+use crate::error::AppResult;
+
+pub const ORBITPAY_TITLE: &str = "OrbitPay: checkout hangs, then fails";
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn groups(items: &[&[&str]]) -> Vec<Vec<String>> {
+    items.iter().map(|g| strings(g)).collect()
+}
+
+/// The OrbitPay rubric: what started it, what made it worse, where the load piled up, the fix.
+pub fn orbitpay_rubric() -> Vec<Concept> {
+    let processor: &[&str] = &[
+        "processor",
+        "card processor",
+        "acquirer",
+        "payment provider",
+        "psp",
+        "upstream",
+        "provider",
+        "gateway",
+    ];
+    let blip: &[&str] = &[
+        "degradation",
+        "degraded",
+        "blip",
+        "outage",
+        "hiccup",
+        "slowdown",
+        "failure",
+        "failures",
+        "errors",
+        "went down",
+        "was down",
+        "glitch",
+        "brownout",
+        "incident",
+        "problem",
+        "issue",
+        "flaky",
+        "unavailable",
+    ];
+    let retry: &[&str] = &[
+        "retry",
+        "retries",
+        "retried",
+        "retrying",
+        "reattempt",
+        "reattempts",
+        "re-tries",
+        "re-tried",
+        "resubmitted",
+        "requeued",
+    ];
+    let together: &[&str] = &[
+        "at the same time",
+        "at the same instant",
+        "at the same moment",
+        "same millisecond",
+        "same time",
+        "same instant",
+        "simultaneously",
+        "at once",
+        "all together",
+        "together",
+        "in lockstep",
+        "lockstep",
+        "synchronized",
+        "synchronised",
+        "in sync",
+        "aligned",
+        "identical schedule",
+        "same schedule",
+        "same delay",
+        "same backoff",
+        "in a burst",
+        "burst",
+        "in waves",
+        "wave",
+        "spike",
+        "bunched",
+        "clustered",
+        "coincide",
+        "coincided",
+    ];
+    let herd: &[&str] = &[
+        "thundering herd",
+        "retry storm",
+        "stampede",
+        "herd",
+        "storm",
+    ];
+    let fixed: &[&str] = &[
+        "deterministic",
+        "no jitter",
+        "without jitter",
+        "lacked jitter",
+        "lack of jitter",
+        "missing jitter",
+        "not jittered",
+        "no randomness",
+        "no randomisation",
+        "no randomization",
+        "not randomized",
+        "not randomised",
+        "no random",
+        "predictable",
+        "fixed",
+    ];
+    let backoff: &[&str] = &[
+        "backoff",
+        "back-off",
+        "back off",
+        "delay",
+        "retry delay",
+        "schedule",
+    ];
+    let queue: &[&str] = &[
+        "retry queue",
+        "retry set",
+        "sorted set",
+        "redis",
+        "queue",
+        "backlog",
+        "retry set depth",
+    ];
+    let full: &[&str] = &[
+        "saturated",
+        "saturating",
+        "overloaded",
+        "overwhelmed",
+        "flooded",
+        "swamped",
+        "filled",
+        "piled up",
+        "exhausted",
+        "grew",
+        "growing",
+        "climbing",
+        "40k",
+        "maxed",
+        "backed up",
+    ];
+    let jitter: &[&str] = &[
+        "jitter",
+        "jittered",
+        "randomize",
+        "randomise",
+        "randomized",
+        "randomised",
+        "random",
+        "randomness",
+        "spread",
+        "stagger",
+        "staggered",
+        "desynchronize",
+        "desynchronise",
+    ];
+    vec![
+        Concept {
+            aspect: "the trigger".into(),
+            question: "what started it at 22:10?".into(),
+            weight: 0.2,
+            phrases: strings(&["processor blip", "blip processor"]),
+            synonyms: vec![
+                processor.iter().map(|s| (*s).to_owned()).collect(),
+                strings(blip),
+            ],
+        },
+        Concept {
+            aspect: "what made it worse".into(),
+            question: "why did a 90-second blip keep checkout slow for so long?".into(),
+            weight: 0.45,
+            phrases: strings(&[
+                "retry together",
+                "herd",
+                "fixed backoff",
+                "fixed retry",
+                "retry fixed",
+            ]),
+            synonyms: groups(&[retry, together, herd, fixed, backoff]),
+        },
+        Concept {
+            aspect: "where the load piled up".into(),
+            question: "what filled up while checkout hung?".into(),
+            weight: 0.1,
+            phrases: strings(&["queue saturated", "worker saturated"]),
+            synonyms: groups(&[
+                queue,
+                full,
+                &[
+                    "worker",
+                    "workers",
+                    "worker pool",
+                    "payments-worker",
+                    "consumers",
+                ],
+            ]),
+        },
+        Concept {
+            aspect: "the fix".into(),
+            question: "what would stop it happening again?".into(),
+            weight: 0.25,
+            phrases: strings(&["jitter", "dedupe retries"]),
+            synonyms: groups(&[
+                jitter,
+                &[
+                    "dedupe",
+                    "deduplicate",
+                    "de-duplicate",
+                    "idempotent",
+                    "deduplication",
+                ],
+                retry,
+            ]),
+        },
+    ]
+}
+
+/// The OrbitPay challenge as the reference document tells it.
+pub fn orbitpay() -> ChallengeDraft {
+    let code = |path: &str, text: &str| Evidence {
+        kind: EvidenceKind::Code,
+        title: format!("payments-worker · {path}"),
+        text: text.to_owned(),
+        source: Source {
+            repository: Some("payments-worker".into()),
+            path: Some(path.into()),
+            language: Some("typescript".into()),
+            ..Default::default()
+        },
+    };
+    ChallengeDraft {
+        title: ORBITPAY_TITLE.into(),
+        incident: Some("INC-1203".into()),
+        scenario: "It is 22:14 UTC. Support has three merchants reporting that checkout hangs and then fails. Your dashboard shows /checkout p99 climbing from 240ms to 9s over the last four minutes, but the error rate on the API itself is flat and no deploy went out today. Find the cause and propose a fix.\n\nOrbitPay accepts checkout requests on checkout-api and hands authorization to payments-worker over a queue. The worker calls an external card processor. Failed authorizations are scheduled for retry in a Redis sorted set. The card processor reported a brief degradation starting at 22:10 UTC and recovering by 22:11:30.".into(),
+        evidence: vec![
+            code(
+                "src/retry/retryQueue.ts",
+                "async function scheduleRetry(attempt: PaymentAttempt) {\n  const delay = backoffFor(attempt.attemptCount);\n  // NOTE: no dedupe on (intentId, attemptCount) yet — see PAY-247\n  await redis.zadd(RETRY_SET, Date.now() + delay, serialize(attempt));\n}",
+            ),
+            code(
+                "src/retry/backoff.ts",
+                "const BASE_MS = 250;\nconst MAX_MS = 30_000;\n\nexport function backoffFor(attemptCount: number) {\n  return Math.min(MAX_MS, BASE_MS * 2 ** attemptCount);\n}",
+            ),
+            Evidence {
+                kind: EvidenceKind::Chat,
+                title: "#incidents · checkout timeouts".into(),
+                text: "Priya Raman: p99 on /checkout just went from 240ms to 9s.\nDev Shah: Retry set depth is 40k and climbing.".into(),
+                source: Source {
+                    channel: Some("#incidents".into()),
+                    author: Some("Priya Raman, Dev Shah".into()),
+                    at: "2026-10-21T22:15:00Z".parse().ok(),
+                    ..Default::default()
+                },
+            },
+            Evidence {
+                kind: EvidenceKind::RelatedIncident,
+                title: "PAY-184 · Retry queue overload during processor degradation".into(),
+                text: "Severity 1. A 90-second processor degradation produced 12,400 failed authorizations and pushed /checkout p99 to 9s for 34 minutes.".into(),
+                source: Source {
+                    key: Some("PAY-184".into()),
+                    ..Default::default()
+                },
+            },
+            Evidence {
+                kind: EvidenceKind::Metric,
+                title: "/checkout latency and API errors".into(),
+                text: "/checkout p99: 240 ms at 22:10, 9 s at 22:14. checkout-api 5xx rate: flat at 0.1%.".into(),
+                source: Source::default(),
+            },
+        ],
+        hints: vec![
+            Hint {
+                text: "The processor recovered at 22:11:30, yet checkout stayed slow. What kept the load up once the processor was healthy again?".into(),
+                cost: 5,
+            },
+            Hint {
+                text: "Look at when the authorizations that failed in the blip are scheduled to run again.".into(),
+                cost: 10,
+            },
+            Hint {
+                text: "backoffFor(n) returns the same delay for every attempt with the same count.".into(),
+                cost: 20,
+            },
+        ],
+        answer: Answer {
+            cause: "The 90-second processor degradation failed thousands of authorizations at once. The worker scheduled their retries with deterministic exponential backoff (BASE_MS × 2^n, no randomisation), so every retry with the same attempt count fired at the same millisecond: a synchronised retry herd, a thundering herd the system built itself, that saturated the worker pool and kept /checkout p99 at 9 s long after the processor had recovered.".into(),
+            fix: "Full jitter on the retry backoff: keep the exponential ceiling, make the delay uniform in [0, ceiling). And dedupe scheduled retries on (intentId, attemptCount), as PAY-247 asks, so a retry is never scheduled twice.".into(),
+            explanation: "With full jitter the replay test peaked at a retry set depth of 900 instead of 40k.".into(),
+        },
+        rubric: orbitpay_rubric(),
+    }
+}
+
+/// Adds and publishes the OrbitPay challenge, once.
+pub async fn load(tx: &mut PgConnection) -> AppResult<()> {
+    let existing = crate::challenges::db::list(&mut *tx, true).await?;
+    if existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
+        return Ok(());
+    }
+    let editor = Actor::system("Marcelo Roman");
+    let id = crate::challenges::actions::create(tx, &editor, &orbitpay()).await?;
+    crate::challenges::actions::publish(tx, &editor, id).await?;
+    Ok(())
+}

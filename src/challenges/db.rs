@@ -172,10 +172,22 @@ pub async fn open_attempt(
     challenge_id: i64,
     person_id: i64,
 ) -> AppResult<Option<Attempt>> {
+    Ok(latest_attempt(e, challenge_id, person_id)
+        .await?
+        .filter(|a| a.ended_at.is_none()))
+}
+
+/// The person's latest attempt at the challenge, in progress or ended.
+pub async fn latest_attempt(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    person_id: i64,
+) -> AppResult<Option<Attempt>> {
     Ok(sqlx::query_as!(
         Attempt,
         r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score
-           from attempts where challenge_id = $1 and person_id = $2 and ended_at is null"#,
+           from attempts where challenge_id = $1 and person_id = $2
+           order by (ended_at is null) desc, id desc limit 1"#,
         challenge_id,
         person_id
     )

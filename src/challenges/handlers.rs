@@ -16,7 +16,8 @@ use crate::http::access::{Admin, Auth, Manager, MinRole, Responder, Viewer};
 use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
 use crate::state::AppState;
 
-fn player<R: MinRole>(auth: &Auth<R>) -> Player<'_> {
+/// The signed-in person as a player; managers and admins are editors.
+pub fn player<R: MinRole>(auth: &Auth<R>) -> Player<'_> {
     Player {
         person_id: auth.user.id,
         editor: auth.user.role.allows(UserRole::Manager),

@@ -234,6 +234,24 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::related::pages::link),
         )
         .route("/incidents/{key}/checklist", post(form::tick_checklist))
+        .route("/challenges", get(crate::challenges::pages::list))
+        .route("/challenges/{id}", get(crate::challenges::pages::show))
+        .route(
+            "/challenges/{id}/attempts",
+            post(crate::challenges::pages::start),
+        )
+        .route(
+            "/challenges/{id}/attempts/{attempt_id}/hypotheses",
+            post(crate::challenges::pages::hypothesize),
+        )
+        .route(
+            "/challenges/{id}/attempts/{attempt_id}/hints",
+            post(crate::challenges::pages::hint),
+        )
+        .route(
+            "/challenges/{id}/attempts/{attempt_id}/give-up",
+            post(crate::challenges::pages::give_up),
+        )
         .route(
             "/runbooks",
             get(crate::runbooks::pages::list).post(crate::runbooks::pages::create),

@@ -352,3 +352,65 @@ async fn giving_up_shows_jitter_as_the_fix_and_the_editor_can_read_the_source(po
     let list = app.get("/api/v1/challenges").await.json();
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 }
+
+#[sqlx::test]
+async fn orbitpay_played_in_the_browser_pages(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    let learner = app.account("learner@example.com", "responder").await;
+    let page = |path: String| {
+        let app = &app;
+        let learner = &learner;
+        async move {
+            app.call_as(learner, axum::http::Method::GET, &path, &[], None)
+                .await
+        }
+    };
+    let list = page("/challenges".into()).await;
+    assert!(
+        list.text.contains(quell::demo::challenges::ORBITPAY_TITLE)
+            && list.text.contains("<strong>100</strong>")
+    );
+    let show = page(format!("/challenges/{id}")).await;
+    assert_eq!(show.status, StatusCode::OK);
+    assert!(show.text.contains("It is 22:14 UTC") && show.text.contains("backoffFor"));
+    assert!(leaks(&show.text).is_empty(), "{:?}", leaks(&show.text));
+    let r = app
+        .form_as(&learner, &format!("/challenges/{id}/attempts"), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let attempt = sqlx::query_scalar::<_, i64>("select id from attempts")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let base = format!("/challenges/{id}/attempts/{attempt}");
+    let r = app
+        .form_as(&learner, &format!("{base}/hypotheses"), &[("text", " ")])
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = app
+        .form_as(
+            &learner,
+            &format!("{base}/hypotheses"),
+            &[("text", "The processor blip at 22:10")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app.form_as(&learner, &format!("{base}/hints"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let show = page(format!("/challenges/{id}")).await;
+    assert!(show.text.contains("You found the trigger") && show.text.contains("Hint 1"));
+    assert!(show.text.contains("<strong id=\"balance\">95</strong>"));
+    assert!(leaks(&show.text).is_empty(), "{:?}", leaks(&show.text));
+    let r = app.form_as(&learner, &format!("{base}/give-up"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let show = page(format!("/challenges/{id}")).await;
+    assert!(show.text.contains("The answer") && show.text.contains("Full jitter"));
+    assert!(
+        show.text
+            .contains("the team detected it 4 min after it started"),
+        "{}",
+        show.text
+    );
+    assert!(show.text.contains("Leaderboard"));
+}

@@ -7,7 +7,9 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use super::db::{self, Attempt, Challenge, Hypothesis};
-use super::domain::{Answer, ChallengeDraft, Evidence, SOLVED_AT, check_hypothesis, grade};
+use super::domain::{
+    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks,
+};
 use crate::audit::{self, Actor};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
@@ -82,9 +84,29 @@ pub async fn update(
     db::get(conn, id).await
 }
 
+/// The evidence items that would give the game away (see [`leaks`]).
+pub fn flags(c: &Challenge) -> Vec<Leak> {
+    leaks(&c.evidence.0, &c.rubric.0, c.detected_at)
+}
+
+/// Publishes a complete challenge whose evidence the leak guard does not flag.
 pub async fn publish(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<Challenge> {
     let c = db::get(&mut *conn, id).await?;
     source(&c).check()?;
+    let open = flags(&c);
+    if !open.is_empty() {
+        let list: Vec<String> = open
+            .iter()
+            .map(|l| format!("evidence[{}] ({}): {}", l.evidence, l.title, l.reason))
+            .collect();
+        return Err(AppError::Conflict(format!(
+            "The leak guard flags {} evidence item{}; remove or reword {} before publishing: {}.",
+            open.len(),
+            if open.len() == 1 { "" } else { "s" },
+            if open.len() == 1 { "it" } else { "them" },
+            list.join("; ")
+        )));
+    }
     db::publish(&mut *conn, id).await?;
     audit::record(
         conn,

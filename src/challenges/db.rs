@@ -29,6 +29,8 @@ pub struct Challenge {
     /// The real team's times, from the incident: detected − started, mitigated − detected
     pub team_detect_secs: Option<i64>,
     pub team_mitigate_secs: Option<i64>,
+    /// When the incident was detected: where the learner's scenario begins
+    pub detected_at: Option<DateTime<Utc>>,
 }
 
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
@@ -40,7 +42,8 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
                   c.rubric as "rubric: Json<Vec<Concept>>", c.status, c.version, c.created_by,
                   c.published_at,
                   extract(epoch from i.detected_at - i.started_at)::int8 as "team_detect_secs?",
-                  extract(epoch from i.mitigated_at - i.detected_at)::int8 as "team_mitigate_secs?"
+                  extract(epoch from i.mitigated_at - i.detected_at)::int8 as "team_mitigate_secs?",
+                  i.detected_at as "detected_at?"
            from challenges c left join incidents i on i.id = c.incident_id
            where c.id = $1"#,
         id

@@ -239,6 +239,10 @@ pub struct Concept {
     /// `["at the same time", "simultaneously", "in lockstep"]`
     #[serde(default)]
     pub synonyms: Vec<Vec<String>>,
+    /// A clue the evidence may show (the trigger the scenario names, where the load piled up);
+    /// otherwise it is part of the answer and evidence that says it is flagged as a leak
+    #[serde(default)]
+    pub clue: bool,
 }
 
 /// What a hypothesis scored.
@@ -391,6 +395,50 @@ fn join(items: &[String]) -> String {
     }
 }
 
+/// Why an evidence item would give the game away.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Leak {
+    /// The item's position in the evidence list
+    pub evidence: usize,
+    pub title: String,
+    pub reason: String,
+}
+
+/// The leak guard: evidence must show things as they were when the learner's scenario begins
+/// (the incident's detection). An item dated after it, or one that says part of the answer (a
+/// rubric concept that is not a clue), is flagged for removal; publishing refuses while any is.
+pub fn leaks(
+    evidence: &[Evidence],
+    rubric: &[Concept],
+    detected_at: Option<DateTime<Utc>>,
+) -> Vec<Leak> {
+    let mut found = Vec::new();
+    for (n, e) in evidence.iter().enumerate() {
+        let mut flag = |reason: String| {
+            found.push(Leak {
+                evidence: n,
+                title: e.title.clone(),
+                reason,
+            })
+        };
+        if let (Some(at), Some(detected)) = (e.source.at, detected_at)
+            && at > detected
+        {
+            flag(format!(
+                "written at {} UTC, after the incident was detected ({} UTC), where the learner's investigation begins",
+                at.format("%Y-%m-%d %H:%M"),
+                detected.format("%Y-%m-%d %H:%M")
+            ));
+        }
+        for c in rubric.iter().filter(|c| !c.clue) {
+            if covered(&e.text, c) || covered(&e.title, c) {
+                flag(format!("it says {}, which is part of the answer", c.aspect));
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod grading_tests {
     use super::*;
@@ -405,6 +453,7 @@ mod grading_tests {
                 "thundering herd".into(),
                 "deterministic backoff".into(),
             ],
+            clue: false,
             synonyms: vec![
                 vec!["retry".into(), "retries".into(), "reattempts".into()],
                 vec![
@@ -429,6 +478,7 @@ mod grading_tests {
             weight: 1.0,
             phrases: vec!["add jitter".into(), "randomise backoff".into()],
             synonyms: vec![vec!["add".into(), "use".into(), "introduce".into()]],
+            clue: false,
         }
     }
 
@@ -454,6 +504,56 @@ mod grading_tests {
         ] {
             assert!(!covered(h, &herd()), "{h}");
         }
+    }
+
+    #[test]
+    fn the_leak_guard_flags_late_items_and_items_that_say_the_answer() {
+        let item = |title: &str, text: &str, at: Option<&str>| Evidence {
+            kind: EvidenceKind::Chat,
+            title: title.into(),
+            text: text.into(),
+            source: Source {
+                channel: Some("#incidents".into()),
+                author: Some("Dev".into()),
+                at: at.map(|t| t.parse().unwrap()),
+                ..Default::default()
+            },
+        };
+        let clue = Concept {
+            clue: true,
+            phrases: vec!["retry set".into()],
+            synonyms: vec![],
+            ..fix()
+        };
+        let evidence = [
+            item(
+                "ok",
+                "p99 went from 240ms to 9s; retry set at 40k",
+                Some("2026-10-21T22:14:00Z"),
+            ),
+            item("late", "shipped it", Some("2026-10-21T23:00:00Z")),
+            item("says the fix", "we should add jitter", None),
+        ];
+        let flags = leaks(
+            &evidence,
+            &[herd(), fix(), clue],
+            "2026-10-21T22:14:00Z".parse().ok(),
+        );
+        let flagged: Vec<(usize, &str)> = flags
+            .iter()
+            .map(|l| (l.evidence, l.reason.as_str()))
+            .collect();
+        assert_eq!(flagged.len(), 2, "{flagged:?}");
+        assert_eq!(flagged[0].0, 1);
+        assert!(
+            flagged[0]
+                .1
+                .starts_with("written at 2026-10-21 23:00 UTC, after the incident was detected")
+        );
+        assert_eq!(
+            flagged[1],
+            (2, "it says the fix, which is part of the answer")
+        );
     }
 
     #[test]
@@ -515,6 +615,7 @@ mod tests {
                 weight: 1.0,
                 phrases: vec!["jitter".into()],
                 synonyms: vec![],
+                clue: false,
             }],
         }
     }

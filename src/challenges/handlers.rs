@@ -103,6 +103,28 @@ pub async fn source(
     Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
 }
 
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LeakList {
+    /// Evidence items that would give the game away; publishing refuses while there are any
+    pub items: Vec<super::domain::Leak>,
+}
+
+/// What the leak guard flags: evidence dated after the incident's detection, or that says part
+/// of the answer.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/leaks", operation_id = "getChallengeLeaks", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "OK", body = LeakList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn leaks(
+    State(state): State<AppState>,
+    _auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<Json<LeakList>> {
+    let c = db::get(&state.pool, parse_id(&id, "challenge")?).await?;
+    Ok(Json(LeakList {
+        items: actions::flags(&c),
+    }))
+}
+
 /// Replace a challenge (If-Match with the source's ETag).
 #[utoipa::path(put, path = "/api/v1/challenges/{id}", operation_id = "updateChallenge", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("If-Match" = String, Header)),
@@ -128,6 +150,7 @@ pub async fn update(
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/publish", operation_id = "publishChallenge", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "Published", body = LearnerView), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "The leak guard flags evidence", body = crate::error::ErrorBody),
               (status = 422, description = "It is not complete", body = crate::error::ErrorBody)))]
 pub async fn publish(
     State(state): State<AppState>,

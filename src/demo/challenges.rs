@@ -173,6 +173,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         Concept {
             aspect: "the trigger".into(),
             question: "what started it at 22:10?".into(),
+            clue: true,
             weight: 0.2,
             phrases: strings(&["processor blip", "blip processor"]),
             synonyms: vec![
@@ -183,6 +184,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         Concept {
             aspect: "what made it worse".into(),
             question: "why did a 90-second blip keep checkout slow for so long?".into(),
+            clue: false,
             weight: 0.45,
             phrases: strings(&[
                 "retry together",
@@ -196,6 +198,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         Concept {
             aspect: "where the load piled up".into(),
             question: "what filled up while checkout hung?".into(),
+            clue: true,
             weight: 0.1,
             phrases: strings(&["queue saturated", "worker saturated"]),
             synonyms: groups(&[
@@ -213,6 +216,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         Concept {
             aspect: "the fix".into(),
             question: "what would stop it happening again?".into(),
+            clue: false,
             weight: 0.25,
             phrases: strings(&["jitter", "dedupe retries"]),
             synonyms: groups(&[
@@ -263,7 +267,7 @@ pub fn orbitpay() -> ChallengeDraft {
                 source: Source {
                     channel: Some("#incidents".into()),
                     author: Some("Priya Raman, Dev Shah".into()),
-                    at: "2026-10-21T22:15:00Z".parse().ok(),
+                    at: "2026-10-21T22:14:00Z".parse().ok(),
                     ..Default::default()
                 },
             },

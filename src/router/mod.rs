@@ -139,6 +139,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ch::list, ch::create))
         .routes(routes!(ch::get, ch::update))
         .routes(routes!(ch::source))
+        .routes(routes!(ch::leaks))
         .routes(routes!(ch::publish))
         .routes(routes!(ch::start))
         .routes(routes!(ch::attempt))

@@ -116,6 +116,7 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/challenges/{id}", "responder"),
     ("PUT", "/api/v1/challenges/{id}", "manager"),
     ("GET", "/api/v1/challenges/{id}/source", "manager"),
+    ("GET", "/api/v1/challenges/{id}/leaks", "manager"),
     ("POST", "/api/v1/challenges/{id}/publish", "manager"),
     ("POST", "/api/v1/challenges/{id}/attempts", "responder"),
     (

@@ -414,3 +414,79 @@ async fn orbitpay_played_in_the_browser_pages(pool: PgPool) {
     );
     assert!(show.text.contains("Leaderboard"));
 }
+
+/// The reference document's own comment, "Full jitter, added after PAY-184 …", is a leak: the
+/// guard flags it (and a chat line written after detection), and publishing refuses.
+#[sqlx::test]
+async fn the_leak_guard_flags_the_orbitpay_comment_and_publishing_refuses(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    let clean = app.get(&format!("/api/v1/challenges/{id}/leaks")).await;
+    assert_eq!(clean.status, StatusCode::OK, "{}", clean.text);
+    assert_eq!(
+        clean.json()["items"],
+        json!([]),
+        "the demo's evidence is as it was"
+    );
+    let mut draft = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    draft["title"] = json!("OrbitPay, as the document shows it");
+    draft["evidence"][1]["text"] = json!(
+        "const BASE_MS = 250;\nconst MAX_MS = 30_000;\n// Full jitter, added after PAY-184. Before that this returned BASE_MS * 2 ** n\n// with no randomisation, so every attempt in a batch retried in lockstep.\nexport function backoffFor(attemptCount: number) {\n  const ceiling = Math.min(MAX_MS, BASE_MS * 2 ** attemptCount);\n  return Math.random() * ceiling;\n}"
+    );
+    draft["evidence"][2]["source"]["at"] = json!("2026-10-21T22:20:00Z");
+    let r = app.post("/api/v1/challenges", draft).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let leaky = r.json()["id"].as_i64().unwrap();
+    let flags = app
+        .get(&format!("/api/v1/challenges/{leaky}/leaks"))
+        .await
+        .json();
+    let reasons: Vec<(i64, String)> = flags["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["evidence"].as_i64().unwrap(),
+                l["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        reasons.contains(&(
+            1,
+            "it says what made it worse, which is part of the answer".into()
+        )),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&(1, "it says the fix, which is part of the answer".into())),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|(n, r)| *n == 2 && r.contains("after the incident was detected")),
+        "{reasons:?}"
+    );
+    let r = app
+        .post_empty(&format!("/api/v1/challenges/{leaky}/publish"))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("evidence[1]"), "{}", r.text);
+    // Still a draft: learners do not see it.
+    let learner = app.account("learner@example.com", "responder").await;
+    let r = app
+        .call_as(
+            &learner,
+            axum::http::Method::GET,
+            &format!("/api/v1/challenges/{leaky}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}

@@ -422,3 +422,91 @@ pub async fn credits(conn: &mut PgConnection, person_id: i64) -> AppResult<Credi
         entries: db::entries(&mut *conn, person_id).await?,
     })
 }
+
+/// Drafts a challenge from an incident's published postmortem (see [`super::domain::generate`]);
+/// an incident without one is a conflict. Returns the new draft's id.
+pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) -> AppResult<i64> {
+    use crate::postmortems::domain::Section;
+    let i = crate::incidents::db::get(&mut *conn, key).await?;
+    let published = crate::postmortems::db::for_incident(&mut *conn, i.id)
+        .await?
+        .is_some_and(|p| p.status == "published");
+    if !published {
+        return Err(AppError::Conflict(format!(
+            "{key} has no published postmortem to build a challenge from."
+        )));
+    }
+    let now = crate::clock::now(&mut *conn).await?;
+    let doc = crate::postmortems::document::Document::load(conn, &i, now).await?;
+    let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
+    let opened = events
+        .iter()
+        .find(|e| e.kind == crate::timeline::domain::Kind::Opened)
+        .map(|e| e.body.clone())
+        .unwrap_or_default();
+    let timeline = events
+        .iter()
+        .filter(|e| {
+            e.kind != crate::timeline::domain::Kind::Opened && e.occurred_at <= i.detected_at
+        })
+        .map(|e| {
+            let text = if e.body.is_empty() {
+                crate::timeline::domain::headline(e.kind, &e.details, e.occurred_at, i.detected_at)
+            } else {
+                e.body.clone()
+            };
+            (e.occurred_at, text)
+        })
+        .collect();
+    let changes =
+        crate::changes::actions::suspects(&mut *conn, &crate::incidents::views::suspecting(&i))
+            .await?
+            .into_iter()
+            .map(|s| {
+                let c = s.change;
+                (
+                    c.occurred_at,
+                    format!(
+                        "{} of {}: {}",
+                        c.kind,
+                        c.service.unwrap_or_default(),
+                        c.summary
+                    ),
+                    c.author,
+                )
+            })
+            .collect();
+    let related = crate::related::db::list(&mut *conn, i.id)
+        .await?
+        .into_iter()
+        .map(|r| (r.key, r.title, r.note))
+        .collect();
+    let service_description = match &i.service {
+        Some(name) => crate::services::db::find_by_name(&mut *conn, name)
+            .await?
+            .map(|s| s.description)
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let material = super::domain::Material {
+        key: key.to_string(),
+        service: i.service.clone(),
+        service_description,
+        started_at: i.started_at,
+        detected_at: i.detected_at,
+        opened_note: opened,
+        timeline,
+        changes,
+        related,
+        root_cause: doc.section_text(Section::RootCause),
+        contributing_factors: doc.section_text(Section::ContributingFactors),
+        detection: doc.section_text(Section::Detection),
+        lessons: doc.section_text(Section::Lessons),
+        actions: doc
+            .items
+            .iter()
+            .map(|a| (a.kind.clone(), a.action.clone()))
+            .collect(),
+    };
+    create(conn, actor, &super::domain::generate(&material)).await
+}

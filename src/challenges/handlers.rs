@@ -63,6 +63,48 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(Created { id })).into_response())
 }
 
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateBody {
+    /// The incident whose published postmortem it is built from, e.g. INC-1187
+    pub incident: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Generated {
+    pub id: i64,
+    /// What the leak guard flags in the draft: refine it before publishing
+    pub leaks: Vec<super::domain::Leak>,
+}
+
+/// Draft a challenge from an incident's published postmortem, in one call.
+#[utoipa::path(post, path = "/api/v1/challenges/generate", operation_id = "generateChallenge", tag = "challenges",
+    request_body = GenerateBody,
+    responses((status = 201, description = "A draft, with what the leak guard flags", body = Generated),
+              (status = 404, description = "No such incident", body = crate::error::ErrorBody),
+              (status = 409, description = "The incident has no published postmortem", body = crate::error::ErrorBody),
+              (status = 422, description = "The postmortem lacks what a challenge needs (a root cause)", body = crate::error::ErrorBody)))]
+pub async fn generate(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    body: ApiJson<GenerateBody>,
+) -> AppResult<Response> {
+    let key = crate::domain::IncidentKey::parse(body.value.incident.trim())
+        .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
+    let mut tx = state.pool.begin().await?;
+    let id = actions::generate(&mut tx, &auth.actor, key).await?;
+    let c = db::get(&mut *tx, id).await?;
+    tx.commit().await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(Generated {
+            id,
+            leaks: actions::flags(&c),
+        }),
+    )
+        .into_response())
+}
+
 /// A challenge as a learner sees it: the scenario, the evidence and what the hints cost; never
 /// the answer, the rubric or the incident.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}", operation_id = "getChallenge", tag = "challenges",

@@ -140,6 +140,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ch::get, ch::update))
         .routes(routes!(ch::source))
         .routes(routes!(ch::leaks))
+        .routes(routes!(ch::generate))
         .routes(routes!(ch::publish))
         .routes(routes!(ch::start))
         .routes(routes!(ch::attempt))

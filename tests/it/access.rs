@@ -117,6 +117,7 @@ const API: &[(&str, &str, &str)] = &[
     ("PUT", "/api/v1/challenges/{id}", "manager"),
     ("GET", "/api/v1/challenges/{id}/source", "manager"),
     ("GET", "/api/v1/challenges/{id}/leaks", "manager"),
+    ("POST", "/api/v1/challenges/generate", "manager"),
     ("POST", "/api/v1/challenges/{id}/publish", "manager"),
     ("POST", "/api/v1/challenges/{id}/attempts", "responder"),
     (

@@ -490,3 +490,85 @@ async fn the_leak_guard_flags_the_orbitpay_comment_and_publishing_refuses(pool: 
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+/// One call drafts a challenge from INC-1187's published postmortem: the scenario stops at
+/// detection and never names the incident; the cause, the hints and the rubric stay hidden from
+/// learners; an incident without a published postmortem is refused.
+#[sqlx::test]
+async fn a_challenge_is_generated_from_inc_1187s_published_postmortem(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    quell::demo::load(&app.pool).await.unwrap();
+    let r = app
+        .post(
+            "/api/v1/challenges/generate",
+            json!({"incident": "INC-1187"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let src = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    let scenario = src["scenario"].as_str().unwrap();
+    assert!(
+        scenario.starts_with("It is 16:07 UTC on 2026-09-17."),
+        "{scenario}"
+    );
+    assert!(!scenario.contains("INC-1187"), "{scenario}");
+    assert!(
+        src["answer"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("copied from another client's settings")
+    );
+    assert!(
+        src["answer"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("Little's law"),
+        "{}",
+        src["answer"]["fix"]
+    );
+    let costs: Vec<i64> = src["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["cost"].as_i64().unwrap())
+        .collect();
+    assert!(
+        costs.len() >= 5 && costs.windows(2).all(|w| w[0] < w[1]),
+        "cheapest first: {costs:?}"
+    );
+    assert!(!src["rubric"].as_array().unwrap().is_empty());
+    // What a learner would see: no cause, no incident key.
+    let view = app.get(&format!("/api/v1/challenges/{id}")).await;
+    for secret in [
+        "copied from another",
+        "144 concurrent",
+        "INC-1187",
+        "Little's law",
+        "\"rubric\"",
+    ] {
+        assert!(!view.text.contains(secret), "{secret} shows before the end");
+    }
+    assert!(
+        view.text.contains("consolidate HTTP client settings"),
+        "the suspect change is evidence"
+    );
+    // No published postmortem, no challenge.
+    let other = app
+        .incident(json!({"title": "Fresh", "severity": "Sev3"}))
+        .await;
+    let r = app
+        .post("/api/v1/challenges/generate", json!({"incident": other}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let r = app
+        .post(
+            "/api/v1/challenges/generate",
+            json!({"incident": "PAY-184"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}

@@ -310,14 +310,186 @@ pub fn orbitpay() -> ChallengeDraft {
     }
 }
 
-/// Adds and publishes the OrbitPay challenge, once.
-pub async fn load(tx: &mut PgConnection) -> AppResult<()> {
-    let existing = crate::challenges::db::list(&mut *tx, true).await?;
-    if existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
-        return Ok(());
-    }
+/// The INC-1187 rubric an editor writes over the generated proposal: the change that
+/// triggered it is a clue the evidence shows; what went wrong, why the value was wrong, and the
+/// fix are the answer.
+pub fn inc_1187_rubric() -> Vec<Concept> {
+    let connections: &[&str] = &[
+        "connection",
+        "connections",
+        "connection pool",
+        "pool",
+        "maxconnectionsperserver",
+        "max connections",
+        "sockets",
+        "concurrency",
+    ];
+    let cap: &[&str] = &[
+        "cap",
+        "capped",
+        "limit",
+        "limited",
+        "max",
+        "maximum",
+        "ceiling",
+        "bounded",
+        "throttled",
+    ];
+    let small: &[&str] = &[
+        "too small",
+        "too low",
+        "small",
+        "low",
+        "not enough",
+        "insufficient",
+        "undersized",
+        "starved",
+        "exhausted",
+        "saturated",
+        "ran out",
+        "10",
+        "only 10",
+        "10 per replica",
+        "queued",
+        "queueing",
+        "waiting",
+    ];
+    let sized: &[&str] = &[
+        "little's law",
+        "littles law",
+        "little s law",
+        "arrival rate",
+        "rate times latency",
+        "rate × latency",
+        "144",
+        "24 per replica",
+        "capacity calculation",
+        "capacity math",
+        "derived",
+        "calculated",
+        "computed",
+    ];
+    let copied: &[&str] = &[
+        "copied",
+        "copy",
+        "copy-pasted",
+        "pasted",
+        "borrowed",
+        "reused",
+        "taken",
+    ];
+    let other: &[&str] = &[
+        "another service",
+        "another client",
+        "other client",
+        "other service",
+        "elsewhere",
+    ];
+    let raise: &[&str] = &[
+        "raise",
+        "increase",
+        "bump",
+        "resize",
+        "derive",
+        "compute",
+        "calculate",
+        "revert",
+        "roll back",
+        "rollback",
+        "rolled back",
+    ];
+    let peak: &[&str] = &[
+        "peak",
+        "2× peak",
+        "twice the peak",
+        "load",
+        "traffic",
+        "latency",
+        "little's law",
+    ];
+    vec![
+        Concept {
+            aspect: "the trigger".into(),
+            question: "what changed before it started?".into(),
+            clue: true,
+            weight: 0.2,
+            phrases: strings(&["config change", "consolidate settings", "deploy 14:05"]),
+            synonyms: groups(&[
+                &[
+                    "config",
+                    "configuration",
+                    "settings",
+                    "http client settings",
+                    "deploy",
+                    "pr",
+                    "change",
+                ],
+                &["change", "changed", "deploy", "deployed", "chore"],
+            ]),
+        },
+        Concept {
+            aspect: "what went wrong".into(),
+            question: "what did requests wait for until they timed out?".into(),
+            clue: false,
+            weight: 0.35,
+            phrases: strings(&[
+                "connections cap small",
+                "connections small",
+                "cap connections",
+            ]),
+            synonyms: groups(&[connections, cap, small]),
+        },
+        Concept {
+            aspect: "why the value was wrong".into(),
+            question: "where did the number 10 come from, and what should it have been?".into(),
+            clue: false,
+            weight: 0.25,
+            phrases: strings(&["little's law", "copied another service", "not derived"]),
+            synonyms: groups(&[sized, copied, other]),
+        },
+        Concept {
+            aspect: "the fix".into(),
+            question: "what would stop it happening again?".into(),
+            clue: false,
+            weight: 0.2,
+            phrases: strings(&["raise connections", "raise cap peak", "roll back"]),
+            synonyms: groups(&[raise, connections, peak, cap]),
+        },
+    ]
+}
+
+/// Adds and publishes the OrbitPay challenge, and the one generated from INC-1187 as an editor
+/// refines it (its rubric rewritten, what the leak guard flags removed), once each.
+pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -> AppResult<()> {
+    use crate::challenges::{actions, db};
+    let existing = db::list(&mut *tx, true).await?;
     let editor = Actor::system("Marcelo Roman");
-    let id = crate::challenges::actions::create(tx, &editor, &orbitpay()).await?;
-    crate::challenges::actions::publish(tx, &editor, id).await?;
+    if !existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
+        let id = actions::create(tx, &editor, &orbitpay()).await?;
+        actions::publish(tx, &editor, id).await?;
+    }
+    if !existing.iter().any(|c| c.title == INC_1187_TITLE) {
+        let id = actions::generate(tx, &editor, inc_1187).await?;
+        let mut draft = actions::source(&db::get(&mut *tx, id).await?);
+        draft.title = INC_1187_TITLE.into();
+        draft.rubric = inc_1187_rubric();
+        let detected = db::get(&mut *tx, id).await?.detected_at;
+        let flagged: Vec<usize> =
+            crate::challenges::domain::leaks(&draft.evidence, &draft.rubric, detected)
+                .into_iter()
+                .map(|l| l.evidence)
+                .collect();
+        draft.evidence = draft
+            .evidence
+            .into_iter()
+            .enumerate()
+            .filter(|(n, _)| !flagged.contains(n))
+            .map(|(_, e)| e)
+            .collect();
+        actions::update(tx, &editor, id, None, &draft).await?;
+        actions::publish(tx, &editor, id).await?;
+    }
     Ok(())
 }
+
+pub const INC_1187_TITLE: &str = "payments-gateway: authorizations time out in the afternoon";

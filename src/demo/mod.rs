@@ -157,7 +157,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     }
     orbitpay::load(&mut tx).await?;
     runbooks(&mut tx).await?;
-    challenges::load(&mut tx).await?;
+    challenges::load(&mut tx, INC_1187).await?;
     // Work items link to their trackers: INC-1187's AB#2311 … AB#2318 to Azure Boards.
     let trackers = crate::trackers::db::all(&mut *tx).await?;
     for (prefix, name, template) in TRACKERS {

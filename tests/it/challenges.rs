@@ -21,57 +21,74 @@ fn class(score: f64) -> &'static str {
     }
 }
 
-/// The labelled set, graded: (label, hypothesis, score).
-pub fn graded_orbitpay() -> Vec<(String, String, f64)> {
-    let rubric = quell::demo::challenges::orbitpay_rubric();
-    include_str!("../fixtures/grading/orbitpay.tsv")
-        .lines()
+/// A labelled set, graded with its rubric: (label, hypothesis, score).
+fn graded(set: &str, rubric: &[quell::challenges::domain::Concept]) -> Vec<(String, String, f64)> {
+    set.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let (label, text) = l.split_once('\t').expect("label<TAB>hypothesis");
-            (
-                label.to_owned(),
-                text.to_owned(),
-                grade(text, &rubric).score,
-            )
+            (label.to_owned(), text.to_owned(), grade(text, rubric).score)
         })
         .collect()
 }
 
-/// Agreement of the grader's classes with the labels (vague and wrong both count as `low`).
-/// The bar, 0.85, leaves room for a few borderline answers (6 of 44) while a systematic miss —
-/// one kind of paraphrase scored low, or vague text scored as partial — falls below it. The set
-/// was written beside the rubric, so it measures the rubric's reach more than it would a
-/// stranger's answers; `scripts/bench-grading` prints it line by line.
+/// Agreement of the grader's classes with the labels (vague and wrong both count as `low`),
+/// per demo challenge. The bar, 0.85, leaves room for a few borderline answers (6 of 44) while
+/// a systematic miss — one kind of paraphrase scored low, or vague text scored as partial —
+/// falls below it. The sets were written beside the rubrics, so they measure the rubrics' reach
+/// more than a stranger's answers; `scripts/bench-grading` prints them line by line.
 #[test]
-fn grading_agrees_with_the_labelled_orbitpay_hypotheses() {
-    let graded = graded_orbitpay();
-    assert!(graded.len() >= 40, "at least 40 labelled hypotheses");
-    let mut agree = 0;
-    for (label, text, score) in &graded {
-        let expected = if label == "vague" || label == "wrong" {
-            "low"
-        } else {
-            label.as_str()
-        };
-        let ok = class(*score) == expected;
-        agree += usize::from(ok);
-        println!(
-            "{} {label:8} {score:.2}  {text}",
-            if ok { " " } else { "✗" }
+fn grading_agrees_with_the_labelled_hypotheses() {
+    let sets = [
+        (
+            "orbitpay",
+            include_str!("../fixtures/grading/orbitpay.tsv"),
+            quell::demo::challenges::orbitpay_rubric(),
+        ),
+        (
+            "inc-1187",
+            include_str!("../fixtures/grading/inc-1187.tsv"),
+            quell::demo::challenges::inc_1187_rubric(),
+        ),
+    ];
+    for (name, set, rubric) in sets {
+        let graded = graded(set, &rubric);
+        assert!(
+            graded.len() >= 40,
+            "{name}: at least 40 labelled hypotheses"
         );
-    }
-    let agreement = agree as f64 / graded.len() as f64;
-    println!("agreement {agree}/{} = {agreement:.2}", graded.len());
-    assert!(agreement >= 0.85, "agreement {agreement:.2}");
-    for (label, text, score) in &graded {
-        match label.as_str() {
-            "right" => assert!(
-                *score >= 0.6,
-                "a right answer in other words scores ≥ 0.6: {text} ({score})"
-            ),
-            "vague" => assert!(*score <= 0.2, "a vague one scores ≤ 0.2: {text} ({score})"),
-            _ => {}
+        let mut agree = 0;
+        for (label, text, score) in &graded {
+            let expected = if label == "vague" || label == "wrong" {
+                "low"
+            } else {
+                label.as_str()
+            };
+            let ok = class(*score) == expected;
+            agree += usize::from(ok);
+            println!(
+                "{} {name:9} {label:8} {score:.2}  {text}",
+                if ok { " " } else { "✗" }
+            );
+        }
+        let agreement = agree as f64 / graded.len() as f64;
+        println!(
+            "agreement {name}: {agree}/{} = {agreement:.2}",
+            graded.len()
+        );
+        assert!(agreement >= 0.85, "{name}: agreement {agreement:.2}");
+        for (label, text, score) in &graded {
+            match label.as_str() {
+                "right" => assert!(
+                    *score >= 0.6,
+                    "{name}: a right answer in other words scores ≥ 0.6: {text} ({score})"
+                ),
+                "vague" => assert!(
+                    *score <= 0.2,
+                    "{name}: a vague one scores ≤ 0.2: {text} ({score})"
+                ),
+                _ => {}
+            }
         }
     }
 }
@@ -350,7 +367,11 @@ async fn giving_up_shows_jitter_as_the_fix_and_the_editor_can_read_the_source(po
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert!(r.text.contains("evidence[0].source.path"), "{}", r.text);
     let list = app.get("/api/v1/challenges").await.json();
-    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        2,
+        "the demo's two, nothing more"
+    );
 }
 
 #[sqlx::test]
@@ -571,4 +592,79 @@ async fn a_challenge_is_generated_from_inc_1187s_published_postmortem(pool: PgPo
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// The demo's INC-1187 challenge, generated and refined: published, with the connection cap
+/// hidden from learners until the end (the leak guard took out the line that set it).
+#[sqlx::test]
+async fn the_demo_publishes_the_inc_1187_challenge_with_the_cap_hidden(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    quell::demo::load(&app.pool).await.unwrap();
+    quell::demo::load(&app.pool).await.unwrap();
+    let list = app.get("/api/v1/challenges").await.json();
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "once each: {list}");
+    let c = items
+        .iter()
+        .find(|c| c["title"] == quell::demo::challenges::INC_1187_TITLE)
+        .unwrap();
+    assert_eq!(c["status"], "published");
+    let id = c["id"].as_i64().unwrap();
+    let learner = app.account("learner@example.com", "responder").await;
+    let view = app
+        .call_as(
+            &learner,
+            axum::http::Method::GET,
+            &format!("/api/v1/challenges/{id}"),
+            &[],
+            None,
+        )
+        .await;
+    for secret in [
+        "MaxConnectionsPerServer",
+        "copied",
+        "144",
+        "INC-1187",
+        "Little",
+    ] {
+        assert!(
+            !view.text.contains(secret),
+            "{secret} shows before the end: {}",
+            view.text
+        );
+    }
+    assert_eq!(
+        app.get(&format!("/api/v1/challenges/{id}/leaks"))
+            .await
+            .json()["items"],
+        json!([])
+    );
+    let attempt = app
+        .call_as(
+            &learner,
+            axum::http::Method::POST,
+            &format!("/api/v1/challenges/{id}/attempts"),
+            &[],
+            None,
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .unwrap();
+    let r = app
+        .call_as(
+            &learner,
+            axum::http::Method::POST,
+            &format!("/api/v1/challenges/{id}/attempts/{attempt}/give-up"),
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        r.json()["answer"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("copied from another client's settings")
+    );
+    assert_eq!(r.json()["times"]["team_detect_secs"], 300);
 }

@@ -486,3 +486,56 @@ async fn a_manager_reviews_the_inc_1187_postmortem_in_chromium(pool: PgPool) {
     c.close().await.ok();
     outcome.expect("the review finished in time");
 }
+
+/// A new responder plays the OrbitPay challenge to the end in chromium: nothing shows the answer
+/// before the end; a vague hypothesis scores low, a hint costs 5 credits once, giving up shows
+/// jitter as the fix.
+#[sqlx::test]
+async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    account(
+        &pool,
+        "new@example.com",
+        "Nia New",
+        quell::auth::domain::UserRole::Responder,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/challenges"), "new@example.com").await;
+        text_when(&c, "main", |t| t.contains("Your credit: 100")).await;
+        click(&c, r#"ul.challenges a[href="/challenges/1"]"#).await;
+        text_when(&c, "#scenario", |t| t.contains("It is 22:14 UTC")).await;
+        let page = c.source().await.unwrap();
+        assert!(!page.contains("jitter"), "the answer shows before the end");
+        click(&c, "#attempt button.primary").await;
+        text_when(&c, "#attempt", |t| t.contains("Check my hypothesis")).await;
+        type_into(
+            &c,
+            r#"#attempt textarea[name="text"]"#,
+            "Something is wrong with payments",
+        )
+        .await;
+        click(&c, "#attempt form.stacked button.primary").await;
+        text_when(&c, "ol.hypotheses", |t| {
+            t.contains("0%") && t.contains("Not there yet")
+        })
+        .await;
+        click(&c, r#"form[action$="/hints"] button"#).await;
+        text_when(&c, "#hints", |t| t.contains("Hint 1")).await;
+        text_when(&c, "#balance", |t| t == "95").await;
+        let page = c.source().await.unwrap();
+        assert!(!page.contains("jitter"), "the answer shows before the end");
+        click(&c, r#"form[action$="/give-up"] button"#).await;
+        text_when(&c, "#answer", |t| {
+            t.contains("Full jitter") && t.contains("Your time")
+        })
+        .await;
+        snapshot(&c, "challenge").await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the challenge was played in time");
+}

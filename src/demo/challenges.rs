@@ -470,10 +470,11 @@ pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -
     }
     if !existing.iter().any(|c| c.title == INC_1187_TITLE) {
         let id = actions::generate(tx, &editor, inc_1187).await?;
-        let mut draft = actions::source(&db::get(&mut *tx, id).await?);
+        let generated = db::get(&mut *tx, id).await?;
+        let mut draft = actions::source(&generated);
         draft.title = INC_1187_TITLE.into();
         draft.rubric = inc_1187_rubric();
-        let detected = db::get(&mut *tx, id).await?.detected_at;
+        let detected = generated.detected_at;
         let flagged: Vec<usize> =
             crate::challenges::domain::leaks(&draft.evidence, &draft.rubric, detected)
                 .into_iter()

@@ -483,7 +483,6 @@ pub async fn show(
         .iter()
         .find(|s| s.verdict.as_deref() == Some("confirmed_trigger"))
         .map(|s| s.change.occurred_at);
-    let this = crate::related::actions::incident(&state.pool, i.key).await?;
     let mut conn = state.pool.acquire().await?;
     let checklists =
         crate::runbooks::actions::checklist(&mut conn, &super::views::checking(&i)).await?;
@@ -491,7 +490,11 @@ pub async fn show(
     Ok(ShowPage {
         checklists,
         related: crate::related::db::list(&state.pool, i.id).await?,
-        suggestions: crate::related::actions::suggestions(&state.pool, &this).await?,
+        suggestions: crate::related::actions::suggestions(
+            &state.pool,
+            &super::views::related_ref(&i),
+        )
+        .await?,
         suspects,
         verdicts: crate::changes::domain::Verdict::ALL,
         chrome,

@@ -142,6 +142,17 @@ pub fn suspecting(i: &Incident) -> crate::changes::actions::Suspecting {
     }
 }
 
+/// The incident as its related incidents' suggestions need it.
+pub fn related_ref(i: &Incident) -> crate::related::db::IncidentRef {
+    crate::related::db::IncidentRef {
+        id: i.id,
+        key: i.key,
+        title: i.title.clone(),
+        summary: i.summary.clone(),
+        service_id: i.service_id,
+    }
+}
+
 /// The incident as its runbooks' checklist needs it.
 pub fn checking(i: &Incident) -> crate::runbooks::actions::Checking {
     crate::runbooks::actions::Checking {

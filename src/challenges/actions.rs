@@ -31,20 +31,31 @@ async fn incident_of(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<O
         .ok_or_else(|| AppError::invalid("incident", format!("there is no incident {key}")))
 }
 
+/// The audit row of an editor's change to a challenge.
+async fn audited(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    id: i64,
+    title: &str,
+) -> AppResult<()> {
+    audit::record(
+        conn,
+        actor,
+        action,
+        &id.to_string(),
+        None,
+        Some(json!({ "title": title })),
+    )
+    .await
+}
+
 /// Saves a new draft.
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ChallengeDraft) -> AppResult<i64> {
     d.check()?;
     let incident = incident_of(conn, d).await?;
     let id = db::insert(&mut *conn, d, incident, &actor.name).await?;
-    audit::record(
-        conn,
-        actor,
-        "challenge.create",
-        &id.to_string(),
-        None,
-        Some(json!({"title": d.title})),
-    )
-    .await?;
+    audited(conn, actor, "challenge.create", id, &d.title).await?;
     Ok(id)
 }
 
@@ -72,15 +83,7 @@ pub async fn update(
             current_version: current.version,
         });
     }
-    audit::record(
-        conn,
-        actor,
-        "challenge.update",
-        &id.to_string(),
-        None,
-        Some(json!({"title": d.title})),
-    )
-    .await?;
+    audited(conn, actor, "challenge.update", id, &d.title).await?;
     db::get(conn, id).await
 }
 
@@ -108,15 +111,7 @@ pub async fn publish(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResu
         )));
     }
     db::publish(&mut *conn, id).await?;
-    audit::record(
-        conn,
-        actor,
-        "challenge.publish",
-        &id.to_string(),
-        None,
-        Some(json!({"title": c.title})),
-    )
-    .await?;
+    audited(conn, actor, "challenge.publish", id, &c.title).await?;
     db::get(conn, id).await
 }
 

@@ -228,11 +228,22 @@ pub async fn start(
     Ok((status, Json(view)).into_response())
 }
 
-fn ids(challenge: &str, attempt: &str) -> AppResult<(i64, i64)> {
-    Ok((
-        parse_id(challenge, "challenge")?,
-        parse_id(attempt, "attempt")?,
-    ))
+/// Runs one step of the player's own attempt (the path's challenge and attempt ids) in a
+/// transaction; the pages use it too.
+pub async fn in_attempt<T>(
+    state: &AppState,
+    p: &Player<'_>,
+    (id, attempt_id): (String, String),
+    run: impl AsyncFnOnce(&mut sqlx::PgConnection, i64, i64, &Player<'_>) -> AppResult<T>,
+) -> AppResult<(i64, T)> {
+    let (id, attempt_id) = (
+        parse_id(&id, "challenge")?,
+        parse_id(&attempt_id, "attempt")?,
+    );
+    let mut tx = state.pool.begin().await?;
+    let done = run(&mut tx, id, attempt_id, p).await?;
+    tx.commit().await?;
+    Ok((id, done))
 }
 
 /// Your attempt: hypotheses, hints taken; the answer and the times once it ended.
@@ -242,12 +253,9 @@ fn ids(challenge: &str, attempt: &str) -> AppResult<(i64, i64)> {
 pub async fn attempt(
     State(state): State<AppState>,
     auth: Auth<Responder>,
-    Path((id, attempt_id)): Path<(String, String)>,
+    Path(ids): Path<(String, String)>,
 ) -> AppResult<Json<AttemptView>> {
-    let (id, attempt_id) = ids(&id, &attempt_id)?;
-    let mut tx = state.pool.begin().await?;
-    let view = actions::attempt(&mut tx, id, attempt_id, &player(&auth)).await?;
-    tx.commit().await?;
+    let (_, view) = in_attempt(&state, &player(&auth), ids, actions::attempt).await?;
     Ok(Json(view))
 }
 
@@ -267,14 +275,14 @@ pub struct HypothesisBody {
 pub async fn hypothesize(
     State(state): State<AppState>,
     auth: Auth<Responder>,
-    Path((id, attempt_id)): Path<(String, String)>,
+    Path(ids): Path<(String, String)>,
     body: ApiJson<HypothesisBody>,
 ) -> AppResult<Response> {
-    let (id, attempt_id) = ids(&id, &attempt_id)?;
-    let mut tx = state.pool.begin().await?;
-    let graded =
-        actions::hypothesize(&mut tx, id, attempt_id, &player(&auth), &body.value.text).await?;
-    tx.commit().await?;
+    let text = &body.value.text;
+    let (_, graded) = in_attempt(&state, &player(&auth), ids, async |tx, id, a, p| {
+        actions::hypothesize(tx, id, a, p, text).await
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(graded)).into_response())
 }
 
@@ -286,12 +294,9 @@ pub async fn hypothesize(
 pub async fn hint(
     State(state): State<AppState>,
     auth: Auth<Responder>,
-    Path((id, attempt_id)): Path<(String, String)>,
+    Path(ids): Path<(String, String)>,
 ) -> AppResult<Response> {
-    let (id, attempt_id) = ids(&id, &attempt_id)?;
-    let mut tx = state.pool.begin().await?;
-    let hinted = actions::hint(&mut tx, id, attempt_id, &player(&auth)).await?;
-    tx.commit().await?;
+    let (_, hinted) = in_attempt(&state, &player(&auth), ids, actions::hint).await?;
     Ok((StatusCode::CREATED, Json(hinted)).into_response())
 }
 
@@ -302,12 +307,9 @@ pub async fn hint(
 pub async fn give_up(
     State(state): State<AppState>,
     auth: Auth<Responder>,
-    Path((id, attempt_id)): Path<(String, String)>,
+    Path(ids): Path<(String, String)>,
 ) -> AppResult<Json<AttemptView>> {
-    let (id, attempt_id) = ids(&id, &attempt_id)?;
-    let mut tx = state.pool.begin().await?;
-    let view = actions::give_up(&mut tx, id, attempt_id, &player(&auth)).await?;
-    tx.commit().await?;
+    let (_, view) = in_attempt(&state, &player(&auth), ids, actions::give_up).await?;
     Ok(Json(view))
 }
 

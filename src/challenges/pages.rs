@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::actions::{self, AttemptView, LearnerView, Player};
 use super::db::{self, Standing, Summary};
 use super::domain::EvidenceKind;
-use super::handlers::player;
+use super::handlers::{in_attempt, player};
 use crate::error::AppResult;
 use crate::http::access::{Auth, Responder};
 use crate::http::extract::{PageForm, parse_id};
@@ -132,17 +132,11 @@ pub struct HypothesisForm {
 async fn step<T>(
     state: &AppState,
     p: &Player<'_>,
-    (id, attempt_id): (String, String),
+    ids: (String, String),
     anchor: &str,
     run: impl AsyncFnOnce(&mut sqlx::PgConnection, i64, i64, &Player<'_>) -> AppResult<T>,
 ) -> PageResult<Response> {
-    let (id, attempt_id) = (
-        parse_id(&id, "challenge")?,
-        parse_id(&attempt_id, "attempt")?,
-    );
-    let mut tx = state.pool.begin().await?;
-    run(&mut tx, id, attempt_id, p).await?;
-    tx.commit().await?;
+    let (id, _) = in_attempt(state, p, ids, run).await?;
     Ok(back(id, anchor))
 }
 

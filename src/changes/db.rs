@@ -164,6 +164,10 @@ pub struct Filter {
     pub from: Option<DateTime<Utc>>,
     /// Up to this moment (exclusive)
     pub until: Option<DateTime<Utc>>,
+    /// This change only
+    pub id: Option<i64>,
+    /// The change confirmed as this incident's trigger only
+    pub trigger_of: Option<i64>,
 }
 
 /// Newest first, after `after` when given.
@@ -189,6 +193,11 @@ pub async fn list(
              and ($3::timestamptz is null or c.occurred_at >= $3)
              and ($4::timestamptz is null or c.occurred_at < $4)
              and ($5::timestamptz is null or (c.occurred_at, c.id) < ($5, $6))
+             and ($8::bigint is null or c.id = $8)
+             and ($9::bigint is null or exists (
+                     select from suspect_verdicts v
+                     where v.change_id = c.id and v.incident_id = $9
+                       and v.verdict = 'confirmed_trigger'))
            order by c.occurred_at desc, c.id desc
            limit $7"#,
         f.service,
@@ -197,7 +206,9 @@ pub async fn list(
         f.until,
         after.map(|c| c.occurred_at),
         after.map_or(0, |c| c.id),
-        limit
+        limit,
+        f.id,
+        f.trigger_of,
     )
     .fetch_all(e)
     .await?
@@ -224,23 +235,11 @@ pub async fn capacity_changes(
 }
 
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Change>> {
-    Ok(sqlx::query_as!(
-        ChangeRow,
-        r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
-                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
-                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
-                  s.peak_requests_per_second as "service_peak_requests_per_second?",
-                  s.peak_latency_seconds as "service_peak_latency_seconds?"
-           from changes c
-           left join services s on s.id = c.service_id
-           left join integrations i on i.id = c.integration_id
-           where c.id = $1"#,
-        id
-    )
-    .fetch_optional(e)
-    .await?
-    .map(Change::from))
+    let filter = Filter {
+        id: Some(id),
+        ..Default::default()
+    };
+    Ok(list(e, &filter, None, 1).await?.pop())
 }
 
 /// A change suspected of an incident, with what responders decided about it.
@@ -362,24 +361,11 @@ pub async fn confirmed_trigger(
     e: impl PgExecutor<'_>,
     incident_id: i64,
 ) -> AppResult<Option<Change>> {
-    Ok(sqlx::query_as!(
-        ChangeRow,
-        r#"select c.id, s.name as "service?", c.environment, c.kind, c.summary, c.author, c.link,
-                  c.occurred_at, c.recorded_at, coalesce(i.name, 'api') as "source!", c.details,
-                  c.capacity_limit, c.capacity_per_replica, c.capacity_replicas,
-                  c.capacity_peak_requests_per_second, c.capacity_peak_latency_seconds,
-                  s.peak_requests_per_second as "service_peak_requests_per_second?",
-                  s.peak_latency_seconds as "service_peak_latency_seconds?"
-           from suspect_verdicts v
-           join changes c on c.id = v.change_id
-           left join services s on s.id = c.service_id
-           left join integrations i on i.id = c.integration_id
-           where v.incident_id = $1 and v.verdict = 'confirmed_trigger'"#,
-        incident_id
-    )
-    .fetch_optional(e)
-    .await?
-    .map(Change::from))
+    let filter = Filter {
+        trigger_of: Some(incident_id),
+        ..Default::default()
+    };
+    Ok(list(e, &filter, None, 1).await?.pop())
 }
 
 /// Changes made in `[from, until)` (either open) per group, and how many of them were confirmed as

@@ -95,6 +95,7 @@ impl ChangeQuery {
                 .transpose()?,
             from,
             until,
+            ..Default::default()
         })
     }
 }

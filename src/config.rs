@@ -100,6 +100,10 @@ pub struct ServeArgs {
     /// Make this value the bootstrap admin's API token (stored hashed).
     #[arg(long, env = "QUELL_BOOTSTRAP_TOKEN", hide_env_values = true)]
     pub bootstrap_token: Option<String>,
+    /// Folders whose git repositories (working copies or bare mirrors) Quell may read evidence
+    /// from, separated by `:`; none by default, which turns reading from git off.
+    #[arg(long, env = "QUELL_GIT_ROOTS", value_delimiter = ':')]
+    pub git_roots: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub oidc: OidcArgs,
     #[command(flatten)]

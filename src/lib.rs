@@ -14,6 +14,7 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod error;
+pub mod evidence;
 pub mod http;
 pub mod idempotency;
 pub mod incidents;
@@ -160,6 +161,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     base_url,
                     trust_forwarded_for: args.trust_forwarded_for,
                     oidc,
+                    git_roots: args.git_roots.clone(),
                 },
             );
             let sweeper = tokio::spawn(sweep(state.pool.clone()));

@@ -20,6 +20,9 @@ pub struct AppConfig {
     pub trust_forwarded_for: bool,
     /// Single sign-on, when configured.
     pub oidc: Option<OidcSettings>,
+    /// Folders whose git repositories evidence may be read from (`QUELL_GIT_ROOTS`); none turns
+    /// reading from git off.
+    pub git_roots: Vec<std::path::PathBuf>,
 }
 
 /// OpenID Connect settings, as given (checked at start by `accounts::oidc::check`).

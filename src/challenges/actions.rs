@@ -493,6 +493,11 @@ pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) 
         timeline,
         changes,
         related,
+        attached: crate::evidence::db::list(&mut *conn, i.id, None)
+            .await?
+            .iter()
+            .map(crate::evidence::db::Item::evidence)
+            .collect(),
         root_cause: doc.section_text(Section::RootCause),
         contributing_factors: doc.section_text(Section::ContributingFactors),
         detection: doc.section_text(Section::Detection),

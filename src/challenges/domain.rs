@@ -8,65 +8,13 @@ use serde::{Deserialize, Serialize};
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::domain::DomainError;
+use crate::evidence::domain::check_text as text;
+pub use crate::evidence::domain::{Evidence, EvidenceKind, Source};
 
 /// A hypothesis scoring this much solves the challenge and ends the attempt.
 pub const SOLVED_AT: f64 = 0.8;
 /// The longest hypothesis graded.
 pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
-
-/// What an evidence item is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceKind {
-    Code,
-    Chat,
-    Ticket,
-    RelatedIncident,
-    Timeline,
-    Metric,
-}
-
-/// Where an evidence item came from; which fields a kind needs is checked.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Source {
-    /// code: the repository
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repository: Option<String>,
-    /// code: the file's path
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// code: the commit it was read at
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// code: the language, e.g. typescript
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    /// chat: the channel
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channel: Option<String>,
-    /// chat: who wrote it
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
-    /// chat, timeline: when
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<DateTime<Utc>>,
-    /// ticket, related incident: its key, e.g. PAY-184
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-}
-
-/// One piece of evidence the learner may inspect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Evidence {
-    pub kind: EvidenceKind,
-    pub title: String,
-    /// The code, the chat lines, the ticket's text …
-    pub text: String,
-    #[serde(default)]
-    pub source: Source,
-}
 
 /// A hint, in the order they are given, with what it costs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -103,51 +51,6 @@ pub struct ChallengeDraft {
     pub hints: Vec<Hint>,
     pub answer: Answer,
     pub rubric: Vec<Concept>,
-}
-
-fn text(field: &str, value: &str, max: usize) -> Result<(), DomainError> {
-    let n = value.trim().chars().count();
-    if n == 0 || n > max {
-        return Err(DomainError::invalid(
-            field,
-            format!("write 1 to {max} characters"),
-        ));
-    }
-    Ok(())
-}
-
-fn needs(field: &str, value: &Option<String>, what: &str) -> Result<(), DomainError> {
-    match value.as_deref().map(str::trim) {
-        Some(v) if !v.is_empty() && v.chars().count() <= 500 => Ok(()),
-        _ => Err(DomainError::invalid(
-            field,
-            format!("{what} is needed (at most 500 characters)"),
-        )),
-    }
-}
-
-impl Evidence {
-    fn check(&self, at: &str) -> Result<(), DomainError> {
-        text(&format!("{at}.title"), &self.title, 200)?;
-        text(&format!("{at}.text"), &self.text, 50_000)?;
-        let s = &self.source;
-        let field = |f: &str| format!("{at}.source.{f}");
-        match self.kind {
-            EvidenceKind::Code => {
-                needs(&field("repository"), &s.repository, "the repository")?;
-                needs(&field("path"), &s.path, "the file's path")?;
-            }
-            EvidenceKind::Chat => {
-                needs(&field("channel"), &s.channel, "the channel")?;
-                needs(&field("author"), &s.author, "who wrote it")?;
-            }
-            EvidenceKind::Ticket | EvidenceKind::RelatedIncident => {
-                needs(&field("key"), &s.key, "its key")?;
-            }
-            EvidenceKind::Timeline | EvidenceKind::Metric => {}
-        }
-        Ok(())
-    }
 }
 
 impl ChallengeDraft {
@@ -233,6 +136,8 @@ pub struct Material {
     pub changes: Vec<(DateTime<Utc>, String, String)>,
     /// Related incidents: (key, title, note)
     pub related: Vec<(String, String, String)>,
+    /// Evidence attached to the incident (code, chat, tickets, metrics), each with its source
+    pub attached: Vec<Evidence>,
     pub root_cause: String,
     pub contributing_factors: String,
     pub detection: String,
@@ -292,8 +197,8 @@ fn salient(text: &str, n: usize) -> Vec<String> {
 }
 
 /// A first draft of a challenge from a published postmortem: the scenario from the symptoms and
-/// the timeline up to detection, the cause withheld; evidence from the timeline up to detection,
-/// the suspect changes and the related incidents; hints from the contributing factors and the
+/// the timeline up to detection, the cause withheld; evidence from what was attached to the
+/// incident, the timeline up to detection, the suspect changes and the related incidents; hints from the contributing factors and the
 /// detection section, cheapest first; the answer from the root cause and the action items; and
 /// rubric concepts proposed from the root cause and the first action item. An editor refines it;
 /// the leak guard says what still gives the answer away.
@@ -313,7 +218,9 @@ pub fn generate(m: &Material) -> ChallengeDraft {
         "\n\nThe first errors came at about {} UTC. Find the cause and propose a fix.",
         m.started_at.format("%H:%M")
     ));
-    let mut evidence: Vec<Evidence> = Vec::new();
+    // What responders attached comes first, as it was; the leak guard flags what was written
+    // after detection or says the answer.
+    let mut evidence: Vec<Evidence> = m.attached.iter().take(60).cloned().collect();
     for (at, what, author) in &m.changes {
         evidence.push(Evidence {
             kind: EvidenceKind::Timeline,

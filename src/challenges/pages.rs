@@ -54,17 +54,6 @@ pub struct ShowPage {
 }
 
 impl ShowPage {
-    fn kind_label(&self, kind: &EvidenceKind) -> &'static str {
-        match kind {
-            EvidenceKind::Code => "Code",
-            EvidenceKind::Chat => "Chat",
-            EvidenceKind::Ticket => "Ticket",
-            EvidenceKind::RelatedIncident => "Related incident",
-            EvidenceKind::Timeline => "Timeline",
-            EvidenceKind::Metric => "Metric",
-        }
-    }
-
     /// The cost of the next hint, if one is left.
     fn next_hint_cost(&self) -> Option<i32> {
         let taken = self.attempt.as_ref().map_or(0, |a| a.hints.len());

@@ -464,6 +464,24 @@ pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -
     use crate::challenges::{actions, db};
     let existing = db::list(&mut *tx, true).await?;
     let editor = Actor::system("Marcelo Roman");
+    // The OrbitPay incident keeps the code, chat and metric its challenge shows, as responders
+    // attached them.
+    let orbitpay_key = super::orbitpay::CHECKOUT_HANG;
+    if let Some(i) = crate::incidents::db::find(&mut *tx, orbitpay_key).await?
+        && crate::evidence::db::list(&mut *tx, i.id, None)
+            .await?
+            .is_empty()
+    {
+        let responder = Actor::system("Dev Shah");
+        for e in orbitpay().evidence.iter().filter(|e| {
+            matches!(
+                e.kind,
+                EvidenceKind::Code | EvidenceKind::Chat | EvidenceKind::Metric
+            )
+        }) {
+            crate::evidence::actions::attach(tx, &responder, &orbitpay_key.to_string(), e).await?;
+        }
+    }
     if !existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
         let id = actions::create(tx, &editor, &orbitpay()).await?;
         actions::publish(tx, &editor, id).await?;

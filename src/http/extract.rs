@@ -204,6 +204,103 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
     }
 }
 
+/// An HTML form sent as `multipart/form-data` (a file upload), checked against the session's CSRF
+/// token like [`PageForm`]: its text fields and its files (name and bytes), in order. The route
+/// sets how large a body it takes (`DefaultBodyLimit`); past it, 413.
+pub struct PageUpload {
+    pub fields: Vec<(String, String)>,
+    /// (field, file name, bytes) of every file chosen
+    pub files: Vec<(String, String, Vec<u8>)>,
+}
+
+impl PageUpload {
+    /// The text field `name`, or empty.
+    pub fn field(&self, name: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+impl FromRequest<AppState> for PageUpload {
+    type Rejection = PageError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let session = req.extensions().get::<Session>().cloned();
+        let (parts, body) = req.into_parts();
+        let refused = access::RefusedRequest::of(&parts, state);
+        let req = Request::from_parts(parts, body);
+        let unreadable = |message: String| {
+            PageError(AppError::BadRequest {
+                code: "unreadable_body",
+                message,
+            })
+        };
+        let mut multipart = axum::extract::Multipart::from_request(req, state)
+            .await
+            .map_err(|e| unreadable(e.body_text()))?;
+        let mut upload = PageUpload {
+            fields: vec![],
+            files: vec![],
+        };
+        loop {
+            let field = match multipart.next_field().await {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                Err(e) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+                    return Err(PageError(AppError::TooLarge));
+                }
+                Err(e) => return Err(unreadable(e.body_text())),
+            };
+            let name = field.name().unwrap_or("").to_owned();
+            let file_name = field.file_name().map(str::to_owned);
+            let bytes = field.bytes().await.map_err(|e| {
+                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    PageError(AppError::TooLarge)
+                } else {
+                    unreadable(e.body_text())
+                }
+            })?;
+            match file_name {
+                // A file input left empty still sends a part, with no name and no bytes.
+                Some(f) if !f.is_empty() || !bytes.is_empty() => {
+                    upload.files.push((name, f, bytes.to_vec()))
+                }
+                Some(_) => {}
+                None => {
+                    let value = String::from_utf8(bytes.to_vec())
+                        .map_err(|_| PageError(AppError::invalid(&name, "not UTF-8 text")))?;
+                    upload.fields.push((name, value));
+                }
+            }
+        }
+        let given = upload.field("csrf").to_owned();
+        let ok = match &session {
+            Some(s) => session::csrf_matches(s, &given).await?,
+            None => false,
+        };
+        if !ok {
+            refused.tally(state, "csrf.bad_token").await;
+            return Err(PageError(AppError::Forbidden(
+                "This form has expired or did not come from Quell. Reload the page and try again."
+                    .into(),
+            )));
+        }
+        if let Some((k, _)) = upload
+            .fields
+            .iter()
+            .find(|(k, v)| !storable(k) || !storable(v))
+        {
+            return Err(PageError(AppError::invalid(
+                &k.replace(crate::domain::UNSTORABLE, ""),
+                UNSTORABLE_MESSAGE,
+            )));
+        }
+        Ok(upload)
+    }
+}
+
 /// The sign-in form's body, checked against the sign-in page's signed double-submit cookie
 /// instead of a session (an anonymous visitor has none).
 pub struct SignInForm<T>(pub T);

@@ -85,6 +85,7 @@ fn api(state: &AppState) -> Router<AppState> {
 /// cannot drift apart.
 fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     use crate::challenges::handlers as ch;
+    use crate::evidence::handlers as ev;
     use incidents::handlers as inc;
     use people::handlers as ppl;
     use services::handlers as svc;
@@ -205,6 +206,12 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::changes::handlers::create
         ))
         .routes(routes!(crate::changes::handlers::get))
+        .routes(routes!(ev::list, ev::attach))
+        .routes(routes!(ev::remove))
+        .routes(routes!(ev::upload))
+        .routes(routes!(ev::held))
+        .routes(routes!(ev::pick))
+        .routes(routes!(ev::from_git))
         .split_for_parts()
 }
 
@@ -236,6 +243,33 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::related::pages::link),
         )
         .route("/incidents/{key}/checklist", post(form::tick_checklist))
+        .route(
+            "/incidents/{key}/evidence",
+            get(crate::evidence::pages::list).post(crate::evidence::pages::paste),
+        )
+        .route(
+            "/incidents/{key}/evidence/{id}/remove",
+            post(crate::evidence::pages::remove),
+        )
+        .route(
+            "/incidents/{key}/evidence/git",
+            post(crate::evidence::pages::from_git),
+        )
+        .route(
+            "/incidents/{key}/evidence/imports",
+            // An export may be larger than other forms: its own limit, plus the form's parts.
+            post(crate::evidence::pages::upload).layer(DefaultBodyLimit::max(
+                crate::evidence::domain::UPLOAD_LIMIT + 64 * 1024,
+            )),
+        )
+        .route(
+            "/incidents/{key}/evidence/imports/{import_id}",
+            get(crate::evidence::pages::held),
+        )
+        .route(
+            "/incidents/{key}/evidence/imports/{import_id}/pick",
+            post(crate::evidence::pages::pick),
+        )
         .route("/challenges", get(crate::challenges::pages::list))
         .route("/challenges/{id}", get(crate::challenges::pages::show))
         .route(

@@ -105,6 +105,29 @@ const API: &[(&str, &str, &str)] = &[
         "responder",
     ),
     ("GET", "/api/v1/incidents/{key}/checklist", "viewer"),
+    ("GET", "/api/v1/incidents/{key}/evidence", "viewer"),
+    ("POST", "/api/v1/incidents/{key}/evidence", "responder"),
+    (
+        "DELETE",
+        "/api/v1/incidents/{key}/evidence/{id}",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/incidents/{key}/evidence/imports",
+        "responder",
+    ),
+    (
+        "GET",
+        "/api/v1/incidents/{key}/evidence/imports/{import_id}",
+        "responder",
+    ),
+    (
+        "POST",
+        "/api/v1/incidents/{key}/evidence/imports/{import_id}/pick",
+        "responder",
+    ),
+    ("POST", "/api/v1/incidents/{key}/evidence/git", "responder"),
     ("POST", "/api/v1/incidents/{key}/checklist", "responder"),
     ("GET", "/api/v1/runbooks", "viewer"),
     ("POST", "/api/v1/runbooks", "admin"),
@@ -225,6 +248,21 @@ const PAGES: &[(&str, &str, &str)] = &[
         "responder",
     ),
     ("POST", "/incidents/{key}/checklist", "responder"),
+    ("GET", "/incidents/{key}/evidence", "viewer"),
+    ("POST", "/incidents/{key}/evidence", "responder"),
+    ("POST", "/incidents/{key}/evidence/{id}/remove", "responder"),
+    ("POST", "/incidents/{key}/evidence/git", "responder"),
+    ("POST", "/incidents/{key}/evidence/imports", "responder"),
+    (
+        "GET",
+        "/incidents/{key}/evidence/imports/{import_id}",
+        "responder",
+    ),
+    (
+        "POST",
+        "/incidents/{key}/evidence/imports/{import_id}/pick",
+        "responder",
+    ),
     ("GET", "/challenges", "responder"),
     ("GET", "/challenges/{id}", "responder"),
     ("POST", "/challenges/{id}/attempts", "responder"),
@@ -278,6 +316,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{change_id}", "999999")
         .replace("{other}", "INC-999999")
         .replace("{attempt_id}", "999999")
+        .replace("{import_id}", "999999")
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
 }
@@ -1171,6 +1210,7 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             base_url: "https://quell.example".into(),
             trust_forwarded_for: false,
             oidc: None,
+            git_roots: vec![],
         },
     );
     quell::accounts::bootstrap::ensure_account(

@@ -1003,6 +1003,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             base_url: "http://quell.test".into(),
             trust_forwarded_for: true,
             oidc: None,
+            git_roots: vec![],
         },
     );
     quell::app_with(state, ingest)

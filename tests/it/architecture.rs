@@ -41,7 +41,8 @@ const LAYERS: &[(&str, &[&str])] = &[
 fn rank(file: &str) -> Option<u8> {
     Some(match file {
         "mod" => return None,
-        "domain" => 0,
+        // A domain.rs grown large becomes a domain/ folder, one file per topic, all pure.
+        f if f == "domain" || f.starts_with("domain::") => 0,
         "db" => 1,
         "handlers" | "pages" | "forms" | "hooks" => 3,
         // actions and the engines built on them: effects, ingest, timers, sender, document, views

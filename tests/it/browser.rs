@@ -30,6 +30,7 @@ async fn serve(pool: PgPool) -> String {
             base_url: format!("http://{addr}"),
             trust_forwarded_for: false,
             oidc: None,
+            git_roots: vec![],
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

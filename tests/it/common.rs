@@ -102,6 +102,7 @@ impl TestApp {
                 base_url: "http://quell.test".into(),
                 trust_forwarded_for: true,
                 oidc,
+                git_roots: vec![git_root()],
             },
         );
         let mut app = Self {
@@ -494,4 +495,77 @@ pub fn alertmanager_payload(group: &str, alerts: &[(&str, &str)], labels: Value)
         "externalURL": "http://alertmanager:9093",
         "alerts": items,
     })
+}
+
+/// The folder test apps may read git repositories from (`QUELL_GIT_ROOTS`).
+pub fn git_root() -> std::path::PathBuf {
+    let root = std::env::temp_dir().join("quell-it-git");
+    std::fs::create_dir_all(&root).unwrap();
+    root
+}
+
+impl TestApp {
+    /// Posts `body` as the raw request body (an uploaded file), as the admin's API token.
+    pub async fn upload(&self, uri: &str, body: Vec<u8>) -> Res {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .header("host", "quell.test")
+            .header("content-type", "application/octet-stream")
+            .header(
+                "authorization",
+                format!("Bearer {}", self.admin.token.as_deref().unwrap()),
+            );
+        self.send(req.body(Body::from(body)).unwrap()).await
+    }
+
+    /// Posts a `multipart/form-data` form as `creds`' browser would (CSRF token first), with
+    /// text fields and files (field, file name, bytes).
+    pub async fn multipart_as(
+        &self,
+        creds: &Creds,
+        uri: &str,
+        fields: &[(&str, &str)],
+        files: &[(&str, &str, &[u8])],
+    ) -> Res {
+        let boundary = "quell-test-boundary-7d1f";
+        let mut body: Vec<u8> = Vec::new();
+        let mut text = |name: &str, value: &str| {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\ncontent-disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                )
+                .as_bytes(),
+            );
+        };
+        if let Some(csrf) = &creds.csrf {
+            text("csrf", csrf);
+        }
+        for (k, v) in fields {
+            text(k, v);
+        }
+        for (field, name, bytes) in files {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\ncontent-disposition: form-data; name=\"{field}\"; filename=\"{name}\"\r\ncontent-type: application/octet-stream\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .header("host", "quell.test")
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            );
+        if let Some(c) = &creds.cookie {
+            req = req.header("cookie", c);
+        }
+        self.send(req.body(Body::from(body)).unwrap()).await
+    }
 }

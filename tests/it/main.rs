@@ -11,6 +11,7 @@ mod browser;
 mod challenges;
 mod changes;
 mod demo;
+mod evidence;
 mod hardening;
 mod incidents_api;
 mod lifecycle;

@@ -87,6 +87,18 @@ pub async fn update(
     db::get(conn, id).await
 }
 
+/// The challenge for its editor, answer and rubric included; refused while that editor has an
+/// attempt at it in progress.
+pub async fn editable(conn: &mut PgConnection, id: i64, person_id: i64) -> AppResult<Challenge> {
+    let c = db::get(&mut *conn, id).await?;
+    if db::open_attempt(&mut *conn, id, person_id).await?.is_some() {
+        return Err(AppError::Conflict(
+            "You have an attempt at this challenge in progress; finish it or give up first.".into(),
+        ));
+    }
+    Ok(c)
+}
+
 /// The evidence items that would give the game away (see [`leaks`]).
 pub fn flags(c: &Challenge) -> Vec<Leak> {
     leaks(&c.evidence.0, &c.rubric.0, c.detected_at)

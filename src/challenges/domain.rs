@@ -108,6 +108,44 @@ impl ChallengeDraft {
     }
 }
 
+/// Hints as an editor's form writes them, one per line: `5 | The processor recovered …` (cost,
+/// a bar, the text). A line without a cost costs nothing; a bad cost names its line.
+pub fn hints_from_lines(lines: &str) -> Result<Vec<Hint>, DomainError> {
+    lines
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(n, l)| match l.split_once('|') {
+            Some((cost, text)) => {
+                let cost = cost.trim().parse::<i32>().map_err(|_| {
+                    DomainError::invalid(
+                        &format!("hints[{n}].cost"),
+                        format!("line {}: write the cost as a whole number before the bar, like 5 | the hint", n + 1),
+                    )
+                })?;
+                Ok(Hint {
+                    text: text.trim().to_owned(),
+                    cost,
+                })
+            }
+            None => Ok(Hint {
+                text: l.to_owned(),
+                cost: 0,
+            }),
+        })
+        .collect()
+}
+
+/// Hints as [`hints_from_lines`] reads them.
+pub fn hints_to_lines(hints: &[Hint]) -> String {
+    hints
+        .iter()
+        .map(|h| format!("{} | {}", h.cost, h.text.replace('\n', " ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// A hypothesis as a learner typed it: 1 to 2000 characters.
 pub fn check_hypothesis(text: &str) -> Result<&str, DomainError> {
     let t = text.trim();
@@ -706,6 +744,39 @@ mod grading_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_read_back_as_written_and_a_bad_cost_names_its_line() {
+        let hints = hints_from_lines(
+            "5 | Look at the retry set\n\n 10|  When do retries run again? \nFree hint",
+        )
+        .unwrap();
+        assert_eq!(
+            hints,
+            [
+                Hint {
+                    text: "Look at the retry set".into(),
+                    cost: 5
+                },
+                Hint {
+                    text: "When do retries run again?".into(),
+                    cost: 10
+                },
+                Hint {
+                    text: "Free hint".into(),
+                    cost: 0
+                },
+            ]
+        );
+        assert_eq!(hints_from_lines(&hints_to_lines(&hints)).unwrap(), hints);
+        match hints_from_lines("5 | a\nfive | b").unwrap_err() {
+            DomainError::Invalid { field, message } => {
+                assert_eq!(field, "hints[1].cost");
+                assert!(message.starts_with("line 2:"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     pub fn draft() -> ChallengeDraft {
         ChallengeDraft {

@@ -133,15 +133,8 @@ pub async fn source(
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let c = db::get(&state.pool, id).await?;
-    if db::open_attempt(&state.pool, id, auth.user.id)
-        .await?
-        .is_some()
-    {
-        return Err(AppError::Conflict(
-            "You have an attempt at this challenge in progress; finish it or give up first.".into(),
-        ));
-    }
+    let mut conn = state.pool.acquire().await?;
+    let c = actions::editable(&mut conn, id, auth.user.id).await?;
     Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
 }
 

@@ -1,21 +1,32 @@
 //! The learner's pages: `/challenges` lists them with your credit; `/challenges/{id}` shows the
 //! scenario and the evidence, and your attempt — state a hypothesis, take a hint, give up — or,
-//! once it ended, the answer beside the real team's times; and the leaderboard.
+//! once it ended, the answer beside the real team's times; and the leaderboard. The editor's:
+//! `/challenges/{id}/edit` (managers) changes every part, shows what the leak guard flags beside
+//! each evidence item, drops or rewords items, adds the incident's attached evidence, and
+//! publishes; `POST /challenges/generate` drafts one from a published postmortem in one click.
+
+use std::collections::HashMap;
 
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
+use sqlx::PgConnection;
 
 use super::actions::{self, AttemptView, LearnerView, Player};
-use super::db::{self, Standing, Summary};
-use super::domain::EvidenceKind;
+use super::db::{self, Challenge, Standing, Summary};
+use super::domain::{
+    Answer, ChallengeDraft, Evidence, EvidenceKind, hints_from_lines, hints_to_lines,
+};
 use super::handlers::{in_attempt, player};
-use crate::error::AppResult;
-use crate::http::access::{Auth, Responder};
+use crate::domain::IncidentKey;
+use crate::error::{AppError, AppResult, FieldError};
+use crate::evidence::db::Item;
+use crate::http::access::{Auth, Manager, Responder};
 use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageResult};
+use crate::http::page::{Chrome, PageError, PageResult};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -159,4 +170,270 @@ pub async fn give_up(
     Path(ids): Path<(String, String)>,
 ) -> PageResult<Response> {
     step(&state, &player(&auth), ids, "answer", actions::give_up).await
+}
+
+/// The editor's form as typed: the challenge's fields, and per evidence item `evidence.<n>.title`,
+/// `evidence.<n>.text` and `drop.<n>`; `add.<id>` for each of the incident's items to add.
+#[derive(Deserialize, Default)]
+pub struct EditForm {
+    #[serde(flatten)]
+    fields: HashMap<String, String>,
+}
+
+impl EditForm {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+
+    fn of(d: &ChallengeDraft) -> Self {
+        let mut fields = HashMap::from([
+            ("title".to_owned(), d.title.clone()),
+            ("scenario".to_owned(), d.scenario.clone()),
+            ("cause".to_owned(), d.answer.cause.clone()),
+            ("fix".to_owned(), d.answer.fix.clone()),
+            ("explanation".to_owned(), d.answer.explanation.clone()),
+            ("hints".to_owned(), hints_to_lines(&d.hints)),
+            (
+                "rubric".to_owned(),
+                serde_json::to_string_pretty(&d.rubric).unwrap_or_default(),
+            ),
+        ]);
+        for (n, e) in d.evidence.iter().enumerate() {
+            fields.insert(format!("evidence.{n}.title"), e.title.clone());
+            fields.insert(format!("evidence.{n}.text"), e.text.clone());
+        }
+        Self { fields }
+    }
+
+    /// The draft the form describes, from the challenge as it stands (`current`) and the
+    /// incident's items it may add.
+    fn draft(&self, current: &ChallengeDraft, attachable: &[Item]) -> AppResult<ChallengeDraft> {
+        let text = |k: &str| self.get(k).unwrap_or("").to_owned();
+        let rubric = serde_json::from_str(&text("rubric")).map_err(|e| {
+            AppError::invalid(
+                "rubric",
+                format!("write the concepts as a JSON list, as shown ({e})"),
+            )
+        })?;
+        let mut evidence = Vec::new();
+        for (n, e) in current.evidence.iter().enumerate() {
+            if self.get(&format!("drop.{n}")).is_some() {
+                continue;
+            }
+            let mut e = e.clone();
+            if let Some(t) = self.get(&format!("evidence.{n}.title")) {
+                e.title = t.to_owned();
+            }
+            if let Some(t) = self.get(&format!("evidence.{n}.text")) {
+                e.text = t.replace("\r\n", "\n");
+            }
+            evidence.push(e);
+        }
+        for item in attachable {
+            if self.get(&format!("add.{}", item.id)).is_some() {
+                evidence.push(item.evidence());
+            }
+        }
+        Ok(ChallengeDraft {
+            title: text("title"),
+            incident: current.incident.clone(),
+            scenario: text("scenario").replace("\r\n", "\n"),
+            evidence,
+            hints: hints_from_lines(&text("hints"))?,
+            answer: Answer {
+                cause: text("cause"),
+                fix: text("fix"),
+                explanation: text("explanation"),
+            },
+            rubric,
+        })
+    }
+}
+
+/// An evidence item as the editor sees it, with what the leak guard says of it.
+pub struct EditedItem {
+    n: usize,
+    e: Evidence,
+    leaks: Vec<String>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "challenges/edit.html")]
+pub struct EditPage {
+    chrome: Chrome,
+    id: i64,
+    title: String,
+    status: String,
+    version: i32,
+    incident: Option<String>,
+    form: EditForm,
+    items: Vec<EditedItem>,
+    /// The incident's evidence not yet in the challenge
+    attachable: Vec<Item>,
+    flagged: usize,
+    /// Why publishing was refused, when it was
+    notice: Option<String>,
+    errors: Vec<FieldError>,
+}
+
+impl EditPage {
+    fn field(&self, name: &str) -> &str {
+        self.form.get(name).unwrap_or("")
+    }
+
+    fn item_field(&self, n: &usize, part: &str) -> &str {
+        self.form.get(&format!("evidence.{n}.{part}")).unwrap_or("")
+    }
+}
+
+/// The incident's evidence items the challenge does not hold yet.
+async fn attachable(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<Vec<Item>> {
+    let Some(key) = d.incident.as_deref().and_then(IncidentKey::parse) else {
+        return Ok(vec![]);
+    };
+    let Some(i) = crate::incidents::db::find(&mut *conn, key).await? else {
+        return Ok(vec![]);
+    };
+    Ok(crate::evidence::db::list(&mut *conn, i.id, None)
+        .await?
+        .into_iter()
+        .filter(|item| {
+            !d.evidence
+                .iter()
+                .any(|e| e.title == item.title && e.text == item.text)
+        })
+        .collect())
+}
+
+async fn edit_page(
+    conn: &mut PgConnection,
+    chrome: Chrome,
+    c: &Challenge,
+    form: Option<EditForm>,
+    notice: Option<String>,
+    errors: Vec<FieldError>,
+) -> AppResult<EditPage> {
+    let d = actions::source(c);
+    let flags = actions::flags(c);
+    let items = d
+        .evidence
+        .iter()
+        .enumerate()
+        .map(|(n, e)| EditedItem {
+            n,
+            e: e.clone(),
+            leaks: flags
+                .iter()
+                .filter(|l| l.evidence == n)
+                .map(|l| l.reason.clone())
+                .collect(),
+        })
+        .collect();
+    Ok(EditPage {
+        chrome,
+        id: c.id,
+        title: c.title.clone(),
+        status: c.status.clone(),
+        version: c.version,
+        incident: c.incident.clone(),
+        attachable: attachable(conn, &d).await?,
+        form: form.unwrap_or_else(|| EditForm::of(&d)),
+        items,
+        flagged: flags.len(),
+        notice,
+        errors,
+    })
+}
+
+pub async fn edit_form(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> PageResult<EditPage> {
+    let id = parse_id(&id, "challenge")?;
+    let mut conn = state.pool.acquire().await?;
+    let c = actions::editable(&mut conn, id, auth.user.id).await?;
+    Ok(edit_page(&mut conn, chrome, &c, None, None, vec![]).await?)
+}
+
+fn to_editor(id: i64, anchor: &str) -> Response {
+    Redirect::to(&format!("/challenges/{id}/edit#{anchor}")).into_response()
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<EditForm>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::editable(&mut tx, id, auth.user.id).await?;
+    let current = actions::source(&c);
+    let version = form.get("version").and_then(|v| v.parse().ok());
+    let saved = async {
+        let extra = attachable(&mut tx, &current).await?;
+        let d = form.draft(&current, &extra)?;
+        actions::update(&mut tx, &auth.actor, id, version, &d).await
+    }
+    .await;
+    match saved {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(to_editor(id, "evidence"))
+        }
+        Err(AppError::Validation(errors)) => {
+            let page = edit_page(&mut tx, chrome, &c, Some(form), None, errors).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+pub async fn publish(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let mut tx = state.pool.begin().await?;
+    let c = actions::editable(&mut tx, id, auth.user.id).await?;
+    match actions::publish(&mut tx, &auth.actor, id).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(Redirect::to(&format!("/challenges/{id}")).into_response())
+        }
+        Err(AppError::Conflict(why)) => {
+            let page = edit_page(&mut tx, chrome, &c, None, Some(why), vec![]).await?;
+            Ok((StatusCode::CONFLICT, page).into_response())
+        }
+        Err(AppError::Validation(errors)) => {
+            let page = edit_page(&mut tx, chrome, &c, None, None, errors).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct GenerateForm {
+    #[serde(default)]
+    incident: String,
+}
+
+/// One click on a published postmortem (or the list's form): a draft, opened in the editor.
+pub async fn generate(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    PageForm(f): PageForm<GenerateForm>,
+) -> PageResult<Response> {
+    let key = IncidentKey::parse(f.incident.trim())
+        .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
+    let mut tx = state.pool.begin().await?;
+    let id = actions::generate(&mut tx, &auth.actor, key).await?;
+    tx.commit().await?;
+    Ok(to_editor(id, "evidence"))
 }

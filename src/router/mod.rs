@@ -273,6 +273,18 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/challenges", get(crate::challenges::pages::list))
         .route("/challenges/{id}", get(crate::challenges::pages::show))
         .route(
+            "/challenges/generate",
+            post(crate::challenges::pages::generate),
+        )
+        .route(
+            "/challenges/{id}/edit",
+            get(crate::challenges::pages::edit_form).post(crate::challenges::pages::edit),
+        )
+        .route(
+            "/challenges/{id}/publish",
+            post(crate::challenges::pages::publish),
+        )
+        .route(
             "/challenges/{id}/attempts",
             post(crate::challenges::pages::start),
         )

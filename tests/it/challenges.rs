@@ -668,3 +668,168 @@ async fn the_demo_publishes_the_inc_1187_challenge_with_the_cap_hidden(pool: PgP
     );
     assert_eq!(r.json()["times"]["team_detect_secs"], 300);
 }
+
+/// An editor in the browser: one click drafts a challenge from INC-1187's published postmortem;
+/// the editor shows what the leak guard flags beside each item and refuses to publish while any
+/// is; dropping the flagged items and rewording one, then publishing, works; a bad rubric is
+/// named; the editor is closed to its editor while they play it.
+#[sqlx::test]
+async fn an_editor_drafts_refines_and_publishes_a_challenge_in_the_browser(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    quell::demo::load(&app.pool).await.unwrap();
+    let manager = app.account("manager@example.com", "manager").await;
+    // A responder attached the chat from after detection too; the leak guard will flag it.
+    let r = app
+        .post(
+            "/api/v1/incidents/INC-1187/evidence",
+            json!({"kind": "chat", "title": "Later that afternoon", "text": "raised the cap to 50",
+                   "source": {"channel": "#payments", "author": "ana", "at": "2026-09-17T17:30:00Z"}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let pm = app
+        .call_as(
+            &manager,
+            axum::http::Method::GET,
+            "/incidents/INC-1187/postmortem",
+            &[],
+            None,
+        )
+        .await;
+    assert!(pm.text.contains("Build a training challenge"));
+    let r = app
+        .form_as(
+            &manager,
+            "/challenges/generate",
+            &[("incident", "INC-1187")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let editor = r.header("location").unwrap().to_owned();
+    let id: i64 = editor
+        .trim_start_matches("/challenges/")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let edit = format!("/challenges/{id}/edit");
+    let page = app
+        .call_as(&manager, axum::http::Method::GET, &edit, &[], None)
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    let leaks = app
+        .get(&format!("/api/v1/challenges/{id}/leaks"))
+        .await
+        .json();
+    let flagged: Vec<i64> = leaks["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["evidence"].as_i64().unwrap())
+        .collect();
+    assert_eq!(flagged, [0], "the late chat is flagged");
+    assert!(
+        page.text.contains("Flagged: "),
+        "flags sit beside their items"
+    );
+    assert!(
+        page.text.contains("copied from another client"),
+        "the editor sees the answer"
+    );
+
+    // Publishing waits for the flags.
+    let r = app
+        .form_as(&manager, &format!("/challenges/{id}/publish"), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.text.contains("The leak guard flags"), "{}", r.text);
+
+    // The form as the page filled it, with the flagged items dropped and one item reworded.
+    let src = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    let hints: Vec<String> = src["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| format!("{} | {}", h["cost"], h["text"].as_str().unwrap()))
+        .collect();
+    let hints = hints.join("\n");
+    let rubric = src["rubric"].to_string();
+    let version = app.get(&format!("/api/v1/challenges/{id}/source")).await;
+    let version = version
+        .header("etag")
+        .unwrap()
+        .trim_matches('"')
+        .trim_start_matches('v')
+        .to_owned();
+    let keep = (0..src["evidence"].as_array().unwrap().len() as i64)
+        .find(|n| !flagged.contains(n))
+        .unwrap();
+    let mut fields: Vec<(String, String)> = vec![
+        ("version".into(), version),
+        ("title".into(), "Payments slow after lunch".into()),
+        ("scenario".into(), src["scenario"].as_str().unwrap().into()),
+        (
+            "cause".into(),
+            src["answer"]["cause"].as_str().unwrap().into(),
+        ),
+        ("fix".into(), src["answer"]["fix"].as_str().unwrap().into()),
+        (
+            "explanation".into(),
+            src["answer"]["explanation"].as_str().unwrap().into(),
+        ),
+        ("hints".into(), hints),
+        ("rubric".into(), "not json".into()),
+        (format!("evidence.{keep}.title"), "Reworded title".into()),
+    ];
+    fields.extend(flagged.iter().map(|n| (format!("drop.{n}"), "on".into())));
+    let post = async |f: &[(String, String)]| {
+        let pairs: Vec<(&str, &str)> = f.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        app.form_as(&manager, &edit, &pairs).await
+    };
+    let r = post(&fields).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("<strong>rubric</strong>"), "{}", r.text);
+    fields[7].1 = rubric;
+    let r = post(&fields).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let after = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    assert_eq!(after["title"], "Payments slow after lunch");
+    assert_eq!(
+        after["evidence"].as_array().unwrap().len(),
+        src["evidence"].as_array().unwrap().len() - flagged.len()
+    );
+    assert!(
+        after["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["title"] == "Reworded title")
+    );
+    assert_eq!(after["hints"], src["hints"]);
+    let r = app
+        .form_as(&manager, &format!("/challenges/{id}/publish"), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/challenges/{id}").as_str())
+    );
+
+    // Playing it closes the editor to this editor until the attempt ends.
+    let r = app
+        .form_as(&manager, &format!("/challenges/{id}/attempts"), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .call_as(&manager, axum::http::Method::GET, &edit, &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(!r.text.contains("copied from another client"));
+}

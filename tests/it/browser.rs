@@ -61,14 +61,26 @@ async fn chromedriver() -> (Child, String) {
 }
 
 async fn browser(driver: &str) -> Client {
-    let caps = json!({
+    browser_sized(driver, 1280, 1000).await
+}
+
+/// A headless chromium whose window is `width` × `height` CSS pixels.
+async fn browser_sized(driver: &str, width: u32, height: u32) -> Client {
+    let mut caps = json!({
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--disable-quic", "--no-first-run", "--disable-background-networking",
-                     "--disable-component-update", "--disable-sync", "--window-size=1280,1000"]
+                     "--disable-component-update", "--disable-sync",
+                     format!("--window-size={},{height}", width.max(500))]
         }
     });
+    // A window cannot be narrower than 500 px; a phone's viewport is emulated instead.
+    if width < 500 {
+        caps["goog:chromeOptions"]["mobileEmulation"] = json!({
+            "deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0, "touch": true}
+        });
+    }
     let serde_json::Value::Object(caps) = caps else {
         unreachable!()
     };
@@ -539,4 +551,99 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
     outcome.expect("the challenge was played in time");
+}
+
+/// The pages a person uses every day, and the ones admins use, as their links read.
+const MAIN_PAGES: &[&str] = &[
+    "/incidents",
+    "/incidents/INC-1187",
+    "/incidents/INC-1203",
+    "/incidents/INC-1187/postmortem",
+    "/incidents/INC-1203/evidence",
+    "/incidents/new",
+    "/services",
+    "/services/payments-gateway",
+    "/changes",
+    "/runbooks",
+    "/postmortems",
+    "/action-items",
+    "/reports",
+    "/near-misses",
+    "/search?q=payments",
+    "/challenges",
+    "/account",
+    "/admin/users",
+    "/admin/policies",
+    "/admin/integrations",
+    "/admin/routing",
+    "/admin/trackers",
+    "/admin/audit",
+    "/incidents/INC-999999",
+];
+
+/// What sticks out past the window's right edge, for the failure message.
+const OVERFLOW: &str = r#"
+const w = arguments[0];
+const out = [];
+for (const el of document.querySelectorAll('body *')) {
+  if (!el.checkVisibility()) continue;
+  const r = el.getBoundingClientRect();
+  if (r.right > w + 1 && r.width > 0) {
+    let p = el.parentElement, clipped = false;
+    while (p) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') { clipped = true; break; } p = p.parentElement; }
+    if (!clipped) out.push(el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' ' + Math.round(r.right));
+  }
+}
+return [document.documentElement.scrollWidth, w, out.slice(0, 8).join(', ')];
+"#;
+
+/// Every main page, signed in as an admin (who sees every link), at a phone's 360 px and at
+/// 1280 px: nothing scrolls sideways. Screenshots of each go to target/screenshots/ (or
+/// `QUELL_SCREENSHOTS`), kept as the run's artifacts.
+#[sqlx::test]
+async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    account(
+        &pool,
+        "root@example.com",
+        "Rui Admin",
+        quell::auth::domain::UserRole::Admin,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let dir = std::env::var("QUELL_SCREENSHOTS")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/screenshots").to_owned());
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut problems = Vec::new();
+    for width in [360u32, 1280] {
+        let c = browser_sized(&driver_url, width, 800).await;
+        let run = async {
+            sign_in_at(&c, &format!("{base}/incidents"), "root@example.com").await;
+            text_when(&c, "main h1", |_| true).await;
+            for page in MAIN_PAGES {
+                c.goto(&format!("{base}{page}")).await.unwrap();
+                text_when(&c, "main", |_| true).await;
+                let got = c.execute(OVERFLOW, vec![json!(width)]).await.unwrap();
+                let scroll = got[0].as_i64().unwrap();
+                if scroll > i64::from(width) {
+                    problems.push(format!(
+                        "{page} at {width} px: {scroll} px wide ({})",
+                        got[2]
+                    ));
+                }
+                let name = page.trim_start_matches('/').replace(['/', '?', '='], "_");
+                let png = c.screenshot().await.unwrap();
+                std::fs::write(format!("{dir}/{name}-{width}.png"), png).unwrap();
+            }
+        };
+        let outcome = tokio::time::timeout(Duration::from_secs(180), run).await;
+        c.close().await.ok();
+        outcome.expect("the pages were visited within three minutes");
+    }
+    assert!(
+        problems.is_empty(),
+        "pages wider than the window:\n{}",
+        problems.join("\n")
+    );
 }

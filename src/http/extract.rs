@@ -511,9 +511,9 @@ pub fn parse_form_time(
     ))
 }
 
-/// The value a `datetime-local` input shows for `t`.
+/// The value a time input shows for `t`: `2026-09-17 16:07`, UTC, as people type it.
 pub fn form_time(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M").to_string()
+    t.format("%Y-%m-%d %H:%M").to_string()
 }
 
 #[cfg(test)]

@@ -415,10 +415,65 @@ impl Durations {
     }
 }
 
+/// Why a step deserves a second look before it is taken (a confirmation page, or a dialog with
+/// JavaScript), or `None`: resolving an incident nobody has acknowledged.
+pub fn confirmation(status: Status, t: Transition) -> Option<&'static str> {
+    match (t, status) {
+        (Transition::Resolve, Status::Triggered) => Some(
+            "Nobody has acknowledged it yet: resolving now closes it without anyone having taken it on, and its acknowledge target is never met.",
+        ),
+        _ => None,
+    }
+}
+
+/// Why lowering the severity deserves a second look: a Sev1 made less severe.
+pub fn severity_confirmation(from: Severity, to: Severity) -> Option<&'static str> {
+    (from == Severity::Sev1 && to > from).then_some(
+        "It is a Sev1: lowering it relaxes the targets it is measured against and how often stakeholders hear about it.",
+    )
+}
+
+/// What an incident of `severity` should have before it is resolved, and lacks: a warning to
+/// show beside Resolve, never a block. Only Sev1 and Sev2 are held to it.
+pub fn before_resolving(
+    severity: Severity,
+    has_commander: bool,
+    has_impact: bool,
+    has_update: bool,
+) -> Vec<&'static str> {
+    if severity > Severity::Sev2 {
+        return vec![];
+    }
+    [
+        (has_commander, "no incident commander"),
+        (has_impact, "no impact written"),
+        (has_update, "no stakeholder update sent"),
+    ]
+    .into_iter()
+    .filter(|(has, _)| !has)
+    .map(|(_, what)| what)
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn dangerous_steps_ask_first_and_a_bare_sev1_is_warned_about() {
+        assert!(confirmation(Status::Triggered, Transition::Resolve).is_some());
+        assert!(confirmation(Status::Acknowledged, Transition::Resolve).is_none());
+        assert!(confirmation(Status::Triggered, Transition::Acknowledge).is_none());
+        assert!(severity_confirmation(Severity::Sev1, Severity::Sev3).is_some());
+        assert!(severity_confirmation(Severity::Sev2, Severity::Sev3).is_none());
+        assert!(severity_confirmation(Severity::Sev1, Severity::Sev1).is_none());
+        assert_eq!(
+            before_resolving(Severity::Sev1, false, true, false),
+            ["no incident commander", "no stakeholder update sent"]
+        );
+        assert!(before_resolving(Severity::Sev3, false, false, false).is_empty());
+    }
 
     fn t(h: u32, m: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 9, 17, h, m, 0).unwrap()

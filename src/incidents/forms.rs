@@ -35,6 +35,26 @@ pub struct StalePage {
     changes: Vec<TimelineRow>,
 }
 
+/// "Are you sure?" without JavaScript: the step, why it deserves a second look, and the same
+/// form again with `confirm=yes`.
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/confirm.html")]
+pub struct ConfirmPage {
+    chrome: Chrome,
+    key: String,
+    question: String,
+    why: &'static str,
+    action: String,
+    yes: String,
+    fields: Vec<(&'static str, String)>,
+}
+
+impl ConfirmPage {
+    fn response(self) -> Response {
+        (StatusCode::OK, self).into_response()
+    }
+}
+
 /// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
 /// changed since; a bad field answers with an error page naming it.
 async fn apply_form<F>(
@@ -90,6 +110,9 @@ pub struct TransitionForm {
     note: String,
     #[serde(default)]
     at: String,
+    /// `yes` once the person confirmed a step that asks first
+    #[serde(default)]
+    confirm: String,
 }
 
 pub async fn transition(
@@ -102,6 +125,29 @@ pub async fn transition(
     let key = parse_key(&key)?;
     let t = Transition::parse(&f.action)
         .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
+    if f.confirm != "yes" {
+        let i = db::get(&state.pool, key).await?;
+        // A stale form is answered as stale first: what changed may settle the question.
+        if let Some(why) = super::domain::confirmation(i.status, t)
+            && i.version == f.version
+        {
+            return Ok(ConfirmPage {
+                chrome,
+                key: key.to_string(),
+                question: format!("{} {key} while it is still {}?", t.label(), i.status),
+                why,
+                action: format!("/incidents/{key}/transition"),
+                yes: format!("Yes, {}", t.label().to_lowercase()),
+                fields: vec![
+                    ("version", f.version.to_string()),
+                    ("action", f.action.clone()),
+                    ("note", f.note.clone()),
+                    ("at", f.at.clone()),
+                ],
+            }
+            .response());
+        }
+    }
     let change = Change {
         key,
         expected_version: Some(f.version),
@@ -127,6 +173,8 @@ pub struct SeverityForm {
     reason: String,
     #[serde(default)]
     at: String,
+    #[serde(default)]
+    confirm: String,
 }
 
 pub async fn change_severity(
@@ -138,6 +186,28 @@ pub async fn change_severity(
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let to = Severity::parse("severity", &f.severity)?;
+    if f.confirm != "yes" {
+        let i = db::get(&state.pool, key).await?;
+        if let Some(why) = super::domain::severity_confirmation(i.severity, to)
+            && i.version == f.version
+        {
+            return Ok(ConfirmPage {
+                chrome,
+                key: key.to_string(),
+                question: format!("Lower {key} from {} to {to}?", i.severity),
+                why,
+                action: format!("/incidents/{key}/severity"),
+                yes: format!("Yes, make it {to}"),
+                fields: vec![
+                    ("version", f.version.to_string()),
+                    ("severity", f.severity.clone()),
+                    ("reason", f.reason.clone()),
+                    ("at", f.at.clone()),
+                ],
+            }
+            .response());
+        }
+    }
     let change = Change {
         key,
         expected_version: Some(f.version),

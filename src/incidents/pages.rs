@@ -450,6 +450,14 @@ pub struct ShowPage {
     suggestions: Vec<crate::related::db::Suggestion>,
     /// Its runbooks with their checklists.
     checklists: Vec<crate::runbooks::actions::Checklist>,
+    /// What a Sev1 or Sev2 lacks before it is resolved (shown beside Resolve)
+    before_resolving: Vec<&'static str>,
+    /// Why resolving now asks first, if it does
+    confirm_resolve: Option<&'static str>,
+    /// Why lowering the severity asks first (a Sev1), if it does
+    confirm_lower: Option<&'static str>,
+    /// The signed-in person's handle, when they may take incident commander in one click
+    take_commander: Option<String>,
 }
 
 impl ShowPage {
@@ -487,7 +495,35 @@ pub async fn show(
     let checklists =
         crate::runbooks::actions::checklist(&mut conn, &super::views::checking(&i)).await?;
     drop(conn);
+    let people = people::db::list(&state.pool).await?;
+    let commander = assigned
+        .iter()
+        .find(|a| a.role == Role::IncidentCommander)
+        .map(|a| a.person.handle.clone());
+    let take_commander = chrome
+        .user
+        .as_ref()
+        .filter(|u| people.iter().any(|p| p.handle == u.handle))
+        .filter(|u| commander.as_deref() != Some(u.handle.as_str()))
+        .filter(|_| i.status != super::domain::Status::Resolved)
+        .map(|u| u.handle.clone());
+    let updates = crate::updates::db::for_incident(&state.pool, i.id).await?;
+    let transitions = Transition::legal_from(i.status);
+    let before_resolving = if transitions.contains(&Transition::Resolve) {
+        super::domain::before_resolving(
+            i.severity,
+            commander.is_some(),
+            !i.impact.trim().is_empty(),
+            !updates.is_empty(),
+        )
+    } else {
+        vec![]
+    };
     Ok(ShowPage {
+        before_resolving,
+        confirm_resolve: super::domain::confirmation(i.status, Transition::Resolve),
+        confirm_lower: super::domain::severity_confirmation(i.severity, Severity::Sev4),
+        take_commander,
         checklists,
         related: crate::related::db::list(&state.pool, i.id).await?,
         suggestions: crate::related::actions::suggestions(
@@ -498,7 +534,7 @@ pub async fn show(
         suspects,
         verdicts: crate::changes::domain::Verdict::ALL,
         chrome,
-        updates: crate::updates::db::for_incident(&state.pool, i.id).await?,
+        updates,
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
         deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
@@ -511,7 +547,7 @@ pub async fn show(
         started: utc(i.started_at),
         detected: utc(i.detected_at),
         durations: duration_rows(&i, now, trigger),
-        transitions: Transition::legal_from(i.status),
+        transitions,
         timeline: timeline_rows(&events, i.detected_at),
         roles: Role::ALL
             .into_iter()
@@ -524,7 +560,7 @@ pub async fn show(
                     .map(|a| a.person.name.clone()),
             })
             .collect(),
-        people: people::db::list(&state.pool).await?,
+        people,
         severities: Severity::ALL,
         i,
     })

@@ -118,9 +118,7 @@ async fn wait_status(c: &Client, expected: &str) {
 
 /// Clicks the submit button of the transition form for `action`.
 async fn click_transition(c: &Client, action: &str) {
-    let selector = format!(
-        r#"form.inline-action:has(input[name="action"][value="{action}"]) button[type="submit"]"#
-    );
+    let selector = format!(r#"form.steps button[name="action"][value="{action}"]"#);
     c.find(Locator::Css(&selector))
         .await
         .unwrap()
@@ -286,12 +284,12 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
         );
         // Only reopen is left.
         assert!(
-            c.find(Locator::Css(r#"input[name="action"][value="reopen"]"#))
+            c.find(Locator::Css(r#"button[name="action"][value="reopen"]"#))
                 .await
                 .is_ok()
         );
         assert!(
-            c.find(Locator::Css(r#"input[name="action"][value="resolve"]"#))
+            c.find(Locator::Css(r#"button[name="action"][value="resolve"]"#))
                 .await
                 .is_err()
         );
@@ -610,6 +608,29 @@ async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
         quell::auth::domain::UserRole::Admin,
     )
     .await;
+    // An open Sev1 with a long title and summary, as a phone meets it at 3 a.m.
+    let mut tx = pool.begin().await.unwrap();
+    let now = quell::clock::now(&mut *tx).await.unwrap();
+    let open = quell::incidents::actions::open(
+        &mut tx,
+        &quell::incidents::actions::Opening {
+            number: Some(1300),
+            title: "payments-gateway authorization timeouts for every card processor region after the connection pool change",
+            severity: quell::domain::Severity::Sev1,
+            service: quell::incidents::actions::ServiceChoice::Named("payments-gateway"),
+            summary: "Card authorizations time out for most merchants; checkout-api retries make it worse.",
+            impact: "",
+            started_at: None,
+            detected_at: None,
+            note: "",
+            now,
+        },
+        &quell::audit::Actor::system("alertmanager"),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    let open_key = open.key.to_string();
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
     let dir = std::env::var("QUELL_SCREENSHOTS")
@@ -632,14 +653,41 @@ async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
                         got[2]
                     ));
                 }
+                if *page == "/incidents/INC-999999" {
+                    let header = text_when(&c, "header.top", |_| true).await;
+                    if !header.contains("Open incident") {
+                        problems.push(format!(
+                            "the 404 page at {width} px lost the signed-in header: {header}"
+                        ));
+                    }
+                }
                 let name = page.trim_start_matches('/').replace(['/', '?', '='], "_");
                 let png = c.screenshot().await.unwrap();
                 std::fs::write(format!("{dir}/{name}-{width}.png"), png).unwrap();
             }
         };
         let outcome = tokio::time::timeout(Duration::from_secs(180), run).await;
-        c.close().await.ok();
         outcome.expect("the pages were visited within three minutes");
+        // The open incident's next step is on the first screen.
+        c.goto(&format!("{base}/incidents/{open_key}"))
+            .await
+            .unwrap();
+        text_when(&c, ".incident-head .actions", |_| true).await;
+        let bottom = c
+            .execute(
+                "return document.querySelector('.incident-head .actions .primary').getBoundingClientRect().bottom",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if bottom.as_f64().unwrap() > 800.0 {
+            problems.push(format!(
+                "the next step sits at {bottom} px at {width} px, below the first screen"
+            ));
+        }
+        let png = c.screenshot().await.unwrap();
+        std::fs::write(format!("{dir}/incident-open-{width}.png"), png).unwrap();
+        c.close().await.ok();
     }
     assert!(
         problems.is_empty(),

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use common::{TestApp, ago};
 use serde_json::json;
 use sqlx::PgPool;
@@ -601,4 +601,117 @@ async fn error_pages_show_the_signed_in_persons_header(pool: PgPool) {
         )
         .await;
     assert!(r.text.contains("Sign in"));
+}
+
+/// Dangerous steps ask first without JavaScript (a confirmation page that changes nothing) and
+/// go through once confirmed; a bare Sev1 is warned about beside Resolve; a responder who is one
+/// of the people takes incident commander in one click; a resolved incident's next step is its
+/// postmortem.
+#[sqlx::test]
+async fn the_incident_page_asks_before_dangerous_steps_and_warns_before_resolving(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.person("Ana Ribeiro", "ana").await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let key = app
+        .incident(json!({"title": "Checkout down", "severity": "Sev1"}))
+        .await;
+    let page = format!("/incidents/{key}");
+    let r = app.call_as(&ana, Method::GET, &page, &[], None).await;
+    assert!(
+        r.text.contains("Before resolving this Sev1: no incident commander, no impact written, no stakeholder update sent."),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains("I&#39;ll take incident commander")
+            || r.text.contains("I'll take incident commander")
+    );
+    // Summary and impact come before the timeline.
+    assert!(r.text.find("<h2>Impact</h2>").unwrap() < r.text.find("Timeline").unwrap());
+
+    // Resolving a triggered incident asks first and changes nothing until confirmed.
+    let resolve = [
+        ("version", "1"),
+        ("action", "resolve"),
+        ("note", ""),
+        ("at", ""),
+    ];
+    let r = app
+        .form_as(&ana, &format!("{page}/transition"), &resolve)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.text
+            .contains(&format!("Resolve {key} while it is still triggered?")),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains(r#"name="confirm" value="yes""#));
+    assert_eq!(app.incident_json(&key).await["status"], "triggered");
+
+    // Taking incident commander in one click.
+    let r = app
+        .form_as(
+            &ana,
+            &format!("{page}/roles"),
+            &[
+                ("version", "1"),
+                ("role", "incident_commander"),
+                ("person", "ana"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app.call_as(&ana, Method::GET, &page, &[], None).await;
+    assert!(
+        r.text
+            .contains("Before resolving this Sev1: no impact written, no stakeholder update sent.")
+    );
+    assert!(!r.text.contains("take incident commander"));
+
+    // Lowering a Sev1 asks first too.
+    let version = app.incident_json(&key).await["version"].to_string();
+    let lower = [
+        ("version", version.as_str()),
+        ("severity", "Sev3"),
+        ("reason", "only one merchant"),
+        ("at", ""),
+    ];
+    let r = app.form_as(&ana, &format!("{page}/severity"), &lower).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.text.contains(&format!("Lower {key} from Sev1 to Sev3?")));
+    assert_eq!(app.incident_json(&key).await["severity"], "Sev1");
+    let mut confirmed = lower.to_vec();
+    confirmed.push(("confirm", "yes"));
+    let r = app
+        .form_as(&ana, &format!("{page}/severity"), &confirmed)
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(app.incident_json(&key).await["severity"], "Sev3");
+
+    // Confirmed, resolving goes through; then the postmortem is the next step.
+    let version = app.incident_json(&key).await["version"].to_string();
+    let r = app
+        .form_as(
+            &ana,
+            &format!("{page}/transition"),
+            &[
+                ("version", &version),
+                ("action", "resolve"),
+                ("note", ""),
+                ("at", ""),
+                ("confirm", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app.call_as(&ana, Method::GET, &page, &[], None).await;
+    assert!(
+        r.text.contains(&format!(
+            r#"<a class="button primary" href="/incidents/{key}/postmortem">Postmortem</a>"#
+        )),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("Before resolving"));
 }

@@ -345,6 +345,13 @@ pub struct UsersPage {
     errors: Vec<FieldError>,
 }
 
+impl UsersPage {
+    /// Whether `id` is the signed-in admin, who may not disable themselves.
+    fn is_me(&self, id: &i64) -> bool {
+        self.chrome.user.as_ref().is_some_and(|u| u.id == *id)
+    }
+}
+
 #[derive(Deserialize, Default, Clone)]
 pub struct NewUserForm {
     #[serde(default)]

@@ -72,9 +72,14 @@ pub type PageResult<T> = Result<T, PageError>;
 #[template(path = "error.html")]
 struct ErrorPage<'a> {
     chrome: Chrome,
-    title: &'a str,
+    title: String,
     message: &'a str,
-    fields: &'a [FieldError],
+    /// Each wrong field in words, with what is wrong with it
+    fields: Vec<(String, &'a str)>,
+    /// Whether the request tried to change something (then "nothing was changed" is true)
+    attempted: bool,
+    /// Where the person came from, on this site
+    back: String,
 }
 
 /// What an error page says, kept on its response so it can be rendered again with the
@@ -85,12 +90,74 @@ struct Said {
     fields: Vec<FieldError>,
 }
 
-fn render(status: StatusCode, said: &Said, chrome: Chrome) -> Option<String> {
+/// Where a request came from, for the error page's way back and its wording.
+#[derive(Debug, Clone, Default)]
+pub struct Whence {
+    pub attempted: bool,
+    pub back: Option<String>,
+}
+
+/// A form field's name as people read it: `detected_at` → "Detected", `evidence[2].source.path`
+/// → "Path".
+pub fn field_words(field: &str) -> String {
+    let last = field
+        .rsplit(['.', '['])
+        .next()
+        .unwrap_or(field)
+        .trim_end_matches(']');
+    let known = match last {
+        "at" | "occurred_at" => Some("When"),
+        "started_at" => Some("Impact started"),
+        "detected_at" => Some("Detected"),
+        "csrf" => Some("The form"),
+        "body" => Some("Text"),
+        "q" => Some("Search"),
+        _ => None,
+    };
+    if let Some(k) = known {
+        return k.to_owned();
+    }
+    let words = last.replace(['_', '-'], " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(c) if !c.is_ascii_digit() => c.to_uppercase().chain(chars).collect(),
+        _ => field.to_owned(),
+    }
+}
+
+/// The page's title: what went wrong, in words.
+fn title_for(status: StatusCode, said: &Said) -> String {
+    match (status.as_u16(), said.fields.as_slice()) {
+        (422, [one]) if one.message.contains("in the future") => {
+            "That time is in the future".into()
+        }
+        (422, [one]) if one.message.contains(" is before ") => "That time is too early".into(),
+        (422, [one]) => format!("Check {}", field_words(&one.field).to_lowercase()),
+        (422, _) => "Some fields need fixing".into(),
+        (400, _) => "That could not be read".into(),
+        (401, _) => "Sign in first".into(),
+        (403, _) => "You can't do that".into(),
+        (404, _) => "Not found".into(),
+        (409, _) => "That clashes with what is there now".into(),
+        (413, _) => "That is too large".into(),
+        (429, _) => "Too many tries; wait a moment".into(),
+        (s, _) if s >= 500 => "Something went wrong on our side".into(),
+        _ => status.canonical_reason().unwrap_or("Error").into(),
+    }
+}
+
+fn render(status: StatusCode, said: &Said, chrome: Chrome, whence: &Whence) -> Option<String> {
     ErrorPage {
         chrome,
-        title: status.canonical_reason().unwrap_or("Error"),
+        title: title_for(status, said),
         message: &said.message,
-        fields: &said.fields,
+        fields: said
+            .fields
+            .iter()
+            .map(|f| (field_words(&f.field), f.message.as_str()))
+            .collect(),
+        attempted: whence.attempted,
+        back: whence.back.clone().unwrap_or_else(|| "/incidents".into()),
     }
     .render()
     .ok()
@@ -112,13 +179,35 @@ impl IntoResponse for PageError {
                 _ => vec![],
             },
         };
-        let mut res = match render(status, &said, Chrome::default()) {
+        let mut res = match render(status, &said, Chrome::default(), &Whence::default()) {
             Some(html) => (status, Html(html)).into_response(),
             None => (status, said.message.clone()).into_response(),
         };
         res.extensions_mut().insert(said);
         res
     }
+}
+
+/// The page the request came from, when it is one of ours (same host): its path and query.
+fn same_site_referer(req: &Request) -> Option<String> {
+    let referer = req
+        .headers()
+        .get(axum::http::header::REFERER)?
+        .to_str()
+        .ok()?;
+    let host = req.headers().get(axum::http::header::HOST)?.to_str().ok()?;
+    let url = url::Url::parse(referer).ok()?;
+    let origin = match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str()?),
+        None => url.host_str()?.to_owned(),
+    };
+    if origin != host || url.path() == req.uri().path() && req.method() == axum::http::Method::GET {
+        return None;
+    }
+    Some(match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    })
 }
 
 /// Renders error pages again with the signed-in person's header (name, navigation, sign-out).
@@ -128,22 +217,28 @@ pub async fn with_signed_in_header(
     req: Request,
     next: Next,
 ) -> Response {
+    let whence = Whence {
+        attempted: !matches!(
+            *req.method(),
+            axum::http::Method::GET | axum::http::Method::HEAD
+        ),
+        back: same_site_referer(&req),
+    };
     let res = next.run(req).await;
     let Some(said) = res.extensions().get::<Said>().cloned() else {
         return res;
     };
-    let user = match session::current_user(&state, &session).await {
-        Ok(Some(user)) => CurrentUser::from(user),
-        _ => return res,
+    let chrome = match session::current_user(&state, &session).await {
+        Ok(Some(user)) => match session::csrf_token(&session).await {
+            Ok(csrf) => Chrome {
+                user: Some(CurrentUser::from(user)),
+                csrf,
+            },
+            Err(_) => Chrome::default(),
+        },
+        _ => Chrome::default(),
     };
-    let Ok(csrf) = session::csrf_token(&session).await else {
-        return res;
-    };
-    let chrome = Chrome {
-        user: Some(user),
-        csrf,
-    };
-    let Some(html) = render(res.status(), &said, chrome) else {
+    let Some(html) = render(res.status(), &said, chrome, &whence) else {
         return res;
     };
     let (mut parts, _) = res.into_parts();
@@ -153,4 +248,40 @@ pub async fn with_signed_in_header(
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     Response::from_parts(parts, Body::from(html))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_speak_in_words() {
+        assert_eq!(field_words("at"), "When");
+        assert_eq!(field_words("detected_at"), "Detected");
+        assert_eq!(field_words("evidence[2].source.path"), "Path");
+        assert_eq!(field_words("answer.cause"), "Cause");
+        let said = |field: &str, message: &str| Said {
+            message: String::new(),
+            fields: vec![FieldError {
+                field: field.into(),
+                message: message.into(),
+            }],
+        };
+        let unprocessable = StatusCode::UNPROCESSABLE_ENTITY;
+        assert_eq!(
+            title_for(
+                unprocessable,
+                &said("at", "2026-12-01 10:00 UTC is in the future: …")
+            ),
+            "That time is in the future"
+        );
+        assert_eq!(
+            title_for(unprocessable, &said("title", "write 1 to 200 characters")),
+            "Check title"
+        );
+        assert_eq!(
+            title_for(StatusCode::NOT_FOUND, &said("x", "y")),
+            "Not found"
+        );
+    }
 }

@@ -459,7 +459,7 @@ pub async fn add_note(
     let now = clock::now(&mut *conn).await?;
     let at = match kind {
         Kind::Context => domain::check_context_at(at, now)?,
-        _ => domain::check_at(at, incident.started_at, now)?,
+        _ => domain::check_note_at(at, incident.started_at, now)?,
     };
     let noted = Entry {
         kind,

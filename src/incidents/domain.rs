@@ -238,8 +238,9 @@ fn not_before(at: DateTime<Utc>, floor: DateTime<Utc>, what: &str) -> Result<(),
         return Err(DomainError::invalid(
             "at",
             format!(
-                "{} is before the incident's {what} at {}",
+                "{} is before the incident's {what} at {}: a step cannot come before the one it follows, so the earliest allowed is {}. Enter a later time, or correct the {what} time first",
                 at.format("%Y-%m-%d %H:%M UTC"),
+                floor.format("%Y-%m-%d %H:%M UTC"),
                 floor.format("%Y-%m-%d %H:%M UTC")
             ),
         ));
@@ -269,6 +270,26 @@ pub fn check_at(
     Ok(at)
 }
 
+/// A note's time: as [`check_at`], and one before the incident started points to the Background
+/// kind, which is what a scribe entering the deploy that preceded it means.
+pub fn check_note_at(
+    at: Option<DateTime<Utc>>,
+    started_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, DomainError> {
+    check_at(at, started_at, now).map_err(|e| match e {
+        DomainError::Invalid { field, message } if message.contains("before the incident started") => {
+            DomainError::Invalid {
+                field,
+                message: format!(
+                    "{message}, the earliest a note may be. For something that happened before the impact (a deploy, a traffic ramp), choose the kind Background, which may predate the incident"
+                ),
+            }
+        }
+        other => other,
+    })
+}
+
 /// Background entries (the deploy that preceded the impact, the traffic ramp) may predate the
 /// incident, but not the future.
 pub fn check_context_at(
@@ -290,7 +311,7 @@ pub fn check_not_future(
         return Err(DomainError::invalid(
             field,
             format!(
-                "{} is in the future (the server's time is {})",
+                "{} is in the future: times are UTC, and the server's time is {}",
                 at.format("%Y-%m-%d %H:%M:%S UTC"),
                 now.format("%Y-%m-%d %H:%M:%S UTC")
             ),

@@ -10,6 +10,7 @@ mod architecture;
 mod browser;
 mod challenges;
 mod changes;
+mod contrast;
 mod demo;
 mod evidence;
 mod hardening;

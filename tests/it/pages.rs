@@ -246,7 +246,41 @@ async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(r.text.contains("<strong>version</strong>"), "{}", r.text);
+    assert!(r.text.contains("<strong>Version</strong>"), "{}", r.text);
+    assert!(r.text.contains("Nothing was changed."));
+    // A page that is not there changed nothing, and says so in words.
+    let r = app.get("/incidents/INC-999999").await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    assert!(r.text.contains("<h1>Not found</h1>"), "{}", r.text);
+    assert!(!r.text.contains("Nothing was changed"));
+    // A note before the incident started points to the Background kind, from the page it came from.
+    let r = app
+        .form_raw(
+            &app.admin,
+            &format!("/incidents/{key}/notes"),
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair("csrf", app.admin.csrf.as_deref().unwrap())
+                .append_pair("body", "deploy went out")
+                .append_pair("at", "2020-01-01 10:00")
+                .append_pair("kind", "note")
+                .finish(),
+            &[("referer", &format!("http://quell.test/incidents/{key}"))],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains("<h1>That time is too early</h1>"),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("choose the kind Background"), "{}", r.text);
+    assert!(
+        r.text.contains(&format!(
+            r#"<a href="/incidents/{key}">Go back to where you were</a>"#
+        )),
+        "{}",
+        r.text
+    );
 }
 
 #[sqlx::test]

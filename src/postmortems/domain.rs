@@ -275,6 +275,149 @@ pub fn diff(before: &str, after: &str, context: usize) -> Vec<DiffLine> {
         .collect()
 }
 
+/// A Markdown document as it reads: headings without their `#`, links as their text (so a work
+/// item that became a link is no change), table rows as their cells joined by " · " (the ruling
+/// row dropped), emphasis markers gone.
+pub fn readable(markdown: &str) -> String {
+    let mut out = Vec::new();
+    for line in markdown.lines() {
+        let t = line.trim();
+        if t.starts_with('|')
+            && t.trim_matches(|c| c == '|' || c == '-' || c == ':' || c == ' ')
+                .is_empty()
+        {
+            continue;
+        }
+        let mut l = t.trim_start_matches('#').trim_start().to_owned();
+        if l.starts_with('|') {
+            l = l
+                .trim_matches('|')
+                .split(" | ")
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" · ");
+        }
+        // [text](url) → text
+        let mut plain = String::with_capacity(l.len());
+        let mut rest = l.as_str();
+        while let Some(open) = rest.find('[') {
+            let Some(mid) = rest[open..].find("](") else {
+                break;
+            };
+            let Some(close) = rest[open + mid..].find(')') else {
+                break;
+            };
+            plain.push_str(&rest[..open]);
+            plain.push_str(&rest[open + 1..open + mid]);
+            rest = &rest[open + mid + close + 1..];
+        }
+        plain.push_str(rest);
+        out.push(plain.replace("**", "").replace("\\|", "|"));
+    }
+    out.join("\n")
+}
+
+/// A piece of a changed line: words kept, taken out or put in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Same(String),
+    Removed(String),
+    Added(String),
+}
+
+/// A line of a readable diff: unchanged (context), changed (with its words marked), or wholly
+/// removed or added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffRow {
+    /// same, changed, removed or added
+    pub kind: &'static str,
+    pub pieces: Vec<Piece>,
+}
+
+/// Word-level difference of two lines (longest common subsequence over words).
+fn word_pieces(before: &str, after: &str) -> Vec<Piece> {
+    let a: Vec<&str> = before.split_inclusive(' ').collect();
+    let b: Vec<&str> = after.split_inclusive(' ').collect();
+    let lines = diff(&a.join("\n"), &b.join("\n"), usize::MAX);
+    let mut pieces: Vec<Piece> = Vec::new();
+    for l in lines {
+        let (kind, text) = match l {
+            DiffLine::Same(t) => (0, t),
+            DiffLine::Removed(t) => (1, t),
+            DiffLine::Added(t) => (2, t),
+        };
+        match (pieces.last_mut(), kind) {
+            (Some(Piece::Same(s)), 0)
+            | (Some(Piece::Removed(s)), 1)
+            | (Some(Piece::Added(s)), 2) => s.push_str(&text),
+            (_, 0) => pieces.push(Piece::Same(text)),
+            (_, 1) => pieces.push(Piece::Removed(text)),
+            _ => pieces.push(Piece::Added(text)),
+        }
+    }
+    pieces
+}
+
+/// The readable texts of two versions compared line by line, a changed line shown once with its
+/// changed words marked; unchanged lines kept `context` either side of a change.
+pub fn readable_diff(before: &str, after: &str, context: usize) -> Vec<DiffRow> {
+    let lines = diff(&readable(before), &readable(after), context);
+    let mut rows = Vec::new();
+    let mut k = 0;
+    while k < lines.len() {
+        match &lines[k] {
+            DiffLine::Same(t) => {
+                rows.push(DiffRow {
+                    kind: "same",
+                    pieces: vec![Piece::Same(t.clone())],
+                });
+                k += 1;
+            }
+            _ => {
+                // A run of removed lines, then the added lines that replace them.
+                let removed: Vec<&String> = lines[k..]
+                    .iter()
+                    .take_while(|l| matches!(l, DiffLine::Removed(_)))
+                    .map(|l| match l {
+                        DiffLine::Removed(t) => t,
+                        _ => unreachable!(),
+                    })
+                    .collect();
+                let after_removed = k + removed.len();
+                let added: Vec<&String> = lines[after_removed..]
+                    .iter()
+                    .take_while(|l| matches!(l, DiffLine::Added(_)))
+                    .map(|l| match l {
+                        DiffLine::Added(t) => t,
+                        _ => unreachable!(),
+                    })
+                    .collect();
+                let paired = removed.len().min(added.len());
+                for n in 0..paired {
+                    rows.push(DiffRow {
+                        kind: "changed",
+                        pieces: word_pieces(removed[n], added[n]),
+                    });
+                }
+                for r in &removed[paired..] {
+                    rows.push(DiffRow {
+                        kind: "removed",
+                        pieces: vec![Piece::Removed((*r).clone())],
+                    });
+                }
+                for a in &added[paired..] {
+                    rows.push(DiffRow {
+                        kind: "added",
+                        pieces: vec![Piece::Added((*a).clone())],
+                    });
+                }
+                k = after_removed + added.len();
+            }
+        }
+    }
+    rows
+}
+
 /// The parts of a postmortem a reviewer can comment on: the text sections and the computed
 /// figures, timeline and action items, in the document's order.
 pub const COMMENT_PARTS: [(&str, &str); 12] = [
@@ -768,6 +911,24 @@ mod tests {
                 "the impact figures (how many requests failed)"
             ]
         );
+    }
+
+    #[test]
+    fn a_readable_diff_marks_changed_words_and_ignores_links_that_appeared() {
+        let before = "## Action items\n\n| # | Action | Work item |\n|---|---|---|\n| 1 | Size the pool | AB#2311 |\n\nLessons are **hard**.";
+        let after = "## Action items\n\n| # | Action | Work item |\n|---|---|---|\n| 1 | Size the pool | [AB#2311](https://dev.azure.com/x/2311) |\n\nLessons are easy.";
+        let rows = readable_diff(before, after, 0);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].kind, "changed");
+        assert_eq!(
+            rows[0].pieces,
+            [
+                Piece::Same("Lessons are ".into()),
+                Piece::Removed("hard.".into()),
+                Piece::Added("easy.".into())
+            ]
+        );
+        assert_eq!(readable("| 1 | a \\| b | c |"), "1 · a | b · c");
     }
 
     #[test]

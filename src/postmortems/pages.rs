@@ -36,6 +36,11 @@ pub struct SectionView {
 #[template(path = "postmortems/show.html")]
 pub struct PostmortemPage {
     chrome: Chrome,
+    /// Whether the page shows its editing controls: always while it is written and reviewed;
+    /// once published it reads as a document until a responder switches to editing (`?edit`).
+    editing: bool,
+    /// Today (UTC), for marking overdue action items.
+    today: chrono::NaiveDate,
     doc: Document,
     published: Option<super::db::VersionInfo>,
     edited_after: bool,
@@ -54,6 +59,12 @@ impl PostmortemPage {
     /// `{name}`, as a section cites a figure.
     fn cite(&self, name: &str) -> String {
         format!("{{{name}}}")
+    }
+
+    /// An action item past its due date and not finished.
+    fn overdue(&self, a: &crate::action_items::db::ActionItem) -> bool {
+        a.due_on.is_some_and(|d| d < self.today)
+            && (a.status == "open" || a.status == "in_progress")
     }
 
     fn comments_on(&self, part: &str) -> Vec<&super::db::Comment> {
@@ -89,11 +100,18 @@ async fn document(state: &AppState, i: &Incident) -> Result<Document, AppError> 
     Document::load(&mut conn, i, now).await
 }
 
+#[derive(serde::Deserialize)]
+pub struct ShowQuery {
+    /// Present to edit a published postmortem
+    edit: Option<String>,
+}
+
 pub async fn show(
     State(state): State<AppState>,
     chrome: Chrome,
     _auth: Auth<Viewer>,
     Path(key): Path<String>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<ShowQuery>,
 ) -> PageResult<PostmortemPage> {
     let i = incident(&state, &key).await?;
     let doc = document(&state, &i).await?;
@@ -113,7 +131,10 @@ pub async fn show(
     let versions = super::db::versions(&state.pool, doc.pm.id).await?;
     let published = versions.first().cloned();
     let edited_after = doc.edited_after_publication();
+    let editing = chrome.can("responder") && (doc.pm.status != "published" || q.edit.is_some());
     Ok(PostmortemPage {
+        editing,
+        today: crate::clock::now(&state.pool).await?.date_naive(),
         chrome,
         published,
         edited_after,
@@ -149,8 +170,10 @@ pub async fn export(
         .into_response())
 }
 
+/// Back to the postmortem after an edit, still editing (a published one reads as a document
+/// otherwise).
 fn back(i: &Incident) -> Redirect {
-    Redirect::to(&format!("/incidents/{}/postmortem", i.key))
+    Redirect::to(&format!("/incidents/{}/postmortem?edit", i.key))
 }
 
 /// One change to the postmortem of the incident `key`, in its own transaction: committed when
@@ -321,7 +344,7 @@ pub async fn comment(
     })
     .await?;
     Ok(Redirect::to(&format!(
-        "/incidents/{}/postmortem#comment-{}",
+        "/incidents/{}/postmortem?edit#comment-{}",
         i.key, c.id
     )))
 }
@@ -560,7 +583,8 @@ pub async fn publish(
         actions::publish(tx, &auth.actor, i, now).await
     })
     .await?;
-    Ok(back(&i))
+    // Published, it reads as a document.
+    Ok(Redirect::to(&format!("/incidents/{}/postmortem", i.key)))
 }
 
 #[derive(Template, WebTemplate)]
@@ -570,7 +594,7 @@ pub struct VersionPage {
     key: String,
     version: super::db::Published,
     html: SafeHtml,
-    diff: Vec<super::domain::DiffLine>,
+    diff: Vec<super::domain::DiffRow>,
 }
 
 /// A published version as frozen, and what changed since.
@@ -592,7 +616,7 @@ pub async fn version(
         chrome,
         key: doc.key.clone(),
         html: render_markdown(&version.markdown),
-        diff: super::domain::diff(&version.markdown, &doc.markdown(), 2),
+        diff: super::domain::readable_diff(&version.markdown, &doc.markdown(), 1),
         version,
     })
 }

@@ -454,6 +454,19 @@ async fn a_manager_reviews_the_inc_1187_postmortem_in_chromium(pool: PgPool) {
         click(&c, r#"a[href="/incidents/INC-1187/postmortem"]"#).await;
         text_when(&c, "table.pm-header", |t| t.contains("Published")).await;
         snapshot(&c, "postmortem").await;
+        // Published, it reads as a document: no editing controls until "Edit".
+        let article = text_when(&c, "article.postmortem", |_| true).await;
+        for control in [
+            "Edit root cause",
+            "Comment on",
+            "Choose the timeline lines",
+            "Add an action item",
+        ] {
+            assert!(!article.contains(control), "{control} shows in read mode");
+        }
+        assert!(article.contains("What went well:"));
+        click(&c, r#"a[href="/incidents/INC-1187/postmortem?edit"]"#).await;
+        text_when(&c, "article.postmortem", |t| t.contains("Done editing")).await;
 
         // A review comment on the root cause, typed as written (and shown escaped).
         click(&c, "#comments-root_cause details summary").await;
@@ -491,7 +504,7 @@ async fn a_manager_reviews_the_inc_1187_postmortem_in_chromium(pool: PgPool) {
         .unwrap();
         click(&c, "#lessons > details.more button[type=\"submit\"]").await;
         text_when(&c, "#lessons", |t| t.contains("at 5 minutes notice.")).await;
-        text_when(&c, "main", |t| t.contains("Edited after publication")).await;
+        text_when(&c, "main", |t| t.contains("Edited since publication on")).await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();

@@ -286,7 +286,7 @@ async fn action_items_are_edited_with_their_version_and_removed(pool: PgPool) {
     let page = app.get("/incidents/INC-1187/postmortem").await.text;
     assert!(page.contains("for 5 min (Sev1)") && page.contains(&format!("{AZURE}2399")));
     assert!(
-        page.contains("Edited after publication"),
+        page.contains("Edited since publication on"),
         "the published document changed"
     );
 

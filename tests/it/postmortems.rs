@@ -537,7 +537,7 @@ async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits
     let r = app.form(&format!("{base}/publish"), &[]).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let page = app.get(&base).await.text;
-    assert!(page.contains("Published version 1") && !page.contains("Edited after publication"));
+    assert!(page.contains("Published version 1") && !page.contains("Edited since publication on"));
 
     let r = app
         .form(
@@ -551,13 +551,15 @@ async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let page = app.get(&base).await.text;
-    assert!(page.contains("Edited after publication"));
+    assert!(page.contains("Edited since publication on"));
     let v1 = app.get(&format!("{base}/versions/1")).await;
     assert_eq!(v1.status, StatusCode::OK);
+    let changes = v1.text.split("<article").next().unwrap();
     assert!(
-        v1.text.contains("+ Derive limits from traffic."),
-        "the diff shows the edit"
+        changes.contains("<ins>Derive limits from traffic.</ins>"),
+        "the diff shows the edit, as text: {changes}"
     );
+    assert!(!changes.contains("## "), "not raw Markdown");
     let frozen = v1.text.split("<article").nth(1).unwrap();
     assert!(
         !frozen.contains("Derive limits from traffic."),
@@ -575,7 +577,7 @@ async fn publishing_names_what_is_missing_then_freezes_a_version_and_later_edits
     let r = app.form(&format!("{base}/publish"), &[]).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     let page = app.get(&base).await.text;
-    assert!(page.contains("Published version 2") && !page.contains("Edited after publication"));
+    assert!(page.contains("Published version 2") && !page.contains("Edited since publication on"));
     assert!(page.contains(&format!(r#"<a href="{base}/versions/1">1</a>"#)));
     let v2 = app.get(&format!("{base}/versions/2")).await.text;
     assert!(

@@ -184,7 +184,8 @@ async fn list_page(
                     sla_state: worst(&sla),
                     key: i.key.to_string(),
                     open_for: format_minutes(Durations::of(&i.milestones(), now).open_for_secs),
-                    detected: utc(i.detected_at),
+                    // The column says UTC once; each cell need not.
+                    detected: i.detected_at.format("%Y-%m-%d %H:%M").to_string(),
                     detected_iso: i.detected_at.to_rfc3339(),
                     title: i.title,
                     severity: i.severity,

@@ -126,10 +126,37 @@ pub struct Bar {
     pub label_x: i64,
 }
 
-pub const CHART_WIDTH: i64 = 640;
-pub const CHART_HEIGHT: i64 = 200;
-const AXIS: i64 = 24;
-const TOP: i64 = 18;
+/// Narrow enough that its 14-unit labels stay readable when a phone shrinks it to ~330 px.
+pub const CHART_WIDTH: i64 = 480;
+pub const CHART_HEIGHT: i64 = 220;
+/// Room under the plot for the month labels.
+pub const AXIS: i64 = 28;
+/// Room left of the plot for the y axis's labels.
+pub const LEFT: i64 = 64;
+const TOP: i64 = 22;
+
+/// A labelled line across the plot at a value of the y axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tick {
+    pub y: i64,
+    pub label: String,
+}
+
+/// The y axis: zero, half the largest mean and the largest, each at its height.
+pub fn ticks(rows: &[Row]) -> Vec<Tick> {
+    if rows.is_empty() {
+        return vec![];
+    }
+    let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
+    let plot = CHART_HEIGHT - AXIS - TOP;
+    [0.0, 0.5, 1.0]
+        .into_iter()
+        .map(|f| Tick {
+            y: TOP + plot - (f * plot as f64).round() as i64,
+            label: format_minutes((f * max).round() as i64),
+        })
+        .collect()
+}
 
 /// Bars of the mean per group, scaled to the largest.
 pub fn bars(rows: &[Row]) -> Vec<Bar> {
@@ -137,14 +164,14 @@ pub fn bars(rows: &[Row]) -> Vec<Bar> {
         return vec![];
     }
     let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
-    let slot = CHART_WIDTH / rows.len() as i64;
+    let slot = (CHART_WIDTH - LEFT) / rows.len() as i64;
     let width = (slot * 7 / 10).max(4);
     let plot = CHART_HEIGHT - AXIS - TOP;
     rows.iter()
         .enumerate()
         .map(|(n, r)| {
             let height = ((r.mean_secs / max) * plot as f64).round().max(1.0) as i64;
-            let x = n as i64 * slot + (slot - width) / 2;
+            let x = LEFT + n as i64 * slot + (slot - width) / 2;
             Bar {
                 x,
                 y: TOP + plot - height,
@@ -186,10 +213,16 @@ mod tests {
         let b = bars(&[row("2026-08", 540.0), row("2026-09", 1080.0)]);
         assert_eq!(b.len(), 2);
         assert!(b[1].height > b[0].height);
-        assert_eq!(b[1].height, CHART_HEIGHT - 24 - 18);
+        assert_eq!(b[1].height, CHART_HEIGHT - AXIS - 22);
+        let t = ticks(&[row("2026-08", 540.0), row("2026-09", 1080.0)]);
+        assert_eq!(
+            t.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(),
+            ["0 min", "9 min", "18 min"]
+        );
+        assert_eq!(t[2].y, b[1].y, "the top tick is the tallest bar");
         assert_eq!(b[0].height * 2, b[1].height);
         for bar in &b {
-            assert!(bar.x >= 0 && bar.x + bar.width <= CHART_WIDTH && bar.y >= 0);
+            assert!(bar.x >= LEFT && bar.x + bar.width <= CHART_WIDTH && bar.y >= 0);
         }
         assert_eq!(b[1].value, "18 min");
         assert!(bars(&[]).is_empty());

@@ -6,7 +6,9 @@ use askama_web::WebTemplate;
 use axum::extract::State;
 
 use super::db;
-use super::domain::{Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, Metric, Row, bars};
+use super::domain::{
+    AXIS, Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, LEFT, Metric, Row, Tick, bars, ticks,
+};
 use crate::changes::domain::{FAILURE_RATE_DEFINITION, FailureGroup, FailureRate};
 use crate::http::access::{Auth, Manager};
 use crate::http::page::Chrome;
@@ -16,6 +18,7 @@ use crate::state::AppState;
 pub struct Section {
     metric: Metric,
     by_month: Vec<Bar>,
+    ticks: Vec<Tick>,
     by_service: Vec<Row>,
     by_severity: Vec<Row>,
 }
@@ -32,6 +35,9 @@ pub struct ReportsPage {
     failure_definition: &'static str,
     width: i64,
     height: i64,
+    /// Where the plot starts (left of it, the y axis's labels) and ends (under it, the months).
+    left: i64,
+    axis: i64,
 }
 
 pub async fn index(
@@ -41,9 +47,11 @@ pub async fn index(
 ) -> PageResult<ReportsPage> {
     let mut sections = Vec::new();
     for metric in Metric::ALL {
+        let monthly = db::figures(&state.pool, metric, GroupBy::Month).await?;
         sections.push(Section {
             metric,
-            by_month: bars(&db::figures(&state.pool, metric, GroupBy::Month).await?),
+            by_month: bars(&monthly),
+            ticks: ticks(&monthly),
             by_service: db::figures(&state.pool, metric, GroupBy::Service).await?,
             by_severity: db::figures(&state.pool, metric, GroupBy::Severity).await?,
         });
@@ -59,5 +67,7 @@ pub async fn index(
         failure_definition: FAILURE_RATE_DEFINITION,
         width: CHART_WIDTH,
         height: CHART_HEIGHT,
+        left: LEFT,
+        axis: AXIS,
     })
 }

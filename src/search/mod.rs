@@ -35,8 +35,48 @@ pub fn pieces(snippet: &str) -> Vec<(String, bool)> {
     out
 }
 
+/// The snippet without the incident's title at its start (the result shows the title already).
+pub fn without_title(pieces: Vec<(String, bool)>, title: &str) -> Vec<(String, bool)> {
+    let plain: String = pieces.iter().map(|(t, _)| t.as_str()).collect();
+    if title.is_empty() || !plain.starts_with(title) {
+        return pieces;
+    }
+    let mut skip = title.len();
+    let mut out = Vec::new();
+    for (text, hl) in pieces {
+        if skip >= text.len() {
+            skip -= text.len();
+            continue;
+        }
+        let rest = if skip > 0 {
+            text[skip..].trim_start().to_owned()
+        } else {
+            text
+        };
+        skip = 0;
+        if !rest.is_empty() {
+            out.push((rest, hl));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_snippet_does_not_repeat_the_title() {
+        let p = super::pieces("«payments»-gateway timeouts A change capped «payments» connections");
+        let rest = super::without_title(p, "payments-gateway timeouts");
+        assert_eq!(
+            rest,
+            [
+                ("A change capped ".to_owned(), false),
+                ("payments".to_owned(), true),
+                (" connections".to_owned(), false)
+            ]
+        );
+    }
+
     #[test]
     fn snippets_split_at_their_markers() {
         let p = super::pieces("a «connection pool» change «cap");

@@ -40,7 +40,7 @@ pub async fn search(
         .await?
         .into_iter()
         .map(|hit| Result {
-            pieces: super::pieces(&hit.snippet),
+            pieces: super::without_title(super::pieces(&hit.snippet), &hit.title),
             hit,
         })
         .collect();

@@ -38,8 +38,14 @@ async fn serve(pool: PgPool) -> String {
 }
 
 async fn chromedriver() -> (Child, String) {
+    chromedriver_in("UTC").await
+}
+
+/// chromedriver, and the chromium it starts, in time zone `tz` (a scribe two hours east of UTC).
+async fn chromedriver_in(tz: &str) -> (Child, String) {
     let port = free_port();
     let child = Command::new("chromedriver")
+        .env("TZ", tz)
         .arg(format!("--port={port}"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -707,4 +713,97 @@ async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
         "pages wider than the window:\n{}",
         problems.join("\n")
     );
+}
+
+/// A scribe whose browser runs two hours ahead of UTC enters a past note: the time typed is UTC,
+/// "now (UTC)" fills UTC whatever the browser's zone, and the timeline shows what was typed.
+#[sqlx::test]
+async fn a_scribe_in_berlin_enters_a_past_note_in_utc(pool: PgPool) {
+    account(
+        &pool,
+        "sam@example.com",
+        "Sam Scribe",
+        quell::auth::domain::UserRole::Responder,
+    )
+    .await;
+    let mut tx = pool.begin().await.unwrap();
+    let now = quell::clock::now(&mut *tx).await.unwrap();
+    let opened = quell::incidents::actions::open(
+        &mut tx,
+        &quell::incidents::actions::Opening {
+            number: None,
+            title: "Checkout slow",
+            severity: quell::domain::Severity::Sev2,
+            service: quell::incidents::actions::ServiceChoice::None,
+            summary: "",
+            impact: "",
+            started_at: Some(now - chrono::Duration::hours(2)),
+            detected_at: Some(now - chrono::Duration::hours(2)),
+            note: "",
+            now,
+        },
+        &quell::audit::Actor::system("test"),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    let key = opened.key.to_string();
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver_in("Europe/Berlin").await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/incidents/{key}"), "sam@example.com").await;
+        text_when(&c, ".incident-head h1", |t| t == "Checkout slow").await;
+        // The browser's own clock is not UTC.
+        let offset = c
+            .execute("return new Date().getTimezoneOffset()", vec![])
+            .await
+            .unwrap();
+        assert_ne!(offset.as_i64(), Some(0), "the browser runs in Berlin time");
+        // "now (UTC)" fills the UTC time.
+        click(&c, ".note-form .utc-now").await;
+        let filled = c
+            .find(Locator::Css(r#".note-form input[name="at"]"#))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .unwrap();
+        let filled = chrono::NaiveDateTime::parse_from_str(&filled, "%Y-%m-%d %H:%M")
+            .unwrap()
+            .and_utc();
+        assert!(
+            (filled - chrono::Utc::now()).num_minutes().abs() <= 2,
+            "{filled} is UTC now"
+        );
+        // A past time typed as UTC lands on the timeline as typed.
+        let past = now - chrono::Duration::minutes(47);
+        let typed = past.format("%Y-%m-%d %H:%M").to_string();
+        let input = c
+            .find(Locator::Css(r#".note-form input[name="at"]"#))
+            .await
+            .unwrap();
+        input.clear().await.unwrap();
+        input.send_keys(&typed).await.unwrap();
+        type_into(
+            &c,
+            r#".note-form textarea[name="body"]"#,
+            "Rolled back the flag",
+        )
+        .await;
+        click(&c, ".note-form button[type=submit]").await;
+        let timeline = text_when(&c, "ol.timeline", |t| t.contains("Rolled back the flag")).await;
+        let line = timeline
+            .lines()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .find(|w| w[1].contains("Rolled back the flag"))
+            .map(|w| w[0].to_owned())
+            .unwrap_or_default();
+        assert_eq!(line, past.format("%H:%M").to_string(), "{timeline}");
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the note was entered in time");
 }

@@ -570,6 +570,43 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
     outcome.expect("the challenge was played in time");
 }
 
+/// Opens an incident that started and was detected `minutes_ago`; its key.
+async fn open_incident(
+    pool: &PgPool,
+    title: &str,
+    severity: quell::domain::Severity,
+    service: Option<&str>,
+    summary: &str,
+    minutes_ago: i64,
+) -> String {
+    let mut tx = pool.begin().await.unwrap();
+    let now = quell::clock::now(&mut *tx).await.unwrap();
+    let at = now - chrono::Duration::minutes(minutes_ago);
+    let opened = quell::incidents::actions::open(
+        &mut tx,
+        &quell::incidents::actions::Opening {
+            number: None,
+            title,
+            severity,
+            service: service.map_or(
+                quell::incidents::actions::ServiceChoice::None,
+                quell::incidents::actions::ServiceChoice::Named,
+            ),
+            summary,
+            impact: "",
+            started_at: Some(at),
+            detected_at: Some(at),
+            note: "",
+            now,
+        },
+        &quell::audit::Actor::system("test"),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    opened.key.to_string()
+}
+
 /// The pages a person uses every day, and the ones admins use, as their links read.
 const MAIN_PAGES: &[&str] = &[
     "/incidents",
@@ -628,28 +665,15 @@ async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
     )
     .await;
     // An open Sev1 with a long title and summary, as a phone meets it at 3 a.m.
-    let mut tx = pool.begin().await.unwrap();
-    let now = quell::clock::now(&mut *tx).await.unwrap();
-    let open = quell::incidents::actions::open(
-        &mut tx,
-        &quell::incidents::actions::Opening {
-            number: Some(1300),
-            title: "payments-gateway authorization timeouts for every card processor region after the connection pool change",
-            severity: quell::domain::Severity::Sev1,
-            service: quell::incidents::actions::ServiceChoice::Named("payments-gateway"),
-            summary: "Card authorizations time out for most merchants; checkout-api retries make it worse.",
-            impact: "",
-            started_at: None,
-            detected_at: None,
-            note: "",
-            now,
-        },
-        &quell::audit::Actor::system("alertmanager"),
+    let open_key = open_incident(
+        &pool,
+        "payments-gateway authorization timeouts for every card processor region after the connection pool change",
+        quell::domain::Severity::Sev1,
+        Some("payments-gateway"),
+        "Card authorizations time out for most merchants; checkout-api retries make it worse.",
+        0,
     )
-    .await
-    .unwrap();
-    tx.commit().await.unwrap();
-    let open_key = open.key.to_string();
+    .await;
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
     let dir = std::env::var("QUELL_SCREENSHOTS")
@@ -726,28 +750,16 @@ async fn a_scribe_in_berlin_enters_a_past_note_in_utc(pool: PgPool) {
         quell::auth::domain::UserRole::Responder,
     )
     .await;
-    let mut tx = pool.begin().await.unwrap();
-    let now = quell::clock::now(&mut *tx).await.unwrap();
-    let opened = quell::incidents::actions::open(
-        &mut tx,
-        &quell::incidents::actions::Opening {
-            number: None,
-            title: "Checkout slow",
-            severity: quell::domain::Severity::Sev2,
-            service: quell::incidents::actions::ServiceChoice::None,
-            summary: "",
-            impact: "",
-            started_at: Some(now - chrono::Duration::hours(2)),
-            detected_at: Some(now - chrono::Duration::hours(2)),
-            note: "",
-            now,
-        },
-        &quell::audit::Actor::system("test"),
+    let key = open_incident(
+        &pool,
+        "Checkout slow",
+        quell::domain::Severity::Sev2,
+        None,
+        "",
+        120,
     )
-    .await
-    .unwrap();
-    tx.commit().await.unwrap();
-    let key = opened.key.to_string();
+    .await;
+    let now = chrono::Utc::now();
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver_in("Europe/Berlin").await;
     let c = browser(&driver_url).await;

@@ -112,6 +112,7 @@ pub fn field_words(field: &str) -> String {
         "csrf" => Some("The form"),
         "body" => Some("Text"),
         "q" => Some("Search"),
+        "url" => Some("Address"),
         _ => None,
     };
     if let Some(k) = known {

@@ -1,17 +1,13 @@
 //! `/api/v1/notification-channels` for admins.
 
-use argon2::password_hash::rand_core::{OsRng, RngCore};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::db::{self, Channel};
-use super::domain::{ChannelKind, check_url, secret_from_bytes};
-use crate::audit;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::ApiJson;
 use crate::http::extract::parse_id;
@@ -37,10 +33,10 @@ pub async fn list(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewChannel {
-    name: String,
+    pub name: String,
     /// webhook or slack
-    kind: String,
-    url: String,
+    pub kind: String,
+    pub url: String,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -62,29 +58,9 @@ pub async fn create(
     body: ApiJson<NewChannel>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let name = b.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(AppError::invalid("name", "1 to 100 characters"));
-    }
-    let kind = ChannelKind::parse(&b.kind)?;
-    let url = check_url(&b.url)?;
-    let secret = (kind == ChannelKind::Webhook).then(|| {
-        let mut bytes = [0u8; 32];
-        OsRng.fill_bytes(&mut bytes);
-        secret_from_bytes(&bytes)
-    });
     let mut tx = state.pool.begin().await?;
-    let channel =
-        db::insert_channel(&mut *tx, name, kind.as_str(), &url, secret.as_deref()).await?;
-    audit::record(
-        &mut tx,
-        &auth.actor,
-        "notification_channel.create",
-        &channel.name,
-        None,
-        Some(json!({ "kind": channel.kind, "url": channel.url })),
-    )
-    .await?;
+    let (channel, secret) =
+        super::actions::create_channel(&mut tx, &auth.actor, &b.name, &b.kind, &b.url).await?;
     tx.commit().await?;
     Ok((
         StatusCode::CREATED,
@@ -104,18 +80,7 @@ pub async fn delete(
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "channel")?;
     let mut tx = state.pool.begin().await?;
-    if !db::delete_channel(&mut *tx, id).await? {
-        return Err(AppError::NotFound(format!("There is no channel {id}.")));
-    }
-    audit::record(
-        &mut tx,
-        &auth.actor,
-        "notification_channel.delete",
-        &id.to_string(),
-        None,
-        None,
-    )
-    .await?;
+    super::actions::delete_channel(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -453,6 +453,14 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::trackers::pages::delete),
         )
         .route(
+            "/admin/channels",
+            get(crate::notify::pages::show).post(crate::notify::pages::create),
+        )
+        .route(
+            "/admin/channels/{id}/delete",
+            post(crate::notify::pages::delete),
+        )
+        .route(
             "/admin/policies",
             get(crate::sla::pages::show).post(crate::sla::pages::save),
         )

@@ -632,6 +632,7 @@ const MAIN_PAGES: &[&str] = &[
     "/admin/routing",
     "/admin/trackers",
     "/admin/audit",
+    "/admin/channels",
     "/incidents/INC-999999",
 ];
 

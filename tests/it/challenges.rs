@@ -792,7 +792,7 @@ async fn an_editor_drafts_refines_and_publishes_a_challenge_in_the_browser(pool:
     };
     let r = post(&fields).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(r.text.contains("<strong>rubric</strong>"), "{}", r.text);
+    assert!(r.text.contains("<strong>Rubric</strong>"), "{}", r.text);
     fields[7].1 = rubric;
     let r = post(&fields).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);

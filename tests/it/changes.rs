@@ -865,7 +865,8 @@ async fn a_change_recorded_from_the_page_is_checked_and_a_bad_one_is_shown_again
     let r = app.form("/changes", &fields).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert!(
-        r.text.contains("capacity.per_replica") && r.text.contains("Cap processor connections")
+        r.text.contains("<strong>Per replica</strong>")
+            && r.text.contains("Cap processor connections")
     );
     fields[4] = ("capacity_per_replica", "10");
     fields[0] = ("service", "nope");

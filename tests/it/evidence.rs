@@ -609,7 +609,7 @@ async fn the_evidence_pages_upload_pick_and_escape(pool: PgPool) {
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(r.text.contains("source.key"), "{}", r.text);
+    assert!(r.text.contains("<strong>Key</strong>"), "{}", r.text);
 
     // Upload through the page, pick on the next one.
     let upload = format!("/incidents/{key}/evidence/imports");

@@ -278,3 +278,53 @@ async fn bad_channels_are_refused(pool: PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
 }
+
+/// Admins manage channels on a page: a webhook's signing secret is shown once, a bad address is
+/// named, removing one works.
+#[sqlx::test]
+async fn admins_add_and_remove_channels_on_their_page(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let r = app
+        .form(
+            "/admin/channels",
+            &[
+                ("name", "ops-hook"),
+                ("kind", "webhook"),
+                ("url", "https://hooks.example.com/quell"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.text.contains("Added ops-hook"));
+    assert!(
+        r.text.contains("whsec_"),
+        "the signing secret, once: {}",
+        r.text
+    );
+    let again = app.get("/admin/channels").await;
+    assert!(again.text.contains("https://hooks.example.com/quell"));
+    assert!(!again.text.contains("whsec_"), "never shown again");
+    let r = app
+        .form(
+            "/admin/channels",
+            &[
+                ("name", "bad"),
+                ("kind", "slack"),
+                ("url", "ftp://example.com"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("<strong>Address</strong>"), "{}", r.text);
+    let id = app.get("/api/v1/notification-channels").await.json()["items"][0]["id"]
+        .as_i64()
+        .unwrap();
+    let r = app.form(&format!("/admin/channels/{id}/delete"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert!(
+        app.get("/api/v1/notification-channels").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}

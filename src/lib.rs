@@ -20,6 +20,7 @@ pub mod idempotency;
 pub mod incidents;
 pub mod integrations;
 pub mod notify;
+pub mod oncall;
 pub mod people;
 pub mod postmortems;
 pub mod related;

@@ -60,6 +60,107 @@ pub struct Span {
     pub to: DateTime<Utc>,
 }
 
+/// A layer as written: `{"length": {"every": "week"}, "start": "2026-01-05T09:00:00",
+/// "time_zone": "Europe/Berlin", "people": ["ana", "dev"]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LayerDoc {
+    pub length: ShiftLength,
+    /// The first handoff, wall-clock time in `time_zone`
+    #[schema(value_type = String, example = "2026-01-05T09:00:00")]
+    pub start: NaiveDateTime,
+    /// An IANA zone, e.g. Europe/Lisbon
+    pub time_zone: String,
+    /// People's handles, in turn order
+    pub people: Vec<String>,
+}
+
+/// An override as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideDoc {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// Whose shift it takes (a handle); none takes whoever is on call
+    #[serde(default)]
+    pub replaces: Option<String>,
+    /// Who is on call instead (a handle)
+    pub with: String,
+}
+
+/// A schedule as a person writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleDraft {
+    pub name: String,
+    /// Lowest first; a higher layer wins where it has a shift
+    #[serde(default)]
+    pub layers: Vec<LayerDoc>,
+    #[serde(default)]
+    pub overrides: Vec<OverrideDoc>,
+}
+
+impl ScheduleDraft {
+    /// The schedule it describes, checked; an error names the field.
+    pub fn schedule(&self) -> Result<Schedule, DomainError> {
+        let n = self.name.trim().chars().count();
+        if n == 0 || n > 100 {
+            return Err(DomainError::invalid("name", "write 1 to 100 characters"));
+        }
+        if self.layers.len() > 20 || self.overrides.len() > 500 {
+            return Err(DomainError::invalid(
+                "layers",
+                "at most 20 layers and 500 overrides",
+            ));
+        }
+        let layers = self
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(n, l)| {
+                Ok(Rotation {
+                    length: l.length,
+                    start: l.start,
+                    zone: parse_zone(&format!("layers[{n}].time_zone"), &l.time_zone)?,
+                    people: l.people.iter().map(|p| p.trim().to_owned()).collect(),
+                })
+            })
+            .collect::<Result<Vec<_>, DomainError>>()?;
+        let s = Schedule {
+            layers,
+            overrides: self
+                .overrides
+                .iter()
+                .map(|o| Override {
+                    from: o.from,
+                    to: o.to,
+                    replaces: o.replaces.as_ref().map(|r| r.trim().to_owned()),
+                    with: o.with.trim().to_owned(),
+                })
+                .collect(),
+        };
+        s.check()?;
+        Ok(s)
+    }
+
+    /// Every handle it names, with the field that names it.
+    pub fn handles(&self) -> Vec<(String, &str)> {
+        let mut out = Vec::new();
+        for (n, l) in self.layers.iter().enumerate() {
+            for (m, p) in l.people.iter().enumerate() {
+                out.push((format!("layers[{n}].people[{m}]"), p.trim()));
+            }
+        }
+        for (n, o) in self.overrides.iter().enumerate() {
+            out.push((format!("overrides[{n}].with"), o.with.trim()));
+            if let Some(r) = &o.replaces {
+                out.push((format!("overrides[{n}].replaces"), r.trim()));
+            }
+        }
+        out
+    }
+}
+
 /// The zone a name gives, or an error naming `field`.
 pub fn parse_zone(field: &str, name: &str) -> Result<Tz, DomainError> {
     name.trim().parse::<Tz>().map_err(|_| {

@@ -39,6 +39,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "accounts", description = "Users, API tokens and the audit log"),
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
+        (name = "oncall", description = "On-call schedules: rotations, layers, overrides, and who is on call"),
         (name = "runbooks", description = "Runbooks: a link and a checklist per service or routing rule"),
         (name = "challenges", description = "Investigation challenges built from past incidents, and credits"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
@@ -212,6 +213,15 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ev::held))
         .routes(routes!(ev::pick))
         .routes(routes!(ev::from_git))
+        .routes(routes!(
+            crate::oncall::handlers::list,
+            crate::oncall::handlers::create
+        ))
+        .routes(routes!(
+            crate::oncall::handlers::get,
+            crate::oncall::handlers::update
+        ))
+        .routes(routes!(crate::oncall::handlers::on_call))
         .split_for_parts()
 }
 

@@ -18,6 +18,7 @@ mod incidents_api;
 mod lifecycle;
 mod notify;
 mod oidc;
+mod oncall;
 mod pages;
 mod postmortem_review;
 mod postmortems;

@@ -1,0 +1,74 @@
+//! Writing schedules (checked, every person named must exist, audited) and reading who is on
+//! call from them.
+
+use serde_json::json;
+use sqlx::PgConnection;
+
+use super::db::{self, StoredSchedule};
+use super::domain::{Schedule, ScheduleDraft};
+use crate::audit::{self, Actor};
+use crate::error::{AppError, AppResult};
+
+/// The checked schedule, every handle it names known; else 422 naming the field.
+async fn checked(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedule> {
+    let schedule = d.schedule()?;
+    let people = crate::people::db::list(&mut *conn).await?;
+    for (field, handle) in d.handles() {
+        if !people.iter().any(|p| p.handle == handle) {
+            return Err(AppError::invalid(
+                &field,
+                format!("there is no person with the handle {handle:?}"),
+            ));
+        }
+    }
+    Ok(schedule)
+}
+
+pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ScheduleDraft) -> AppResult<i64> {
+    checked(conn, d).await?;
+    let id = db::insert(&mut *conn, d).await?;
+    audit::record(
+        conn,
+        actor,
+        "schedule.create",
+        d.name.trim(),
+        None,
+        Some(json!(d)),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Replaces schedule `id` if it is still at `version`.
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    version: Option<i32>,
+    d: &ScheduleDraft,
+) -> AppResult<StoredSchedule> {
+    let current = db::get(&mut *conn, id).await?;
+    checked(conn, d).await?;
+    if !db::update(&mut *conn, id, version.unwrap_or(current.version), d).await? {
+        return Err(AppError::Stale {
+            current_version: current.version,
+        });
+    }
+    audit::record(
+        conn,
+        actor,
+        "schedule.update",
+        d.name.trim(),
+        Some(json!(current.draft())),
+        Some(json!(d)),
+    )
+    .await?;
+    db::get(conn, id).await
+}
+
+/// The rules of a stored schedule (stored documents were checked when written).
+pub fn rules(s: &StoredSchedule) -> AppResult<Schedule> {
+    s.draft()
+        .schedule()
+        .map_err(|e| AppError::Internal(format!("schedule {} no longer reads: {e:?}", s.id)))
+}

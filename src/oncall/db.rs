@@ -1,0 +1,95 @@
+//! Queries on schedules.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgExecutor;
+use sqlx::types::Json;
+
+use super::domain::{LayerDoc, OverrideDoc, ScheduleDraft};
+use crate::error::{AppError, AppResult};
+
+/// A schedule as stored.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct StoredSchedule {
+    pub id: i64,
+    pub name: String,
+    #[schema(value_type = Vec<LayerDoc>)]
+    pub layers: Json<Vec<LayerDoc>>,
+    #[schema(value_type = Vec<OverrideDoc>)]
+    pub overrides: Json<Vec<OverrideDoc>>,
+    pub version: i32,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl StoredSchedule {
+    pub fn draft(&self) -> ScheduleDraft {
+        ScheduleDraft {
+            name: self.name.clone(),
+            layers: self.layers.0.clone(),
+            overrides: self.overrides.0.clone(),
+        }
+    }
+}
+
+fn taken(name: &str) -> impl FnOnce(sqlx::Error) -> AppError {
+    AppError::on_unique(
+        "schedules_name_key",
+        format!("A schedule named {name:?} exists."),
+    )
+}
+
+pub async fn insert(e: impl PgExecutor<'_>, d: &ScheduleDraft) -> AppResult<i64> {
+    sqlx::query_scalar!(
+        "insert into schedules (name, layers, overrides) values ($1, $2, $3) returning id",
+        d.name.trim(),
+        Json(&d.layers) as _,
+        Json(&d.overrides) as _
+    )
+    .fetch_one(e)
+    .await
+    .map_err(taken(&d.name))
+}
+
+/// Replaces schedule `id` if it is still at `version`; `false` when it is not.
+pub async fn update(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    version: i32,
+    d: &ScheduleDraft,
+) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        "update schedules set name = $3, layers = $4, overrides = $5, version = version + 1,
+                updated_at = now()
+         where id = $1 and version = $2",
+        id,
+        version,
+        d.name.trim(),
+        Json(&d.layers) as _,
+        Json(&d.overrides) as _
+    )
+    .execute(e)
+    .await
+    .map_err(taken(&d.name))?
+    .rows_affected()
+        == 1)
+}
+
+/// Every schedule by name, or the one `id` names.
+pub async fn list(e: impl PgExecutor<'_>, id: Option<i64>) -> AppResult<Vec<StoredSchedule>> {
+    Ok(sqlx::query_as!(
+        StoredSchedule,
+        r#"select id, name, layers as "layers: Json<Vec<LayerDoc>>",
+                  overrides as "overrides: Json<Vec<OverrideDoc>>", version, updated_at
+           from schedules where $1::bigint is null or id = $1 order by name"#,
+        id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredSchedule> {
+    list(e, Some(id))
+        .await?
+        .pop()
+        .ok_or_else(|| AppError::NotFound(format!("There is no schedule {id}.")))
+}

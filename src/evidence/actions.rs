@@ -225,12 +225,8 @@ pub async fn hold(
 }
 
 /// The export `id` held for the incident, or 404 (also once it has been forgotten).
-pub async fn summary(
-    conn: &mut PgConnection,
-    incident: &Incident,
-    id: i64,
-) -> AppResult<ImportSummary> {
-    let import = db::get_import(&mut *conn, incident.id, id)
+async fn held(conn: &mut PgConnection, incident: &Incident, id: i64) -> AppResult<Import> {
+    db::get_import(&mut *conn, incident.id, id)
         .await?
         .ok_or_else(|| {
             AppError::NotFound(format!(
@@ -238,7 +234,16 @@ pub async fn summary(
                 incident.key,
                 db::IMPORT_HOURS
             ))
-        })?;
+        })
+}
+
+/// The export `id` held for the incident with its channels, or 404.
+pub async fn summary(
+    conn: &mut PgConnection,
+    incident: &Incident,
+    id: i64,
+) -> AppResult<ImportSummary> {
+    let import = held(conn, incident, id).await?;
     let channels = db::channels(&mut *conn, id).await?;
     Ok(ImportSummary { import, channels })
 }
@@ -269,7 +274,7 @@ pub async fn pick(
         ));
     }
     let incident = get_named(&mut *conn, key).await?;
-    let held = summary(conn, &incident, import_id).await?.import;
+    let held = held(conn, &incident, import_id).await?;
     let rows = db::rows(
         &mut *conn,
         import_id,
@@ -324,11 +329,6 @@ pub struct GitRead {
     pub language: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
-}
-
-/// The incident `key` names, for reading git before the transaction that stores what was read.
-pub async fn incident(e: impl sqlx::PgExecutor<'_>, key: &str) -> AppResult<Incident> {
-    get_named(e, key).await
 }
 
 /// Reads `r.path` as it was at the last commit before `incident` started (blocking, off the

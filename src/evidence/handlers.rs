@@ -234,7 +234,7 @@ pub async fn from_git(
     Path(key): Path<String>,
     body: ApiJson<GitRead>,
 ) -> AppResult<(StatusCode, Json<Item>)> {
-    let incident = actions::incident(&state.pool, &key).await?;
+    let incident = get_named(&state.pool, &key).await?;
     let (file, read) =
         actions::read_git(state.config.git_roots.clone(), &incident, body.value).await?;
     let mut tx = state.pool.begin().await?;

@@ -275,18 +275,11 @@ impl FromRequest<AppState> for PageUpload {
                 }
             }
         }
-        let given = upload.field("csrf").to_owned();
         let ok = match &session {
-            Some(s) => session::csrf_matches(s, &given).await?,
+            Some(s) => session::csrf_matches(s, upload.field("csrf")).await?,
             None => false,
         };
-        if !ok {
-            refused.tally(state, "csrf.bad_token").await;
-            return Err(PageError(AppError::Forbidden(
-                "This form has expired or did not come from Quell. Reload the page and try again."
-                    .into(),
-            )));
-        }
+        refuse_bad_token(ok, &refused, state).await?;
         if let Some((k, _)) = upload
             .fields
             .iter()
@@ -315,6 +308,21 @@ impl<T: DeserializeOwned> FromRequest<AppState> for SignInForm<T> {
     }
 }
 
+/// A form whose CSRF token did not match: tallied in the audit log and answered 403.
+async fn refuse_bad_token(
+    ok: bool,
+    refused: &access::RefusedRequest,
+    state: &AppState,
+) -> Result<(), PageError> {
+    if ok {
+        return Ok(());
+    }
+    refused.tally(state, "csrf.bad_token").await;
+    Err(PageError(AppError::Forbidden(
+        "This form has expired or did not come from Quell. Reload the page and try again.".into(),
+    )))
+}
+
 /// Reads a form whose `csrf` field `guard` accepts; a refused token is tallied in the audit log
 /// and answered 403, a field PostgreSQL cannot store 422 naming it.
 async fn read_form<T: DeserializeOwned>(
@@ -330,13 +338,7 @@ async fn read_form<T: DeserializeOwned>(
         .find(|(k, _)| k == "csrf")
         .map(|(_, v)| v.into_owned())
         .unwrap_or_default();
-    if !guard(&given).await? {
-        refused.tally(state, "csrf.bad_token").await;
-        return Err(PageError(AppError::Forbidden(
-            "This form has expired or did not come from Quell. Reload the page and try again."
-                .into(),
-        )));
-    }
+    refuse_bad_token(guard(&given).await?, &refused, state).await?;
     if let Some(field) = unstorable_pair(form_urlencoded::parse(&bytes)) {
         return Err(PageError(AppError::invalid(&field, UNSTORABLE_MESSAGE)));
     }

@@ -212,22 +212,6 @@ pub enum DiffLine {
     Added(String),
 }
 
-impl DiffLine {
-    pub fn class(&self) -> &'static str {
-        match self {
-            Self::Same(_) => "same",
-            Self::Removed(_) => "removed",
-            Self::Added(_) => "added",
-        }
-    }
-
-    pub fn text(&self) -> &str {
-        match self {
-            Self::Same(t) | Self::Removed(t) | Self::Added(t) => t,
-        }
-    }
-}
-
 /// A line diff (longest common subsequence) from `before` to `after`, unchanged lines kept
 /// only around changes (`context` lines either side).
 pub fn diff(before: &str, after: &str, context: usize) -> Vec<DiffLine> {

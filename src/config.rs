@@ -104,6 +104,18 @@ pub struct ServeArgs {
     /// from, separated by `:`; none by default, which turns reading from git off.
     #[arg(long, env = "QUELL_GIT_ROOTS", value_delimiter = ':')]
     pub git_roots: Vec<std::path::PathBuf>,
+    /// The SMTP server email is sent through, as a URL: `smtp://host:587?tls=required`,
+    /// `smtps://user:password@host`, or `smtp://127.0.0.1:2525` (plain, for a local relay).
+    /// Unset, email contact methods and channels cannot be reached, and say so.
+    #[arg(long, env = "QUELL_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// The From of Quell's email.
+    #[arg(
+        long,
+        env = "QUELL_SMTP_FROM",
+        default_value = "Quell <quell@localhost>"
+    )]
+    pub smtp_from: String,
     #[command(flatten)]
     pub oidc: OidcArgs,
     #[command(flatten)]

@@ -26,6 +26,9 @@ pub enum AppError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// It existed and is no more: a used or expired link.
+    #[error("{0}")]
+    Gone(String),
     /// The client's copy is older than the stored one (a stale `If-Match` or form version).
     #[error("the incident changed since you loaded it (now version {current_version})")]
     Stale { current_version: i32 },
@@ -72,6 +75,7 @@ impl AppError {
             Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Gone(_) => StatusCode::GONE,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -90,6 +94,7 @@ impl AppError {
             Self::Throttled(_) => "throttled",
             Self::TooLarge => "payload_too_large",
             Self::Conflict(_) => "conflict",
+            Self::Gone(_) => "gone",
             Self::Stale { .. } => "stale_version",
             Self::PreconditionRequired => "precondition_required",
             Self::IdempotencyKeyReused => "idempotency_key_reused",

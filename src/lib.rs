@@ -21,6 +21,7 @@ pub mod incidents;
 pub mod integrations;
 pub mod notify;
 pub mod oncall;
+pub mod paging;
 pub mod people;
 pub mod postmortems;
 pub mod related;
@@ -167,7 +168,16 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             );
             let sweeper = tokio::spawn(sweep(state.pool.clone()));
             let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
-            let sender = tokio::spawn(notify::sender::run(state.pool.clone()));
+            let escalator = tokio::spawn(paging::escalator::run(state.pool.clone()));
+            let sender = tokio::spawn(notify::sender::run(
+                state.pool.clone(),
+                notify::sender::SenderConfig {
+                    base_url: state.config.base_url.clone(),
+                    smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
+                    mail_from: args.smtp_from.clone(),
+                    ..Default::default()
+                },
+            ));
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;
@@ -182,6 +192,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             http::serve::serve(listener, app_with(state, ingest), limits, shutdown_signal()).await;
             sweeper.abort();
             engine.abort();
+            escalator.abort();
             sender.abort();
             tracing::info!("stopped");
         }
@@ -208,6 +219,9 @@ async fn sweep(pool: PgPool) {
         }
         if let Err(err) = alert_store::db::purge_deliveries(&pool).await {
             tracing::warn!(error = %err, "could not forget old webhook ids");
+        }
+        if let Err(err) = paging::db::purge_links(&pool).await {
+            tracing::warn!(error = %err, "could not forget expired acknowledge links");
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 
 use super::domain::{CurrentUser, UserRole, delay_after};
 use crate::error::{AppError, AppResult};
@@ -360,9 +360,10 @@ pub async fn clear_failures(e: impl PgExecutor<'_>, key: &str) -> AppResult<()> 
 }
 
 /// The shared secret named `name`: the stored one, or `fresh` stored now when there is none
-/// (the first replica to ask makes it; the rest read it).
-pub async fn server_key(e: impl PgExecutor<'_>, name: &str, fresh: &[u8]) -> AppResult<Vec<u8>> {
-    Ok(sqlx::query_scalar!(
+/// (the first replica to ask makes it; the rest read it). When two ask at once, the loser's
+/// statement cannot see the winner's row yet; its second look, a new statement, does.
+pub async fn server_key(conn: &mut PgConnection, name: &str, fresh: &[u8]) -> AppResult<Vec<u8>> {
+    let made = sqlx::query_scalar!(
         r#"with made as (
                insert into server_keys (name, key) values ($1, $2)
                on conflict (name) do nothing
@@ -374,6 +375,14 @@ pub async fn server_key(e: impl PgExecutor<'_>, name: &str, fresh: &[u8]) -> App
         name,
         fresh
     )
-    .fetch_one(e)
-    .await?)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match made {
+        Some(key) => Ok(key),
+        None => Ok(
+            sqlx::query_scalar!("select key from server_keys where name = $1", name)
+                .fetch_one(conn)
+                .await?,
+        ),
+    }
 }

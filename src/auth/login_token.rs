@@ -37,7 +37,8 @@ async fn key(state: &AppState) -> AppResult<&[u8; 32]> {
         .get_or_try_init(|| async {
             let mut fresh = [0u8; 32];
             OsRng.fill_bytes(&mut fresh);
-            let stored = db::server_key(&state.pool, "login_csrf", &fresh).await?;
+            let mut conn = state.pool.acquire().await?;
+            let stored = db::server_key(&mut conn, "login_csrf", &fresh).await?;
             <[u8; 32]>::try_from(stored.as_slice())
                 .map_err(|_| AppError::Internal("server key login_csrf is not 32 bytes".into()))
         })

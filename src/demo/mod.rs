@@ -5,6 +5,7 @@
 
 pub mod challenges;
 mod orbitpay;
+mod paging;
 mod postmortem;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -148,6 +149,9 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     }
     let incident = incidents_db::get(&mut *tx, INC_1187).await?;
     changes_of_inc_1187(&mut tx, &incident).await?;
+    if let Some(acknowledged_at) = incident.acknowledged_at {
+        paging::load(&mut tx, incident.id, incident.detected_at, acknowledged_at).await?;
+    }
     postmortem::write(&mut tx, &incident).await?;
     // The rule that would have routed INC-1187's alert: Sev2 on payments-gateway.
     let rules = crate::routing::db::list(&mut *tx).await?;

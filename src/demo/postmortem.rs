@@ -10,6 +10,7 @@ use crate::error::AppResult;
 use crate::incidents::db::Incident;
 use crate::postmortems::actions::{self, ItemDraft};
 use crate::postmortems::db::Facts;
+use crate::timeline::domain::Kind;
 
 const SECTIONS: &[(&str, &str)] = &[
     (
@@ -142,6 +143,8 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         .iter()
         .filter(|e| e.details.get("role").and_then(|r| r.as_str()) != Some("postmortem_owner"))
         .filter(|e| e.kind != crate::timeline::domain::Kind::SuspectVerdict)
+        // Who was paged and when is on the incident's page; the reference leaves it out.
+        .filter(|e| !matches!(e.kind, Kind::Paged | Kind::Escalation))
         .map(|e| e.id)
         .collect();
     actions::choose_timeline(conn, &owner, i, version, &chosen).await?;

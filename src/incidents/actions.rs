@@ -11,6 +11,8 @@ use super::domain::{self, IncidentKey, Severity, Transition};
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
+use crate::notify::actions::About;
+use crate::notify::domain::Event;
 use crate::people;
 use crate::roles::{self, domain::Role};
 use crate::services;
@@ -42,6 +44,46 @@ async fn rearm(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
     .await
 }
 
+/// Tells the channels subscribed to `event` of this incident, in the same transaction.
+async fn announce(
+    conn: &mut PgConnection,
+    i: &Incident,
+    event: Event,
+    what: &str,
+    audience: Option<&str>,
+) -> AppResult<()> {
+    let key = i.key.to_string();
+    let about = About {
+        incident_id: i.id,
+        key: &key,
+        title: &i.title,
+        severity: i.severity.as_str(),
+        service: i.service.as_deref(),
+    };
+    let extra = json!({ "status": i.status.as_str() });
+    crate::notify::actions::announce(conn, &about, event, what, audience, extra).await?;
+    Ok(())
+}
+
+/// Paging follows the lifecycle: leaving `triggered` (acknowledged, or further) stops the
+/// escalation; coming back to it (reopened) starts it again.
+async fn follow_paging(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    before: &Incident,
+    after: &Incident,
+) -> AppResult<()> {
+    let triggered = |i: &Incident| i.status == domain::Status::Triggered;
+    match (triggered(before), triggered(after)) {
+        (true, false) => {
+            let why = format!("{} by {}", after.status.as_str(), actor.name);
+            crate::paging::actions::stop(conn, after.id, &why).await
+        }
+        (false, true) => crate::paging::actions::start(conn, after.id, after.service_id).await,
+        _ => Ok(()),
+    }
+}
+
 /// Reads the incident after a change, re-arms its timers and appends the change to the audit
 /// log, in the same transaction.
 async fn audited(
@@ -53,6 +95,7 @@ async fn audited(
 ) -> AppResult<Incident> {
     let after = db::get(&mut *conn, key).await?;
     rearm(conn, &after).await?;
+    follow_paging(conn, actor, before, &after).await?;
     let target = key.to_string();
     audit::record(
         conn,
@@ -207,6 +250,12 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
     append(conn, id, actor, opened).await?;
     let incident = db::get(&mut *conn, key).await?;
     rearm(conn, &incident).await?;
+    crate::paging::actions::start(conn, incident.id, incident.service_id).await?;
+    let what = match &incident.service {
+        Some(s) => format!("opened on {s}"),
+        None => "opened".to_owned(),
+    };
+    announce(conn, &incident, Event::Opened, &what, None).await?;
     audit::record(
         conn,
         actor,
@@ -258,14 +307,23 @@ pub async fn transition(
         version: Some(version),
     };
     append(conn, incident.id, actor, moved).await?;
-    audited(
+    let after = audited(
         conn,
         actor,
         &format!("incident.{}", transition.as_str()),
         &incident,
         key,
     )
-    .await
+    .await?;
+    let (event, verb) = match transition {
+        Transition::Acknowledge => (Event::Acknowledged, "acknowledged"),
+        Transition::Mitigate => (Event::Mitigated, "mitigated"),
+        Transition::Resolve => (Event::Resolved, "resolved"),
+        Transition::Reopen => (Event::Opened, "reopened"),
+    };
+    let what = format!("{verb} by {}", actor.name);
+    announce(conn, &after, event, &what, None).await?;
+    Ok(after)
 }
 
 /// Raises or lowers the severity, with a reason.
@@ -290,7 +348,20 @@ pub async fn change_severity(
         version: Some(version),
     };
     append(conn, incident.id, actor, changed).await?;
-    audited(conn, actor, "incident.severity", &incident, key).await
+    let after = audited(conn, actor, "incident.severity", &incident, key).await?;
+    let verb = if to < incident.severity {
+        "raised"
+    } else {
+        "lowered"
+    };
+    let what = format!(
+        "severity {verb} from {} to {} by {}: {reason}",
+        incident.severity.as_str(),
+        to.as_str(),
+        actor.name
+    );
+    announce(conn, &after, Event::SeverityChanged, &what, None).await?;
+    Ok(after)
 }
 
 /// Assigns `role` to a person found by handle or email; `person = None` unassigns it.
@@ -517,6 +588,19 @@ pub async fn add_stakeholder_update(
     };
     append(conn, incident.id, actor, sent).await?;
     rearm(conn, &incident).await?;
+    let what = format!(
+        "update to {} from {}: {body}",
+        audience.as_str(),
+        actor.name
+    );
+    announce(
+        conn,
+        &incident,
+        Event::UpdatePosted,
+        &what,
+        Some(audience.as_str()),
+    )
+    .await?;
     audit::record(
         conn,
         actor,

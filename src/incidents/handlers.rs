@@ -672,6 +672,31 @@ pub async fn notifications(
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
+pub struct Paging {
+    /// The incident's escalation, if its service has a policy
+    pub escalation: Option<crate::paging::db::Escalation>,
+    /// Every page and channel message about it, with its delivery state
+    pub notifications: Vec<crate::notify::db::Delivery>,
+}
+
+/// Who was paged for this incident, how, when, and whether it arrived; where the escalation
+/// stands.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/paging", operation_id = "getIncidentPaging", tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = Paging), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn paging(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<Paging>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(Json(Paging {
+        escalation: crate::paging::db::escalation(&state.pool, incident.id).await?,
+        notifications: crate::notify::db::for_incident(&state.pool, incident.id).await?,
+    }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SuspectList {
     /// Best first: capacity changes, then production, then the nearest in time
     pub items: Vec<crate::changes::db::Suspect>,

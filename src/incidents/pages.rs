@@ -17,7 +17,7 @@ use super::handlers::{ListQuery, parse_key};
 use crate::clock;
 use crate::domain::format_minutes;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Auth, RequestActor, Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_form_time};
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
@@ -441,6 +441,7 @@ pub struct ShowPage {
     cadence: Option<crate::updates::domain::Cadence>,
     audiences: [crate::updates::domain::Audience; 3],
     deliveries: Vec<crate::notify::db::Delivery>,
+    escalation: Option<crate::paging::db::Escalation>,
     alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
     /// The changes that may have caused it, best first.
@@ -539,6 +540,7 @@ pub async fn show(
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
         deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
+        escalation: crate::paging::db::escalation(&state.pool, i.id).await?,
         alert_lines: crate::alert_store::db::lines_for_incident(&state.pool, i.id).await?,
         alert_total: crate::alert_store::db::count_for_incident(&state.pool, i.id).await?,
         ack_class: state_class(&sla.ack),
@@ -565,4 +567,86 @@ pub async fn show(
         severities: Severity::ALL,
         i,
     })
+}
+
+/// The page an acknowledge link opens: whose link, which incident, and a button (a GET never
+/// acknowledges, so a mail scanner following links changes nothing).
+#[derive(Template, WebTemplate)]
+#[template(path = "incidents/ack.html")]
+pub struct AckPage {
+    chrome: Chrome,
+    key: String,
+    title: String,
+    severity: String,
+    status: String,
+    person: String,
+    /// Set once this link acknowledged the incident.
+    done: bool,
+}
+
+fn ack_page(chrome: Chrome, i: &Incident, person: String, done: bool) -> AckPage {
+    AckPage {
+        chrome,
+        key: i.key.to_string(),
+        title: i.title.clone(),
+        severity: i.severity.as_str().to_owned(),
+        status: i.status.as_str().to_owned(),
+        person,
+        done,
+    }
+}
+
+/// `GET /incidents/{key}/ack/{token}`: no sign-in; the signed token is the credential.
+pub async fn ack_link(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    Path((key, token)): Path<(String, String)>,
+) -> PageResult<AckPage> {
+    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let mut tx = state.pool.begin().await?;
+    let (_, link) =
+        crate::paging::actions::check_link(&mut tx, &i.key.to_string(), i.id, &token).await?;
+    tx.rollback().await?;
+    Ok(ack_page(chrome, &i, link.person, false))
+}
+
+/// `POST /incidents/{key}/ack/{token}`: acknowledges as the person the link was sent to, and
+/// uses the link up (also when someone else acknowledged first).
+pub async fn ack_by_link(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    RequestActor(request): RequestActor,
+    Path((key, token)): Path<(String, String)>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let mut tx = state.pool.begin().await?;
+    let i = db::lock(&mut *tx, key).await?;
+    let (nonce, link) =
+        crate::paging::actions::check_link(&mut tx, &key.to_string(), i.id, &token).await?;
+    let actor = crate::audit::Actor {
+        person_id: Some(link.person_id),
+        name: link.person.clone(),
+        ..request
+    };
+    let acted = i.status == Status::Triggered;
+    let after = if acted {
+        let change = actions::Change {
+            key,
+            expected_version: None,
+            at: None,
+            actor: &actor,
+        };
+        actions::transition(
+            &mut tx,
+            &change,
+            Transition::Acknowledge,
+            "Acknowledged with the link sent to them.",
+        )
+        .await?
+    } else {
+        i
+    };
+    crate::paging::actions::use_link(&mut tx, nonce).await?;
+    tx.commit().await?;
+    Ok(ack_page(chrome, &after, link.person, acted).into_response())
 }

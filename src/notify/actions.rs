@@ -1,48 +1,78 @@
-//! Adding and removing notification channels, audited; the API and the admin page share these.
+//! Changing where notifications go — channels and their subscriptions, people's contact methods
+//! and rules — audited; and announcing an incident's events to the channels subscribed to them.
+//! The API and the pages share these.
 
 use argon2::password_hash::rand_core::{OsRng, RngCore};
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::PgConnection;
 
-use super::db::{self, Channel};
-use super::domain::{ChannelKind, check_url, secret_from_bytes};
+use super::db::{self, Channel, ContactMethod};
+use super::domain::{
+    ChannelKind, Event, Happening, SubscriptionDraft, check_address, secret_from_bytes,
+};
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
 
-/// Adds a channel; a webhook gets a Standard Webhooks signing secret, returned this once.
+fn fresh_secret() -> String {
+    let mut bytes = [0u8; 32];
+    OsRng.fill_bytes(&mut bytes);
+    secret_from_bytes(&bytes)
+}
+
+fn check_name(field: &str, name: &str) -> AppResult<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AppError::invalid(field, "1 to 100 characters"));
+    }
+    Ok(name.to_owned())
+}
+
+/// What channels heard before subscriptions existed, and what a new one hears unless told.
+pub fn default_events() -> Vec<String> {
+    vec![Event::SlaBreached.as_str().to_owned()]
+}
+
+/// Adds a channel subscribed to `events` (SLA breaches when `None`) of every service and
+/// severity; a webhook gets a Standard Webhooks signing secret, returned this once.
 pub async fn create_channel(
     conn: &mut PgConnection,
     actor: &Actor,
     name: &str,
     kind: &str,
     url: &str,
+    events: Option<Vec<String>>,
 ) -> AppResult<(Channel, Option<String>)> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(AppError::invalid("name", "1 to 100 characters"));
-    }
+    let name = check_name("name", name)?;
     let kind = ChannelKind::parse(kind)?;
-    let url = check_url(url)?;
-    let secret = (kind == ChannelKind::Webhook).then(|| {
-        let mut bytes = [0u8; 32];
-        OsRng.fill_bytes(&mut bytes);
-        secret_from_bytes(&bytes)
-    });
+    let address = check_address(kind, "url", url)?;
+    let url = match kind {
+        ChannelKind::Email => format!("mailto:{address}"),
+        _ => address,
+    };
+    let subscription = SubscriptionDraft {
+        events: events.unwrap_or_else(default_events),
+        services: vec![],
+        severities: vec![],
+        audiences: vec![],
+    }
+    .checked()?;
+    let secret = (kind == ChannelKind::Webhook).then(fresh_secret);
     let channel =
-        db::insert_channel(&mut *conn, name, kind.as_str(), &url, secret.as_deref()).await?;
+        db::insert_channel(&mut *conn, &name, kind.as_str(), &url, secret.as_deref()).await?;
+    db::insert_subscription(&mut *conn, channel.id, &subscription).await?;
     audit::record(
         conn,
         actor,
         "notification_channel.create",
         &channel.name,
         None,
-        Some(json!({ "kind": channel.kind, "url": channel.url })),
+        Some(json!({ "kind": channel.kind, "url": channel.url, "events": subscription.events })),
     )
     .await?;
     Ok((channel, secret))
 }
 
-/// Removes channel `id` (its queued notifications go with it).
+/// Removes channel `id` (its subscriptions and queued notifications go with it).
 pub async fn delete_channel(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
     if !db::delete_channel(&mut *conn, id).await? {
         return Err(AppError::NotFound(format!("There is no channel {id}.")));
@@ -51,6 +81,237 @@ pub async fn delete_channel(conn: &mut PgConnection, actor: &Actor, id: i64) -> 
         conn,
         actor,
         "notification_channel.delete",
+        &id.to_string(),
+        None,
+        None,
+    )
+    .await
+}
+
+/// Subscribes channel `channel_id` to what `d` names; every service named must exist.
+pub async fn subscribe(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    channel_id: i64,
+    d: &SubscriptionDraft,
+) -> AppResult<i64> {
+    let d = d.checked()?;
+    if !db::channels(&mut *conn)
+        .await?
+        .iter()
+        .any(|c| c.id == channel_id)
+    {
+        return Err(AppError::invalid(
+            "channel_id",
+            format!("there is no channel {channel_id}"),
+        ));
+    }
+    for (i, name) in d.services.iter().enumerate() {
+        let known = sqlx::query_scalar!(
+            "select exists(select 1 from services where name = $1)",
+            name
+        )
+        .fetch_one(&mut *conn)
+        .await?
+        .unwrap_or(false);
+        if !known {
+            return Err(AppError::invalid(
+                &format!("services[{i}]"),
+                format!("there is no service named {name:?}"),
+            ));
+        }
+    }
+    let id = db::insert_subscription(&mut *conn, channel_id, &d).await?;
+    audit::record(
+        conn,
+        actor,
+        "subscription.create",
+        &id.to_string(),
+        None,
+        Some(json!({ "channel_id": channel_id, "subscription": d })),
+    )
+    .await?;
+    Ok(id)
+}
+
+pub async fn unsubscribe(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    if !db::delete_subscription(&mut *conn, id).await? {
+        return Err(AppError::NotFound(format!(
+            "There is no subscription {id}."
+        )));
+    }
+    audit::record(
+        conn,
+        actor,
+        "subscription.delete",
+        &id.to_string(),
+        None,
+        None,
+    )
+    .await
+}
+
+/// The incident an event is about, as messages name it.
+#[derive(Debug, Clone, Copy)]
+pub struct About<'a> {
+    pub incident_id: i64,
+    pub key: &'a str,
+    pub title: &'a str,
+    pub severity: &'a str,
+    pub service: Option<&'a str>,
+}
+
+/// The message of an event: what every sender needs (`message` for Slack and email; `path` is
+/// made a link with the base URL when sent), plus `extra`.
+pub fn message(about: &About<'_>, event: &str, what: &str, extra: Value) -> Value {
+    let mut payload = json!({
+        "type": event,
+        "incident": {
+            "key": about.key, "title": about.title, "severity": about.severity,
+            "service": about.service,
+        },
+        "message": format!("{} ({}) {}: {what}", about.key, about.severity, about.title),
+        "path": format!("/incidents/{}", about.key),
+    });
+    if let (Some(p), Value::Object(extra)) = (payload.as_object_mut(), extra) {
+        p.extend(extra);
+    }
+    payload
+}
+
+/// Tells the channels subscribed to `event` of this incident, in the caller's transaction;
+/// returns their names.
+pub async fn announce(
+    conn: &mut PgConnection,
+    about: &About<'_>,
+    event: Event,
+    what: &str,
+    audience: Option<&str>,
+    extra: Value,
+) -> AppResult<Vec<String>> {
+    let payload = message(about, event.as_str(), what, extra);
+    db::publish(
+        conn,
+        about.incident_id,
+        &Happening {
+            event,
+            service: about.service,
+            severity: about.severity,
+            audience,
+        },
+        &payload,
+    )
+    .await
+}
+
+/// Adds a way to reach `person_id`; a webhook gets a signing secret, returned this once.
+pub async fn add_method(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    person_id: i64,
+    kind: &str,
+    label: &str,
+    address: &str,
+) -> AppResult<(ContactMethod, Option<String>)> {
+    let kind = ChannelKind::parse(kind)?;
+    let label = check_name("label", label)?;
+    let address = check_address(kind, "address", address)?;
+    let secret = (kind == ChannelKind::Webhook).then(fresh_secret);
+    let method = db::insert_method(
+        &mut *conn,
+        person_id,
+        kind.as_str(),
+        &label,
+        &address,
+        secret.as_deref(),
+    )
+    .await?;
+    audit::record(
+        conn,
+        actor,
+        "contact_method.create",
+        &method.id.to_string(),
+        None,
+        Some(json!({ "person_id": person_id, "kind": method.kind, "label": method.label })),
+    )
+    .await?;
+    Ok((method, secret))
+}
+
+pub async fn remove_method(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    person_id: i64,
+    id: i64,
+) -> AppResult<()> {
+    if !db::delete_method(&mut *conn, person_id, id).await? {
+        return Err(AppError::NotFound(format!(
+            "There is no contact method {id}."
+        )));
+    }
+    audit::record(
+        conn,
+        actor,
+        "contact_method.delete",
+        &id.to_string(),
+        None,
+        None,
+    )
+    .await
+}
+
+/// "Use method `method_id` `after_minutes` minutes after being paged."
+pub async fn add_rule(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    person_id: i64,
+    method_id: i64,
+    after_minutes: i64,
+) -> AppResult<i64> {
+    if !(0..=1440).contains(&after_minutes) {
+        return Err(AppError::invalid(
+            "after_minutes",
+            "0 to 1440 minutes (a day)",
+        ));
+    }
+    if !db::methods(&mut *conn, Some(person_id))
+        .await?
+        .iter()
+        .any(|m| m.id == method_id)
+    {
+        return Err(AppError::invalid(
+            "contact_method_id",
+            format!("there is no contact method {method_id} of yours"),
+        ));
+    }
+    let id = db::insert_rule(&mut *conn, method_id, after_minutes as i32).await?;
+    audit::record(
+        conn,
+        actor,
+        "notification_rule.create",
+        &id.to_string(),
+        None,
+        Some(json!({ "person_id": person_id, "contact_method_id": method_id, "after_minutes": after_minutes })),
+    )
+    .await?;
+    Ok(id)
+}
+
+pub async fn remove_rule(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    person_id: i64,
+    id: i64,
+) -> AppResult<()> {
+    if !db::delete_rule(&mut *conn, person_id, id).await? {
+        return Err(AppError::NotFound(format!(
+            "There is no notification rule {id}."
+        )));
+    }
+    audit::record(
+        conn,
+        actor,
+        "notification_rule.delete",
         &id.to_string(),
         None,
         None,

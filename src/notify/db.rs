@@ -3,8 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 
+use super::domain::{Happening, SubscriptionDraft};
 use crate::error::{AppError, AppResult};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -61,23 +62,329 @@ pub async fn delete_channel(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> 
     )
 }
 
-/// Queues `payload` for every enabled channel, in the caller's transaction.
-pub async fn enqueue(
+/// Wakes the senders of every replica (they also look every few seconds, for a missed one).
+pub const OUTBOX_CHANNEL: &str = "quell_outbox";
+
+async fn wake(e: impl PgExecutor<'_>) -> AppResult<()> {
+    sqlx::query!("select pg_notify('quell_outbox', '')")
+        .execute(e)
+        .await?;
+    Ok(())
+}
+
+/// A channel's subscription, as stored.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Subscription {
+    pub id: i64,
+    pub channel_id: i64,
+    pub channel: String,
+    pub events: Vec<String>,
+    pub services: Vec<String>,
+    pub severities: Vec<String>,
+    pub audiences: Vec<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Subscription {
+    pub fn draft(&self) -> SubscriptionDraft {
+        SubscriptionDraft {
+            events: self.events.clone(),
+            services: self.services.clone(),
+            severities: self.severities.clone(),
+            audiences: self.audiences.clone(),
+        }
+    }
+}
+
+pub async fn insert_subscription(
     e: impl PgExecutor<'_>,
+    channel_id: i64,
+    d: &SubscriptionDraft,
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into subscriptions (channel_id, events, services, severities, audiences)
+           values ($1, $2, $3, $4, $5) returning id"#,
+        channel_id,
+        &d.events,
+        &d.services,
+        &d.severities,
+        &d.audiences
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Every subscription of an enabled or disabled channel, by channel name.
+pub async fn subscriptions(e: impl PgExecutor<'_>) -> AppResult<Vec<Subscription>> {
+    Ok(sqlx::query_as!(
+        Subscription,
+        r#"select s.id, s.channel_id, c.name as channel, s.events, s.services, s.severities,
+                  s.audiences, s.created_at
+           from subscriptions s join notification_channels c on c.id = s.channel_id
+           order by c.name, s.id"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn delete_subscription(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query!("delete from subscriptions where id = $1", id)
+        .execute(e)
+        .await?
+        .rows_affected()
+        > 0)
+}
+
+/// Queues `payload` for every enabled channel with a subscription matching `h`, once per
+/// channel, in the caller's transaction; returns the channels' names.
+pub async fn publish(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    h: &Happening<'_>,
+    payload: &Value,
+) -> AppResult<Vec<String>> {
+    let subs = sqlx::query_as!(
+        Subscription,
+        r#"select s.id, s.channel_id, c.name as channel, s.events, s.services, s.severities,
+                  s.audiences, s.created_at
+           from subscriptions s join notification_channels c on c.id = s.channel_id
+           where c.enabled and $1 = any(s.events)
+           order by s.channel_id"#,
+        h.event.as_str()
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut to: Vec<(i64, String)> = Vec::new();
+    for s in subs {
+        if s.draft().matches(h) && !to.iter().any(|(id, _)| *id == s.channel_id) {
+            to.push((s.channel_id, s.channel));
+        }
+    }
+    if to.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = to.iter().map(|t| t.0).collect();
+    sqlx::query!(
+        r#"insert into notifications (channel_id, incident_id, event, payload)
+           select unnest($1::bigint[]), $2, $3, $4"#,
+        &ids,
+        incident_id,
+        h.event.as_str(),
+        payload
+    )
+    .execute(&mut *conn)
+    .await?;
+    wake(&mut *conn).await?;
+    Ok(to.into_iter().map(|t| t.1).collect())
+}
+
+/// Queues `payload` for one channel (an escalation step naming it).
+pub async fn to_channel(
+    conn: &mut PgConnection,
+    channel_id: i64,
     incident_id: i64,
     event: &str,
     payload: &Value,
 ) -> AppResult<()> {
     sqlx::query!(
         r#"insert into notifications (channel_id, incident_id, event, payload)
-           select id, $1, $2, $3 from notification_channels where enabled"#,
+           values ($1, $2, $3, $4)"#,
+        channel_id,
         incident_id,
         event,
         payload
     )
-    .execute(e)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    wake(conn).await
+}
+
+/// How a person is reached.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ContactMethod {
+    pub id: i64,
+    #[serde(skip)]
+    pub person_id: i64,
+    /// email, slack or webhook
+    pub kind: String,
+    pub label: String,
+    pub address: String,
+    /// When a message to it was last given up on (cleared by the next delivery)
+    pub failing_since: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn insert_method(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+    kind: &str,
+    label: &str,
+    address: &str,
+    secret: Option<&str>,
+) -> AppResult<ContactMethod> {
+    sqlx::query_as!(
+        ContactMethod,
+        r#"insert into contact_methods (person_id, kind, label, address, secret)
+           values ($1, $2, $3, $4, $5)
+           returning id, person_id, kind, label, address, failing_since, last_error, created_at"#,
+        person_id,
+        kind,
+        label,
+        address,
+        secret
+    )
+    .fetch_one(e)
+    .await
+    .map_err(AppError::on_unique(
+        "contact_methods_label_key",
+        format!("There is already a contact method labelled {label:?}."),
+    ))
+}
+
+/// A person's contact methods (all people's when `person_id` is `None`), failing ones first.
+pub async fn methods(
+    e: impl PgExecutor<'_>,
+    person_id: Option<i64>,
+) -> AppResult<Vec<ContactMethod>> {
+    Ok(sqlx::query_as!(
+        ContactMethod,
+        r#"select id, person_id, kind, label, address, failing_since, last_error, created_at
+           from contact_methods where $1::bigint is null or person_id = $1
+           order by failing_since is null, label"#,
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn delete_method(e: impl PgExecutor<'_>, person_id: i64, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        "delete from contact_methods where id = $1 and person_id = $2",
+        id,
+        person_id
+    )
+    .execute(e)
+    .await?
+    .rows_affected()
+        > 0)
+}
+
+/// "Use this method this many minutes after being paged."
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Rule {
+    pub id: i64,
+    pub contact_method_id: i64,
+    pub method: String,
+    pub after_minutes: i32,
+}
+
+pub async fn insert_rule(
+    e: impl PgExecutor<'_>,
+    method_id: i64,
+    after_minutes: i32,
+) -> AppResult<i64> {
+    sqlx::query_scalar!(
+        r#"insert into notification_rules (contact_method_id, after_minutes) values ($1, $2)
+           returning id"#,
+        method_id,
+        after_minutes
+    )
+    .fetch_one(e)
+    .await
+    .map_err(AppError::on_unique(
+        "notification_rules_key",
+        "That method is already used after that many minutes.".to_owned(),
+    ))
+}
+
+pub async fn rules(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Rule>> {
+    Ok(sqlx::query_as!(
+        Rule,
+        r#"select r.id, r.contact_method_id, m.label as method, r.after_minutes
+           from notification_rules r join contact_methods m on m.id = r.contact_method_id
+           where m.person_id = $1 order by r.after_minutes, m.label"#,
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn delete_rule(e: impl PgExecutor<'_>, person_id: i64, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        r#"delete from notification_rules r using contact_methods m
+           where r.id = $1 and m.id = r.contact_method_id and m.person_id = $2"#,
+        id,
+        person_id
+    )
+    .execute(e)
+    .await?
+    .rows_affected()
+        > 0)
+}
+
+/// One message queued to a person.
+#[derive(Debug, Clone, Serialize)]
+pub struct Queued {
+    pub method: String,
+    pub kind: String,
+    pub after_minutes: i32,
+}
+
+/// Queues a page to `person_id` by their rules (every method at once when they have none), in
+/// the caller's transaction. Empty when they have no contact method.
+pub async fn page_person(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    person_id: i64,
+    payload: &Value,
+) -> AppResult<Vec<Queued>> {
+    let queued = sqlx::query_as!(
+        Queued,
+        r#"with plan as (
+               select r.contact_method_id as method_id, r.after_minutes
+               from notification_rules r join contact_methods m on m.id = r.contact_method_id
+               where m.person_id = $2
+               union all
+               select m.id, 0 from contact_methods m
+               where m.person_id = $2
+                 and not exists (select 1 from notification_rules r
+                                 join contact_methods o on o.id = r.contact_method_id
+                                 where o.person_id = $2)),
+           made as (
+               insert into notifications (contact_method_id, person_id, incident_id, event,
+                                          payload, next_attempt_at)
+               select p.method_id, $2, $1, 'incident.paged', $3,
+                      now() + make_interval(mins => p.after_minutes)
+               from plan p
+               returning contact_method_id, next_attempt_at)
+           select m.label as method, m.kind,
+                  (extract(epoch from made.next_attempt_at - now()) / 60)::int as "after_minutes!"
+           from made join contact_methods m on m.id = made.contact_method_id
+           order by 3, 1"#,
+        incident_id,
+        person_id,
+        payload
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if !queued.is_empty() {
+        wake(conn).await?;
+    }
+    Ok(queued)
+}
+
+/// Calls off the pages to an incident not yet sent (it was acknowledged); returns how many.
+pub async fn cancel_pages(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"update notifications set state = 'cancelled', last_error = 'acknowledged before it was sent'
+           where incident_id = $1 and contact_method_id is not null and state = 'pending'
+             and attempts = 0"#,
+        incident_id
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
 }
 
 /// A notification taken for delivery, with where it goes.
@@ -89,6 +396,7 @@ pub struct Claimed {
     pub kind: String,
     pub url: String,
     pub secret: Option<String>,
+    pub contact_method_id: Option<i64>,
 }
 
 /// Takes up to `limit` due notifications under a lease: their next attempt moves `lease_secs`
@@ -105,10 +413,13 @@ pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppRe
                               where state = 'pending' and next_attempt_at <= now()
                               order by next_attempt_at limit $1
                               for update skip locked)
-               returning n.id, n.attempts, n.payload, n.channel_id)
+               returning n.id, n.attempts, n.payload, n.channel_id, n.contact_method_id)
            select t.id as "id!", t.attempts as "attempts!", t.payload as "payload!",
-                  c.kind, c.url, c.secret
-           from taken t join notification_channels c on c.id = t.channel_id"#,
+                  coalesce(c.kind, m.kind) as "kind!", coalesce(c.url, m.address) as "url!",
+                  coalesce(c.secret, m.secret) as secret, t.contact_method_id
+           from taken t
+           left join notification_channels c on c.id = t.channel_id
+           left join contact_methods m on m.id = t.contact_method_id"#,
         limit,
         lease_secs
     )
@@ -116,10 +427,24 @@ pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppRe
     .await?)
 }
 
+/// Seconds until the next notification is due, if any is pending.
+pub async fn next_due_in(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select extract(epoch from min(next_attempt_at) - now())::float8
+           from notifications where state = 'pending'"#
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Marks notification `id` delivered; its contact method, if any, works again.
 pub async fn delivered(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
     sqlx::query!(
-        r#"update notifications set state = 'delivered', delivered_at = now(), last_error = null
-           where id = $1"#,
+        r#"with n as (
+               update notifications set state = 'delivered', delivered_at = now(), last_error = null
+               where id = $1 returning contact_method_id)
+           update contact_methods set failing_since = null, last_error = null
+           where id = (select contact_method_id from n) and failing_since is not null"#,
         id
     )
     .execute(e)
@@ -135,11 +460,15 @@ pub async fn failed(
     retry_in_secs: Option<f64>,
 ) -> AppResult<()> {
     sqlx::query!(
-        r#"update notifications
-           set last_error = $2,
-               state = case when $3::float8 is null then 'failed' else 'pending' end,
-               next_attempt_at = now() + make_interval(secs => coalesce($3, 0))
-           where id = $1"#,
+        r#"with n as (
+               update notifications
+               set last_error = $2,
+                   state = case when $3::float8 is null then 'failed' else 'pending' end,
+                   next_attempt_at = now() + make_interval(secs => coalesce($3, 0))
+               where id = $1 returning contact_method_id, state)
+           update contact_methods
+           set failing_since = coalesce(failing_since, now()), last_error = $2
+           where id = (select contact_method_id from n where state = 'failed')"#,
         id,
         error,
         retry_in_secs
@@ -152,23 +481,32 @@ pub async fn failed(
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Delivery {
     pub id: i64,
+    /// The channel's name, or the person and their contact method
     pub channel: String,
     pub event: String,
-    /// pending, delivered or failed
+    /// pending, delivered, failed or cancelled (a page not yet sent when the incident was
+    /// acknowledged)
     pub state: String,
     pub attempts: i32,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// When it is (or was) due to be sent
+    pub next_attempt_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
 }
 
 pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Delivery>> {
     Ok(sqlx::query_as!(
         Delivery,
-        r#"select n.id, c.name as channel, n.event, n.state, n.attempts, n.last_error,
-                  n.created_at, n.delivered_at
-           from notifications n join notification_channels c on c.id = n.channel_id
-           where n.incident_id = $1 order by n.id"#,
+        r#"select n.id,
+                  coalesce(c.name, p.name || ' by ' || m.label) as "channel!",
+                  n.event, n.state, n.attempts, n.last_error, n.created_at, n.next_attempt_at,
+                  n.delivered_at
+           from notifications n
+           left join notification_channels c on c.id = n.channel_id
+           left join contact_methods m on m.id = n.contact_method_id
+           left join people p on p.id = n.person_id
+           where n.incident_id = $1 order by n.created_at, n.id"#,
         incident_id
     )
     .fetch_all(e)

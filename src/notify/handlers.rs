@@ -1,4 +1,5 @@
-//! `/api/v1/notification-channels` for admins.
+//! `/api/v1/notification-channels` and `/api/v1/subscriptions` for admins;
+//! `/api/v1/people/{handle}/contact-methods` and `…/notification-rules` for the person and admins.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -6,9 +7,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::db::{self, Channel};
-use crate::error::AppResult;
-use crate::http::access::{Admin, Auth};
+use super::db::{self, Channel, ContactMethod};
+use super::domain::SubscriptionDraft;
+use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::extract::parse_id;
 use crate::state::AppState;
@@ -36,7 +38,12 @@ pub struct NewChannel {
     pub name: String,
     /// webhook or slack
     pub kind: String,
+    /// A URL; for email, an address (or `mailto:` address)
     pub url: String,
+    /// Events the channel is told of, for every service and severity (default: sla.breached);
+    /// narrower subscriptions are added at /api/v1/subscriptions
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -60,7 +67,8 @@ pub async fn create(
     let b = body.value;
     let mut tx = state.pool.begin().await?;
     let (channel, secret) =
-        super::actions::create_channel(&mut tx, &auth.actor, &b.name, &b.kind, &b.url).await?;
+        super::actions::create_channel(&mut tx, &auth.actor, &b.name, &b.kind, &b.url, b.events)
+            .await?;
     tx.commit().await?;
     Ok((
         StatusCode::CREATED,
@@ -81,6 +89,220 @@ pub async fn delete(
     let id = parse_id(&id, "channel")?;
     let mut tx = state.pool.begin().await?;
     super::actions::delete_channel(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SubscriptionList {
+    pub items: Vec<db::Subscription>,
+}
+
+/// What each channel is told.
+#[utoipa::path(get, path = "/api/v1/subscriptions", operation_id = "listSubscriptions", tag = "paging",
+    responses((status = 200, description = "OK", body = SubscriptionList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+pub async fn subscriptions(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+) -> AppResult<Json<SubscriptionList>> {
+    Ok(Json(SubscriptionList {
+        items: db::subscriptions(&state.pool).await?,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSubscription {
+    pub channel_id: i64,
+    #[serde(flatten)]
+    pub subscription: SubscriptionDraft,
+}
+
+/// Subscribe a channel to events, narrowed by service, severity and update audience.
+#[utoipa::path(post, path = "/api/v1/subscriptions", operation_id = "createSubscription", tag = "paging", request_body = NewSubscription,
+    responses((status = 201, description = "Created", body = db::Subscription),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn subscribe(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    body: ApiJson<NewSubscription>,
+) -> AppResult<Response> {
+    let b = body.value;
+    let mut tx = state.pool.begin().await?;
+    let id = super::actions::subscribe(&mut tx, &auth.actor, b.channel_id, &b.subscription).await?;
+    tx.commit().await?;
+    let created = db::subscriptions(&state.pool)
+        .await?
+        .into_iter()
+        .find(|s| s.id == id);
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+/// Remove a subscription.
+#[utoipa::path(delete, path = "/api/v1/subscriptions/{id}", operation_id = "deleteSubscription", tag = "paging",
+    params(("id" = i64, Path, description = "Subscription id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "subscription")?;
+    let mut tx = state.pool.begin().await?;
+    super::actions::unsubscribe(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The person `handle` names, if the caller is that person or an admin.
+pub async fn reachable_person(
+    state: &AppState,
+    user: &crate::auth::domain::CurrentUser,
+    handle: &str,
+) -> AppResult<i64> {
+    let person = crate::people::db::find(&state.pool, handle)
+        .await?
+        .filter(|p| p.handle == handle.trim())
+        .ok_or_else(|| AppError::NotFound(format!("There is no person {handle:?}.")))?;
+    if person.id != user.id && user.role != crate::auth::domain::UserRole::Admin {
+        return Err(AppError::Forbidden(
+            "Only the person and admins see and change how they are reached.".into(),
+        ));
+    }
+    Ok(person.id)
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Reachability {
+    pub contact_methods: Vec<ContactMethod>,
+    pub rules: Vec<db::Rule>,
+}
+
+/// How a person is reached: their contact methods (failing ones first) and rules.
+#[utoipa::path(get, path = "/api/v1/people/{handle}/contact-methods", operation_id = "listContactMethods", tag = "paging",
+    params(("handle" = String, Path, description = "The person's handle")),
+    responses((status = 200, description = "OK", body = Reachability), (status = 403, description = "Someone else's", body = crate::error::ErrorBody)))]
+pub async fn methods(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path(handle): Path<String>,
+) -> AppResult<Json<Reachability>> {
+    let person = reachable_person(&state, &auth.user, &handle).await?;
+    Ok(Json(Reachability {
+        contact_methods: db::methods(&state.pool, Some(person)).await?,
+        rules: db::rules(&state.pool, person).await?,
+    }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMethod {
+    /// email, slack or webhook
+    pub kind: String,
+    pub label: String,
+    /// An email address or a webhook URL
+    pub address: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CreatedMethod {
+    #[serde(flatten)]
+    pub method: ContactMethod,
+    /// A webhook's signing secret, shown this once
+    pub secret: Option<String>,
+}
+
+/// Add a contact method. With no rules, a page goes to every method at once.
+#[utoipa::path(post, path = "/api/v1/people/{handle}/contact-methods", operation_id = "createContactMethod", tag = "paging",
+    params(("handle" = String, Path, description = "The person's handle")), request_body = NewMethod,
+    responses((status = 201, description = "Created", body = CreatedMethod),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn add_method(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path(handle): Path<String>,
+    body: Result<ApiJson<NewMethod>, AppError>,
+) -> AppResult<Response> {
+    // Whose it is first: someone else's person is refused before their body is read.
+    let person = reachable_person(&state, &auth.user, &handle).await?;
+    let b = body?.value;
+    let mut tx = state.pool.begin().await?;
+    let (method, secret) =
+        super::actions::add_method(&mut tx, &auth.actor, person, &b.kind, &b.label, &b.address)
+            .await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(CreatedMethod { method, secret })).into_response())
+}
+
+/// Remove a contact method (its rules go with it).
+#[utoipa::path(delete, path = "/api/v1/people/{handle}/contact-methods/{id}", operation_id = "deleteContactMethod", tag = "paging",
+    params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Contact method id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn remove_method(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path((handle, id)): Path<(String, String)>,
+) -> AppResult<StatusCode> {
+    let person = reachable_person(&state, &auth.user, &handle).await?;
+    let id = parse_id(&id, "contact method")?;
+    let mut tx = state.pool.begin().await?;
+    super::actions::remove_method(&mut tx, &auth.actor, person, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewRule {
+    pub contact_method_id: i64,
+    /// Minutes after being paged (0 to 1440)
+    pub after_minutes: i64,
+}
+
+/// Add a notification rule: use a method so many minutes after being paged.
+#[utoipa::path(post, path = "/api/v1/people/{handle}/notification-rules", operation_id = "createNotificationRule", tag = "paging",
+    params(("handle" = String, Path, description = "The person's handle")), request_body = NewRule,
+    responses((status = 201, description = "Created", body = Reachability),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn add_rule(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path(handle): Path<String>,
+    body: Result<ApiJson<NewRule>, AppError>,
+) -> AppResult<Response> {
+    // Whose it is first: someone else's person is refused before their body is read.
+    let person = reachable_person(&state, &auth.user, &handle).await?;
+    let b = body?.value;
+    let mut tx = state.pool.begin().await?;
+    super::actions::add_rule(
+        &mut tx,
+        &auth.actor,
+        person,
+        b.contact_method_id,
+        b.after_minutes,
+    )
+    .await?;
+    tx.commit().await?;
+    let now = Reachability {
+        contact_methods: db::methods(&state.pool, Some(person)).await?,
+        rules: db::rules(&state.pool, person).await?,
+    };
+    Ok((StatusCode::CREATED, Json(now)).into_response())
+}
+
+/// Remove a notification rule.
+#[utoipa::path(delete, path = "/api/v1/people/{handle}/notification-rules/{id}", operation_id = "deleteNotificationRule", tag = "paging",
+    params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Rule id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn remove_rule(
+    State(state): State<AppState>,
+    auth: Auth<Viewer>,
+    Path((handle, id)): Path<(String, String)>,
+) -> AppResult<StatusCode> {
+    let person = reachable_person(&state, &auth.user, &handle).await?;
+    let id = parse_id(&id, "rule")?;
+    let mut tx = state.pool.begin().await?;
+    super::actions::remove_rule(&mut tx, &auth.actor, person, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Channel};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{PageForm, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult};
 use crate::state::AppState;
@@ -31,6 +31,8 @@ pub struct ChannelForm {
 pub struct ChannelsPage {
     chrome: Chrome,
     channels: Vec<Channel>,
+    subscriptions: Vec<db::Subscription>,
+    events: [super::domain::Event; 8],
     /// The channel just added and its signing secret, shown this once
     issued: Option<(Channel, Option<String>)>,
     form: ChannelForm,
@@ -47,6 +49,8 @@ async fn page(
     Ok(ChannelsPage {
         chrome,
         channels: db::channels(&state.pool).await?,
+        subscriptions: db::subscriptions(&state.pool).await?,
+        events: super::domain::Event::ALL,
         issued,
         form,
         errors,
@@ -68,7 +72,16 @@ pub async fn create(
     PageForm(form): PageForm<ChannelForm>,
 ) -> PageResult<Response> {
     let mut tx = state.pool.begin().await?;
-    match actions::create_channel(&mut tx, &auth.actor, &form.name, &form.kind, &form.url).await {
+    match actions::create_channel(
+        &mut tx,
+        &auth.actor,
+        &form.name,
+        &form.kind,
+        &form.url,
+        None,
+    )
+    .await
+    {
         Ok(issued) => {
             tx.commit().await?;
             Ok(
@@ -96,4 +109,178 @@ pub async fn delete(
     actions::delete_channel(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/admin/channels").into_response())
+}
+
+/// `/account/paging`: how the signed-in person is reached — contact methods (a failing one
+/// says why), rules (which method after how many minutes), and forms to change both.
+#[derive(Template, WebTemplate)]
+#[template(path = "auth/paging.html")]
+pub struct PagingPage {
+    chrome: Chrome,
+    methods: Vec<db::ContactMethod>,
+    rules: Vec<db::Rule>,
+    /// A webhook method just added and its signing secret, shown this once
+    issued: Option<(String, String)>,
+    errors: Vec<FieldError>,
+}
+
+async fn paging_page(
+    state: &AppState,
+    chrome: Chrome,
+    person: i64,
+    issued: Option<(String, String)>,
+    errors: Vec<FieldError>,
+) -> PageResult<PagingPage> {
+    Ok(PagingPage {
+        chrome,
+        methods: db::methods(&state.pool, Some(person)).await?,
+        rules: db::rules(&state.pool, person).await?,
+        issued,
+        errors,
+    })
+}
+
+pub async fn my_paging(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Viewer>,
+) -> PageResult<PagingPage> {
+    paging_page(&state, chrome, auth.user.id, None, vec![]).await
+}
+
+#[derive(Deserialize, Default)]
+pub struct ReachForm {
+    /// add_method, remove_method, add_rule, remove_rule
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    label: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    after_minutes: String,
+}
+
+pub async fn change_paging(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Viewer>,
+    PageForm(form): PageForm<ReachForm>,
+) -> PageResult<Response> {
+    let me = auth.user.id;
+    let mut tx = state.pool.begin().await?;
+    let done = match form.action.as_str() {
+        "add_method" => actions::add_method(
+            &mut tx,
+            &auth.actor,
+            me,
+            &form.kind,
+            &form.label,
+            &form.address,
+        )
+        .await
+        .map(|(m, secret)| secret.map(|s| (m.label, s))),
+        "remove_method" => match parse_id(&form.id, "contact method") {
+            Ok(id) => actions::remove_method(&mut tx, &auth.actor, me, id)
+                .await
+                .map(|_| None),
+            Err(e) => Err(e),
+        },
+        "add_rule" => {
+            let minutes = form.after_minutes.trim().parse::<i64>().map_err(|_| {
+                AppError::invalid("after_minutes", "a whole number of minutes, 0 to 1440")
+            });
+            match (parse_id(&form.id, "contact method"), minutes) {
+                (Ok(id), Ok(m)) => actions::add_rule(&mut tx, &auth.actor, me, id, m)
+                    .await
+                    .map(|_| None),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            }
+        }
+        "remove_rule" => match parse_id(&form.id, "rule") {
+            Ok(id) => actions::remove_rule(&mut tx, &auth.actor, me, id)
+                .await
+                .map(|_| None),
+            Err(e) => Err(e),
+        },
+        _ => Err(AppError::invalid("action", "not a change this page makes")),
+    };
+    match done {
+        Ok(issued) => {
+            tx.commit().await?;
+            if issued.is_some() {
+                return Ok(paging_page(&state, chrome, me, issued, vec![])
+                    .await?
+                    .into_response());
+            }
+            Ok(Redirect::to("/account/paging").into_response())
+        }
+        Err(AppError::Validation(errors)) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            paging_page(&state, chrome, me, None, errors).await?,
+        )
+            .into_response()),
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+/// Adds a subscription from the admin page's form: repeated `events`, `severities` and
+/// `audiences` boxes, services as a comma-separated list.
+pub async fn subscribe(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Admin>,
+    PageForm(pairs): PageForm<Vec<(String, String)>>,
+) -> PageResult<Response> {
+    let all = |name: &str| -> Vec<String> {
+        pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let draft = super::domain::SubscriptionDraft {
+        events: all("events"),
+        services: all("services")
+            .iter()
+            .flat_map(|s| s.split(','))
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        severities: all("severities"),
+        audiences: all("audiences"),
+    };
+    let channel = parse_id(
+        all("channel_id").first().map_or("", String::as_str),
+        "channel",
+    )?;
+    let mut tx = state.pool.begin().await?;
+    match actions::subscribe(&mut tx, &auth.actor, channel, &draft).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(Redirect::to("/admin/channels#subscriptions").into_response())
+        }
+        Err(AppError::Validation(errors)) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            page(&state, chrome, None, ChannelForm::default(), errors).await?,
+        )
+            .into_response()),
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "subscription")?;
+    let mut tx = state.pool.begin().await?;
+    actions::unsubscribe(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(Redirect::to("/admin/channels#subscriptions").into_response())
 }

@@ -1,15 +1,21 @@
 //! Delivers the outbox: every replica runs it; leases keep two senders off one message, and a
-//! message is retried with growing, jittered delays until it is delivered or given up.
+//! message is retried with growing, jittered delays until it is delivered or given up. A sender
+//! sleeps until the next message is due or a transaction that queued one wakes it
+//! (`LISTEN quell_outbox`). Webhooks go over HTTP; email over SMTP (`QUELL_SMTP_URL`).
 
 use argon2::password_hash::rand_core::{OsRng, RngCore};
 use chrono::Utc;
+use lettre::message::Mailbox;
+use lettre::message::header::ContentType;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use sqlx::PgPool;
+use sqlx::postgres::PgListener;
 use std::time::Duration;
 
 use super::db::{self, Claimed};
 use super::domain::{MAX_ATTEMPTS, backoff_secs, sign};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -20,6 +26,15 @@ pub struct SenderConfig {
     pub max_delay_secs: f64,
     pub max_attempts: i32,
     pub timeout: Duration,
+    /// Where links in messages point (`QUELL_BASE_URL`).
+    pub base_url: String,
+    /// The SMTP server email goes through, e.g. `smtp://mail.example.com:587?tls=required`
+    /// (lettre's URL form); none means email cannot be sent.
+    pub smtp_url: Option<String>,
+    /// The sender of email.
+    pub mail_from: String,
+    /// Messages sent at once.
+    pub concurrency: usize,
 }
 
 impl Default for SenderConfig {
@@ -31,6 +46,10 @@ impl Default for SenderConfig {
             max_delay_secs: 600.0,
             max_attempts: MAX_ATTEMPTS,
             timeout: Duration::from_secs(10),
+            base_url: "http://127.0.0.1:3000".to_owned(),
+            smtp_url: None,
+            mail_from: "Quell <quell@localhost>".to_owned(),
+            concurrency: 16,
         }
     }
 }
@@ -43,17 +62,79 @@ pub fn http_client(timeout: Duration) -> reqwest::Client {
         .expect("an HTTP client")
 }
 
-async fn attempt(http: &reqwest::Client, n: &Claimed) -> Result<(), String> {
+/// The message as sent: links made absolute, the acknowledge link spelled out.
+fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
+    let base = cfg.base_url.trim_end_matches('/');
+    let mut payload = n.payload.clone();
+    let mut text = payload["message"]
+        .as_str()
+        .unwrap_or("Quell notification")
+        .to_owned();
+    if let Some(obj) = payload.as_object_mut() {
+        if let Some(path) = obj.get("path").and_then(|p| p.as_str()).map(str::to_owned) {
+            obj.insert("url".into(), json!(format!("{base}{path}")));
+            text.push_str(&format!("\n{base}{path}"));
+        }
+        if let Some(path) = obj
+            .get("ack_path")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned)
+        {
+            obj.insert("ack_url".into(), json!(format!("{base}{path}")));
+            text.push_str(&format!("\nAcknowledge: {base}{path}"));
+        }
+    }
+    (payload, text)
+}
+
+async fn send_email(
+    cfg: &SenderConfig,
+    to: &str,
+    subject: &str,
+    text: String,
+) -> Result<(), String> {
+    let Some(url) = cfg.smtp_url.as_deref() else {
+        return Err("no SMTP server is configured (QUELL_SMTP_URL)".into());
+    };
+    let from: Mailbox = cfg
+        .mail_from
+        .parse()
+        .map_err(|e| format!("QUELL_SMTP_FROM is not an address: {e}"))?;
+    let to: Mailbox = to.parse().map_err(|e| format!("not an address: {e}"))?;
+    let email = lettre::Message::builder()
+        .from(from)
+        .to(to)
+        .subject(subject)
+        .header(ContentType::TEXT_PLAIN)
+        .body(text)
+        .map_err(|e| format!("cannot build the message: {e}"))?;
+    let mailer = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+        .map_err(|e| format!("QUELL_SMTP_URL: {e}"))?
+        .timeout(Some(cfg.timeout))
+        .build();
+    mailer
+        .send(email)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("SMTP: {e}"))
+}
+
+async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Result<(), String> {
+    let (payload, text) = finished(cfg, n);
     let request = match n.kind.as_str() {
-        "slack" => {
-            let text = n.payload["message"]
+        "email" => {
+            let to = n.url.strip_prefix("mailto:").unwrap_or(&n.url);
+            let subject = payload["message"]
                 .as_str()
                 .unwrap_or("Quell notification")
-                .to_owned();
-            http.post(&n.url).json(&json!({ "text": text }))
+                .chars()
+                .take(150)
+                .collect::<String>();
+            return send_email(cfg, to, &subject, text).await;
         }
+        "slack" => http.post(&n.url).json(&json!({ "text": text })),
         _ => {
-            let body = n.payload.to_string();
+            let body = payload.to_string();
             let msg_id = format!("msg_quell_{}", n.id);
             let ts = Utc::now().timestamp();
             let mut r = http
@@ -82,6 +163,25 @@ async fn attempt(http: &reqwest::Client, n: &Claimed) -> Result<(), String> {
     }
 }
 
+async fn deliver_one(
+    pool: &PgPool,
+    http: &reqwest::Client,
+    cfg: &SenderConfig,
+    n: &Claimed,
+) -> AppResult<()> {
+    match attempt(http, cfg, n).await {
+        Ok(()) => db::delivered(pool, n.id).await,
+        Err(error) => {
+            let retry = (n.attempts < cfg.max_attempts).then(|| {
+                let jitter = (OsRng.next_u32() as f64) / (u32::MAX as f64 + 1.0);
+                backoff_secs(n.attempts, cfg.base_delay_secs, cfg.max_delay_secs, jitter)
+            });
+            tracing::warn!(notification = n.id, attempts = n.attempts, %error, "notification not delivered");
+            db::failed(pool, n.id, &error, retry).await
+        }
+    }
+}
+
 /// Delivers one batch; returns how many messages it tried.
 pub async fn deliver_once(
     pool: &PgPool,
@@ -89,34 +189,75 @@ pub async fn deliver_once(
     cfg: &SenderConfig,
 ) -> AppResult<usize> {
     let batch = db::claim(pool, cfg.batch, cfg.lease_secs).await?;
-    for n in &batch {
-        match attempt(http, n).await {
-            Ok(()) => db::delivered(pool, n.id).await?,
-            Err(error) => {
-                let retry = (n.attempts < cfg.max_attempts).then(|| {
-                    let jitter = (OsRng.next_u32() as f64) / (u32::MAX as f64 + 1.0);
-                    backoff_secs(n.attempts, cfg.base_delay_secs, cfg.max_delay_secs, jitter)
-                });
-                tracing::warn!(notification = n.id, attempts = n.attempts, %error, "notification not delivered");
-                db::failed(pool, n.id, &error, retry).await?;
-            }
-        }
+    // Sent side by side, a few at a time, each on its own task with its own copies.
+    let shared = std::sync::Arc::new(cfg.clone());
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(cfg.concurrency.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    let tried = batch.len();
+    for n in batch {
+        let (pool, http, cfg, gate) = (pool.clone(), http.clone(), shared.clone(), gate.clone());
+        tasks.spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            deliver_one(&pool, &http, &cfg, &n).await
+        });
     }
-    Ok(batch.len())
+    let mut results = Vec::with_capacity(tried);
+    while let Some(r) = tasks.join_next().await {
+        results.push(r.map_err(|e| AppError::Internal(format!("sender task: {e}")))?);
+    }
+    results.into_iter().collect::<AppResult<Vec<()>>>()?;
+    Ok(tried)
 }
 
-/// The sender loop of one replica.
-pub async fn run(pool: PgPool) {
-    let cfg = SenderConfig::default();
+/// The longest a sender sleeps without being woken: a safety net for a missed wake-up.
+const POLL: Duration = Duration::from_secs(5);
+
+/// The sender loop of one replica: deliver what is due, then sleep until the next message is
+/// due, a transaction queues one (`quell_outbox`), or the poll interval passes.
+pub async fn run(pool: PgPool, cfg: SenderConfig) {
     let http = http_client(cfg.timeout);
+    let mut listener = match PgListener::connect_with(&pool).await {
+        Ok(mut l) => match l.listen(db::OUTBOX_CHANNEL).await {
+            Ok(()) => Some(l),
+            Err(e) => {
+                tracing::warn!(error = %e, "notification sender cannot listen; polling only");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "notification sender cannot listen; polling only");
+            None
+        }
+    };
     loop {
         match deliver_once(&pool, &http, &cfg).await {
             Ok(n) if n as i64 == cfg.batch => continue,
-            Ok(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+            Ok(_) => {}
             Err(e) => {
                 tracing::error!(error = %e, "notification sender failed; retrying");
                 tokio::time::sleep(Duration::from_secs(2)).await;
+                continue;
             }
+        }
+        let wait = match db::next_due_in(&pool).await {
+            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
+            _ => POLL,
+        };
+        if wait < Duration::from_millis(10) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        }
+        match listener.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.recv() => if let Err(e) = r {
+                        tracing::warn!(error = %e, "outbox notifications interrupted");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    },
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            None => tokio::time::sleep(wait).await,
         }
     }
 }

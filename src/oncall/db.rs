@@ -93,3 +93,33 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredSchedule> {
         .pop()
         .ok_or_else(|| AppError::NotFound(format!("There is no schedule {id}.")))
 }
+
+/// The token of `person_id`'s calendar feed, made now if they have none (or `reset`).
+pub async fn feed_token(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+    fresh: &str,
+    reset: bool,
+) -> AppResult<String> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into oncall_feeds (person_id, token) values ($1, $2)
+           on conflict (person_id) do update
+           set token = case when $3 then excluded.token else oncall_feeds.token end
+           returning token"#,
+        person_id,
+        fresh,
+        reset
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// The handle whose feed `token` is.
+pub async fn feed_owner(e: impl PgExecutor<'_>, token: &str) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        "select p.handle from oncall_feeds f join people p on p.id = f.person_id where f.token = $1",
+        token
+    )
+    .fetch_optional(e)
+    .await?)
+}

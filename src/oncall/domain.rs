@@ -354,6 +354,56 @@ impl Schedule {
     }
 }
 
+/// One shift in a person's calendar: which schedule, when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shift {
+    pub schedule_id: i64,
+    pub schedule: String,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+fn ical_text(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace(';', "\\;")
+        .replace(',', "\\,")
+        .replace(['\r', '\n'], " ")
+}
+
+fn ical_time(t: DateTime<Utc>) -> String {
+    t.format("%Y%m%dT%H%M%SZ").to_string()
+}
+
+/// An iCalendar (RFC 5545) feed of `handle`'s shifts, times in UTC, CRLF line ends.
+pub fn ical(handle: &str, shifts: &[Shift], stamp: DateTime<Utc>) -> String {
+    let mut out = String::from(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Quell//On call//EN\r\nCALSCALE:GREGORIAN\r\n",
+    );
+    out.push_str(&format!(
+        "X-WR-CALNAME:{}\r\n",
+        ical_text(&format!("On call: {handle}"))
+    ));
+    for s in shifts {
+        out.push_str("BEGIN:VEVENT\r\n");
+        out.push_str(&format!(
+            "UID:{}-{}-{}@quell\r\n",
+            s.schedule_id,
+            s.from.timestamp(),
+            ical_text(handle)
+        ));
+        out.push_str(&format!("DTSTAMP:{}\r\n", ical_time(stamp)));
+        out.push_str(&format!("DTSTART:{}\r\n", ical_time(s.from)));
+        out.push_str(&format!("DTEND:{}\r\n", ical_time(s.to)));
+        out.push_str(&format!(
+            "SUMMARY:{}\r\n",
+            ical_text(&format!("On call: {}", s.schedule))
+        ));
+        out.push_str("END:VEVENT\r\n");
+    }
+    out.push_str("END:VCALENDAR\r\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,5 +575,28 @@ mod tests {
             parse_zone("z", "Europe/Lisbon").unwrap(),
             chrono_tz::Europe::Lisbon
         );
+    }
+
+    #[test]
+    fn a_calendar_feed_lists_shifts_in_utc_and_escapes_text() {
+        let t = |h| Utc.with_ymd_and_hms(2026, 10, 26, h, 0, 0).unwrap();
+        let feed = ical(
+            "ana",
+            &[Shift {
+                schedule_id: 3,
+                schedule: "Payments, primary; EU".into(),
+                from: t(9),
+                to: t(17),
+            }],
+            t(8),
+        );
+        assert!(feed.starts_with("BEGIN:VCALENDAR\r\n"));
+        assert!(feed.ends_with("END:VCALENDAR\r\n"));
+        assert!(feed.contains("DTSTART:20261026T090000Z\r\nDTEND:20261026T170000Z\r\n"));
+        assert!(
+            feed.contains("SUMMARY:On call: Payments\\, primary\\; EU\r\n"),
+            "{feed}"
+        );
+        assert_eq!(feed.matches("BEGIN:VEVENT").count(), 1);
     }
 }

@@ -6,3 +6,4 @@ pub mod actions;
 pub mod db;
 pub mod domain;
 pub mod handlers;
+pub mod pages;

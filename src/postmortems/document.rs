@@ -116,6 +116,8 @@ fn shown_by_default(kind: Kind) -> bool {
             | Kind::Edited
             | Kind::SlaBreached
             | Kind::SuspectVerdict
+            | Kind::Paged
+            | Kind::Escalation
     )
 }
 

@@ -40,6 +40,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "sla", description = "Severity policies: acknowledge and resolve targets, update cadence"),
         (name = "reports", description = "Response metrics for managers"),
         (name = "oncall", description = "On-call schedules: rotations, layers, overrides, and who is on call"),
+        (name = "paging", description = "Escalation policies, contact methods and notification rules, channel subscriptions"),
         (name = "runbooks", description = "Runbooks: a link and a checklist per service or routing rule"),
         (name = "challenges", description = "Investigation challenges built from past incidents, and credits"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
@@ -222,6 +223,30 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             crate::oncall::handlers::update
         ))
         .routes(routes!(crate::oncall::handlers::on_call))
+        .routes(routes!(
+            crate::paging::handlers::list,
+            crate::paging::handlers::create
+        ))
+        .routes(routes!(
+            crate::paging::handlers::get,
+            crate::paging::handlers::update,
+            crate::paging::handlers::delete
+        ))
+        .routes(routes!(crate::paging::handlers::assign))
+        .routes(routes!(crate::paging::handlers::on_call_now))
+        .routes(routes!(
+            crate::notify::handlers::subscriptions,
+            crate::notify::handlers::subscribe
+        ))
+        .routes(routes!(crate::notify::handlers::unsubscribe))
+        .routes(routes!(
+            crate::notify::handlers::methods,
+            crate::notify::handlers::add_method
+        ))
+        .routes(routes!(crate::notify::handlers::remove_method))
+        .routes(routes!(crate::notify::handlers::add_rule))
+        .routes(routes!(crate::notify::handlers::remove_rule))
+        .routes(routes!(inc::paging))
         .split_for_parts()
 }
 
@@ -471,6 +496,22 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::notify::pages::delete),
         )
         .route(
+            "/admin/subscriptions",
+            post(crate::notify::pages::subscribe),
+        )
+        .route(
+            "/admin/subscriptions/{id}/delete",
+            post(crate::notify::pages::unsubscribe),
+        )
+        .route("/oncall", get(crate::paging::pages::show))
+        .route("/schedules", get(crate::oncall::pages::list))
+        .route("/schedules/{id}", get(crate::oncall::pages::show))
+        .route("/oncall/feed", post(crate::oncall::pages::make_feed))
+        .route(
+            "/account/paging",
+            get(crate::notify::pages::my_paging).post(crate::notify::pages::change_paging),
+        )
+        .route(
             "/admin/policies",
             get(crate::sla::pages::show).post(crate::sla::pages::save),
         )
@@ -484,6 +525,13 @@ fn pages(state: &AppState) -> Router<AppState> {
             get(crate::accounts::pages::login_form).post(crate::accounts::pages::login),
         )
         .route("/logout", post(crate::accounts::pages::logout))
+        // A calendar feed's address is its own credential.
+        .route("/oncall/{file}", get(crate::oncall::pages::feed))
+        // An acknowledge link is its own credential (signed, single-use, expiring).
+        .route(
+            "/incidents/{key}/ack/{token}",
+            get(crate::incidents::pages::ack_link).post(crate::incidents::pages::ack_by_link),
+        )
         .route("/auth/oidc/login", get(crate::accounts::oidc::start))
         .route("/auth/oidc/callback", get(crate::accounts::oidc::callback))
         .fallback(|| async { page::PageError(AppError::NotFound("There is no such page.".into())) })

@@ -15,6 +15,8 @@ use super::db;
 use super::domain::{Policy, TimerKind, desired_timers};
 use crate::domain::Severity;
 use crate::error::{AppError, AppResult};
+use crate::notify::actions::About;
+use crate::notify::domain::Event;
 
 /// What the timers of one incident are computed from.
 #[derive(Debug, Clone, Copy)]
@@ -163,7 +165,9 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
                returning (select number from incidents where id = $1) as "number!",
                          (select title from incidents where id = $1) as "title!",
                          (select severity from incidents where id = $1) as "severity!",
-                         (select detected_at from incidents where id = $1) as "detected_at!""#,
+                         (select detected_at from incidents where id = $1) as "detected_at!",
+                         (select s.name from incidents i join services s on s.id = i.service_id
+                          where i.id = $1) as service"#,
             t.incident_id,
             t.due_at,
             json!({ "timer": kind.as_str() })
@@ -177,14 +181,25 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
             t.due_at,
             incident.detected_at,
         );
-        let payload = json!({
-            "type": "sla.breached",
-            "timer": kind.as_str(),
-            "due_at": t.due_at,
-            "incident": { "key": key, "title": incident.title, "severity": incident.severity },
-            "message": format!("{key} ({}) {}: {what}", incident.severity, incident.title),
-        });
-        crate::notify::db::enqueue(&mut *tx, t.incident_id, "sla.breached", &payload).await?;
+        let event = match kind {
+            TimerKind::Update => Event::UpdateDue,
+            _ => Event::SlaBreached,
+        };
+        crate::notify::actions::announce(
+            &mut tx,
+            &About {
+                incident_id: t.incident_id,
+                key: &key,
+                title: &incident.title,
+                severity: &incident.severity,
+                service: incident.service.as_deref(),
+            },
+            event,
+            &what,
+            None,
+            json!({ "timer": kind.as_str(), "due_at": t.due_at }),
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(fired.len())

@@ -31,10 +31,14 @@ pub enum Kind {
     Related,
     /// A runbook's step checked or unchecked.
     Checklist,
+    /// An escalation step fired: who was paged, how, and who could not be reached.
+    Paged,
+    /// The escalation stopped (acknowledged, resolved) or ran out of steps.
+    Escalation,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 19] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -52,6 +56,8 @@ impl Kind {
         Self::SuspectVerdict,
         Self::Related,
         Self::Checklist,
+        Self::Paged,
+        Self::Escalation,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -73,6 +79,8 @@ impl Kind {
             Self::SuspectVerdict => "suspect_verdict",
             Self::Related => "related",
             Self::Checklist => "checklist",
+            Self::Paged => "paged",
+            Self::Escalation => "escalation",
         }
     }
 
@@ -210,6 +218,11 @@ pub fn headline(
                 (n, _) => format!("{n} alerts resolved"),
             }
         }
+        Kind::Paged => paged_headline(details),
+        Kind::Escalation => match str_of(details, "action") {
+            "exhausted" => "Escalation ended after its last step; nobody acknowledged".to_owned(),
+            _ => format!("Escalation stopped: {}", str_of(details, "why")),
+        },
         Kind::Checklist => {
             let verb = if details.get("checked").and_then(Value::as_bool) == Some(false) {
                 "unchecked"
@@ -246,6 +259,50 @@ pub fn headline(
             )
         }
     }
+}
+
+/// `Paged Ana Ruiz, Ben Ode and #payments (step 2 of 3, Payments); no contact method for Cy`.
+fn paged_headline(details: &Value) -> String {
+    let names = |key: &str| -> Vec<&str> {
+        details
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.get("name").and_then(Value::as_str).or(v.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut who = names("people");
+    who.extend(names("channels"));
+    let mut s = match who.len() {
+        0 => "Nobody paged".to_owned(),
+        1 => format!("Paged {}", who[0]),
+        n => format!("Paged {} and {}", who[..n - 1].join(", "), who[n - 1]),
+    };
+    let step = details.get("step").and_then(Value::as_i64).unwrap_or(0);
+    let of = details.get("of").and_then(Value::as_i64).unwrap_or(0);
+    s.push_str(&format!(
+        " (step {step} of {of}, {})",
+        str_of(details, "policy")
+    ));
+    let round = details.get("round").and_then(Value::as_i64).unwrap_or(0);
+    if round > 0 {
+        s.push_str(&format!(", repeat {round}"));
+    }
+    let unreachable = names("unreachable");
+    if !unreachable.is_empty() {
+        s.push_str(&format!(
+            "; no way to reach {} (no contact method)",
+            unreachable.join(", ")
+        ));
+    }
+    let empty = names("empty_schedules");
+    if !empty.is_empty() {
+        s.push_str(&format!("; nobody on call in {}", empty.join(", ")));
+    }
+    s
 }
 
 #[cfg(test)]

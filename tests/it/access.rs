@@ -134,6 +134,39 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/schedules/{id}", "viewer"),
     ("PUT", "/api/v1/schedules/{id}", "manager"),
     ("GET", "/api/v1/schedules/{id}/on-call", "viewer"),
+    ("GET", "/api/v1/escalation-policies", "viewer"),
+    ("POST", "/api/v1/escalation-policies", "manager"),
+    ("GET", "/api/v1/escalation-policies/{id}", "viewer"),
+    ("PUT", "/api/v1/escalation-policies/{id}", "manager"),
+    ("DELETE", "/api/v1/escalation-policies/{id}", "manager"),
+    (
+        "PUT",
+        "/api/v1/services/{name}/escalation-policy",
+        "manager",
+    ),
+    ("GET", "/api/v1/on-call", "viewer"),
+    ("GET", "/api/v1/subscriptions", "admin"),
+    ("POST", "/api/v1/subscriptions", "admin"),
+    ("DELETE", "/api/v1/subscriptions/{id}", "admin"),
+    // {handle} is the admin's: only they (and admins) see how they are reached.
+    ("GET", "/api/v1/people/{handle}/contact-methods", "admin"),
+    ("POST", "/api/v1/people/{handle}/contact-methods", "admin"),
+    (
+        "DELETE",
+        "/api/v1/people/{handle}/contact-methods/{id}",
+        "admin",
+    ),
+    (
+        "POST",
+        "/api/v1/people/{handle}/notification-rules",
+        "admin",
+    ),
+    (
+        "DELETE",
+        "/api/v1/people/{handle}/notification-rules/{id}",
+        "admin",
+    ),
+    ("GET", "/api/v1/incidents/{key}/paging", "viewer"),
     ("GET", "/api/v1/runbooks", "viewer"),
     ("POST", "/api/v1/runbooks", "admin"),
     ("GET", "/api/v1/runbooks/{id}", "viewer"),
@@ -306,6 +339,14 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/admin/channels", "admin"),
     ("POST", "/admin/channels", "admin"),
     ("POST", "/admin/channels/{id}/delete", "admin"),
+    ("POST", "/admin/subscriptions", "admin"),
+    ("POST", "/admin/subscriptions/{id}/delete", "admin"),
+    ("GET", "/oncall", "viewer"),
+    ("GET", "/schedules", "viewer"),
+    ("GET", "/schedules/{id}", "viewer"),
+    ("POST", "/oncall/feed", "viewer"),
+    ("GET", "/account/paging", "viewer"),
+    ("POST", "/account/paging", "viewer"),
     ("GET", "/admin/routing", "admin"),
     ("POST", "/admin/routing", "admin"),
     ("POST", "/admin/routing/preview", "admin"),
@@ -331,6 +372,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{import_id}", "999999")
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
+        .replace("{handle}", "admin")
 }
 
 #[sqlx::test]

@@ -20,6 +20,7 @@ mod notify;
 mod oidc;
 mod oncall;
 mod pages;
+mod paging;
 mod postmortem_review;
 mod postmortems;
 mod related;

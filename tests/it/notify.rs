@@ -251,7 +251,7 @@ async fn bad_channels_are_refused(pool: PgPool) {
     let app = TestApp::new(pool).await;
     for (body, field) in [
         (
-            json!({"name": "x", "kind": "email", "url": "https://x.example"}),
+            json!({"name": "x", "kind": "pager", "url": "https://x.example"}),
             "kind",
         ),
         (

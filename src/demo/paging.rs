@@ -1,0 +1,147 @@
+//! The demo's paging: payments on call (weekly, three people, handing off Mondays 09:00 in
+//! Lisbon), a secondary, and the Payments escalation policy on payments-gateway (primary, then
+//! the secondary after 5 minutes, then the engineering manager after 15). INC-1187's record
+//! shows the page Daniel got at detection and acknowledged 9 minutes later. Once each.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::json;
+use sqlx::PgConnection;
+
+use crate::audit::Actor;
+use crate::error::AppResult;
+use crate::oncall::domain::{LayerDoc, ScheduleDraft, ShiftLength};
+use crate::paging::domain::{PolicyDraft, Step, Target};
+use crate::timeline::{db::NewEvent, domain::Kind};
+
+const PRIMARY: &str = "Payments primary";
+const SECONDARY: &str = "Payments secondary";
+const POLICY: &str = "Payments";
+
+fn weekly(people: &[&str]) -> LayerDoc {
+    LayerDoc {
+        length: ShiftLength::Week,
+        // The Monday before INC-1187.
+        start: NaiveDate::from_ymd_opt(2026, 9, 14)
+            .and_then(|d| d.and_hms_opt(9, 0, 0))
+            .expect("a date"),
+        time_zone: "Europe/Lisbon".into(),
+        people: people.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+pub async fn load(
+    tx: &mut PgConnection,
+    incident_id: i64,
+    detected_at: DateTime<Utc>,
+    acknowledged_at: DateTime<Utc>,
+) -> AppResult<()> {
+    let actor = Actor::system("demo");
+    let schedules = crate::oncall::db::list(&mut *tx, None).await?;
+    for (name, people) in [
+        (PRIMARY, ["daniel", "dev", "priya.raman"]),
+        (SECONDARY, ["dev", "priya.raman", "daniel"]),
+    ] {
+        if !schedules.iter().any(|s| s.name == name) {
+            let draft = ScheduleDraft {
+                name: name.into(),
+                layers: vec![weekly(&people)],
+                overrides: vec![],
+            };
+            crate::oncall::actions::create(tx, &actor, &draft).await?;
+        }
+    }
+    if crate::paging::db::list(&mut *tx, None)
+        .await?
+        .iter()
+        .any(|p| p.name == POLICY)
+    {
+        return Ok(());
+    }
+    let step = |target: Target, delay_minutes| Step {
+        targets: vec![target],
+        delay_minutes,
+    };
+    let draft = PolicyDraft {
+        name: POLICY.into(),
+        steps: vec![
+            step(Target::Schedule(PRIMARY.into()), 5),
+            step(Target::Schedule(SECONDARY.into()), 10),
+            step(Target::Person("ana".into()), 15),
+        ],
+        repeat: 0,
+    };
+    let id = crate::paging::actions::create(tx, &actor, &draft).await?;
+    crate::paging::actions::assign(tx, &actor, "payments-gateway", Some(POLICY)).await?;
+    // Everyone on the rota is reached by work email (delivered when QUELL_SMTP_URL is set).
+    let mut daniel = None;
+    for handle in ["daniel", "dev", "priya.raman", "ana"] {
+        if let Some(p) = crate::people::db::find(&mut *tx, handle).await? {
+            let (m, _) = crate::notify::actions::add_method(
+                tx,
+                &actor,
+                p.id,
+                "email",
+                "work email",
+                &p.email,
+            )
+            .await?;
+            if handle == "daniel" {
+                daniel = Some((p, m));
+            }
+        }
+    }
+    let Some((person, method)) = daniel else {
+        return Ok(());
+    };
+    // INC-1187's page: step 1 reached Daniel, on call in the primary, at detection.
+    let policy = crate::paging::db::get(&mut *tx, id).await?;
+    let payload = json!({
+        "type": "incident.paged",
+        "message": "INC-1187 (Sev2) payments-gateway authorization timeouts after connection pool change: you are paged (step 1 of 3, Payments)",
+        "path": "/incidents/INC-1187",
+    });
+    crate::paging::db::record_past_page(
+        tx,
+        &crate::paging::db::PastPage {
+            incident_id,
+            policy: &policy,
+            fired_at: detected_at,
+            stopped_at: acknowledged_at,
+            person_id: person.id,
+            method_id: method.id,
+            payload: &payload,
+        },
+    )
+    .await?;
+    for (at, kind, details) in [
+        (
+            detected_at,
+            Kind::Paged,
+            json!({"step": 1, "of": 3, "round": 0, "policy": POLICY,
+                   "people": [{"name": person.name, "schedule": PRIMARY,
+                               "via": [{"method": "work email", "kind": "email", "after_minutes": 0}]}],
+                   "channels": [], "unreachable": [], "empty_schedules": []}),
+        ),
+        (
+            acknowledged_at,
+            Kind::Escalation,
+            json!({"action": "stopped", "why": format!("acknowledged by {}", person.name),
+                   "policy": POLICY, "pages_called_off": 0}),
+        ),
+    ] {
+        crate::timeline::db::append(
+            &mut *tx,
+            NewEvent {
+                incident_id,
+                occurred_at: at,
+                kind,
+                author: "Quell",
+                body: "",
+                details,
+                incident_version: None,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}

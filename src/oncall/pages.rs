@@ -1,0 +1,236 @@
+//! On-call pages: `/schedules` (who is on call now in each), `/schedules/{id}` (the next four
+//! weeks drawn as a timeline, the layers and the overrides), and each person's calendar feed at
+//! `/oncall/{token}.ics` (the token is the credential; `POST /oncall/feed` makes or resets it).
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::{DateTime, Duration, Utc};
+
+use super::actions;
+use super::db::{self, StoredSchedule};
+use super::domain::{Shift, ical};
+use crate::clock;
+use crate::error::AppError;
+use crate::http::access::{Auth, Viewer};
+use crate::http::extract::{PageForm, parse_id};
+use crate::http::page::{Chrome, PageResult};
+use crate::state::AppState;
+
+pub struct Row {
+    pub id: i64,
+    pub name: String,
+    pub on_call_now: Option<String>,
+    pub layers: usize,
+    pub overrides: usize,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "oncall/schedules.html")]
+pub struct SchedulesPage {
+    chrome: Chrome,
+    rows: Vec<Row>,
+    /// The signed-in person's feed address, if they made one.
+    feed: Option<String>,
+}
+
+async fn feed_url(
+    state: &AppState,
+    chrome: &Chrome,
+    make: bool,
+    reset: bool,
+) -> PageResult<Option<String>> {
+    let Some(user) = &chrome.user else {
+        return Ok(None);
+    };
+    if !make {
+        let known = sqlx::query_scalar!(
+            "select token from oncall_feeds where person_id = $1",
+            user.id
+        )
+        .fetch_optional(&state.pool)
+        .await
+        .map_err(AppError::from)?;
+        return Ok(known.map(|t| format!("{}/oncall/{t}.ics", state.config.base_url)));
+    }
+    // 244 random bits; the address is the credential, so it is kept to compare, like a link.
+    let fresh = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let token = db::feed_token(&state.pool, user.id, &fresh, reset).await?;
+    Ok(Some(format!(
+        "{}/oncall/{token}.ics",
+        state.config.base_url
+    )))
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+) -> PageResult<SchedulesPage> {
+    let now = clock::now(&state.pool).await?;
+    let mut rows = Vec::new();
+    for s in db::list(&state.pool, None).await? {
+        rows.push(Row {
+            id: s.id,
+            on_call_now: actions::rules(&s)?.on_call(now),
+            name: s.name,
+            layers: s.layers.0.len(),
+            overrides: s.overrides.0.len(),
+        });
+    }
+    let feed = feed_url(&state, &chrome, false, false).await?;
+    Ok(SchedulesPage { chrome, rows, feed })
+}
+
+#[derive(serde::Deserialize, Default)]
+pub struct FeedForm {
+    #[serde(default)]
+    reset: String,
+}
+
+/// Makes (or, with `reset=yes`, replaces) the signed-in person's calendar feed address.
+pub async fn make_feed(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    PageForm(form): PageForm<FeedForm>,
+) -> PageResult<Response> {
+    feed_url(&state, &chrome, true, form.reset == "yes").await?;
+    Ok(Redirect::to("/schedules#feed").into_response())
+}
+
+/// A bar on the four-week timeline, placed in percent of its width.
+pub struct Bar {
+    pub person: String,
+    pub left: f64,
+    pub width: f64,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// Which of six colours: the person's place among the schedule's people
+    pub tone: usize,
+}
+
+pub struct Tick {
+    pub left: f64,
+    pub label: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "oncall/schedule.html")]
+pub struct SchedulePage {
+    chrome: Chrome,
+    s: StoredSchedule,
+    now: DateTime<Utc>,
+    on_call_now: Option<String>,
+    bars: Vec<Bar>,
+    ticks: Vec<Tick>,
+    /// Where "now" sits on the timeline, in percent
+    now_at: f64,
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+    Path(id): Path<String>,
+) -> PageResult<SchedulePage> {
+    let s = db::get(&state.pool, parse_id(&id, "schedule")?).await?;
+    let now = clock::now(&state.pool).await?;
+    let rules = actions::rules(&s)?;
+    // From the start of today (UTC) for 28 days.
+    let from = now
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .expect("midnight")
+        .and_utc();
+    let to = from + Duration::days(28);
+    let total = (to - from).num_seconds() as f64;
+    let pct =
+        |t: DateTime<Utc>| ((t - from).num_seconds() as f64 / total * 100.0).clamp(0.0, 100.0);
+    let mut people: Vec<String> = Vec::new();
+    for l in &s.layers.0 {
+        for p in &l.people {
+            if !people.contains(p) {
+                people.push(p.clone());
+            }
+        }
+    }
+    let bars = rules
+        .spans(from, to)
+        .into_iter()
+        .map(|sp| {
+            let tone = match people.iter().position(|p| *p == sp.person) {
+                Some(i) => i % 6,
+                None => {
+                    people.push(sp.person.clone());
+                    (people.len() - 1) % 6
+                }
+            };
+            Bar {
+                left: pct(sp.from),
+                width: pct(sp.to) - pct(sp.from),
+                person: sp.person,
+                from: sp.from,
+                to: sp.to,
+                tone,
+            }
+        })
+        .collect();
+    let ticks = (0..4)
+        .map(|w| {
+            let t = from + Duration::weeks(w);
+            Tick {
+                left: pct(t),
+                label: t.format("%a %d %b").to_string(),
+            }
+        })
+        .collect();
+    Ok(SchedulePage {
+        chrome,
+        on_call_now: rules.on_call(now),
+        now_at: pct(now),
+        s,
+        now,
+        bars,
+        ticks,
+    })
+}
+
+/// `GET /oncall/{token}.ics`: the feed's owner's shifts, two weeks back and twelve ahead.
+pub async fn feed(State(state): State<AppState>, Path(file): Path<String>) -> PageResult<Response> {
+    let not_found = || AppError::NotFound("There is no such calendar feed.".into());
+    let token = file.strip_suffix(".ics").ok_or_else(not_found)?;
+    let handle = db::feed_owner(&state.pool, token)
+        .await?
+        .ok_or_else(not_found)?;
+    let now = clock::now(&state.pool).await?;
+    let (from, to) = (now - Duration::weeks(2), now + Duration::weeks(12));
+    let mut shifts = Vec::new();
+    for s in db::list(&state.pool, None).await? {
+        for sp in actions::rules(&s)?.spans(from, to) {
+            if sp.person == handle {
+                shifts.push(Shift {
+                    schedule_id: s.id,
+                    schedule: s.name.clone(),
+                    from: sp.from,
+                    to: sp.to,
+                });
+            }
+        }
+    }
+    shifts.sort_by_key(|s| s.from);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/calendar; charset=utf-8"),
+            (header::CACHE_CONTROL, "private, max-age=300"),
+        ],
+        ical(&handle, &shifts, now),
+    )
+        .into_response())
+}

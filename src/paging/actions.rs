@@ -1,0 +1,292 @@
+//! Writing escalation policies (checked: every person, schedule and channel named must exist;
+//! audited), pointing services at them, starting and stopping an incident's escalation in the
+//! incident's own transaction, and checking acknowledge links.
+
+use serde_json::json;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::db::{self, StoredPolicy};
+use super::domain::{PolicyDraft, Target, check_ack_token};
+use crate::audit::{self, Actor};
+use crate::error::{AppError, AppResult};
+use crate::timeline::{self, db::NewEvent, domain::Kind};
+
+/// The name of the shared key acknowledge links are signed with.
+pub const ACK_KEY: &str = "ack_links";
+
+/// The key acknowledge links are signed with (made by the first replica that needs it).
+pub async fn ack_key(conn: &mut PgConnection) -> AppResult<Vec<u8>> {
+    use argon2::password_hash::rand_core::{OsRng, RngCore};
+    let mut fresh = [0u8; 32];
+    OsRng.fill_bytes(&mut fresh);
+    crate::auth::db::server_key(conn, ACK_KEY, &fresh).await
+}
+
+/// The checked policy, every target known; else 422 naming the field.
+async fn checked(conn: &mut PgConnection, d: &PolicyDraft) -> AppResult<PolicyDraft> {
+    let d = d.checked()?;
+    let people = crate::people::db::list(&mut *conn).await?;
+    let schedules = crate::oncall::db::list(&mut *conn, None).await?;
+    let channels = crate::notify::db::channels(&mut *conn).await?;
+    for (field, target) in d.targets() {
+        let known = match target {
+            Target::Person(h) => people.iter().any(|p| &p.handle == h),
+            Target::Schedule(n) => schedules.iter().any(|s| &s.name == n),
+            Target::Channel(n) => channels.iter().any(|c| &c.name == n),
+        };
+        if !known {
+            return Err(AppError::invalid(
+                &field,
+                format!("there is no {}", target.describe_missing()),
+            ));
+        }
+    }
+    Ok(d)
+}
+
+pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &PolicyDraft) -> AppResult<i64> {
+    let d = checked(conn, d).await?;
+    let id = db::insert(&mut *conn, &d).await?;
+    audit::record(
+        conn,
+        actor,
+        "escalation_policy.create",
+        &d.name,
+        None,
+        Some(json!(d)),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Replaces policy `id` if it is still at `version`. Escalations already running keep the
+/// policy they started with.
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    version: Option<i32>,
+    d: &PolicyDraft,
+) -> AppResult<StoredPolicy> {
+    let current = db::get(&mut *conn, id).await?;
+    let d = checked(conn, d).await?;
+    if !db::update(&mut *conn, id, version.unwrap_or(current.version), &d).await? {
+        return Err(AppError::Stale {
+            current_version: current.version,
+        });
+    }
+    audit::record(
+        conn,
+        actor,
+        "escalation_policy.update",
+        &d.name,
+        Some(json!(current.draft())),
+        Some(json!(d)),
+    )
+    .await?;
+    db::get(conn, id).await
+}
+
+pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    let current = db::get(&mut *conn, id).await?;
+    db::delete(&mut *conn, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "escalation_policy.delete",
+        &current.name,
+        Some(json!(current.draft())),
+        None,
+    )
+    .await
+}
+
+/// Points `service` at the policy named `policy` (none when `None`).
+pub async fn assign(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    service: &str,
+    policy: Option<&str>,
+) -> AppResult<()> {
+    let policy_id = match policy.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(name) => Some(
+            db::list(&mut *conn, None)
+                .await?
+                .into_iter()
+                .find(|p| p.name == name)
+                .ok_or_else(|| {
+                    AppError::invalid(
+                        "escalation_policy",
+                        format!("there is no escalation policy named {name:?}"),
+                    )
+                })?
+                .id,
+        ),
+        None => None,
+    };
+    if !db::assign(&mut *conn, service.trim(), policy_id).await? {
+        return Err(AppError::NotFound(format!(
+            "There is no service {service:?}."
+        )));
+    }
+    audit::record(
+        conn,
+        actor,
+        "service.escalation_policy",
+        service.trim(),
+        None,
+        Some(json!({ "escalation_policy": policy })),
+    )
+    .await
+}
+
+/// Starts paging for a newly opened (or reopened) incident of service `service_id`, if the
+/// service has a policy: its first step is due at once, and the engines are woken.
+pub async fn start(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    service_id: Option<i64>,
+) -> AppResult<()> {
+    let Some(service_id) = service_id else {
+        return Ok(());
+    };
+    let Some(policy) = db::of_service(&mut *conn, service_id).await? else {
+        return Ok(());
+    };
+    db::start(&mut *conn, incident_id, &policy).await?;
+    sqlx::query!("select pg_notify('quell_paging', '')")
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Stops the incident's escalation, if one is running, because of `why` ("acknowledged by
+/// Ana"): pages not yet sent are called off, and the timeline says so.
+pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppResult<()> {
+    let Some(policy) = db::stop(&mut *conn, incident_id).await? else {
+        return Ok(());
+    };
+    let cancelled = crate::notify::db::cancel_pages(&mut *conn, incident_id).await?;
+    let at = crate::clock::now(&mut *conn).await?;
+    timeline::db::append(
+        conn,
+        NewEvent {
+            incident_id,
+            occurred_at: at,
+            kind: Kind::Escalation,
+            author: "Quell",
+            body: "",
+            details: json!({ "action": "stopped", "why": why, "policy": policy,
+                             "pages_called_off": cancelled }),
+            incident_version: None,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Whose acknowledge link `token` is, checked: signed for this incident, not used, not
+/// expired. The link stays locked until the caller's transaction ends.
+pub async fn check_link(
+    conn: &mut PgConnection,
+    incident_key: &str,
+    incident_id: i64,
+    token: &str,
+) -> AppResult<(Uuid, db::Link)> {
+    let invalid = || {
+        AppError::NotFound(
+            "This acknowledge link is not valid: it was changed, or it belongs to another incident."
+                .into(),
+        )
+    };
+    let key = ack_key(&mut *conn).await?;
+    let nonce = check_ack_token(&key, incident_key, token).ok_or_else(invalid)?;
+    let link = db::link(&mut *conn, nonce)
+        .await?
+        .filter(|l| l.incident_id == incident_id)
+        .ok_or_else(invalid)?;
+    if let Some(at) = link.used_at {
+        return Err(AppError::Gone(format!(
+            "This acknowledge link was used at {} UTC; each link works once.",
+            at.format("%Y-%m-%d %H:%M")
+        )));
+    }
+    if link.expired {
+        return Err(AppError::Gone(
+            "This acknowledge link has expired; sign in to acknowledge.".into(),
+        ));
+    }
+    Ok((nonce, link))
+}
+
+/// Marks the link used, in the transaction that acts on it.
+pub async fn use_link(conn: &mut PgConnection, nonce: Uuid) -> AppResult<()> {
+    db::use_link(conn, nonce).await
+}
+
+/// A service and who its policy's first step pages now.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ServiceOnCall {
+    pub service: String,
+    pub policy: Option<String>,
+    /// People paged first, by name, with the schedule that put them there (if any)
+    pub first: Vec<FirstResponder>,
+    /// Schedules of the first step with nobody on call now
+    pub gaps: Vec<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct FirstResponder {
+    pub name: String,
+    pub handle: String,
+    pub schedule: Option<String>,
+}
+
+/// For every service, who would be paged first if it failed now.
+pub async fn on_call_now(conn: &mut PgConnection) -> AppResult<Vec<ServiceOnCall>> {
+    let now = crate::clock::now(&mut *conn).await?;
+    let policies = db::list(&mut *conn, None).await?;
+    let schedules = crate::oncall::db::list(&mut *conn, None).await?;
+    let people = crate::people::db::list(&mut *conn).await?;
+    let mut out = Vec::new();
+    for sp in db::service_policies(&mut *conn).await? {
+        let policy = sp
+            .policy_id
+            .and_then(|id| policies.iter().find(|p| p.id == id));
+        let mut first = Vec::new();
+        let mut gaps = Vec::new();
+        if let Some(step) = policy.and_then(|p| p.steps.0.first()) {
+            for t in &step.targets {
+                let (handle, schedule) = match t {
+                    Target::Person(h) => (Some(h.clone()), None),
+                    Target::Schedule(n) => {
+                        let who = match schedules.iter().find(|s| &s.name == n) {
+                            Some(s) => crate::oncall::actions::rules(s)?.on_call(now),
+                            None => None,
+                        };
+                        if who.is_none() {
+                            gaps.push(n.clone());
+                        }
+                        (who, Some(n.clone()))
+                    }
+                    Target::Channel(_) => (None, None),
+                };
+                if let Some(p) = handle.and_then(|h| people.iter().find(|p| p.handle == h)) {
+                    first.push(FirstResponder {
+                        name: p.name.clone(),
+                        handle: p.handle.clone(),
+                        schedule,
+                    });
+                }
+            }
+        }
+        out.push(ServiceOnCall {
+            service: sp.service,
+            policy: policy.map(|p| p.name.clone()),
+            first,
+            gaps,
+        });
+    }
+    Ok(out)
+}

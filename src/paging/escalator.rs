@@ -1,0 +1,285 @@
+//! The escalation engine: every replica runs it. It takes due escalations with `FOR UPDATE SKIP
+//! LOCKED` and, in one transaction per batch, fires each one's step — resolves its targets at
+//! that instant (a schedule's on-call person, a person, a channel), queues each person's pages by
+//! their rules with a signed single-use acknowledge link, writes the timeline entry — and moves
+//! it to the next step or ends it. `escalation_steps` records each (round, step) once, so a
+//! step never fires twice; a replica that dies mid-batch rolls back and another fires it.
+
+use serde_json::{Value, json};
+use sqlx::postgres::PgListener;
+use sqlx::{PgConnection, PgPool};
+use std::time::Duration;
+use uuid::Uuid;
+
+use super::actions::ack_key;
+use super::db::{self, Due};
+use super::domain::{ACK_LINK_HOURS, Position, Target, ack_token, next};
+use crate::error::AppResult;
+use crate::notify::actions::{About, message};
+use crate::timeline::{self, db::NewEvent, domain::Kind};
+
+pub const CHANNEL: &str = "quell_paging";
+
+/// Fires up to `batch` due steps in one transaction; returns how many fired.
+pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
+    let mut tx = pool.begin().await?;
+    let due = db::claim_due(&mut *tx, batch).await?;
+    if due.is_empty() {
+        return Ok(0);
+    }
+    let key = ack_key(&mut tx).await?;
+    for d in &due {
+        fire(&mut tx, &key, d).await?;
+    }
+    tx.commit().await?;
+    Ok(due.len())
+}
+
+struct Incident {
+    number: i64,
+    title: String,
+    severity: String,
+    status: String,
+    service: Option<String>,
+}
+
+async fn fire(conn: &mut PgConnection, key: &[u8], d: &Due) -> AppResult<()> {
+    let i = sqlx::query_as!(
+        Incident,
+        r#"select i.number, i.title, i.severity, i.status, s.name as "service?"
+           from incidents i left join services s on s.id = i.service_id where i.id = $1"#,
+        d.incident_id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if i.status != "triggered" {
+        // Acknowledged without the escalation being stopped (should not happen): stop quietly.
+        db::stop(&mut *conn, d.incident_id).await?;
+        return Ok(());
+    }
+    let steps = &d.steps.0;
+    let at = Position {
+        step: d.step.max(0) as usize,
+        round: d.round.max(0) as u32,
+    };
+    let Some(step) = steps.get(at.step) else {
+        // Past the last step, its wait over, and nobody acknowledged.
+        db::advance(&mut *conn, d.incident_id, None, 0).await?;
+        let now = crate::clock::now(&mut *conn).await?;
+        timeline::db::append(
+            conn,
+            NewEvent {
+                incident_id: d.incident_id,
+                occurred_at: now,
+                kind: Kind::Escalation,
+                author: "Quell",
+                body: "",
+                details: json!({ "action": "exhausted", "policy": d.policy_name }),
+                incident_version: None,
+            },
+        )
+        .await?;
+        return Ok(());
+    };
+    if db::log_step(&mut *conn, d.incident_id, d.round, d.step).await? {
+        let key_text = format!("INC-{}", i.number);
+        let about = About {
+            incident_id: d.incident_id,
+            key: &key_text,
+            title: &i.title,
+            severity: &i.severity,
+            service: i.service.as_deref(),
+        };
+        let what = format!(
+            "you are paged (step {} of {}, {})",
+            at.step + 1,
+            steps.len(),
+            d.policy_name
+        );
+        let mut details = page_targets(conn, key, &about, &what, &step.targets).await?;
+        if let Some(o) = details.as_object_mut() {
+            o.insert("step".into(), json!(at.step + 1));
+            o.insert("of".into(), json!(steps.len()));
+            o.insert("round".into(), json!(at.round));
+            o.insert("policy".into(), json!(d.policy_name));
+        }
+        let now = crate::clock::now(&mut *conn).await?;
+        timeline::db::append(
+            &mut *conn,
+            NewEvent {
+                incident_id: d.incident_id,
+                occurred_at: now,
+                kind: Kind::Paged,
+                author: "Quell",
+                body: "",
+                details,
+                incident_version: None,
+            },
+        )
+        .await?;
+    }
+    // The next step, or the end marker past the last one (so the last step gets its wait too).
+    let n = next(at, steps.len(), d.repeat.max(0) as u32).unwrap_or(Position {
+        step: steps.len(),
+        round: at.round,
+    });
+    db::advance(
+        conn,
+        d.incident_id,
+        Some((n.step as i32, n.round as i32)),
+        step.delay_minutes as i32,
+    )
+    .await
+}
+
+/// Pages everyone `targets` names now; returns what the timeline keeps of it: who was paged and
+/// how, which channels were told, who could not be reached, which schedules had nobody.
+async fn page_targets(
+    conn: &mut PgConnection,
+    key: &[u8],
+    about: &About<'_>,
+    what: &str,
+    targets: &[Target],
+) -> AppResult<Value> {
+    let now = crate::clock::now(&mut *conn).await?;
+    let mut handles: Vec<(String, Option<String>)> = Vec::new();
+    let mut channels = Vec::new();
+    let mut empty_schedules = Vec::new();
+    for t in targets {
+        match t {
+            Target::Person(h) => handles.push((h.clone(), None)),
+            Target::Schedule(name) => {
+                let on_call = match crate::oncall::db::list(&mut *conn, None)
+                    .await?
+                    .into_iter()
+                    .find(|s| &s.name == name)
+                {
+                    Some(s) => crate::oncall::actions::rules(&s)?.on_call(now),
+                    None => None,
+                };
+                match on_call {
+                    Some(h) => handles.push((h, Some(name.clone()))),
+                    None => empty_schedules.push(json!({ "name": name })),
+                }
+            }
+            Target::Channel(name) => {
+                let channel = crate::notify::db::channels(&mut *conn)
+                    .await?
+                    .into_iter()
+                    .find(|c| &c.name == name && c.enabled);
+                if let Some(c) = channel {
+                    let payload = message(about, "incident.paged", what, json!({}));
+                    crate::notify::db::to_channel(
+                        &mut *conn,
+                        c.id,
+                        about.incident_id,
+                        "incident.paged",
+                        &payload,
+                    )
+                    .await?;
+                    channels.push(json!({ "name": c.name }));
+                }
+            }
+        }
+    }
+    let mut people = Vec::new();
+    let mut unreachable = Vec::new();
+    let mut seen = Vec::new();
+    for (handle, via_schedule) in handles {
+        let Some(person) = crate::people::db::find(&mut *conn, &handle).await? else {
+            unreachable.push(json!({ "name": handle }));
+            continue;
+        };
+        if seen.contains(&person.id) {
+            continue;
+        }
+        seen.push(person.id);
+        let nonce = Uuid::new_v4();
+        db::insert_link(
+            &mut *conn,
+            nonce,
+            about.incident_id,
+            person.id,
+            ACK_LINK_HOURS,
+        )
+        .await?;
+        let token = ack_token(key, about.key, nonce);
+        let payload = message(
+            about,
+            "incident.paged",
+            what,
+            json!({
+                "person": person.handle,
+                "ack_path": format!("/incidents/{}/ack/{token}", about.key),
+            }),
+        );
+        let queued =
+            crate::notify::db::page_person(&mut *conn, about.incident_id, person.id, &payload)
+                .await?;
+        if queued.is_empty() {
+            unreachable.push(json!({ "name": person.name }));
+        } else {
+            people.push(json!({
+                "name": person.name,
+                "schedule": via_schedule,
+                "via": queued,
+            }));
+        }
+    }
+    Ok(json!({
+        "people": people,
+        "channels": channels,
+        "unreachable": unreachable,
+        "empty_schedules": empty_schedules,
+    }))
+}
+
+/// The longest the engine sleeps without a notification: a safety net for missed ones.
+const POLL: Duration = Duration::from_secs(5);
+const BATCH: i64 = 200;
+
+/// The engine loop of one replica: fire what is due, then sleep until the next step is due, an
+/// incident starts paging (`quell_paging`), or the poll interval, whichever comes first.
+pub async fn run(pool: PgPool) {
+    let mut listener = match PgListener::connect_with(&pool).await {
+        Ok(mut l) => match l.listen(CHANNEL).await {
+            Ok(()) => Some(l),
+            Err(e) => {
+                tracing::warn!(error = %e, "escalation engine cannot listen; polling only");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "escalation engine cannot listen; polling only");
+            None
+        }
+    };
+    loop {
+        match fire_due(&pool, BATCH).await {
+            Ok(n) if n as i64 == BATCH => continue,
+            Ok(n) if n > 0 => tracing::info!(fired = n, "escalation steps fired"),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "escalation engine failed; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        }
+        let wait = match db::next_due_in(&pool).await {
+            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
+            _ => POLL,
+        };
+        match listener.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.recv() => if let Err(e) = r {
+                        tracing::warn!(error = %e, "paging notifications interrupted");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    },
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            None => tokio::time::sleep(wait).await,
+        }
+    }
+}

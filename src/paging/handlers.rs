@@ -1,0 +1,152 @@
+//! The paging API: `/api/v1/escalation-policies` (managers write), a service's policy, and
+//! `/api/v1/on-call` (who each service's first step pages now).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+
+use super::actions;
+use super::db::{self, StoredPolicy};
+use super::domain::PolicyDraft;
+use crate::error::AppResult;
+use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::state::AppState;
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PolicyList {
+    pub items: Vec<StoredPolicy>,
+}
+
+/// Every escalation policy, with the services that point at it.
+#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "paging",
+    responses((status = 200, description = "By name", body = PolicyList)))]
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+) -> AppResult<Json<PolicyList>> {
+    Ok(Json(PolicyList {
+        items: db::list(&state.pool, None).await?,
+    }))
+}
+
+/// Add an escalation policy: ordered steps, each paging people, schedules' on-call people and
+/// channels, then waiting `delay_minutes` for an acknowledgement before the next.
+#[utoipa::path(post, path = "/api/v1/escalation-policies", operation_id = "createEscalationPolicy", tag = "paging",
+    request_body = PolicyDraft,
+    responses((status = 201, description = "Created, with an ETag", body = StoredPolicy),
+              (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong (no steps, a delay out of range, an unknown person, schedule or channel), named in details", body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    body: ApiJson<PolicyDraft>,
+) -> AppResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
+    let p = db::get(&mut *tx, id).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::CREATED, p.version, &p))
+}
+
+/// One escalation policy.
+#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "paging",
+    params(("id" = i64, Path, description = "The policy's id")),
+    responses((status = 200, description = "With an ETag", body = StoredPolicy), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn get(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let p = db::get(&state.pool, parse_id(&id, "escalation policy")?).await?;
+    Ok(with_etag(StatusCode::OK, p.version, &p))
+}
+
+/// Replace an escalation policy (If-Match with its ETag). Escalations already running keep the
+/// steps they started with.
+#[utoipa::path(put, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "paging",
+    params(("id" = i64, Path, description = "The policy's id"), ("If-Match" = String, Header)),
+    request_body = PolicyDraft,
+    responses((status = 200, description = "OK", body = StoredPolicy), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong, named in details", body = crate::error::ErrorBody),
+              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<PolicyDraft>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "escalation policy")?;
+    let mut tx = state.pool.begin().await?;
+    let p = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
+    tx.commit().await?;
+    Ok(with_etag(StatusCode::OK, p.version, &p))
+}
+
+/// Delete an escalation policy; services pointing at it then page nobody.
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "paging",
+    params(("id" = i64, Path, description = "The policy's id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "escalation policy")?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    /// The policy's name; null for none
+    pub escalation_policy: Option<String>,
+}
+
+/// Point a service at an escalation policy (or at none): its new incidents page by it.
+#[utoipa::path(put, path = "/api/v1/services/{name}/escalation-policy", operation_id = "setServiceEscalationPolicy", tag = "paging",
+    params(("name" = String, Path, description = "The service's name")), request_body = Assignment,
+    responses((status = 204, description = "Set"), (status = 404, description = "No such service", body = crate::error::ErrorBody),
+              (status = 422, description = "No such policy", body = crate::error::ErrorBody)))]
+pub async fn assign(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(name): Path<String>,
+    body: ApiJson<Assignment>,
+) -> AppResult<StatusCode> {
+    let mut tx = state.pool.begin().await?;
+    actions::assign(
+        &mut tx,
+        &auth.actor,
+        &name,
+        body.value.escalation_policy.as_deref(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct OnCallNow {
+    pub items: Vec<actions::ServiceOnCall>,
+}
+
+/// Who each service's escalation policy pages first, right now.
+#[utoipa::path(get, path = "/api/v1/on-call", operation_id = "listOnCallNow", tag = "paging",
+    responses((status = 200, description = "By service", body = OnCallNow)))]
+pub async fn on_call_now(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+) -> AppResult<Json<OnCallNow>> {
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(OnCallNow {
+        items: actions::on_call_now(&mut conn).await?,
+    }))
+}

@@ -1,0 +1,34 @@
+//! `/oncall`: who each service pages first right now, and every escalation policy in words.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+
+use super::actions::{self, ServiceOnCall};
+use super::db::{self, StoredPolicy};
+use crate::http::access::{Auth, Viewer};
+use crate::http::page::{Chrome, PageResult};
+use crate::state::AppState;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "oncall/now.html")]
+pub struct OnCallPage {
+    chrome: Chrome,
+    services: Vec<ServiceOnCall>,
+    policies: Vec<StoredPolicy>,
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Viewer>,
+) -> PageResult<OnCallPage> {
+    let mut conn = state.pool.acquire().await?;
+    let services = actions::on_call_now(&mut conn).await?;
+    let policies = db::list(&mut *conn, None).await?;
+    Ok(OnCallPage {
+        chrome,
+        services,
+        policies,
+    })
+}

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod config;
 pub mod demo;
 pub mod domain;
+pub mod engine;
 pub mod error;
 pub mod evidence;
 pub mod http;

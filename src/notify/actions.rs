@@ -107,13 +107,7 @@ pub async fn subscribe(
         ));
     }
     for (i, name) in d.services.iter().enumerate() {
-        let known = sqlx::query_scalar!(
-            "select exists(select 1 from services where name = $1)",
-            name
-        )
-        .fetch_one(&mut *conn)
-        .await?
-        .unwrap_or(false);
+        let known = db::service_exists(&mut *conn, name).await?;
         if !known {
             return Err(AppError::invalid(
                 &format!("services[{i}]"),

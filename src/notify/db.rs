@@ -127,6 +127,16 @@ pub async fn subscriptions(e: impl PgExecutor<'_>) -> AppResult<Vec<Subscription
     .await?)
 }
 
+/// Whether a service named `name` exists (subscriptions name services).
+pub async fn service_exists(e: impl PgExecutor<'_>, name: &str) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"select exists(select 1 from services where name = $1) as "exists!""#,
+        name
+    )
+    .fetch_one(e)
+    .await?)
+}
+
 pub async fn delete_subscription(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
     Ok(sqlx::query!("delete from subscriptions where id = $1", id)
         .execute(e)
@@ -358,9 +368,12 @@ pub async fn page_person(
                       now() + make_interval(mins => p.after_minutes)
                from plan p
                returning contact_method_id, next_attempt_at)
-           select m.label as method, m.kind,
-                  (extract(epoch from made.next_attempt_at - now()) / 60)::int as "after_minutes!"
-           from made join contact_methods m on m.id = made.contact_method_id
+           select m.label as method, m.kind, p.after_minutes as "after_minutes!"
+           from made
+           -- a method may have two rules: its row is told apart by when it is due
+           join plan p on p.method_id = made.contact_method_id
+                      and made.next_attempt_at = now() + make_interval(mins => p.after_minutes)
+           join contact_methods m on m.id = made.contact_method_id
            order by 3, 1"#,
         incident_id,
         person_id,
@@ -490,7 +503,8 @@ pub struct Delivery {
     pub attempts: i32,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
-    /// When it is (or was) due to be sent
+    /// When the next attempt is due (a pending one's send time; while being sent, the end of
+    /// the sender's lease)
     pub next_attempt_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
 }

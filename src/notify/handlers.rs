@@ -134,7 +134,8 @@ pub async fn subscribe(
     let created = db::subscriptions(&state.pool)
         .await?
         .into_iter()
-        .find(|s| s.id == id);
+        .find(|s| s.id == id)
+        .ok_or_else(|| AppError::Internal(format!("subscription {id} vanished")))?;
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
 

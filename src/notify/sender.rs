@@ -10,11 +10,11 @@ use lettre::message::header::ContentType;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use sqlx::PgPool;
-use sqlx::postgres::PgListener;
 use std::time::Duration;
 
 use super::db::{self, Claimed};
 use super::domain::{MAX_ATTEMPTS, backoff_secs, sign};
+use crate::engine::{Waker, wait_for};
 use crate::error::{AppError, AppResult};
 
 #[derive(Debug, Clone)]
@@ -216,19 +216,7 @@ const POLL: Duration = Duration::from_secs(5);
 /// due, a transaction queues one (`quell_outbox`), or the poll interval passes.
 pub async fn run(pool: PgPool, cfg: SenderConfig) {
     let http = http_client(cfg.timeout);
-    let mut listener = match PgListener::connect_with(&pool).await {
-        Ok(mut l) => match l.listen(db::OUTBOX_CHANNEL).await {
-            Ok(()) => Some(l),
-            Err(e) => {
-                tracing::warn!(error = %e, "notification sender cannot listen; polling only");
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!(error = %e, "notification sender cannot listen; polling only");
-            None
-        }
-    };
+    let mut waker = Waker::listen(&pool, db::OUTBOX_CHANNEL).await;
     loop {
         match deliver_once(&pool, &http, &cfg).await {
             Ok(n) if n as i64 == cfg.batch => continue,
@@ -239,25 +227,9 @@ pub async fn run(pool: PgPool, cfg: SenderConfig) {
                 continue;
             }
         }
-        let wait = match db::next_due_in(&pool).await {
-            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
-            _ => POLL,
-        };
-        if wait < Duration::from_millis(10) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        }
-        match listener.as_mut() {
-            Some(l) => {
-                tokio::select! {
-                    r = l.recv() => if let Err(e) = r {
-                        tracing::warn!(error = %e, "outbox notifications interrupted");
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    },
-                    _ = tokio::time::sleep(wait) => {}
-                }
-            }
-            None => tokio::time::sleep(wait).await,
-        }
+        // A message due now but held by another sender's claim: look again shortly, not at once.
+        let wait = wait_for(db::next_due_in(&pool).await.ok().flatten(), POLL)
+            .max(Duration::from_millis(10));
+        waker.sleep(wait).await;
     }
 }

@@ -114,6 +114,16 @@ pub async fn feed_token(
     .await?)
 }
 
+/// The token of `person_id`'s calendar feed, if they made one.
+pub async fn feed_of(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        "select token from oncall_feeds where person_id = $1",
+        person_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
 /// The handle whose feed `token` is.
 pub async fn feed_owner(e: impl PgExecutor<'_>, token: &str) -> AppResult<Option<String>> {
     Ok(sqlx::query_scalar!(

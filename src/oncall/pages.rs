@@ -36,36 +36,8 @@ pub struct SchedulesPage {
     feed: Option<String>,
 }
 
-async fn feed_url(
-    state: &AppState,
-    chrome: &Chrome,
-    make: bool,
-    reset: bool,
-) -> PageResult<Option<String>> {
-    let Some(user) = &chrome.user else {
-        return Ok(None);
-    };
-    if !make {
-        let known = sqlx::query_scalar!(
-            "select token from oncall_feeds where person_id = $1",
-            user.id
-        )
-        .fetch_optional(&state.pool)
-        .await
-        .map_err(AppError::from)?;
-        return Ok(known.map(|t| format!("{}/oncall/{t}.ics", state.config.base_url)));
-    }
-    // 244 random bits; the address is the credential, so it is kept to compare, like a link.
-    let fresh = format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    );
-    let token = db::feed_token(&state.pool, user.id, &fresh, reset).await?;
-    Ok(Some(format!(
-        "{}/oncall/{token}.ics",
-        state.config.base_url
-    )))
+fn feed_address(state: &AppState, token: &str) -> String {
+    format!("{}/oncall/{token}.ics", state.config.base_url)
 }
 
 pub async fn list(
@@ -84,7 +56,12 @@ pub async fn list(
             overrides: s.overrides.0.len(),
         });
     }
-    let feed = feed_url(&state, &chrome, false, false).await?;
+    let feed = match &chrome.user {
+        Some(u) => db::feed_of(&state.pool, u.id)
+            .await?
+            .map(|t| feed_address(&state, &t)),
+        None => None,
+    };
     Ok(SchedulesPage { chrome, rows, feed })
 }
 
@@ -97,11 +74,16 @@ pub struct FeedForm {
 /// Makes (or, with `reset=yes`, replaces) the signed-in person's calendar feed address.
 pub async fn make_feed(
     State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    auth: Auth<Viewer>,
     PageForm(form): PageForm<FeedForm>,
 ) -> PageResult<Response> {
-    feed_url(&state, &chrome, true, form.reset == "yes").await?;
+    // 244 random bits; the address is the credential, so it is kept to compare, like a link.
+    let fresh = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    db::feed_token(&state.pool, auth.user.id, &fresh, form.reset == "yes").await?;
     Ok(Redirect::to("/schedules#feed").into_response())
 }
 

@@ -5,8 +5,8 @@
 //! it to the next step or ends it. `escalation_steps` records each (round, step) once, so a
 //! step never fires twice; a replica that dies mid-batch rolls back and another fires it.
 
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use sqlx::postgres::PgListener;
 use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
 use uuid::Uuid;
@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::actions::ack_key;
 use super::db::{self, Due};
 use super::domain::{ACK_LINK_HOURS, Position, Target, ack_token, next};
+use crate::engine::{Waker, wait_for};
 use crate::error::AppResult;
 use crate::notify::actions::{About, message};
 use crate::timeline::{self, db::NewEvent, domain::Kind};
@@ -27,12 +28,28 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     if due.is_empty() {
         return Ok(0);
     }
-    let key = ack_key(&mut tx).await?;
+    let world = World {
+        key: ack_key(&mut tx).await?,
+        now: crate::clock::now(&mut *tx).await?,
+        schedules: crate::oncall::db::list(&mut *tx, None).await?,
+        channels: crate::notify::db::channels(&mut *tx).await?,
+        people: crate::people::db::list(&mut *tx).await?,
+    };
     for d in &due {
-        fire(&mut tx, &key, d).await?;
+        fire(&mut tx, &world, d).await?;
     }
     tx.commit().await?;
     Ok(due.len())
+}
+
+/// What a batch's steps are resolved against, read once per batch: the signing key, the
+/// transaction's clock, and the schedules, channels and people targets name.
+struct World {
+    key: Vec<u8>,
+    now: DateTime<Utc>,
+    schedules: Vec<crate::oncall::db::StoredSchedule>,
+    channels: Vec<crate::notify::db::Channel>,
+    people: Vec<crate::people::db::Person>,
 }
 
 struct Incident {
@@ -43,7 +60,7 @@ struct Incident {
     service: Option<String>,
 }
 
-async fn fire(conn: &mut PgConnection, key: &[u8], d: &Due) -> AppResult<()> {
+async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> {
     let i = sqlx::query_as!(
         Incident,
         r#"select i.number, i.title, i.severity, i.status, s.name as "service?"
@@ -65,12 +82,11 @@ async fn fire(conn: &mut PgConnection, key: &[u8], d: &Due) -> AppResult<()> {
     let Some(step) = steps.get(at.step) else {
         // Past the last step, its wait over, and nobody acknowledged.
         db::advance(&mut *conn, d.incident_id, None, 0).await?;
-        let now = crate::clock::now(&mut *conn).await?;
         timeline::db::append(
             conn,
             NewEvent {
                 incident_id: d.incident_id,
-                occurred_at: now,
+                occurred_at: world.now,
                 kind: Kind::Escalation,
                 author: "Quell",
                 body: "",
@@ -96,19 +112,18 @@ async fn fire(conn: &mut PgConnection, key: &[u8], d: &Due) -> AppResult<()> {
             steps.len(),
             d.policy_name
         );
-        let mut details = page_targets(conn, key, &about, &what, &step.targets).await?;
+        let mut details = page_targets(conn, world, &about, &what, &step.targets).await?;
         if let Some(o) = details.as_object_mut() {
             o.insert("step".into(), json!(at.step + 1));
             o.insert("of".into(), json!(steps.len()));
             o.insert("round".into(), json!(at.round));
             o.insert("policy".into(), json!(d.policy_name));
         }
-        let now = crate::clock::now(&mut *conn).await?;
         timeline::db::append(
             &mut *conn,
             NewEvent {
                 incident_id: d.incident_id,
-                occurred_at: now,
+                occurred_at: world.now,
                 kind: Kind::Paged,
                 author: "Quell",
                 body: "",
@@ -136,12 +151,11 @@ async fn fire(conn: &mut PgConnection, key: &[u8], d: &Due) -> AppResult<()> {
 /// how, which channels were told, who could not be reached, which schedules had nobody.
 async fn page_targets(
     conn: &mut PgConnection,
-    key: &[u8],
+    world: &World,
     about: &About<'_>,
     what: &str,
     targets: &[Target],
 ) -> AppResult<Value> {
-    let now = crate::clock::now(&mut *conn).await?;
     let mut handles: Vec<(String, Option<String>)> = Vec::new();
     let mut channels = Vec::new();
     let mut empty_schedules = Vec::new();
@@ -149,12 +163,8 @@ async fn page_targets(
         match t {
             Target::Person(h) => handles.push((h.clone(), None)),
             Target::Schedule(name) => {
-                let on_call = match crate::oncall::db::list(&mut *conn, None)
-                    .await?
-                    .into_iter()
-                    .find(|s| &s.name == name)
-                {
-                    Some(s) => crate::oncall::actions::rules(&s)?.on_call(now),
+                let on_call = match world.schedules.iter().find(|s| &s.name == name) {
+                    Some(s) => crate::oncall::actions::rules(s)?.on_call(world.now),
                     None => None,
                 };
                 match on_call {
@@ -163,10 +173,7 @@ async fn page_targets(
                 }
             }
             Target::Channel(name) => {
-                let channel = crate::notify::db::channels(&mut *conn)
-                    .await?
-                    .into_iter()
-                    .find(|c| &c.name == name && c.enabled);
+                let channel = world.channels.iter().find(|c| &c.name == name && c.enabled);
                 if let Some(c) = channel {
                     let payload = message(about, "incident.paged", what, json!({}));
                     crate::notify::db::to_channel(
@@ -186,7 +193,7 @@ async fn page_targets(
     let mut unreachable = Vec::new();
     let mut seen = Vec::new();
     for (handle, via_schedule) in handles {
-        let Some(person) = crate::people::db::find(&mut *conn, &handle).await? else {
+        let Some(person) = world.people.iter().find(|p| p.handle == handle) else {
             unreachable.push(json!({ "name": handle }));
             continue;
         };
@@ -203,7 +210,7 @@ async fn page_targets(
             ACK_LINK_HOURS,
         )
         .await?;
-        let token = ack_token(key, about.key, nonce);
+        let token = ack_token(&world.key, about.key, nonce);
         let payload = message(
             about,
             "incident.paged",
@@ -241,19 +248,7 @@ const BATCH: i64 = 200;
 /// The engine loop of one replica: fire what is due, then sleep until the next step is due, an
 /// incident starts paging (`quell_paging`), or the poll interval, whichever comes first.
 pub async fn run(pool: PgPool) {
-    let mut listener = match PgListener::connect_with(&pool).await {
-        Ok(mut l) => match l.listen(CHANNEL).await {
-            Ok(()) => Some(l),
-            Err(e) => {
-                tracing::warn!(error = %e, "escalation engine cannot listen; polling only");
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!(error = %e, "escalation engine cannot listen; polling only");
-            None
-        }
-    };
+    let mut waker = Waker::listen(&pool, CHANNEL).await;
     loop {
         match fire_due(&pool, BATCH).await {
             Ok(n) if n as i64 == BATCH => continue,
@@ -265,21 +260,8 @@ pub async fn run(pool: PgPool) {
                 continue;
             }
         }
-        let wait = match db::next_due_in(&pool).await {
-            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
-            _ => POLL,
-        };
-        match listener.as_mut() {
-            Some(l) => {
-                tokio::select! {
-                    r = l.recv() => if let Err(e) = r {
-                        tracing::warn!(error = %e, "paging notifications interrupted");
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    },
-                    _ = tokio::time::sleep(wait) => {}
-                }
-            }
-            None => tokio::time::sleep(wait).await,
-        }
+        waker
+            .sleep(wait_for(db::next_due_in(&pool).await.ok().flatten(), POLL))
+            .await;
     }
 }

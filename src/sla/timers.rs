@@ -7,13 +7,13 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use sqlx::postgres::PgListener;
 use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
 
 use super::db;
 use super::domain::{Policy, TimerKind, desired_timers};
 use crate::domain::Severity;
+use crate::engine::{Waker, wait_for};
 use crate::error::{AppError, AppResult};
 use crate::notify::actions::About;
 use crate::notify::domain::Event;
@@ -222,19 +222,7 @@ const BATCH: i64 = 500;
 /// The engine loop of one replica: fire what is due, then sleep until the next deadline, a
 /// notification that deadlines moved, or the poll interval, whichever comes first.
 pub async fn run(pool: PgPool) {
-    let mut listener = match PgListener::connect_with(&pool).await {
-        Ok(mut l) => match l.listen(CHANNEL).await {
-            Ok(()) => Some(l),
-            Err(e) => {
-                tracing::warn!(error = %e, "timer engine cannot listen; polling only");
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!(error = %e, "timer engine cannot listen; polling only");
-            None
-        }
-    };
+    let mut waker = Waker::listen(&pool, CHANNEL).await;
     loop {
         match fire_due(&pool, BATCH).await {
             Ok(n) if n as i64 == BATCH => continue,
@@ -246,21 +234,8 @@ pub async fn run(pool: PgPool) {
                 continue;
             }
         }
-        let wait = match next_due_in(&pool).await {
-            Ok(Some(secs)) => Duration::from_secs_f64(secs.clamp(0.0, POLL.as_secs_f64())),
-            _ => POLL,
-        };
-        match listener.as_mut() {
-            Some(l) => {
-                tokio::select! {
-                    r = l.recv() => if let Err(e) = r {
-                        tracing::warn!(error = %e, "timer notifications interrupted");
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    },
-                    _ = tokio::time::sleep(wait) => {}
-                }
-            }
-            None => tokio::time::sleep(wait).await,
-        }
+        waker
+            .sleep(wait_for(next_due_in(&pool).await.ok().flatten(), POLL))
+            .await;
     }
 }

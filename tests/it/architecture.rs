@@ -12,7 +12,15 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "ground",
-        &["error", "clock", "config", "telemetry", "domain", "state"],
+        &[
+            "error",
+            "clock",
+            "config",
+            "telemetry",
+            "domain",
+            "engine",
+            "state",
+        ],
     ),
     (
         "who is asking",

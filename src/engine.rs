@@ -1,0 +1,73 @@
+//! How the background engines (SLA timers, escalation, the notification sender) wait between
+//! rounds: until their next deadline, or until a transaction wakes them with `NOTIFY` on their
+//! channel, or the poll interval as a safety net for a missed notification, whichever comes
+//! first. Every replica runs each engine; the waiting is all they share.
+
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use std::time::Duration;
+
+/// An engine's ear on its `NOTIFY` channel; without one (the listen failed) it only polls.
+pub struct Waker {
+    listener: Option<PgListener>,
+    channel: &'static str,
+}
+
+impl Waker {
+    pub async fn listen(pool: &PgPool, channel: &'static str) -> Self {
+        let listener = match PgListener::connect_with(pool).await {
+            Ok(mut l) => match l.listen(channel).await {
+                Ok(()) => Some(l),
+                Err(e) => {
+                    tracing::warn!(channel, error = %e, "engine cannot listen; polling only");
+                    None
+                }
+            },
+            Err(e) => {
+                tracing::warn!(channel, error = %e, "engine cannot listen; polling only");
+                None
+            }
+        };
+        Self { listener, channel }
+    }
+
+    /// Sleeps for `wait`, or less when woken.
+    pub async fn sleep(&mut self, wait: Duration) {
+        let channel = self.channel;
+        match self.listener.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.recv() => if let Err(e) = r {
+                        tracing::warn!(channel, error = %e, "engine notifications interrupted");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    },
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            None => tokio::time::sleep(wait).await,
+        }
+    }
+}
+
+/// How long to wait given the seconds until the next deadline (none known: `poll`), never
+/// longer than `poll` nor below zero.
+pub fn wait_for(next_due_in: Option<f64>, poll: Duration) -> Duration {
+    match next_due_in {
+        Some(secs) => Duration::from_secs_f64(secs.clamp(0.0, poll.as_secs_f64())),
+        None => poll,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_until_the_next_deadline_within_the_poll_interval() {
+        let poll = Duration::from_secs(5);
+        assert_eq!(wait_for(None, poll), poll);
+        assert_eq!(wait_for(Some(1.5), poll), Duration::from_millis(1500));
+        assert_eq!(wait_for(Some(-3.0), poll), Duration::ZERO);
+        assert_eq!(wait_for(Some(3600.0), poll), poll);
+    }
+}

@@ -30,7 +30,9 @@ pub enum AppError {
     #[error("{0}")]
     Gone(String),
     /// The client's copy is older than the stored one (a stale `If-Match` or form version).
-    #[error("the incident changed since you loaded it (now version {current_version})")]
+    #[error(
+        "it changed since you loaded it (now version {current_version}); load it again and redo your change"
+    )]
     Stale { current_version: i32 },
     #[error("sign in first: send Authorization: Bearer <token>")]
     Unauthenticated,

@@ -268,6 +268,29 @@ pub async fn methods(
     .await?)
 }
 
+/// A contact method that stopped working, with whose it is (for admins).
+#[derive(Debug, Clone, Serialize)]
+pub struct FailingMethod {
+    pub person: String,
+    pub handle: String,
+    pub label: String,
+    pub kind: String,
+    pub failing_since: DateTime<Utc>,
+    pub last_error: Option<String>,
+}
+
+pub async fn failing_methods(e: impl PgExecutor<'_>) -> AppResult<Vec<FailingMethod>> {
+    Ok(sqlx::query_as!(
+        FailingMethod,
+        r#"select p.name as person, p.handle, m.label, m.kind,
+                  m.failing_since as "failing_since!", m.last_error
+           from contact_methods m join people p on p.id = m.person_id
+           where m.failing_since is not null order by m.failing_since"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
 pub async fn delete_method(e: impl PgExecutor<'_>, person_id: i64, id: i64) -> AppResult<bool> {
     Ok(sqlx::query!(
         "delete from contact_methods where id = $1 and person_id = $2",

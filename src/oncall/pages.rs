@@ -5,18 +5,18 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Duration, Utc};
 
 use super::actions;
 use super::db::{self, StoredSchedule};
-use super::domain::{Shift, ical};
+use super::domain::{OverrideDoc, Shift, ical};
 use crate::clock;
-use crate::error::AppError;
-use crate::http::access::{Auth, Viewer};
-use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageResult};
+use crate::error::{AppError, FieldError};
+use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::extract::{PageForm, parse_form_time, parse_id};
+use crate::http::page::{Chrome, PageError, PageResult};
 use crate::state::AppState;
 
 pub struct Row {
@@ -114,6 +114,8 @@ pub struct SchedulePage {
     ticks: Vec<Tick>,
     /// Where "now" sits on the timeline, in percent
     now_at: f64,
+    /// What was wrong with the override just sent
+    errors: Vec<FieldError>,
 }
 
 pub async fn show(
@@ -122,7 +124,16 @@ pub async fn show(
     _auth: Auth<Viewer>,
     Path(id): Path<String>,
 ) -> PageResult<SchedulePage> {
-    let s = db::get(&state.pool, parse_id(&id, "schedule")?).await?;
+    render(&state, chrome, parse_id(&id, "schedule")?, vec![]).await
+}
+
+async fn render(
+    state: &AppState,
+    chrome: Chrome,
+    id: i64,
+    errors: Vec<FieldError>,
+) -> PageResult<SchedulePage> {
+    let s = db::get(&state.pool, id).await?;
     let now = clock::now(&state.pool).await?;
     let rules = actions::rules(&s)?;
     // From the start of today (UTC) for 28 days.
@@ -175,6 +186,7 @@ pub async fn show(
         .collect();
     Ok(SchedulePage {
         chrome,
+        errors,
         on_call_now: rules.on_call(now),
         now_at: pct(now),
         s,
@@ -215,4 +227,97 @@ pub async fn feed(State(state): State<AppState>, Path(file): Path<String>) -> Pa
         ical(&handle, &shifts, now),
     )
         .into_response())
+}
+
+#[derive(serde::Deserialize, Default)]
+pub struct OverrideForm {
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+    #[serde(default)]
+    replaces: String,
+    #[serde(default)]
+    with: String,
+}
+
+/// Adds an override from the schedule's page (managers), as a new version of the schedule.
+pub async fn add_override(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<OverrideForm>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "schedule")?;
+    let parsed = (|| -> Result<OverrideDoc, AppError> {
+        let from = parse_form_time("from", &form.from)?
+            .ok_or_else(|| AppError::invalid("from", "when the override starts (UTC)"))?;
+        let to = parse_form_time("to", &form.to)?
+            .ok_or_else(|| AppError::invalid("to", "when the override ends (UTC)"))?;
+        let replaces = Some(form.replaces.trim().to_owned()).filter(|r| !r.is_empty());
+        Ok(OverrideDoc {
+            from,
+            to,
+            replaces,
+            with: form.with.trim().to_owned(),
+        })
+    })();
+    let version = form.version.trim().parse::<i32>().ok();
+    let mut tx = state.pool.begin().await?;
+    let changed = match parsed {
+        Ok(o) => {
+            let current = db::get(&mut *tx, id).await?;
+            let mut draft = current.draft();
+            draft.overrides.push(o);
+            actions::update(&mut tx, &auth.actor, id, version, &draft).await
+        }
+        Err(e) => Err(e),
+    };
+    match changed {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())
+        }
+        Err(AppError::Validation(errors)) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            render(&state, chrome, id, errors).await?,
+        )
+            .into_response()),
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+#[derive(serde::Deserialize, Default)]
+pub struct RemoveForm {
+    #[serde(default)]
+    version: String,
+}
+
+/// Removes override `n` (its place in the list) from the schedule's page (managers).
+pub async fn remove_override(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path((id, n)): Path<(String, String)>,
+    PageForm(form): PageForm<RemoveForm>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "schedule")?;
+    let n = n
+        .parse::<usize>()
+        .map_err(|_| AppError::NotFound("There is no such override.".into()))?;
+    let mut tx = state.pool.begin().await?;
+    let current = db::get(&mut *tx, id).await?;
+    let mut draft = current.draft();
+    if n >= draft.overrides.len() {
+        return Err(PageError(AppError::NotFound(
+            "There is no such override.".into(),
+        )));
+    }
+    draft.overrides.remove(n);
+    let version = form.version.trim().parse::<i32>().ok();
+    actions::update(&mut tx, &auth.actor, id, version, &draft).await?;
+    tx.commit().await?;
+    Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())
 }

@@ -16,6 +16,8 @@ pub struct OnCallPage {
     chrome: Chrome,
     services: Vec<ServiceOnCall>,
     policies: Vec<StoredPolicy>,
+    /// Contact methods that stopped working, shown to admins.
+    failing: Vec<crate::notify::db::FailingMethod>,
 }
 
 pub async fn show(
@@ -26,9 +28,15 @@ pub async fn show(
     let mut conn = state.pool.acquire().await?;
     let services = actions::on_call_now(&mut conn).await?;
     let policies = db::list(&mut *conn, None).await?;
+    let failing = if chrome.can("admin") {
+        crate::notify::db::failing_methods(&mut *conn).await?
+    } else {
+        vec![]
+    };
     Ok(OnCallPage {
         chrome,
         services,
         policies,
+        failing,
     })
 }

@@ -506,6 +506,14 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/oncall", get(crate::paging::pages::show))
         .route("/schedules", get(crate::oncall::pages::list))
         .route("/schedules/{id}", get(crate::oncall::pages::show))
+        .route(
+            "/schedules/{id}/overrides",
+            post(crate::oncall::pages::add_override),
+        )
+        .route(
+            "/schedules/{id}/overrides/{n}/delete",
+            post(crate::oncall::pages::remove_override),
+        )
         .route("/oncall/feed", post(crate::oncall::pages::make_feed))
         .route(
             "/account/paging",

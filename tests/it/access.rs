@@ -344,6 +344,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/oncall", "viewer"),
     ("GET", "/schedules", "viewer"),
     ("GET", "/schedules/{id}", "viewer"),
+    ("POST", "/schedules/{id}/overrides", "manager"),
+    ("POST", "/schedules/{id}/overrides/{n}/delete", "manager"),
     ("POST", "/oncall/feed", "viewer"),
     ("GET", "/account/paging", "viewer"),
     ("POST", "/account/paging", "viewer"),
@@ -373,6 +375,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{metric}", "mtta")
         .replace("{number}", "1")
         .replace("{handle}", "admin")
+        .replace("{n}", "0")
 }
 
 #[sqlx::test]

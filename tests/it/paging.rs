@@ -522,6 +522,16 @@ async fn an_undeliverable_method_is_shown_to_its_owner(pool: PgPool) {
         m["last_error"].as_str().unwrap().contains("QUELL_SMTP_URL"),
         "{mine}"
     );
+    // Admins see it on /oncall; responders do not.
+    let admins = app.get("/oncall").await;
+    assert!(
+        admins.text.contains("Contact methods that stopped working")
+            && admins.text.contains("Ana Ribeiro"),
+        "{}",
+        admins.text
+    );
+    let theirs = app.call_as(&ana, Method::GET, "/oncall", &[], None).await;
+    assert!(!theirs.text.contains("Contact methods that stopped working"));
     // Not someone else's.
     let other = app
         .call_as(
@@ -860,6 +870,62 @@ async fn the_pages_show_who_is_on_call_and_let_people_set_how_they_are_reached(p
         "{}",
         s.text
     );
+    // A manager puts Ben in Ana's place for the next two hours from the schedule's page; an
+    // override ending before it starts is refused naming the field, and changes nothing.
+    let fmt = |m: i64| {
+        (chrono::Utc::now() + chrono::Duration::minutes(m))
+            .format("%Y-%m-%d %H:%M")
+            .to_string()
+    };
+    let form = |from: String, to: String| {
+        vec![
+            ("version".to_owned(), "1".to_owned()),
+            ("with".into(), "ben".into()),
+            ("replaces".into(), "ana".into()),
+            ("from".into(), from),
+            ("to".into(), to),
+        ]
+    };
+    let send = |fields: Vec<(String, String)>| {
+        let app = &app;
+        async move {
+            let f: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            app.form(&format!("/schedules/{id}/overrides"), &f).await
+        }
+    };
+    let bad = send(form(fmt(60), fmt(-60))).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    assert!(bad.text.contains("field-error"), "{}", bad.text);
+    let ok = send(form(fmt(-1), fmt(120))).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.text);
+    let now = app.get("/oncall").await;
+    assert!(
+        now.text.contains("Ben Okafor"),
+        "the override decides who is paged first"
+    );
+    let stale = send(form(fmt(200), fmt(300))).await;
+    assert_eq!(
+        stale.status,
+        StatusCode::CONFLICT,
+        "made from version 1: {}",
+        stale.text
+    );
+    assert!(
+        stale.text.contains("it changed since you loaded it"),
+        "{}",
+        stale.text
+    );
+    let removed = app
+        .form(
+            &format!("/schedules/{id}/overrides/0/delete"),
+            &[("version", "2")],
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.text);
+    assert!(app.get("/oncall").await.text.contains("Ana Ribeiro"));
     // Her calendar feed, made on the Schedules page, read without signing in.
     let made = app.form_as(&ana, "/oncall/feed", &[]).await;
     assert_eq!(made.status, StatusCode::SEE_OTHER);

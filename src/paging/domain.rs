@@ -142,6 +142,68 @@ impl PolicyDraft {
     }
 }
 
+/// Steps as the policy form writes them, one per line: `5 | schedule: Payments primary;
+/// person: ana; channel: ops` — minutes to wait, then the targets.
+pub fn steps_to_lines(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| {
+            let targets: Vec<String> = s
+                .targets
+                .iter()
+                .map(|t| match t {
+                    Target::Person(n) => format!("person: {n}"),
+                    Target::Schedule(n) => format!("schedule: {n}"),
+                    Target::Channel(n) => format!("channel: {n}"),
+                })
+                .collect();
+            format!("{} | {}", s.delay_minutes, targets.join("; "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The steps of the form's lines (blank lines skipped); a wrong line is named as its step.
+pub fn steps_from_lines(text: &str) -> Result<Vec<Step>, DomainError> {
+    let mut steps = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let field = format!("steps[{}]", steps.len());
+        let (minutes, targets) = line.split_once('|').ok_or_else(|| {
+            DomainError::invalid(
+                &field,
+                "write minutes | targets, e.g. 5 | schedule: Primary",
+            )
+        })?;
+        let delay_minutes = minutes.trim().parse::<u32>().map_err(|_| {
+            DomainError::invalid(
+                &format!("{field}.delay_minutes"),
+                "a whole number of minutes",
+            )
+        })?;
+        let mut parsed = Vec::new();
+        for t in targets.split(';').map(str::trim).filter(|t| !t.is_empty()) {
+            let (kind, name) = t.split_once(':').unwrap_or(("", t));
+            let name = name.trim().to_owned();
+            parsed.push(match kind.trim().to_ascii_lowercase().as_str() {
+                "person" => Target::Person(name),
+                "schedule" => Target::Schedule(name),
+                "channel" => Target::Channel(name),
+                _ => {
+                    return Err(DomainError::invalid(
+                        &format!("{field}.targets[{}]", parsed.len()),
+                        format!("{t:?}: start with person:, schedule: or channel:"),
+                    ));
+                }
+            });
+        }
+        steps.push(Step {
+            targets: parsed,
+            delay_minutes,
+        });
+    }
+    Ok(steps)
+}
+
 /// Where an escalation stands: the next step to fire (0-based) and the round it is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
@@ -313,5 +375,35 @@ mod tests {
             "tampered signature"
         );
         assert_eq!(check_ack_token(&key, "INC-12", "nonsense"), None);
+    }
+
+    #[test]
+    fn steps_read_and_write_as_lines() {
+        let text = "5 | schedule: Payments primary; person: ana\n\n15 | channel: ops";
+        let steps = steps_from_lines(text).unwrap();
+        assert_eq!(
+            steps,
+            vec![
+                step(
+                    vec![
+                        Target::Schedule("Payments primary".into()),
+                        Target::Person("ana".into())
+                    ],
+                    5
+                ),
+                step(vec![Target::Channel("ops".into())], 15),
+            ]
+        );
+        assert_eq!(steps_to_lines(&steps), text.replace("\n\n", "\n"));
+        let field = |text: &str| match steps_from_lines(text).unwrap_err() {
+            DomainError::Invalid { field, .. } => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field("5 person: ana"), "steps[0]");
+        assert_eq!(
+            field("5 | person: ana\nsoon | person: ana"),
+            "steps[1].delay_minutes"
+        );
+        assert_eq!(field("5 | person: ana; pager: x"), "steps[0].targets[1]");
     }
 }

@@ -1,13 +1,21 @@
-//! `/oncall`: who each service pages first right now, and every escalation policy in words.
+//! `/oncall`: who each service pages first right now, every escalation policy in words, and
+//! for managers the forms to write policies (`/escalation-policies/…`, steps one per line) and
+//! to point services at them.
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
 
 use super::actions::{self, ServiceOnCall};
 use super::db::{self, StoredPolicy};
-use crate::http::access::{Auth, Viewer};
-use crate::http::page::{Chrome, PageResult};
+use super::domain::{PolicyDraft, steps_from_lines, steps_to_lines};
+use crate::error::{AppError, FieldError};
+use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::extract::{PageForm, parse_id};
+use crate::http::page::{Chrome, PageError, PageResult};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -39,4 +47,175 @@ pub async fn show(
         policies,
         failing,
     })
+}
+
+/// The policy form: new (`id` none) or editing one; the steps one per line.
+#[derive(Template, WebTemplate)]
+#[template(path = "oncall/policy.html")]
+pub struct PolicyPage {
+    chrome: Chrome,
+    id: Option<i64>,
+    version: i32,
+    name: String,
+    steps: String,
+    repeat: String,
+    errors: Vec<FieldError>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct PolicyForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    steps: String,
+    #[serde(default)]
+    repeat: String,
+    #[serde(default)]
+    version: String,
+}
+
+impl PolicyForm {
+    fn draft(&self) -> Result<PolicyDraft, AppError> {
+        let repeat = match self.repeat.trim() {
+            "" => 0,
+            r => r
+                .parse::<u32>()
+                .map_err(|_| AppError::invalid("repeat", "a whole number, 0 to 9"))?,
+        };
+        Ok(PolicyDraft {
+            name: self.name.clone(),
+            steps: steps_from_lines(&self.steps)?,
+            repeat,
+        })
+    }
+
+    fn page(self, chrome: Chrome, id: Option<i64>, errors: Vec<FieldError>) -> PolicyPage {
+        PolicyPage {
+            chrome,
+            id,
+            version: self.version.trim().parse().unwrap_or(0),
+            name: self.name,
+            steps: self.steps,
+            repeat: self.repeat,
+            errors,
+        }
+    }
+}
+
+pub async fn new_policy(chrome: Chrome, _auth: Auth<Manager>) -> PolicyPage {
+    PolicyForm {
+        steps: "5 | schedule: \n10 | person: ".into(),
+        repeat: "0".into(),
+        ..Default::default()
+    }
+    .page(chrome, None, vec![])
+}
+
+pub async fn edit_policy(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> PageResult<PolicyPage> {
+    let p = db::get(&state.pool, parse_id(&id, "escalation policy")?).await?;
+    Ok(PolicyForm {
+        name: p.name.clone(),
+        steps: steps_to_lines(&p.steps.0),
+        repeat: p.repeat.to_string(),
+        version: p.version.to_string(),
+    }
+    .page(chrome, Some(p.id), vec![]))
+}
+
+/// Creates (no `id`) or replaces a policy from the form; a wrong field comes back beside it.
+async fn save(
+    state: AppState,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    id: Option<i64>,
+    form: PolicyForm,
+) -> PageResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    let saved = match form.draft() {
+        Ok(d) => match id {
+            None => actions::create(&mut tx, &auth.actor, &d).await,
+            Some(id) => {
+                let version = form.version.trim().parse::<i32>().ok();
+                actions::update(&mut tx, &auth.actor, id, version, &d)
+                    .await
+                    .map(|p| p.id)
+            }
+        },
+        Err(e) => Err(e),
+    };
+    match saved {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(Redirect::to("/oncall#policies").into_response())
+        }
+        Err(AppError::Validation(errors)) => Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            form.page(chrome, id, errors),
+        )
+            .into_response()),
+        Err(other) => Err(PageError(other)),
+    }
+}
+
+pub async fn create_policy(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    PageForm(form): PageForm<PolicyForm>,
+) -> PageResult<Response> {
+    save(state, chrome, auth, None, form).await
+}
+
+pub async fn update_policy(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+    PageForm(form): PageForm<PolicyForm>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "escalation policy")?;
+    save(state, chrome, auth, Some(id), form).await
+}
+
+pub async fn delete_policy(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> PageResult<Response> {
+    let id = parse_id(&id, "escalation policy")?;
+    let mut tx = state.pool.begin().await?;
+    actions::delete(&mut tx, &auth.actor, id).await?;
+    tx.commit().await?;
+    Ok(Redirect::to("/oncall#policies").into_response())
+}
+
+#[derive(Deserialize, Default)]
+pub struct AssignForm {
+    #[serde(default)]
+    service: String,
+    #[serde(default)]
+    policy: String,
+}
+
+/// Points a service at a policy (or none) from `/oncall`.
+pub async fn assign(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    PageForm(form): PageForm<AssignForm>,
+) -> PageResult<Response> {
+    let mut tx = state.pool.begin().await?;
+    actions::assign(
+        &mut tx,
+        &auth.actor,
+        &form.service,
+        Some(form.policy.as_str()),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Redirect::to("/oncall").into_response())
 }

@@ -504,6 +504,23 @@ fn pages(state: &AppState) -> Router<AppState> {
             post(crate::notify::pages::unsubscribe),
         )
         .route("/oncall", get(crate::paging::pages::show))
+        .route("/oncall/assign", post(crate::paging::pages::assign))
+        .route(
+            "/escalation-policies",
+            post(crate::paging::pages::create_policy),
+        )
+        .route(
+            "/escalation-policies/new",
+            get(crate::paging::pages::new_policy),
+        )
+        .route(
+            "/escalation-policies/{id}",
+            get(crate::paging::pages::edit_policy).post(crate::paging::pages::update_policy),
+        )
+        .route(
+            "/escalation-policies/{id}/delete",
+            post(crate::paging::pages::delete_policy),
+        )
         .route("/schedules", get(crate::oncall::pages::list))
         .route("/schedules/{id}", get(crate::oncall::pages::show))
         .route(

@@ -36,9 +36,52 @@ async fn demo_inc_1187_page_lists_the_reference_times_in_order(pool: PgPool) {
         "Marked mitigated, 45 min after detection",
         "Resolved, 3 h 33 min after detection",
         "Thursday 2026-09-17",
+        // Who was paged and when: Daniel, on call in the primary, at detection; stopped by his
+        // acknowledgement.
+        "Paged Daniel Okafor (step 1 of 3, Payments)",
+        "Escalation stopped: acknowledged by Daniel Okafor",
+        "Daniel Okafor by work email",
     ] {
         assert!(html.contains(needle), "{needle:?}");
     }
+    // Daniel was on call then by the demo's schedule, computed from its rotation.
+    let schedules = app.get("/api/v1/schedules").await.json();
+    let primary = schedules["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Payments primary")
+        .unwrap();
+    let id = primary["id"].as_i64().unwrap();
+    let then = app
+        .get(&format!(
+            "/api/v1/schedules/{id}/on-call?from=2026-09-17T16:07:00Z&to=2026-09-17T16:08:00Z"
+        ))
+        .await
+        .json();
+    assert_eq!(then["at_from"], "daniel");
+    // The weekly rota hands off Mondays 09:00 Lisbon: 08:00 UTC in summer, 09:00 after October.
+    let across = app
+        .get(&format!(
+            "/api/v1/schedules/{id}/on-call?from=2026-10-19T00:00:00Z&to=2026-11-03T00:00:00Z"
+        ))
+        .await
+        .json();
+    let handoffs: Vec<&str> = across["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["from"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        handoffs,
+        [
+            "2026-10-19T00:00:00Z",
+            "2026-10-19T08:00:00Z",
+            "2026-10-26T09:00:00Z",
+            "2026-11-02T09:00:00Z"
+        ]
+    );
 }
 
 #[sqlx::test]

@@ -1005,3 +1005,88 @@ async fn the_pages_show_who_is_on_call_and_let_people_set_how_they_are_reached(p
     );
     assert!(page.text.contains("step 2 of 3 due"), "{}", page.text);
 }
+
+#[sqlx::test]
+async fn managers_write_policies_and_point_services_at_them_in_the_browser(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    payments(&app).await;
+    app.service("search").await;
+    let bad = app
+        .form(
+            "/escalation-policies",
+            &[
+                ("name", "Search"),
+                ("steps", "5 | person: ana\nsoon | person: ben"),
+                ("repeat", "0"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.text);
+    assert!(
+        bad.text.contains("soon | person: ben"),
+        "the form keeps what was typed"
+    );
+    let unknown = app
+        .form(
+            "/escalation-policies",
+            &[("name", "Search"), ("steps", "5 | person: nobody")],
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        count(&app.pool, "select count(*) from escalation_policies").await,
+        1
+    );
+    let ok = app
+        .form(
+            "/escalation-policies",
+            &[
+                ("name", "Search"),
+                ("steps", "3 | person: ben\n10 | schedule: Payments primary"),
+                ("repeat", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.text);
+    let set = app
+        .form(
+            "/oncall/assign",
+            &[("service", "search"), ("policy", "Search")],
+        )
+        .await;
+    assert_eq!(set.status, StatusCode::SEE_OTHER, "{}", set.text);
+    let policies = app.get("/api/v1/escalation-policies").await.json();
+    let search = policies["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Search")
+        .unwrap();
+    assert_eq!(search["services"], json!(["search"]));
+    assert_eq!(search["repeat"], 1);
+    assert_eq!(
+        search["steps"][1],
+        json!({"targets": [{"schedule": "Payments primary"}], "delay_minutes": 10})
+    );
+    let id = search["id"].as_i64().unwrap();
+    let edit = app.get(&format!("/escalation-policies/{id}")).await;
+    assert!(
+        edit.text
+            .contains("3 | person: ben\n10 | schedule: Payments primary"),
+        "{}",
+        edit.text
+    );
+    let now = app.get("/oncall").await;
+    assert!(
+        now.text.contains("Ben Okafor"),
+        "search now pages Ben first"
+    );
+    let removed = app
+        .form(&format!("/escalation-policies/{id}/delete"), &[])
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        count(&app.pool, "select count(*) from escalation_policies").await,
+        1
+    );
+}

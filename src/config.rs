@@ -116,6 +116,12 @@ pub struct ServeArgs {
         default_value = "Quell <quell@localhost>"
     )]
     pub smtp_from: String,
+    /// Event streams (live pages) one person may hold open at once, across every replica.
+    #[arg(long, env = "QUELL_LIVE_STREAMS_PER_PERSON", default_value_t = 20)]
+    pub live_streams_per_person: i64,
+    /// Minutes a working-on claim holds without renewal.
+    #[arg(long, env = "QUELL_CLAIM_MINUTES", default_value_t = 30)]
+    pub claim_minutes: i64,
     #[command(flatten)]
     pub oidc: OidcArgs,
     #[command(flatten)]

@@ -43,6 +43,9 @@ pub enum AppError {
     Forbidden(String),
     #[error("too many failed sign-ins; try again in {0} s")]
     Throttled(i64),
+    /// A per-person limit reached; the sentence says which and what to do.
+    #[error("{0}")]
+    LimitReached(String),
     #[error("this request needs an If-Match header with the ETag from your last GET")]
     PreconditionRequired,
     #[error("the Idempotency-Key was already used for a different request body")]
@@ -74,7 +77,7 @@ impl AppError {
             Self::Unauthenticated | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Throttled(_) | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
@@ -94,6 +97,7 @@ impl AppError {
             Self::Overloaded(_) => "overloaded",
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
+            Self::LimitReached(_) => "limit_reached",
             Self::TooLarge => "payload_too_large",
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",

@@ -7,8 +7,10 @@ pub mod alerts;
 pub mod audit;
 pub mod audit_log;
 pub mod auth;
+pub mod bridge;
 pub mod challenges;
 pub mod changes;
+pub mod claims;
 pub mod clock;
 pub mod config;
 pub mod demo;
@@ -20,6 +22,7 @@ pub mod http;
 pub mod idempotency;
 pub mod incidents;
 pub mod integrations;
+pub mod live;
 pub mod notify;
 pub mod oncall;
 pub mod paging;
@@ -165,6 +168,10 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     trust_forwarded_for: args.trust_forwarded_for,
                     oidc,
                     git_roots: args.git_roots.clone(),
+                    live: state::LiveSettings {
+                        streams_per_person: args.live_streams_per_person.max(1),
+                        claim_minutes: args.claim_minutes.clamp(1, 24 * 60),
+                    },
                 },
             );
             let sweeper = tokio::spawn(sweep(state.pool.clone()));

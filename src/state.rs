@@ -23,6 +23,26 @@ pub struct AppConfig {
     /// Folders whose git repositories evidence may be read from (`QUELL_GIT_ROOTS`); none turns
     /// reading from git off.
     pub git_roots: Vec<std::path::PathBuf>,
+    /// The live room's settings.
+    pub live: LiveSettings,
+}
+
+/// How the live incident room behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveSettings {
+    /// Event streams one person may hold open at once, across every replica.
+    pub streams_per_person: i64,
+    /// Minutes a working-on claim holds without renewal.
+    pub claim_minutes: i64,
+}
+
+impl Default for LiveSettings {
+    fn default() -> Self {
+        Self {
+            streams_per_person: 20,
+            claim_minutes: 30,
+        }
+    }
 }
 
 /// OpenID Connect settings, as given (checked at start by `accounts::oidc::check`).

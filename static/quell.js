@@ -64,3 +64,92 @@
     });
   });
 })();
+
+// Live pages: an element #live names the page's event stream. Each event makes the page read
+// itself again and swap in the parts marked data-live, except a part you are typing in (it
+// waits for your submit). A stream that drops or falls silent shows the page may be stale;
+// the browser reconnects by itself and the server replays what was missed (Last-Event-ID).
+(function () {
+  var root = document.getElementById("live");
+  if (!root || !window.EventSource || !window.fetch || !window.DOMParser) return;
+  var status = document.getElementById("live-status");
+  var src = root.getAttribute("data-stream") + "?after=" + encodeURIComponent(root.getAttribute("data-after") || "0");
+  var es = null, heard = Date.now(), timer = null, fetching = false, again = false, broken = false;
+
+  function say(text, cls) {
+    if (!status) return;
+    status.hidden = false;
+    status.textContent = text;
+    status.className = "live-status " + cls;
+  }
+  function live() { broken = false; say("Live: this page updates by itself.", "live-ok"); }
+  function stale(text) { broken = true; say(text, "live-stale"); }
+
+  function dirty(region) {
+    var active = document.activeElement;
+    if (active && active !== document.body && region.contains(active) &&
+        /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;
+    return Array.prototype.some.call(region.querySelectorAll("input, textarea, select"), function (f) {
+      if (f.type === "hidden" || f.type === "submit") return false;
+      if (f.tagName === "SELECT") {
+        return Array.prototype.some.call(f.options, function (o) { return o.selected !== o.defaultSelected; });
+      }
+      if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
+      return f.value !== f.defaultValue;
+    });
+  }
+
+  function refresh() {
+    if (fetching) { again = true; return; }
+    fetching = true;
+    fetch(location.pathname + location.search, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        document.querySelectorAll("[data-live][id]").forEach(function (region) {
+          var fresh = doc.getElementById(region.id);
+          if (!fresh || dirty(region)) return;
+          region.replaceWith(document.importNode(fresh, true));
+        });
+        document.dispatchEvent(new CustomEvent("quell:refreshed"));
+      })
+      .catch(function () { stale("Could not reload this page's changes; reload it to be sure."); })
+      .then(function () {
+        fetching = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+  function soon() { clearTimeout(timer); timer = setTimeout(refresh, 120); }
+
+  function connect() {
+    es = new EventSource(src);
+    es.addEventListener("open", function () {
+      heard = Date.now();
+      var wasBroken = broken;
+      live();
+      if (wasBroken) soon();
+    });
+    ["timeline", "changed"].forEach(function (name) {
+      es.addEventListener(name, function () { heard = Date.now(); if (broken) live(); soon(); });
+    });
+    es.addEventListener("ping", function () { heard = Date.now(); if (broken) live(); });
+    es.addEventListener("reload", function () { location.reload(); });
+    es.addEventListener("ended", function () {
+      es.close();
+      stale("Your session ended: this page no longer updates. Sign in again.");
+    });
+    es.addEventListener("error", function () {
+      if (es.readyState === EventSource.CLOSED) {
+        stale("Live updates stopped; reload the page.");
+      } else {
+        stale("Live updates interrupted; reconnecting. What you see may be out of date.");
+      }
+    });
+  }
+  setInterval(function () {
+    if (!broken && Date.now() - heard > 45000) {
+      stale("No word from the server for a while; what you see may be out of date.");
+    }
+  }, 5000);
+  connect();
+})();

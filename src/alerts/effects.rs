@@ -227,6 +227,10 @@ async fn fire(
         rows.raw.push(e.raw.clone());
     }
     let stored = db::upsert(conn, &rows).await?;
+    let mut touched: Vec<i64> = stored.iter().map(|s| s.incident_id).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    timeline::db::announce_changes(&mut *conn, &touched).await?;
 
     // The most severe new alert per incident; a more severe one than the incident raises it.
     let mut worst: HashMap<i64, (&Decision, &AlertEvent, &Credentials)> = HashMap::new();

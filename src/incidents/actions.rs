@@ -53,12 +53,14 @@ async fn announce(
     audience: Option<&str>,
 ) -> AppResult<()> {
     let key = i.key.to_string();
+    let bridge = crate::bridge::db::of_incident(&mut *conn, i.id).await?;
     let about = About {
         incident_id: i.id,
         key: &key,
         title: &i.title,
         severity: i.severity.as_str(),
         service: i.service.as_deref(),
+        bridge: &bridge,
     };
     let extra = json!({ "status": i.status.as_str() });
     crate::notify::actions::announce(conn, &about, event, what, audience, extra).await?;
@@ -128,6 +130,18 @@ pub struct Change<'a> {
     /// When it happened, when earlier than now (a scribe entering the past).
     pub at: Option<DateTime<Utc>>,
     pub actor: &'a Actor,
+}
+
+impl<'a> Change<'a> {
+    /// A change happening now that conflicts with nothing (claims, the bridge).
+    pub fn now(key: IncidentKey, actor: &'a Actor) -> Self {
+        Self {
+            key,
+            expected_version: None,
+            at: None,
+            actor,
+        }
+    }
 }
 
 /// The timeline entry a change writes in its own transaction.
@@ -249,6 +263,7 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
     };
     append(conn, id, actor, opened).await?;
     let incident = db::get(&mut *conn, key).await?;
+    bridge_from_service(conn, &incident, actor).await?;
     rearm(conn, &incident).await?;
     crate::paging::actions::start(conn, incident.id, incident.service_id).await?;
     let what = match &incident.service {
@@ -349,6 +364,7 @@ pub async fn change_severity(
     };
     append(conn, incident.id, actor, changed).await?;
     let after = audited(conn, actor, "incident.severity", &incident, key).await?;
+    bridge_from_service(conn, &after, actor).await?;
     let verb = if to < incident.severity {
         "raised"
     } else {
@@ -611,4 +627,244 @@ pub async fn add_stakeholder_update(
     )
     .await?;
     Ok(update)
+}
+
+/// Other people's held claims on the lead `subject` names (the same words after stemming).
+pub async fn others_on_lead(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    person_id: i64,
+    subject: &str,
+) -> AppResult<Vec<crate::claims::db::Claim>> {
+    use crate::claims::{db as claims_db, domain as claims_domain};
+    let lead = claims_domain::lead(subject);
+    Ok(claims_db::held(&mut *conn, incident_id)
+        .await?
+        .into_iter()
+        .filter(|h| h.person_id != person_id)
+        .filter(|h| claims_domain::same_lead(&lead, &claims_domain::lead(&h.subject)))
+        .collect())
+}
+
+/// `Ana Lima ("processor status page", since 16:10 UTC) is already on this`.
+pub fn already_on(others: &[crate::claims::db::Claim]) -> String {
+    let who = others
+        .iter()
+        .map(|h| {
+            format!(
+                "{} (\u{201c}{}\u{201d}, since {} UTC)",
+                h.name,
+                h.subject,
+                h.claimed_at.format("%H:%M")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let verb = if others.len() == 1 { "is" } else { "are" };
+    format!("{who} {verb} already on this; talk to them first, or claim it as well")
+}
+
+/// Says what the actor is looking into. Renewing their own claim on the same lead holds it
+/// longer; another person's claim on the same lead refuses (409 naming them) unless `also`
+/// (they were told who is on it and want to look too).
+pub async fn claim(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    subject: &str,
+    also: bool,
+    minutes: i64,
+) -> AppResult<crate::claims::db::Claim> {
+    use crate::claims::{db as claims_db, domain as claims_domain};
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    let person_id = actor.person_id.ok_or_else(|| {
+        AppError::Forbidden("claims are made by a person signed in to Quell".into())
+    })?;
+    let subject = claims_domain::check_subject(subject)?;
+    if incident.status == domain::Status::Resolved {
+        return Err(AppError::Conflict(format!(
+            "{key} is resolved; reopen it to claim a lead"
+        )));
+    }
+    let lead = claims_domain::lead(&subject);
+    let mine = claims_db::held(&mut *conn, incident.id)
+        .await?
+        .into_iter()
+        .filter(|h| h.person_id == person_id)
+        .find(|h| claims_domain::same_lead(&lead, &claims_domain::lead(&h.subject)));
+    if let Some(mine) = mine {
+        claims_db::renew(&mut *conn, mine.id, minutes).await?;
+        return claims_db::find(&mut *conn, incident.id, mine.id)
+            .await?
+            .ok_or_else(|| AppError::Internal("a renewed claim vanished".into()));
+    }
+    let others = others_on_lead(conn, incident.id, person_id, &subject).await?;
+    if !also && !others.is_empty() {
+        return Err(AppError::Conflict(already_on(&others)));
+    }
+    let claim = claims_db::insert(&mut *conn, incident.id, person_id, &subject, minutes).await?;
+    let now = clock::now(&mut *conn).await?;
+    let entry = Entry {
+        kind: Kind::Claimed,
+        at: now,
+        body: "",
+        details: json!({
+            "claim_id": claim.id, "subject": claim.subject,
+            "alongside": others.iter().map(|h| &h.name).collect::<Vec<_>>(),
+        }),
+        version: None,
+    };
+    append(conn, incident.id, actor, entry).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.claim",
+        &key.to_string(),
+        None,
+        Some(json!({ "claim_id": claim.id, "subject": claim.subject })),
+    )
+    .await?;
+    Ok(claim)
+}
+
+/// Ends a claim: its holder is done, or someone else frees the lead (named on the timeline).
+pub async fn release_claim(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    claim_id: i64,
+) -> AppResult<crate::claims::db::Claim> {
+    use crate::claims::db as claims_db;
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::get(&mut *conn, key).await?;
+    let claim = claims_db::find(&mut *conn, incident.id, claim_id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("{key} has no claim {claim_id}")))?;
+    if claim.released_at.is_some() {
+        return Err(AppError::Gone(format!(
+            "that claim was already released by {}",
+            claim.released_by.as_deref().unwrap_or("someone")
+        )));
+    }
+    claims_db::release(&mut *conn, claim.id, &actor.name).await?;
+    let now = clock::now(&mut *conn).await?;
+    let holder = (actor.person_id != Some(claim.person_id)).then_some(&claim.name);
+    let entry = Entry {
+        kind: Kind::ClaimReleased,
+        at: now,
+        body: "",
+        details: json!({ "claim_id": claim.id, "subject": claim.subject, "holder": holder }),
+        version: None,
+    };
+    append(conn, incident.id, actor, entry).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.claim_release",
+        &key.to_string(),
+        Some(json!({ "claim_id": claim.id, "subject": claim.subject })),
+        None,
+    )
+    .await?;
+    claims_db::find(&mut *conn, incident.id, claim.id)
+        .await?
+        .ok_or_else(|| AppError::Internal("a released claim vanished".into()))
+}
+
+/// Holds the actor's claim `minutes` longer; only its holder renews it.
+pub async fn renew_claim(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    claim_id: i64,
+    minutes: i64,
+) -> AppResult<crate::claims::db::Claim> {
+    use crate::claims::db as claims_db;
+    let key = c.key;
+    let incident = db::get(&mut *conn, key).await?;
+    let claim = claims_db::find(&mut *conn, incident.id, claim_id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("{key} has no claim {claim_id}")))?;
+    if c.actor.person_id != Some(claim.person_id) {
+        return Err(AppError::Forbidden(format!(
+            "only {} renews their claim; make your own",
+            claim.name
+        )));
+    }
+    let now = clock::now(&mut *conn).await?;
+    if claim.released_at.is_some() || claim.expires_at <= now {
+        return Err(AppError::Gone(
+            "that claim was released or lapsed; claim the lead again".into(),
+        ));
+    }
+    claims_db::renew(&mut *conn, claim.id, minutes).await?;
+    claims_db::find(&mut *conn, incident.id, claim.id)
+        .await?
+        .ok_or_else(|| AppError::Internal("a renewed claim vanished".into()))
+}
+
+/// Sets the incident's call and chat links (an empty bridge removes them).
+pub async fn set_bridge(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    bridge: &crate::bridge::domain::Bridge,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    let before = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
+    if &before == bridge {
+        return Ok(incident);
+    }
+    crate::bridge::db::set_for_incident(&mut *conn, incident.id, bridge, &actor.name).await?;
+    write_bridge_entry(conn, &incident, actor, bridge).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.bridge",
+        &key.to_string(),
+        Some(json!(before)),
+        Some(json!(bridge)),
+    )
+    .await?;
+    Ok(incident)
+}
+
+async fn write_bridge_entry(
+    conn: &mut PgConnection,
+    incident: &Incident,
+    actor: &Actor,
+    bridge: &crate::bridge::domain::Bridge,
+) -> AppResult<()> {
+    let now = clock::now(&mut *conn).await?;
+    let entry = Entry {
+        kind: Kind::Bridge,
+        at: now,
+        body: "",
+        details: json!({ "line": bridge.line(), "call_url": bridge.call_url, "chat_url": bridge.chat_url }),
+        version: None,
+    };
+    append(conn, incident.id, actor, entry).await?;
+    Ok(())
+}
+
+/// A Sev1 or Sev2 without a bridge starts with its service's default one, if it has one.
+async fn bridge_from_service(
+    conn: &mut PgConnection,
+    incident: &Incident,
+    actor: &Actor,
+) -> AppResult<()> {
+    let Some(service_id) = incident.service_id else {
+        return Ok(());
+    };
+    if !crate::bridge::domain::wanted(incident.severity) {
+        return Ok(());
+    }
+    let current = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
+    if !current.is_empty() {
+        return Ok(());
+    }
+    let defaults = crate::bridge::db::of_service(&mut *conn, service_id).await?;
+    if defaults.is_empty() {
+        return Ok(());
+    }
+    crate::bridge::db::set_for_incident(&mut *conn, incident.id, &defaults, &actor.name).await?;
+    write_bridge_entry(conn, incident, actor, &defaults).await
 }

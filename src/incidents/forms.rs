@@ -43,7 +43,7 @@ pub struct ConfirmPage {
     chrome: Chrome,
     key: String,
     question: String,
-    why: &'static str,
+    why: String,
     action: String,
     yes: String,
     fields: Vec<(&'static str, String)>,
@@ -135,7 +135,7 @@ pub async fn transition(
                 chrome,
                 key: key.to_string(),
                 question: format!("{} {key} while it is still {}?", t.label(), i.status),
-                why,
+                why: why.to_owned(),
                 action: format!("/incidents/{key}/transition"),
                 yes: format!("Yes, {}", t.label().to_lowercase()),
                 fields: vec![
@@ -175,6 +175,11 @@ pub struct SeverityForm {
     at: String,
     #[serde(default)]
     confirm: String,
+    /// The bridge, asked for beside a raise to Sev1 or Sev2
+    #[serde(default)]
+    call_url: String,
+    #[serde(default)]
+    chat_url: String,
 }
 
 pub async fn change_severity(
@@ -195,7 +200,7 @@ pub async fn change_severity(
                 chrome,
                 key: key.to_string(),
                 question: format!("Lower {key} from {} to {to}?", i.severity),
-                why,
+                why: why.to_owned(),
                 action: format!("/incidents/{key}/severity"),
                 yes: format!("Yes, make it {to}"),
                 fields: vec![
@@ -203,6 +208,8 @@ pub async fn change_severity(
                     ("severity", f.severity.clone()),
                     ("reason", f.reason.clone()),
                     ("at", f.at.clone()),
+                    ("call_url", f.call_url.clone()),
+                    ("chat_url", f.chat_url.clone()),
                 ],
             }
             .response());
@@ -214,8 +221,13 @@ pub async fn change_severity(
         at: parse_form_time("at", &f.at)?,
         actor: &auth.actor,
     };
+    let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
     let attempted = format!("change the severity to {to}");
     apply_form(&state, chrome, key, f.version, attempted, async |tx| {
+        // Set first, so the severity change's notifications carry it.
+        if !bridge.is_empty() {
+            actions::set_bridge(tx, &change, &bridge).await?;
+        }
         actions::change_severity(tx, &change, to, &f.reason).await
     })
     .await
@@ -500,4 +512,113 @@ pub async fn tick_checklist(
         axum::response::Redirect::to(&format!("/incidents/{key}#runbook-{runbook_id}"))
             .into_response(),
     )
+}
+
+#[derive(Deserialize)]
+pub struct ClaimForm {
+    #[serde(default)]
+    subject: String,
+    /// `yes` once the person was told who else is on the lead
+    #[serde(default)]
+    confirm: String,
+}
+
+/// `POST /incidents/{key}/claims`: someone already on the same lead is named on a page that
+/// asks before the claim is saved.
+pub async fn claim(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<ClaimForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor);
+    let minutes = state.config.live.claim_minutes;
+    let mut tx = state.pool.begin().await?;
+    if f.confirm != "yes"
+        && let Some(person_id) = auth.actor.person_id
+    {
+        let i = db::get(&mut *tx, key).await?;
+        let others = actions::others_on_lead(&mut tx, i.id, person_id, &f.subject).await?;
+        if !others.is_empty() {
+            return Ok(ConfirmPage {
+                chrome,
+                key: key.to_string(),
+                question: format!(
+                    "Someone is already looking into \u{201c}{}\u{201d}",
+                    f.subject.trim()
+                ),
+                why: format!("{}.", actions::already_on(&others)),
+                action: format!("/incidents/{key}/claims"),
+                yes: "Claim it as well".into(),
+                fields: vec![("subject", f.subject.clone())],
+            }
+            .response());
+        }
+    }
+    actions::claim(&mut tx, &change, &f.subject, true, minutes).await?;
+    tx.commit().await?;
+    Ok(see_other(key))
+}
+
+#[derive(Deserialize)]
+pub struct ClaimActionForm {
+    /// `renew` or `release`
+    #[serde(default)]
+    action: String,
+}
+
+/// `POST /incidents/{key}/claims/{id}`: renew or release a claim.
+pub async fn claim_action(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, i64)>,
+    PageForm(f): PageForm<ClaimActionForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    match f.action.as_str() {
+        "renew" => {
+            let minutes = state.config.live.claim_minutes;
+            actions::renew_claim(&mut tx, &change, id, minutes).await?;
+        }
+        "release" => {
+            actions::release_claim(&mut tx, &change, id).await?;
+        }
+        other => {
+            return Err(AppError::invalid(
+                "action",
+                format!("{other:?} is not something to do to a claim; use renew or release"),
+            )
+            .into());
+        }
+    }
+    tx.commit().await?;
+    Ok(see_other(key))
+}
+
+#[derive(Deserialize)]
+pub struct BridgeForm {
+    #[serde(default)]
+    call_url: String,
+    #[serde(default)]
+    chat_url: String,
+}
+
+/// `POST /incidents/{key}/bridge`
+pub async fn set_bridge(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<BridgeForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
+    let change = Change::now(key, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    actions::set_bridge(&mut tx, &change, &bridge).await?;
+    tx.commit().await?;
+    Ok(see_other(key))
 }

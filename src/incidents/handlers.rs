@@ -47,6 +47,8 @@ async fn full_view(state: &AppState, incident: &Incident) -> AppResult<IncidentV
     view.trigger = crate::changes::db::confirmed_trigger(&state.pool, incident.id)
         .await?
         .map(|c| super::views::Trigger::of(&c, incident.detected_at));
+    view.bridge = Some(crate::bridge::db::of_incident(&state.pool, incident.id).await?);
+    view.claims = Some(crate::claims::db::held(&state.pool, incident.id).await?);
     Ok(view)
 }
 
@@ -834,4 +836,150 @@ pub async fn tick_checklist(
     .await?;
     tx.commit().await?;
     Ok(Json(list))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ClaimList {
+    items: Vec<crate::claims::db::Claim>,
+}
+
+/// Who is looking into what: the claims held now (released and lapsed ones are on the
+/// timeline).
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents/{key}/claims", operation_id = "listClaims",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "Held claims, oldest first", body = ClaimList), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
+pub async fn claims(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<ClaimList>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    let items = crate::claims::db::held(&state.pool, incident.id).await?;
+    Ok(Json(ClaimList { items }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimBody {
+    /// What you are looking into, e.g. "processor status page"
+    subject: String,
+    /// Claim it even though someone else is on the same lead (a 409 named them)
+    #[serde(default)]
+    also: bool,
+}
+
+/// Say what you are looking into. Someone else already on the same lead (the same words after
+/// stemming) answers 409 naming them, and nothing is saved unless `also` is true. Your own
+/// claim on the same lead is renewed instead.
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/claims", operation_id = "claimLead",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    request_body = ClaimBody,
+    responses((status = 201, description = "Claimed (or your claim renewed)", body = crate::claims::db::Claim), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Someone is on the same lead, or the incident is resolved", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+)]
+pub async fn claim(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    body: ApiJson<ClaimBody>,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    let b = &body.value;
+    let minutes = state.config.live.claim_minutes;
+    let claim = actions::claim(&mut tx, &change, &b.subject, b.also, minutes).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(claim)).into_response())
+}
+
+/// Hold your claim longer (claims lapse without renewal).
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/claims/{id}/renew", operation_id = "renewClaim",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("id" = i64, Path, description = "Claim id")),
+    responses((status = 200, description = "Renewed", body = crate::claims::db::Claim), (status = 403, description = "Not your claim", body = crate::error::ErrorBody), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 410, description = "Released or lapsed", body = crate::error::ErrorBody))
+)]
+pub async fn renew_claim(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, i64)>,
+) -> AppResult<Json<crate::claims::db::Claim>> {
+    let change = Change::now(parse_key(&key)?, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    let minutes = state.config.live.claim_minutes;
+    let claim = actions::renew_claim(&mut tx, &change, id, minutes).await?;
+    tx.commit().await?;
+    Ok(Json(claim))
+}
+
+/// Release a claim: yours when you are done, or someone else's to free the lead (the timeline
+/// names both).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/incidents/{key}/claims/{id}", operation_id = "releaseClaim",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("id" = i64, Path, description = "Claim id")),
+    responses((status = 200, description = "Released", body = crate::claims::db::Claim), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 410, description = "Already released", body = crate::error::ErrorBody))
+)]
+pub async fn release_claim(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, id)): Path<(String, i64)>,
+) -> AppResult<Json<crate::claims::db::Claim>> {
+    let change = Change::now(parse_key(&key)?, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    let claim = actions::release_claim(&mut tx, &change, id).await?;
+    tx.commit().await?;
+    Ok(Json(claim))
+}
+
+/// The incident's call and chat links.
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents/{key}/bridge", operation_id = "getBridge",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "The bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
+pub async fn bridge(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<crate::bridge::domain::Bridge>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(Json(
+        crate::bridge::db::of_incident(&state.pool, incident.id).await?,
+    ))
+}
+
+/// Set the incident's call and chat links (both blank removes the bridge). Written to the
+/// timeline and sent with every notification after.
+#[utoipa::path(
+    put,
+    path = "/api/v1/incidents/{key}/bridge", operation_id = "setBridge",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    request_body = crate::bridge::domain::Links,
+    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
+)]
+pub async fn set_bridge(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path(key): Path<String>,
+    body: ApiJson<crate::bridge::domain::Links>,
+) -> AppResult<Json<crate::bridge::domain::Bridge>> {
+    let bridge = body.value.checked()?;
+    let change = Change::now(parse_key(&key)?, &auth.actor);
+    let mut tx = state.pool.begin().await?;
+    actions::set_bridge(&mut tx, &change, &bridge).await?;
+    tx.commit().await?;
+    Ok(Json(bridge))
 }

@@ -104,6 +104,8 @@ pub struct ListPage {
     /// The signed-in person's unfinished action items.
     my_items: Vec<crate::action_items::db::ListedItem>,
     my_handle: String,
+    /// The newest timeline entry when rendered: the live stream starts after it
+    newest: i64,
 }
 
 impl ListPage {
@@ -172,6 +174,7 @@ async fn list_page(
         crate::action_items::db::list_items(&state.pool, &mine).await?
     };
     Ok(ListPage {
+        newest: timeline::db::newest_id(&state.pool, None).await?,
         my_items,
         my_handle,
         chrome,
@@ -460,9 +463,24 @@ pub struct ShowPage {
     confirm_lower: Option<&'static str>,
     /// The signed-in person's handle, when they may take incident commander in one click
     take_commander: Option<String>,
+    /// Where responders meet, and whether its absence is worth saying (a Sev1 or Sev2)
+    bridge: crate::bridge::domain::Bridge,
+    bridge_wanted: bool,
+    /// Who is looking into what
+    claims: Vec<crate::claims::db::Claim>,
+    claim_minutes: i64,
+    /// The signed-in person's id, to offer renewing their own claims
+    me: Option<i64>,
+    /// The newest timeline entry shown: the live stream starts after it
+    newest: i64,
 }
 
 impl ShowPage {
+    /// Whether a claim is the signed-in person's own.
+    fn mine(&self, person_id: impl std::borrow::Borrow<i64>) -> bool {
+        self.me == Some(*person_id.borrow())
+    }
+
     fn verdict_label(&self, verdict: &str) -> &'static str {
         crate::changes::domain::Verdict::parse("verdict", verdict)
             .map_or("", crate::changes::domain::Verdict::label)
@@ -521,7 +539,15 @@ pub async fn show(
     } else {
         vec![]
     };
+    let bridge = crate::bridge::db::of_incident(&state.pool, i.id).await?;
     Ok(ShowPage {
+        bridge_wanted: crate::bridge::domain::wanted(i.severity)
+            && i.status != super::domain::Status::Resolved,
+        bridge,
+        claims: crate::claims::db::held(&state.pool, i.id).await?,
+        claim_minutes: state.config.live.claim_minutes,
+        me: chrome.user.as_ref().map(|u| u.id),
+        newest: events.iter().map(|e| e.id).max().unwrap_or(0),
         before_resolving,
         confirm_resolve: super::domain::confirmation(i.status, Transition::Resolve),
         confirm_lower: super::domain::severity_confirmation(i.severity, Severity::Sev4),

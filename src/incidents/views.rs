@@ -96,6 +96,12 @@ pub struct IncidentView {
     /// detection (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<Trigger>,
+    /// Where responders meet (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<crate::bridge::domain::Bridge>,
+    /// Who is looking into what, held claims only (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<crate::claims::db::Claim>>,
     /// The acknowledge and resolve clocks against the targets of `peak_severity`
     pub sla: Sla,
     /// The highest severity the incident reached
@@ -196,6 +202,8 @@ impl IncidentView {
             updates: None,
             alert_count: None,
             trigger: None,
+            bridge: None,
+            claims: None,
             metrics: Durations::of(&i.milestones(), now),
             sla: Sla::of(policy, i.detected_at, i.acknowledged_at, i.resolved_at, now),
             peak_severity: i.peak_severity,

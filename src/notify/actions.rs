@@ -153,6 +153,8 @@ pub struct About<'a> {
     pub title: &'a str,
     pub severity: &'a str,
     pub service: Option<&'a str>,
+    /// Where responders meet, sent with every message when set.
+    pub bridge: &'a crate::bridge::domain::Bridge,
 }
 
 /// The message of an event: what every sender needs (`message` for Slack and email; `path` is
@@ -167,6 +169,10 @@ pub fn message(about: &About<'_>, event: &str, what: &str, extra: Value) -> Valu
         "message": format!("{} ({}) {}: {what}", about.key, about.severity, about.title),
         "path": format!("/incidents/{}", about.key),
     });
+    if let (Some(p), Some(line)) = (payload.as_object_mut(), about.bridge.line()) {
+        p.insert("bridge".into(), json!(about.bridge));
+        p.insert("bridge_line".into(), json!(line));
+    }
     if let (Some(p), Value::Object(extra)) = (payload.as_object_mut(), extra) {
         p.extend(extra);
     }

@@ -83,6 +83,9 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
             obj.insert("ack_url".into(), json!(format!("{base}{path}")));
             text.push_str(&format!("\nAcknowledge: {base}{path}"));
         }
+        if let Some(line) = obj.get("bridge_line").and_then(|l| l.as_str()) {
+            text.push_str(&format!("\n{line}"));
+        }
     }
     (payload, text)
 }

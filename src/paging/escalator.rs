@@ -99,12 +99,14 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
     };
     if db::log_step(&mut *conn, d.incident_id, d.round, d.step).await? {
         let key_text = format!("INC-{}", i.number);
+        let bridge = crate::bridge::db::of_incident(&mut *conn, d.incident_id).await?;
         let about = About {
             incident_id: d.incident_id,
             key: &key_text,
             title: &i.title,
             severity: &i.severity,
             service: i.service.as_deref(),
+            bridge: &bridge,
         };
         let what = format!(
             "you are paged (step {} of {}, {})",

@@ -118,6 +118,9 @@ fn shown_by_default(kind: Kind) -> bool {
             | Kind::SuspectVerdict
             | Kind::Paged
             | Kind::Escalation
+            | Kind::Claimed
+            | Kind::ClaimReleased
+            | Kind::Bridge
     )
 }
 
@@ -183,6 +186,16 @@ impl Document {
             ("Postmortem owner", holder(Role::PostmortemOwner)),
             ("Status", domain::status_label(&pm.status).to_owned()),
         ];
+        // Where responders met, when the incident had a bridge.
+        let bridge = crate::bridge::db::of_incident(&mut *conn, i.id).await?;
+        let mut header = header;
+        if let Some(line) = bridge.line() {
+            let at = header.len() - 1;
+            header.insert(
+                at,
+                ("Bridge", line.trim_start_matches("Bridge: ").to_owned()),
+            );
+        }
 
         let failure_line = pm.failed_requests.map(|failed| {
             let between = i.mitigated_at.map(|m| (hm(i.started_at), hm(m)));

@@ -104,8 +104,13 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(inc::assign_role, inc::unassign_role))
         .routes(routes!(inc::timeline, inc::add_note))
         .routes(routes!(inc::updates, inc::add_update))
+        .routes(routes!(inc::claims, inc::claim))
+        .routes(routes!(inc::renew_claim))
+        .routes(routes!(inc::release_claim))
+        .routes(routes!(inc::bridge, inc::set_bridge))
         .routes(routes!(svc::list, svc::create))
         .routes(routes!(svc::get, svc::patch, svc::delete))
+        .routes(routes!(svc::bridge, svc::set_bridge))
         .routes(routes!(ppl::list))
         .routes(routes!(crate::accounts::handlers::me))
         .routes(routes!(
@@ -260,6 +265,11 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/incidents", get(inc::list).post(inc::create))
         .route("/incidents/new", get(inc::new_form))
         .route("/incidents/{key}", get(inc::show))
+        .route("/incidents/events", get(crate::live::handlers::all))
+        .route(
+            "/incidents/{key}/events",
+            get(crate::live::handlers::incident),
+        )
         .route(
             "/incidents/{key}/edit",
             get(form::edit_form).post(form::edit),
@@ -268,6 +278,9 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route("/incidents/{key}/severity", post(form::change_severity))
         .route("/incidents/{key}/roles", post(form::set_role))
         .route("/incidents/{key}/notes", post(form::add_note))
+        .route("/incidents/{key}/claims", post(form::claim))
+        .route("/incidents/{key}/claims/{id}", post(form::claim_action))
+        .route("/incidents/{key}/bridge", post(form::set_bridge))
         .route("/incidents/{key}/updates", post(form::add_update))
         .route(
             "/incidents/{key}/suspects/{change_id}",
@@ -621,6 +634,7 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         .merge(hooks(&state, ingest))
         .nest_service("/static", static_files)
         .merge(pages(&state))
+        .layer(axum::Extension(crate::live::hub::Hub::new(state.pool.clone())))
         .with_state(state)
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,

@@ -86,3 +86,23 @@ pub async fn delete(conn: &mut PgConnection, actor: &Actor, s: &Service) -> AppR
     db::delete(&mut *conn, s.id, &s.name).await?;
     audit::record(conn, actor, "service.delete", &s.name, Some(json!(s)), None).await
 }
+
+/// Sets the call and chat links a Sev1 or Sev2 of the service starts with (empty removes them).
+pub async fn set_bridge(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    s: &Service,
+    bridge: &crate::bridge::domain::Bridge,
+) -> AppResult<()> {
+    let before = crate::bridge::db::of_service(&mut *conn, s.id).await?;
+    crate::bridge::db::set_for_service(&mut *conn, s.id, bridge).await?;
+    audit::record(
+        conn,
+        actor,
+        "service.bridge",
+        &s.name,
+        Some(json!(before)),
+        Some(json!(bridge)),
+    )
+    .await
+}

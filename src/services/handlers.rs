@@ -174,3 +174,46 @@ pub async fn delete(
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// The call and chat links a Sev1 or Sev2 of the service starts with.
+#[utoipa::path(
+    get,
+    path = "/api/v1/services/{name}/bridge", operation_id = "getServiceBridge",
+    tag = "services",
+    params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
+    responses((status = 200, description = "The default bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+)]
+pub async fn bridge(
+    State(state): State<AppState>,
+    _auth: Auth<Viewer>,
+    Path(name): Path<String>,
+) -> AppResult<Json<crate::bridge::domain::Bridge>> {
+    let s = db::get_by_name(&state.pool, &name).await?;
+    Ok(Json(
+        crate::bridge::db::of_service(&state.pool, s.id).await?,
+    ))
+}
+
+/// Set the call and chat links a Sev1 or Sev2 of the service starts with (both blank removes
+/// them). Incidents already open keep theirs.
+#[utoipa::path(
+    put,
+    path = "/api/v1/services/{name}/bridge", operation_id = "setServiceBridge",
+    tag = "services",
+    params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
+    request_body = crate::bridge::domain::Links,
+    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
+)]
+pub async fn set_bridge(
+    State(state): State<AppState>,
+    auth: Auth<Admin>,
+    Path(name): Path<String>,
+    body: ApiJson<crate::bridge::domain::Links>,
+) -> AppResult<Json<crate::bridge::domain::Bridge>> {
+    let bridge = body.value.checked()?;
+    let mut tx = state.pool.begin().await?;
+    let s = db::get_by_name(&mut *tx, &name).await?;
+    actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
+    tx.commit().await?;
+    Ok(Json(bridge))
+}

@@ -185,6 +185,7 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
             TimerKind::Update => Event::UpdateDue,
             _ => Event::SlaBreached,
         };
+        let bridge = crate::bridge::db::of_incident(&mut *tx, t.incident_id).await?;
         crate::notify::actions::announce(
             &mut tx,
             &About {
@@ -193,6 +194,7 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
                 title: &incident.title,
                 severity: &incident.severity,
                 service: incident.service.as_deref(),
+                bridge: &bridge,
             },
             event,
             &what,

@@ -118,3 +118,40 @@ pub async fn changes_since(
     .map(Event::try_from)
     .collect()
 }
+
+/// Tells open pages of these incidents that something without a timeline entry changed (alerts
+/// arrived), when the transaction commits. Every appended entry is announced by a trigger.
+pub async fn announce_changes(e: impl PgExecutor<'_>, incident_ids: &[i64]) -> AppResult<()> {
+    if incident_ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query!(
+        "select pg_notify('quell_live', id::text || ' 0') from unnest($1::bigint[]) as id",
+        incident_ids
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// The newest entry's id, of one incident or of all (0 when there is none): what a page was
+/// rendered with, so its stream starts right after.
+pub async fn newest_id(e: impl PgExecutor<'_>, incident_id: Option<i64>) -> AppResult<i64> {
+    // Two statements, so each keeps its own index plan.
+    Ok(match incident_id {
+        Some(id) => {
+            sqlx::query_scalar!(
+                r#"select coalesce(max(id), 0) as "id!" from timeline_events
+                   where incident_id = $1"#,
+                id
+            )
+            .fetch_one(e)
+            .await?
+        }
+        None => {
+            sqlx::query_scalar!(r#"select coalesce(max(id), 0) as "id!" from timeline_events"#)
+                .fetch_one(e)
+                .await?
+        }
+    })
+}

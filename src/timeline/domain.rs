@@ -35,10 +35,16 @@ pub enum Kind {
     Paged,
     /// The escalation stopped (acknowledged, resolved) or ran out of steps.
     Escalation,
+    /// A responder said what they are looking into.
+    Claimed,
+    /// A claim released by its holder or someone else.
+    ClaimReleased,
+    /// The call or chat link set or changed.
+    Bridge,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 19] = [
+    pub const ALL: [Kind; 22] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -58,6 +64,9 @@ impl Kind {
         Self::Checklist,
         Self::Paged,
         Self::Escalation,
+        Self::Claimed,
+        Self::ClaimReleased,
+        Self::Bridge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +90,9 @@ impl Kind {
             Self::Checklist => "checklist",
             Self::Paged => "paged",
             Self::Escalation => "escalation",
+            Self::Claimed => "claimed",
+            Self::ClaimReleased => "claim_released",
+            Self::Bridge => "bridge",
         }
     }
 
@@ -219,6 +231,15 @@ pub fn headline(
             }
         }
         Kind::Paged => paged_headline(details),
+        Kind::Claimed => format!("Looking into: {}", str_of(details, "subject")),
+        Kind::ClaimReleased => match str_of(details, "holder") {
+            "?" => format!("No longer looking into: {}", str_of(details, "subject")),
+            holder => format!("Released {holder}'s claim: {}", str_of(details, "subject")),
+        },
+        Kind::Bridge => match str_of(details, "line") {
+            "?" => "Bridge removed".to_owned(),
+            line => line.to_owned(),
+        },
         Kind::Escalation => match str_of(details, "action") {
             "exhausted" => "Escalation ended after its last step; nobody acknowledged".to_owned(),
             _ => format!("Escalation stopped: {}", str_of(details, "why")),

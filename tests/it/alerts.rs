@@ -1004,6 +1004,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             trust_forwarded_for: true,
             oidc: None,
             git_roots: vec![],
+            live: Default::default(),
         },
     );
     quell::app_with(state, ingest)

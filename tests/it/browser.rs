@@ -31,6 +31,7 @@ async fn serve(pool: PgPool) -> String {
             trust_forwarded_for: false,
             oidc: None,
             git_roots: vec![],
+            live: Default::default(),
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

@@ -103,6 +103,7 @@ impl TestApp {
                 trust_forwarded_for: true,
                 oidc,
                 git_roots: vec![git_root()],
+                live: Default::default(),
             },
         );
         let mut app = Self {
@@ -567,5 +568,136 @@ impl TestApp {
             req = req.header("cookie", c);
         }
         self.send(req.body(Body::from(body)).unwrap()).await
+    }
+}
+
+/// One Server-Sent Event as read off a stream.
+#[derive(Debug, Clone, Default)]
+pub struct Sse {
+    pub event: String,
+    pub id: Option<String>,
+    pub data: String,
+}
+
+impl Sse {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or(Value::Null)
+    }
+}
+
+/// An open event stream, read event by event.
+pub struct EventStream {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    body: Body,
+    buffer: String,
+}
+
+impl EventStream {
+    pub fn header_value(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+
+    /// The next event, skipping `ping`s, or `None` when the stream ended or `wait` passed.
+    pub async fn next_event(&mut self, wait: std::time::Duration) -> Option<Sse> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(at) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..at + 2).collect();
+                let mut e = Sse::default();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        e.event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("id:") {
+                        e.id = Some(v.trim().to_owned());
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        e.data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    }
+                }
+                if e.event == "ping" || (e.event.is_empty() && e.data.is_empty()) {
+                    continue;
+                }
+                return Some(e);
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame())
+                .await
+                .ok()??;
+            if let Ok(data) = frame.ok()?.into_data() {
+                self.buffer.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    }
+
+    /// Waits for the first event `pick` accepts; panics naming `what` after `wait`.
+    pub async fn wait_for(
+        &mut self,
+        what: &str,
+        wait: std::time::Duration,
+        pick: impl Fn(&Sse) -> bool,
+    ) -> Sse {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next_event(left).await {
+                Some(e) if pick(&e) => return e,
+                Some(_) => continue,
+                None => panic!("no {what} within {wait:?}"),
+            }
+        }
+    }
+}
+
+/// Opens `uri` as an event stream on `router` (one replica) with `creds`' session.
+pub async fn open_stream(
+    router: &Router,
+    creds: &Creds,
+    uri: &str,
+    headers: &[(&str, &str)],
+) -> EventStream {
+    let mut req = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .header("host", "quell.test")
+        .header("accept", "text/event-stream");
+    if let Some(c) = &creds.cookie {
+        req = req.header("cookie", c);
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = router
+        .clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .expect("router answers");
+    let (parts, body) = res.into_parts();
+    EventStream {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+        buffer: String::new(),
+    }
+}
+
+impl TestApp {
+    /// Another replica: its own router and hub over the same database.
+    pub fn replica(&self) -> Router {
+        self.replica_with(Default::default())
+    }
+
+    pub fn replica_with(&self, live: quell::state::LiveSettings) -> Router {
+        quell::app(AppState::new(
+            self.pool.clone(),
+            AppConfig {
+                base_url: "http://quell.test".into(),
+                trust_forwarded_for: true,
+                oidc: None,
+                git_roots: vec![],
+                live,
+            },
+        ))
     }
 }

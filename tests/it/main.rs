@@ -16,6 +16,7 @@ mod evidence;
 mod hardening;
 mod incidents_api;
 mod lifecycle;
+mod live;
 mod notify;
 mod oidc;
 mod oncall;

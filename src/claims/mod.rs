@@ -1,0 +1,7 @@
+//! Working-on claims: "I am looking into the processor's status page", shown to everyone on the
+//! incident, so two responders do not chase the same lead unaware of each other. Rules and the
+//! table; claims are made, renewed and released through `incidents::actions`, with their
+//! timeline entries.
+
+pub mod db;
+pub mod domain;

@@ -1,0 +1,193 @@
+//! Each replica's hub: one `LISTEN quell_live` connection whose entries are read once and handed
+//! to every stream this replica serves, and a keeper that renews the streams' leases and closes
+//! those whose session ended. Started by the first stream, so a replica nobody watches holds no
+//! listening connection.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+use super::db;
+use super::domain::{CHANNEL, Entry, parse_payload};
+
+/// What the hub tells its streams.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Entry(Arc<Entry>),
+    /// A change without an entry (alerts attached) to this incident.
+    Changed {
+        incident_id: i64,
+    },
+    /// The hub may have missed announcements: every stream replays from the timeline.
+    Resync,
+    /// These streams' sessions ended.
+    Ended(Arc<Vec<Uuid>>),
+}
+
+/// How many messages a slow stream may fall behind before it replays from the database.
+const BUFFER: usize = 4096;
+/// How often the keeper checks sessions…
+const KEEP_EVERY: Duration = Duration::from_secs(5);
+/// …and every how many checks it renews the leases (they last 60 s).
+const RENEW_EVERY: u32 = 4;
+/// Most announcements read from the connection's buffer before looking their entries up.
+const BATCH: usize = 256;
+
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: PgPool,
+    replica: Uuid,
+    tx: OnceLock<broadcast::Sender<Message>>,
+}
+
+impl Hub {
+    pub fn new(pool: PgPool) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                pool,
+                replica: Uuid::new_v4(),
+                tx: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// This process's id in `live_streams`.
+    pub fn replica(&self) -> Uuid {
+        self.inner.replica
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.inner.pool
+    }
+
+    /// A receiver of everything the hub hears from now on; the first call starts the hub.
+    pub fn subscribe(&self) -> broadcast::Receiver<Message> {
+        self.inner
+            .tx
+            .get_or_init(|| {
+                let (tx, _) = broadcast::channel(BUFFER);
+                tokio::spawn(listen(self.inner.pool.clone(), tx.clone()));
+                tokio::spawn(keep(
+                    self.inner.pool.clone(),
+                    self.inner.replica,
+                    tx.clone(),
+                ));
+                tx
+            })
+            .subscribe()
+    }
+}
+
+async fn connect(pool: &PgPool) -> Option<PgListener> {
+    match PgListener::connect_with(pool).await {
+        Ok(mut l) => match l.listen(CHANNEL).await {
+            Ok(()) => Some(l),
+            Err(e) => {
+                tracing::warn!(error = %e, "live updates cannot listen");
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "live updates cannot connect");
+            None
+        }
+    }
+}
+
+/// Reads announcements and broadcasts their entries, for as long as the process runs.
+async fn listen(pool: PgPool, tx: broadcast::Sender<Message>) {
+    let mut listener = None;
+    loop {
+        let Some(l) = listener.as_mut() else {
+            listener = connect(&pool).await;
+            if listener.is_some() {
+                // Whatever was committed while nobody listened is in the timeline.
+                let _ = tx.send(Message::Resync);
+            } else {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            continue;
+        };
+        let first = match l.try_recv().await {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                tracing::warn!("live updates lost their connection; reconnecting");
+                listener = None;
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "live updates interrupted");
+                listener = None;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let mut announced = vec![first];
+        while announced.len() < BATCH {
+            match l.next_buffered() {
+                Some(n) => announced.push(n),
+                None => break,
+            }
+        }
+        let mut ids = Vec::new();
+        for n in &announced {
+            match parse_payload(n.payload()) {
+                Some((incident_id, 0)) => {
+                    let _ = tx.send(Message::Changed { incident_id });
+                }
+                Some((_, entry)) => ids.push(entry),
+                None => tracing::warn!(payload = n.payload(), "unreadable live announcement"),
+            }
+        }
+        if ids.is_empty() {
+            continue;
+        }
+        match db::entries(&pool, &ids).await {
+            Ok(entries) => {
+                for e in entries {
+                    let _ = tx.send(Message::Entry(Arc::new(e)));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read announced entries");
+                let _ = tx.send(Message::Resync);
+            }
+        }
+    }
+}
+
+/// Renews this replica's leases and closes streams whose session ended.
+async fn keep(pool: PgPool, replica: Uuid, tx: broadcast::Sender<Message>) {
+    let max_age = crate::auth::session::ABSOLUTE_TIMEOUT_HOURS * 3600;
+    let mut every = tokio::time::interval(KEEP_EVERY);
+    let mut round = 0u32;
+    loop {
+        every.tick().await;
+        round = round.wrapping_add(1);
+        match db::ended(&pool, replica, max_age).await {
+            Ok(ids) if !ids.is_empty() => {
+                let _ = tx.send(Message::Ended(Arc::new(ids)));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not check live streams' sessions"),
+        }
+        if !round.is_multiple_of(RENEW_EVERY) {
+            continue;
+        }
+        let renewed = async {
+            let mut conn = pool.acquire().await?;
+            db::renew(&mut conn, replica).await
+        };
+        if let Err(e) = renewed.await {
+            tracing::warn!(error = %e, "could not renew live streams' leases");
+        }
+    }
+}

@@ -81,7 +81,7 @@ async fn stream(
         .map(|id| id.to_string())
         .ok_or(AppError::Unauthenticated)?;
     // Listen before reading what was missed, so nothing falls between the two.
-    let rx = hub.subscribe();
+    let rx = hub.subscribe().await;
     let id = Uuid::new_v4();
     let limit = state.config.live.streams_per_person;
     let mut tx = state.pool.begin().await?;
@@ -234,7 +234,13 @@ impl Live {
                 }
                 Ok(Message::Resync) | Err(RecvError::Lagged(_)) => {
                     match db::is_open(&self.pool, self.guard.id).await {
-                        Ok(true) => self.replay().await,
+                        Ok(true) => {
+                            self.replay().await;
+                            // What changed without an entry (alerts) is not in the timeline:
+                            // the page reads itself again to be sure.
+                            let incident_id = self.incident.unwrap_or(0);
+                            self.queue.push_back(Wire::Changed { incident_id });
+                        }
                         Ok(false) => {
                             self.queue.push_back(Wire::Ended);
                             self.done = true;

@@ -3,12 +3,12 @@
 //! those whose session ended. Started by the first stream, so a replica nobody watches holds no
 //! listening connection.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
-use tokio::sync::broadcast;
+use tokio::sync::{OnceCell, broadcast};
 use uuid::Uuid;
 
 use super::db;
@@ -45,7 +45,7 @@ pub struct Hub {
 struct Inner {
     pool: PgPool,
     replica: Uuid,
-    tx: OnceLock<broadcast::Sender<Message>>,
+    tx: OnceCell<broadcast::Sender<Message>>,
 }
 
 impl Hub {
@@ -54,7 +54,7 @@ impl Hub {
             inner: Arc::new(Inner {
                 pool,
                 replica: Uuid::new_v4(),
-                tx: OnceLock::new(),
+                tx: OnceCell::new(),
             }),
         }
     }
@@ -68,20 +68,20 @@ impl Hub {
         &self.inner.pool
     }
 
-    /// A receiver of everything the hub hears from now on; the first call starts the hub.
-    pub fn subscribe(&self) -> broadcast::Receiver<Message> {
+    /// A receiver of everything the hub hears from now on. The first call starts the hub and
+    /// returns once it listens, so nothing committed after it returns goes unheard.
+    pub async fn subscribe(&self) -> broadcast::Receiver<Message> {
+        let pool = &self.inner.pool;
         self.inner
             .tx
-            .get_or_init(|| {
+            .get_or_init(|| async {
                 let (tx, _) = broadcast::channel(BUFFER);
-                tokio::spawn(listen(self.inner.pool.clone(), tx.clone()));
-                tokio::spawn(keep(
-                    self.inner.pool.clone(),
-                    self.inner.replica,
-                    tx.clone(),
-                ));
+                let listener = connect(pool).await;
+                tokio::spawn(listen(pool.clone(), tx.clone(), listener));
+                tokio::spawn(keep(pool.clone(), self.inner.replica, tx.clone()));
                 tx
             })
+            .await
             .subscribe()
     }
 }
@@ -103,8 +103,7 @@ async fn connect(pool: &PgPool) -> Option<PgListener> {
 }
 
 /// Reads announcements and broadcasts their entries, for as long as the process runs.
-async fn listen(pool: PgPool, tx: broadcast::Sender<Message>) {
-    let mut listener = None;
+async fn listen(pool: PgPool, tx: broadcast::Sender<Message>, mut listener: Option<PgListener>) {
     loop {
         let Some(l) = listener.as_mut() else {
             listener = connect(&pool).await;

@@ -821,3 +821,93 @@ async fn a_scribe_in_berlin_enters_a_past_note_in_utc(pool: PgPool) {
     c.close().await.ok();
     outcome.expect("the note was entered in time");
 }
+
+/// Two people on one incident, each in their own browser: what one writes, the other sees
+/// without reloading; a claim shows live; a second claim on the same lead is questioned.
+#[sqlx::test]
+async fn two_browsers_on_one_incident_see_each_other_live(pool: PgPool) {
+    use quell::auth::domain::UserRole::Responder;
+    account(&pool, "ana@example.com", "Ana Ribeiro", Responder).await;
+    account(&pool, "ben@example.com", "Ben Okafor", Responder).await;
+    let key = open_incident(
+        &pool,
+        "Card authorizations time out",
+        quell::domain::Severity::Sev2,
+        None,
+        "",
+        5,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let ana = browser(&driver_url).await;
+    let ben = browser(&driver_url).await;
+    let page = format!("{base}/incidents/{key}");
+    let run = async {
+        sign_in_at(&ana, &page, "ana@example.com").await;
+        sign_in_at(&ben, &page, "ben@example.com").await;
+        for c in [&ana, &ben] {
+            text_when(c, "#live-status", |t| t.starts_with("Live")).await;
+        }
+        // Ana writes a note; Ben's page shows it without a reload.
+        type_into(
+            &ana,
+            ".note-form textarea[name=body]",
+            "Stripe status page is green",
+        )
+        .await;
+        click(&ana, ".note-form button[type=submit]").await;
+        let written = std::time::Instant::now();
+        let mut seen = None;
+        while written.elapsed() < Duration::from_secs(10) {
+            if let Ok(el) = ben.find(Locator::Css("#timeline")).await
+                && el
+                    .text()
+                    .await
+                    .unwrap_or_default()
+                    .contains("Stripe status page is green")
+            {
+                seen = Some(written.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let seen = seen.expect("Ana's note reached Ben's page");
+        eprintln!("Ana's note appeared on Ben's page {seen:?} after her click");
+        assert!(seen < Duration::from_secs(2), "the note took {seen:?}");
+        assert!(
+            ben.current_url().await.unwrap().as_str().ends_with(&key),
+            "no navigation on Ben's side"
+        );
+
+        // Ben claims a lead; Ana sees it under "Who is looking into what".
+        type_into(
+            &ben,
+            ".claim-form input[name=subject]",
+            "processor status page",
+        )
+        .await;
+        click(&ben, ".claim-form button[type=submit]").await;
+        text_when(&ana, "#claims", |t| {
+            t.contains("Ben Okafor") && t.contains("processor status page")
+        })
+        .await;
+        // Ana starts on the same lead in other words: she is told who is on it first.
+        type_into(
+            &ana,
+            ".claim-form input[name=subject]",
+            "Checking the processor's status pages",
+        )
+        .await;
+        click(&ana, ".claim-form button[type=submit]").await;
+        let asked = text_when(&ana, "main", |t| t.contains("Claim it as well")).await;
+        assert!(asked.contains("Ben Okafor"), "{asked}");
+        click(&ana, "main form button.primary").await;
+        text_when(&ben, "#claims", |t| t.contains("Ana Ribeiro")).await;
+        snapshot(&ben, "live-claims").await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
+    ana.close().await.ok();
+    ben.close().await.ok();
+    outcome.expect("the two browsers finished within two minutes");
+}

@@ -13,6 +13,7 @@ pub mod changes;
 pub mod claims;
 pub mod clock;
 pub mod config;
+pub mod dashboard;
 pub mod demo;
 pub mod domain;
 pub mod engine;

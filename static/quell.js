@@ -153,3 +153,29 @@
   }, 5000);
   connect();
 })();
+
+// Countdowns: "due in 6 min" ticks down to "overdue by 1 min" while the page stays open.
+(function () {
+  function fmt(secs) {
+    var total = Math.floor(Math.abs(secs) / 60);
+    var d = Math.floor(total / 1440), h = Math.floor(total / 60) % 24, m = total % 60;
+    var parts = [];
+    if (d) parts.push(d + " d");
+    if (h) parts.push(h + " h");
+    if (m || !parts.length) parts.push(m + " min");
+    return parts.join(" ");
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("[data-due-at]").forEach(function (el) {
+      var due = Date.parse(el.getAttribute("data-due-at"));
+      if (isNaN(due)) return;
+      var left = (due - now) / 1000;
+      el.textContent = left >= 0 ? "due in " + fmt(left) : "overdue by " + fmt(left);
+      el.classList.toggle("sla-overdue", left < 0);
+      el.classList.toggle("sla-running", left >= 0);
+    });
+  }
+  setInterval(tick, 15000);
+  document.addEventListener("quell:refreshed", tick);
+})();

@@ -36,10 +36,6 @@ pub(super) fn see_other(key: IncidentKey) -> Response {
     Redirect::to(&format!("/incidents/{key}")).into_response()
 }
 
-pub async fn home() -> Redirect {
-    Redirect::to("/incidents")
-}
-
 struct ListRow {
     key: String,
     title: String,

@@ -261,7 +261,7 @@ fn pages(state: &AppState) -> Router<AppState> {
     use incidents::pages as inc;
     use services::pages as svc;
     Router::new()
-        .route("/", get(inc::home))
+        .route("/", get(crate::dashboard::pages::show))
         .route("/incidents", get(inc::list).post(inc::create))
         .route("/incidents/new", get(inc::new_form))
         .route("/incidents/{key}", get(inc::show))

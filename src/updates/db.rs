@@ -53,3 +53,19 @@ pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult
     .fetch_all(e)
     .await?)
 }
+
+/// When each of these incidents' updates went out, as (incident id, sent at).
+pub async fn sent_for(
+    e: impl PgExecutor<'_>,
+    incident_ids: &[i64],
+) -> AppResult<Vec<(i64, DateTime<Utc>)>> {
+    Ok(sqlx::query!(
+        "select incident_id, sent_at from stakeholder_updates where incident_id = any($1)",
+        incident_ids
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.incident_id, r.sent_at))
+    .collect())
+}

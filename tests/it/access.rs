@@ -221,6 +221,7 @@ const API: &[(&str, &str, &str)] = &[
 
 /// Every page route and the least role that may use it.
 const PAGES: &[(&str, &str, &str)] = &[
+    ("GET", "/", "viewer"),
     ("GET", "/incidents", "viewer"),
     ("POST", "/incidents", "responder"),
     ("GET", "/incidents/new", "responder"),

@@ -610,6 +610,7 @@ async fn open_incident(
 
 /// The pages a person uses every day, and the ones admins use, as their links read.
 const MAIN_PAGES: &[&str] = &[
+    "/",
     "/incidents",
     "/incidents/INC-1187",
     "/incidents/INC-1203",
@@ -706,7 +707,10 @@ async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
                         ));
                     }
                 }
-                let name = page.trim_start_matches('/').replace(['/', '?', '='], "_");
+                let name = match page.trim_start_matches('/') {
+                    "" => "dashboard".to_owned(),
+                    p => p.replace(['/', '?', '='], "_"),
+                };
                 let png = c.screenshot().await.unwrap();
                 std::fs::write(format!("{dir}/{name}-{width}.png"), png).unwrap();
             }

@@ -11,6 +11,7 @@ mod browser;
 mod challenges;
 mod changes;
 mod contrast;
+mod dashboard;
 mod demo;
 mod evidence;
 mod hardening;

@@ -1,0 +1,83 @@
+//! What the dashboard reads beyond other capabilities' queries: your roles and claims, and the
+//! last 30 days' figures.
+
+use sqlx::PgExecutor;
+
+use super::domain::Day;
+use crate::error::AppResult;
+
+/// An open incident in which you hold a role or a claim.
+#[derive(Debug, Clone)]
+pub struct Mine {
+    pub number: i64,
+    pub title: String,
+    pub severity: String,
+    pub status: String,
+    /// Your roles' names (`incident_commander`, …) and claims' subjects
+    pub roles: Vec<String>,
+    pub claims: Vec<String>,
+}
+
+pub async fn mine(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Mine>> {
+    Ok(sqlx::query_as!(
+        Mine,
+        r#"select i.number, i.title, i.severity, i.status,
+                  coalesce(array(select r.role from incident_roles r
+                                 where r.incident_id = i.id and r.person_id = $1
+                                 order by r.role), '{}') as "roles!",
+                  coalesce(array(select c.subject from incident_claims c
+                                 where c.incident_id = i.id and c.person_id = $1
+                                   and c.released_at is null and c.expires_at > now()
+                                 order by c.claimed_at), '{}') as "claims!"
+           from incidents i
+           where i.status <> 'resolved'
+             and (exists (select 1 from incident_roles r
+                          where r.incident_id = i.id and r.person_id = $1)
+                  or exists (select 1 from incident_claims c
+                             where c.incident_id = i.id and c.person_id = $1
+                               and c.released_at is null and c.expires_at > now()))
+           order by i.severity, i.detected_at desc"#,
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// The last 30 days (UTC, today included), oldest first, and the period's mean times to
+/// acknowledge and resolve over its incidents.
+pub async fn last_30_days(
+    e: impl PgExecutor<'_> + Copy,
+) -> AppResult<(Vec<Day>, Option<f64>, Option<f64>)> {
+    let days = sqlx::query!(
+        r#"with days as (
+             select generate_series((now() at time zone 'UTC')::date - 29,
+                                    (now() at time zone 'UTC')::date, interval '1 day')::date as day)
+           select d.day as "day!", count(i.id) as "opened!",
+                  avg(extract(epoch from i.acknowledged_at - i.detected_at))::float8 as ack_secs,
+                  avg(extract(epoch from i.resolved_at - i.detected_at))::float8 as resolve_secs
+           from days d
+           left join incidents i
+             on i.detected_at >= d.day::timestamp at time zone 'UTC'
+            and i.detected_at < (d.day + 1)::timestamp at time zone 'UTC'
+           group by d.day order by d.day"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| Day {
+        day: r.day,
+        opened: r.opened,
+        ack_secs: r.ack_secs,
+        resolve_secs: r.resolve_secs,
+    })
+    .collect();
+    let period = sqlx::query!(
+        r#"select avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
+                  avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
+           from incidents
+           where detected_at >= ((now() at time zone 'UTC')::date - 29)::timestamp at time zone 'UTC'"#
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((days, period.ack_secs, period.resolve_secs))
+}

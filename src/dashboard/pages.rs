@@ -1,0 +1,216 @@
+//! `GET /`: the dashboard.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+
+use super::db;
+use super::domain::{Chart, HEIGHT, Trend, WIDTH, chart};
+use crate::clock;
+use crate::domain::Severity;
+use crate::http::access::{Auth, Viewer};
+use crate::http::page::{Chrome, PageResult};
+use crate::incidents::db::{Filter, Incident};
+use crate::incidents::domain::Status;
+use crate::roles::domain::Role;
+use crate::sla::domain::{ClockState, Sla, Verdict};
+use crate::state::AppState;
+
+/// An open incident with the clock to watch.
+pub struct OpenRow {
+    key: String,
+    title: String,
+    status: Status,
+    service: Option<String>,
+    /// `acknowledge` or `resolve`: the clock still running
+    clock: &'static str,
+    due_at: DateTime<Utc>,
+    /// `due in 6 min`, `overdue by 3 min`
+    due_text: String,
+    overdue: bool,
+}
+
+pub struct SeverityGroup {
+    severity: Severity,
+    rows: Vec<OpenRow>,
+}
+
+pub struct MineRow {
+    key: String,
+    title: String,
+    severity: String,
+    status: String,
+    what: String,
+}
+
+pub struct UpdateDue {
+    key: String,
+    title: String,
+    severity: Severity,
+    due_at: DateTime<Utc>,
+    text: String,
+    overdue: bool,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "dashboard/index.html")]
+pub struct DashboardPage {
+    chrome: Chrome,
+    open_total: usize,
+    unacknowledged: usize,
+    groups: Vec<SeverityGroup>,
+    mine: Vec<MineRow>,
+    updates_due: Vec<UpdateDue>,
+    overdue_items: Vec<crate::action_items::db::ListedItem>,
+    my_handle: String,
+    charts: Vec<Chart>,
+    width: i64,
+    height: i64,
+    newest: i64,
+}
+
+/// The clock a responder watches on an open incident: acknowledge until acknowledged, then
+/// resolve.
+fn watched(sla: &Sla) -> (&'static str, &Verdict) {
+    match sla.ack.state {
+        ClockState::Running | ClockState::Overdue => ("acknowledge", &sla.ack),
+        _ => ("resolve", &sla.resolve),
+    }
+}
+
+fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
+    let (clock, v) = watched(sla);
+    OpenRow {
+        key: i.key.to_string(),
+        title: i.title.clone(),
+        status: i.status,
+        service: i.service.clone(),
+        clock,
+        due_at: v.due_at,
+        due_text: v.text.clone(),
+        overdue: matches!(v.state, ClockState::Overdue | ClockState::Breached),
+    }
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Viewer>,
+) -> PageResult<DashboardPage> {
+    let now = clock::now(&state.pool).await?;
+    let open_filter = Filter {
+        statuses: Some(vec![
+            "triggered".into(),
+            "acknowledged".into(),
+            "mitigated".into(),
+        ]),
+        ..Filter::default()
+    };
+    let mut open = crate::incidents::db::list(&state.pool, &open_filter, None, 200).await?;
+    // Unacknowledged first, then worst severity, then the longest open.
+    open.sort_by_key(|i| (i.status != Status::Triggered, i.severity, i.detected_at));
+    let policies = crate::sla::db::all(&state.pool).await?;
+    let mut groups: Vec<SeverityGroup> = Severity::ALL
+        .into_iter()
+        .map(|severity| SeverityGroup {
+            severity,
+            rows: vec![],
+        })
+        .collect();
+    let ids: Vec<i64> = open.iter().map(|i| i.id).collect();
+    let sent = crate::updates::db::sent_for(&state.pool, &ids).await?;
+    let mut updates_due = Vec::new();
+    for i in &open {
+        let policy = crate::sla::db::of(&policies, i.peak_severity)?;
+        let sla = Sla::of(
+            &policy,
+            i.detected_at,
+            i.acknowledged_at,
+            i.resolved_at,
+            now,
+        );
+        if let Some(g) = groups.iter_mut().find(|g| g.severity == i.severity) {
+            g.rows.push(open_row(i, &sla));
+        }
+        if let Some(every) = policy.update_cadence_secs
+            && i.mitigated_at.is_none()
+        {
+            let times: Vec<DateTime<Utc>> = sent
+                .iter()
+                .filter(|(id, _)| *id == i.id)
+                .map(|(_, t)| *t)
+                .collect();
+            let c = crate::updates::domain::cadence(every, i.detected_at, None, &times, now);
+            if let Some(due_at) = c.next_due_at {
+                updates_due.push(UpdateDue {
+                    key: i.key.to_string(),
+                    title: i.title.clone(),
+                    severity: i.severity,
+                    due_at,
+                    overdue: due_at <= now,
+                    text: c.next_text,
+                });
+            }
+        }
+    }
+    updates_due.sort_by_key(|u| u.due_at);
+    let mine = db::mine(&state.pool, auth.user.id)
+        .await?
+        .into_iter()
+        .map(|m| {
+            let mut what: Vec<String> = m
+                .roles
+                .iter()
+                .map(|r| Role::parse(r).map_or_else(|_| r.clone(), |r| r.label().to_owned()))
+                .collect();
+            what.extend(m.claims.iter().map(|c| format!("looking into {c}")));
+            MineRow {
+                key: format!("INC-{}", m.number),
+                title: m.title,
+                severity: m.severity,
+                status: m.status,
+                what: what.join(", "),
+            }
+        })
+        .collect();
+    let overdue_items = crate::action_items::db::list_items(
+        &state.pool,
+        &crate::action_items::db::ItemFilter {
+            owner: Some(auth.user.handle.clone()),
+            overdue: true,
+            unfinished: true,
+            ..Default::default()
+        },
+    )
+    .await?;
+    let (days, ack_mean, resolve_mean) = db::last_30_days(&state.pool).await?;
+    let charts = Trend::ALL
+        .into_iter()
+        .map(|t| {
+            let mean = match t {
+                Trend::Opened => None,
+                Trend::Acknowledge => ack_mean,
+                Trend::Resolve => resolve_mean,
+            };
+            chart(t, &days, mean)
+        })
+        .collect();
+    Ok(DashboardPage {
+        chrome,
+        open_total: open.len(),
+        unacknowledged: open
+            .iter()
+            .filter(|i| i.status == Status::Triggered)
+            .count(),
+        groups,
+        mine,
+        updates_due,
+        overdue_items,
+        my_handle: auth.user.handle.clone(),
+        charts,
+        width: WIDTH,
+        height: HEIGHT,
+        newest: crate::timeline::db::newest_id(&state.pool, None).await?,
+    })
+}

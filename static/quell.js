@@ -1,5 +1,6 @@
 // Progressive enhancement only: every page works without this file.
-// Keeps "open for" durations ticking so a page left open on a wall screen stays true.
+// Keeps "open for" durations and "due in" countdowns ticking so a page left open on a wall
+// screen stays true.
 (function () {
   function fmt(secs) {
     var total = Math.max(0, Math.floor(secs / 60));
@@ -16,8 +17,18 @@
       var since = Date.parse(el.getAttribute("data-running-since"));
       if (!isNaN(since)) el.textContent = fmt((now - since) / 1000);
     });
+    // Countdowns: "due in 6 min" runs down to "overdue by 1 min".
+    document.querySelectorAll("[data-due-at]").forEach(function (el) {
+      var due = Date.parse(el.getAttribute("data-due-at"));
+      if (isNaN(due)) return;
+      var left = (due - now) / 1000;
+      el.textContent = left >= 0 ? "due in " + fmt(left) : "overdue by " + fmt(-left);
+      el.classList.toggle("sla-overdue", left < 0);
+      el.classList.toggle("sla-running", left >= 0);
+    });
   }
-  setInterval(tick, 30000);
+  setInterval(tick, 15000);
+  document.addEventListener("quell:refreshed", tick);
 })();
 
 // Steps that ask first: a dialog instead of the confirmation page (which still answers without
@@ -154,28 +165,3 @@
   connect();
 })();
 
-// Countdowns: "due in 6 min" ticks down to "overdue by 1 min" while the page stays open.
-(function () {
-  function fmt(secs) {
-    var total = Math.floor(Math.abs(secs) / 60);
-    var d = Math.floor(total / 1440), h = Math.floor(total / 60) % 24, m = total % 60;
-    var parts = [];
-    if (d) parts.push(d + " d");
-    if (h) parts.push(h + " h");
-    if (m || !parts.length) parts.push(m + " min");
-    return parts.join(" ");
-  }
-  function tick() {
-    var now = Date.now();
-    document.querySelectorAll("[data-due-at]").forEach(function (el) {
-      var due = Date.parse(el.getAttribute("data-due-at"));
-      if (isNaN(due)) return;
-      var left = (due - now) / 1000;
-      el.textContent = left >= 0 ? "due in " + fmt(left) : "overdue by " + fmt(left);
-      el.classList.toggle("sla-overdue", left < 0);
-      el.classList.toggle("sla-running", left >= 0);
-    });
-  }
-  setInterval(tick, 15000);
-  document.addEventListener("quell:refreshed", tick);
-})();

@@ -165,3 +165,45 @@
   connect();
 })();
 
+
+// Keyboard shortcuts on the incident page (listed with ?). None fires while typing in a field
+// or with a modifier held; Escape leaves the field.
+(function () {
+  var help = document.getElementById("shortcuts");
+  if (!help) return;
+  document.querySelectorAll("[data-shortcuts-hint]").forEach(function (e) { e.hidden = false; });
+  function typing(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  function focusField(css) {
+    var f = document.querySelector(css);
+    if (!f) return false;
+    f.focus();
+    f.scrollIntoView({ block: "center" });
+    return true;
+  }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey || ev.isComposing) return;
+    if (typing(ev.target)) {
+      if (ev.key === "Escape") ev.target.blur();
+      return;
+    }
+    var done = false;
+    if (ev.key === "?") {
+      help.hidden = !help.hidden;
+      if (!help.hidden) help.focus();
+      done = true;
+    } else if (ev.key === "Escape" && !help.hidden) {
+      help.hidden = true;
+      done = true;
+    } else if (ev.key === "n") {
+      done = focusField(".note-form textarea[name=body]");
+    } else if (ev.key === "c") {
+      done = focusField(".claim-form input[name=subject]");
+    } else if (ev.key === "a") {
+      var ack = document.querySelector('form.steps button[name=action][value=acknowledge]');
+      if (ack) { ack.click(); done = true; }
+    }
+    if (done) ev.preventDefault();
+  });
+})();

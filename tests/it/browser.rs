@@ -915,3 +915,83 @@ async fn two_browsers_on_one_incident_see_each_other_live(pool: PgPool) {
     ben.close().await.ok();
     outcome.expect("the two browsers finished within two minutes");
 }
+
+/// Presses `key` on the page as a person would (to whatever has focus).
+async fn press(c: &Client, key: char) {
+    use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+    let keys = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key });
+    c.perform_actions(keys).await.unwrap();
+}
+
+/// The incident page's shortcuts: `?` lists them, `n` goes to the note, `a` acknowledges —
+/// and typing an `a` into a field acknowledges nothing.
+#[sqlx::test]
+async fn keyboard_shortcuts_work_and_never_fire_while_typing(pool: PgPool) {
+    use quell::auth::domain::UserRole::Responder;
+    account(&pool, "ana@example.com", "Ana Ribeiro", Responder).await;
+    let key = open_incident(
+        &pool,
+        "Card authorizations time out",
+        quell::domain::Severity::Sev2,
+        None,
+        "",
+        5,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/incidents/{key}"), "ana@example.com").await;
+        wait_status(&c, "triggered").await;
+        text_when(&c, "[data-shortcuts-hint]", |t| {
+            t.contains("keyboard shortcuts")
+        })
+        .await;
+        press(&c, '?').await;
+        let list = text_when(&c, "#shortcuts", |t| t.contains("Acknowledge")).await;
+        assert!(list.contains("Write a note"), "{list}");
+        press(&c, '\u{E00C}').await; // Escape closes the list
+        assert!(
+            !c.find(Locator::Css("#shortcuts"))
+                .await
+                .unwrap()
+                .is_displayed()
+                .await
+                .unwrap()
+        );
+        // n: the note field, where an "a" is just a letter.
+        press(&c, 'n').await;
+        let active = c.active_element().await.unwrap();
+        assert_eq!(active.attr("name").await.unwrap().as_deref(), Some("body"));
+        for ch in "a plan".chars() {
+            press(&c, ch).await;
+        }
+        let typed = c
+            .find(Locator::Css(".note-form textarea"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap();
+        assert_eq!(typed.as_deref(), Some("a plan"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let status = c
+            .find(Locator::Css(".incident-head .status"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(status, "triggered", "typing an a acknowledged nothing");
+        // Out of the field, a acknowledges.
+        press(&c, '\u{E00C}').await;
+        press(&c, 'a').await;
+        wait_status(&c, "acknowledged").await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(90), run).await;
+    c.close().await.ok();
+    outcome.expect("the shortcuts run finished");
+}

@@ -102,3 +102,17 @@ quell_apt_install() {
 quell_ensure_chromium() {
   quell_ensure_commands chromium=chromium chromedriver=chromium-driver
 }
+
+# axe-core (pinned) for the accessibility check of the browser tests, from the npm registry
+# into target/axe; Debian's npm when npm is missing.
+QUELL_AXE_VERSION=4.14.1
+quell_ensure_axe() {
+  local dir="target/axe" js="target/axe/node_modules/axe-core/axe.min.js"
+  if [ -f "$js" ] && grep -q "\"version\": \"$QUELL_AXE_VERSION\"" target/axe/node_modules/axe-core/package.json; then
+    return 0
+  fi
+  quell_ensure_commands npm=npm
+  quell_log "installing axe-core $QUELL_AXE_VERSION into $dir"
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --silent "axe-core@$QUELL_AXE_VERSION" >/dev/null
+}

@@ -995,3 +995,83 @@ async fn keyboard_shortcuts_work_and_never_fire_while_typing(pool: PgPool) {
     c.close().await.ok();
     outcome.expect("the shortcuts run finished");
 }
+
+/// axe-core (installed by scripts/test into target/axe) on the pages people stare at during
+/// and after an incident, in light mode at a laptop's width: no serious or critical finding.
+#[sqlx::test]
+async fn axe_finds_nothing_serious_on_the_incident_page_dashboard_and_postmortem(pool: PgPool) {
+    let axe_path = std::env::var("QUELL_AXE").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/target/axe/node_modules/axe-core/axe.min.js"
+        )
+        .to_owned()
+    });
+    let axe = std::fs::read_to_string(&axe_path)
+        .unwrap_or_else(|e| panic!("{axe_path}: {e} (scripts/test installs axe-core there)"));
+    quell::demo::load(&pool).await.unwrap();
+    account(
+        &pool,
+        "root@example.com",
+        "Rui Admin",
+        quell::auth::domain::UserRole::Admin,
+    )
+    .await;
+    // An open incident with a claim and a bridge, so the live parts are on the page.
+    let key = open_incident(
+        &pool,
+        "Card authorizations time out",
+        quell::domain::Severity::Sev1,
+        Some("payments-gateway"),
+        "",
+        5,
+    )
+    .await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/"), "root@example.com").await;
+        text_when(&c, "main h1", |t| t == "Dashboard").await;
+        let mut findings = Vec::new();
+        for page in [
+            "/",
+            &format!("/incidents/{key}"),
+            "/incidents/INC-1187",
+            "/incidents/INC-1187/postmortem",
+            "/incidents",
+        ] {
+            c.goto(&format!("{base}{page}")).await.unwrap();
+            text_when(&c, "main", |_| true).await;
+            c.execute(&axe, vec![]).await.unwrap();
+            let result = c
+                .execute_async(
+                    r#"const done = arguments[arguments.length - 1];
+                       axe.run(document, { resultTypes: ["violations"] })
+                          .then(r => done(r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
+                              nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ")) }))))
+                          .catch(e => done([{ id: "axe-error", impact: "critical", help: String(e), nodes: [] }]));"#,
+                    vec![],
+                )
+                .await
+                .unwrap();
+            for v in result.as_array().unwrap() {
+                let impact = v["impact"].as_str().unwrap_or("");
+                eprintln!(
+                    "axe {page}: {impact} {} — {} {}",
+                    v["id"], v["help"], v["nodes"]
+                );
+                if matches!(impact, "serious" | "critical") {
+                    findings.push(format!(
+                        "{page}: {impact} {}: {} at {}",
+                        v["id"], v["help"], v["nodes"]
+                    ));
+                }
+            }
+        }
+        assert!(findings.is_empty(), "axe found:\n{}", findings.join("\n"));
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
+    c.close().await.ok();
+    outcome.expect("the accessibility run finished");
+}

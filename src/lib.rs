@@ -98,6 +98,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let pool = connect(&db).await?;
             MIGRATOR.run(&pool).await?;
             demo::load(&pool).await?;
+            demo::world::load(&pool).await?;
             tracing::info!("demo data loaded");
         }
         Command::User(config::UserCommand::Create(args)) => {

@@ -416,3 +416,39 @@ pub async fn purge_deliveries(e: impl PgExecutor<'_>) -> AppResult<u64> {
     .await?
     .rows_affected())
 }
+
+/// Gives an incident's alerts and groups the times they had in the tool they come from (the
+/// demo's past incidents): received first at `first`, last at `last`, resolved by their sender
+/// at `resolved` (still firing when `None`).
+pub async fn keep_history(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    first: DateTime<Utc>,
+    last: DateTime<Utc>,
+    resolved: Option<DateTime<Utc>>,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"update alerts
+           set received_at = $2, last_received_at = $3,
+               status = case when $4::timestamptz is null then status else 'resolved' end,
+               resolved_at = coalesce($4, resolved_at),
+               resolved_by = case when $4::timestamptz is null then resolved_by else 'sender' end
+           where incident_id = $1"#,
+        incident_id,
+        first,
+        last,
+        resolved
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"update alert_groups set opened_at = $2, closed_at = coalesce($3, closed_at)
+           where incident_id = $1"#,
+        incident_id,
+        first,
+        resolved
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}

@@ -7,6 +7,7 @@ pub mod challenges;
 mod orbitpay;
 mod paging;
 mod postmortem;
+pub mod world;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{PgConnection, PgPool};

@@ -660,6 +660,8 @@ return [document.documentElement.scrollWidth, w, out.slice(0, 8).join(', ')];
 #[sqlx::test]
 async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();
+    // The whole world, so the dashboard's screenshots show what a real one holds.
+    quell::demo::world::load(&pool).await.unwrap();
     account(
         &pool,
         "root@example.com",

@@ -219,3 +219,134 @@ async fn the_demo_routing_rule_opens_a_payments_gateway_alert_as_sev2(pool: PgPo
     assert_eq!(i["service"], "payments-gateway");
     assert_eq!(i["title"], "PaymentsGateway5xx on pg1");
 }
+
+/// What the world holds, to compare two loads.
+async fn world_counts(pool: &PgPool) -> Vec<i64> {
+    let mut counts = Vec::new();
+    for table in [
+        "incidents",
+        "timeline_events",
+        "alerts",
+        "changes",
+        "postmortems",
+        "action_items",
+        "stakeholder_updates",
+        "incident_roles",
+        "incident_claims",
+        "services",
+        "people",
+    ] {
+        let n: i64 = sqlx::query_scalar(&format!("select count(*) from {table}"))
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        counts.push(n);
+    }
+    counts
+}
+
+#[sqlx::test]
+async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    quell::demo::world::load(&pool).await.unwrap();
+    let first = world_counts(&pool).await;
+    quell::demo::load(&pool).await.unwrap();
+    quell::demo::world::load(&pool).await.unwrap();
+    assert_eq!(
+        world_counts(&pool).await,
+        first,
+        "loading twice changes nothing"
+    );
+    let [
+        incidents,
+        events,
+        alerts,
+        changes,
+        postmortems,
+        items,
+        updates,
+        _,
+        _,
+        services,
+        _,
+    ] = first[..]
+    else {
+        unreachable!()
+    };
+    assert!(incidents >= 150, "{incidents} incidents");
+    assert!(services >= 12, "{services} services");
+    assert!(events > incidents * 5, "timelines: {events} entries");
+    assert!(
+        alerts > 200 && changes > 50,
+        "{alerts} alerts, {changes} changes"
+    );
+    assert!(
+        postmortems > 30 && items > 60 && updates > 20,
+        "{postmortems} postmortems, {items} items, {updates} updates"
+    );
+    // Most Sev3 or Sev4, a few Sev1; some acknowledgements past their target; a few open.
+    let by = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    let sev1 = by("select count(*) from incidents where peak_severity = 'Sev1'").await;
+    let minor = by("select count(*) from incidents where peak_severity in ('Sev3', 'Sev4')").await;
+    assert!(sev1 >= 2 && sev1 * 10 < incidents, "{sev1} Sev1");
+    assert!(
+        minor * 100 / incidents >= 60,
+        "{minor} minor of {incidents}"
+    );
+    let breached = by(
+        "select count(*) from incidents i join severity_policies p on p.severity = i.peak_severity
+         where i.acknowledged_at - i.detected_at > make_interval(secs => p.ack_target_secs)",
+    )
+    .await;
+    assert!(breached >= 3, "{breached} acknowledgement breaches");
+    let open = by("select count(*) from incidents where status <> 'resolved'").await;
+    assert_eq!(open, 4, "the world's latest four are open");
+    let span = by(
+        "select extract(day from max(detected_at) - min(detected_at))::int8 from incidents
+         where number between 1000 and 1200",
+    )
+    .await;
+    assert!((170..=183).contains(&span), "six months: {span} days");
+    let triggers =
+        by("select count(*) from suspect_verdicts where verdict = 'confirmed_trigger'").await;
+    assert!(triggers > 20, "{triggers} confirmed triggers");
+
+    // Every page has something true to show.
+    let app = TestApp::new(pool).await;
+    let dash = app.get("/").await;
+    assert!(
+        dash.text.contains("Open incidents: 4"),
+        "the dashboard shows the open ones"
+    );
+    assert!(
+        dash.text.matches("<rect ").count() > 30,
+        "the trends have bars"
+    );
+    let reports = app.get("/reports").await;
+    assert_eq!(reports.status, StatusCode::OK);
+    let list = app.get("/incidents?status=open").await;
+    assert!(list.text.contains("INC-1199") || list.text.contains("INC-1200"));
+    let open_sev2 = sqlx::query_scalar::<_, i64>(
+        "select number from incidents where status = 'acknowledged' and severity = 'Sev2'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let page = app.get(&format!("/incidents/INC-{open_sev2}")).await;
+    assert!(
+        page.text.contains("Join the call"),
+        "checkout-api's Sev2 has its bridge"
+    );
+    assert!(
+        page.text.contains("dependency dashboards"),
+        "someone is on a lead"
+    );
+}

@@ -58,6 +58,22 @@ const PEOPLE: &[(&str, &str, &str)] = &[
     ("Dev Shah", "dev.shah@example.com", "dev"),
 ];
 
+/// Adds each (name, email, handle) not there yet.
+async fn ensure_people(tx: &mut PgConnection, people: &[(&str, &str, &str)]) -> AppResult<()> {
+    for (name, email, handle) in people {
+        if people::db::find(&mut *tx, handle).await?.is_none() {
+            let draft = PersonDraft {
+                name: (*name).into(),
+                email: (*email).into(),
+                handle: (*handle).into(),
+            }
+            .validated()?;
+            people::db::insert(&mut *tx, &draft).await?;
+        }
+    }
+    Ok(())
+}
+
 fn at(h: u32, m: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 9, 17, h, m, 0)
         .single()
@@ -134,17 +150,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         )
         .await?;
     }
-    for (name, email, handle) in PEOPLE {
-        if people::db::find(&mut *tx, handle).await?.is_none() {
-            let draft = PersonDraft {
-                name: (*name).into(),
-                email: (*email).into(),
-                handle: (*handle).into(),
-            }
-            .validated()?;
-            people::db::insert(&mut *tx, &draft).await?;
-        }
-    }
+    ensure_people(&mut tx, PEOPLE).await?;
     if incidents_db::find(&mut *tx, INC_1187).await?.is_none() {
         inc_1187(&mut tx).await?;
     }

@@ -17,7 +17,7 @@ use crate::error::AppResult;
 use crate::incidents::actions::{self, Change, Opening, ServiceChoice};
 use crate::incidents::db::{self as incidents_db, Incident};
 use crate::incidents::domain::{IncidentKey, Severity, Transition};
-use crate::people::{self, domain::PersonDraft};
+use crate::people;
 use crate::roles::domain::Role;
 use crate::services::{self, domain::ServiceDraft};
 
@@ -695,17 +695,7 @@ async fn setting_up(tx: &mut PgConnection) -> AppResult<()> {
             services::actions::update(tx, &demo, &s, s.version, &draft).await?;
         }
     }
-    for (name, email, handle) in ENGINEERS {
-        if people::db::find(&mut *tx, handle).await?.is_none() {
-            let draft = PersonDraft {
-                name: (*name).into(),
-                email: (*email).into(),
-                handle: (*handle).into(),
-            }
-            .validated()?;
-            people::db::insert(&mut *tx, &draft).await?;
-        }
-    }
+    super::ensure_people(tx, ENGINEERS).await?;
     if !crate::integrations::db::list(&mut *tx)
         .await?
         .iter()

@@ -26,6 +26,17 @@
       el.classList.toggle("sla-overdue", left < 0);
       el.classList.toggle("sla-running", left >= 0);
     });
+    // A claim not renewed in time lapses: it stays listed, marked, until the page next reads.
+    document.querySelectorAll("[data-lapses-at]").forEach(function (el) {
+      var at = Date.parse(el.getAttribute("data-lapses-at"));
+      if (!isNaN(at) && at <= now && !el.classList.contains("lapsed")) {
+        el.classList.add("lapsed");
+        var note = document.createElement("div");
+        note.className = "muted";
+        note.textContent = "Lapsed: not renewed in time.";
+        el.appendChild(note);
+      }
+    });
   }
   setInterval(tick, 15000);
   document.addEventListener("quell:refreshed", tick);

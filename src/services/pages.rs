@@ -132,6 +132,11 @@ pub struct ServiceForm {
     /// Names separated by commas or spaces.
     #[serde(default)]
     depends_on: String,
+    /// The bridge its Sev1 and Sev2 start with
+    #[serde(default)]
+    call_url: String,
+    #[serde(default)]
+    chat_url: String,
     #[serde(default)]
     version: Option<i32>,
 }
@@ -147,8 +152,10 @@ fn number(field: &str, value: &str) -> Result<Option<f64>, AppError> {
 }
 
 impl ServiceForm {
-    fn of(s: &Service) -> Self {
+    fn of(s: &Service, bridge: &crate::bridge::domain::Bridge) -> Self {
         Self {
+            call_url: bridge.call_url.clone().unwrap_or_default(),
+            chat_url: bridge.chat_url.clone().unwrap_or_default(),
             name: s.name.clone(),
             tier: s.tier.to_string(),
             team: s.team.clone(),
@@ -173,6 +180,13 @@ impl ServiceForm {
             depends_on: s.depends_on.join(", "),
             version: Some(s.version),
         }
+    }
+
+    fn bridge(&self) -> Result<crate::bridge::domain::Bridge, AppError> {
+        Ok(crate::bridge::domain::Bridge::parse(
+            Some(&self.call_url),
+            Some(&self.chat_url),
+        )?)
     }
 
     fn draft(&self) -> Result<ServiceDraft, AppError> {
@@ -256,12 +270,15 @@ pub async fn create(
     auth: Auth<Admin>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
-    let draft = match form.draft() {
-        Ok(d) => d,
+    let (draft, bridge) = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
+        Ok(both) => both,
         Err(err) => return form_again(chrome, None, form, err),
     };
     let mut tx = state.pool.begin().await?;
     let s = actions::create(&mut tx, &auth.actor, &draft).await?;
+    if !bridge.is_empty() {
+        actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
+    }
     tx.commit().await?;
     Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
 }
@@ -273,10 +290,11 @@ pub async fn edit_form(
     Path(name): Path<String>,
 ) -> PageResult<FormPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
+    let bridge = crate::bridge::db::of_service(&state.pool, s.id).await?;
     Ok(FormPage {
         chrome,
         editing: Some(s.name.clone()),
-        form: ServiceForm::of(&s),
+        form: ServiceForm::of(&s, &bridge),
         errors: vec![],
     })
 }
@@ -289,14 +307,17 @@ pub async fn edit(
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let current = db::get_by_name(&state.pool, &name).await?;
-    let draft = match form.draft() {
-        Ok(d) => d,
+    let (draft, bridge) = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
+        Ok(both) => both,
         Err(err) => return form_again(chrome, Some(current.name), form, err),
     };
     let version = form.version.unwrap_or(current.version);
     let mut tx = state.pool.begin().await?;
     match actions::update(&mut tx, &auth.actor, &current, version, &draft).await? {
         Some(s) => {
+            if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {
+                actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
+            }
             tx.commit().await?;
             Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
         }

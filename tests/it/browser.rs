@@ -1035,6 +1035,16 @@ async fn axe_finds_nothing_serious_on_the_incident_page_dashboard_and_postmortem
     let run = async {
         sign_in_at(&c, &format!("{base}/"), "root@example.com").await;
         text_when(&c, "main h1", |t| t == "Dashboard").await;
+        // The dashboard shows the open incident and draws its trends.
+        text_when(&c, "#dash-open", |t| {
+            t.contains(&key) && t.contains("not acknowledged")
+        })
+        .await;
+        let bars = c
+            .find_all(Locator::Css("#dash-trends svg.chart rect"))
+            .await
+            .unwrap();
+        assert!(!bars.is_empty(), "the trend charts have bars");
         let mut findings = Vec::new();
         for page in [
             "/",

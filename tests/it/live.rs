@@ -582,3 +582,45 @@ async fn the_bridge_is_set_checked_defaulted_and_sent(pool: PgPool) {
         "the postmortem names the bridge"
     );
 }
+
+#[sqlx::test]
+async fn a_service_form_sets_the_bridge_its_major_incidents_start_with(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("search-api").await;
+    let form = [
+        ("name", "search-api"),
+        ("tier", "2"),
+        ("call_url", "meet.example.com/x"),
+    ];
+    let r = app.form("/services/search-api/edit", &form).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains("meet.example.com/x"),
+        "the form comes back as typed"
+    );
+    let form = [
+        ("name", "search-api"),
+        ("tier", "2"),
+        ("call_url", "https://meet.example.com/search"),
+        ("chat_url", ""),
+    ];
+    let r = app.form("/services/search-api/edit", &form).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let bridge = app.get("/api/v1/services/search-api/bridge").await.json();
+    assert_eq!(
+        bridge,
+        json!({ "call_url": "https://meet.example.com/search", "chat_url": null })
+    );
+    let edit = app.get("/services/search-api/edit").await;
+    assert!(
+        edit.text
+            .contains(r#"value="https://meet.example.com/search""#)
+    );
+    let key = app
+        .incident(json!({"title": "Search down", "severity": "Sev2", "service": "search-api"}))
+        .await;
+    assert_eq!(
+        app.incident_json(&key).await["bridge"]["call_url"],
+        "https://meet.example.com/search"
+    );
+}

@@ -74,6 +74,21 @@ pub struct DbArgs {
     /// Most connections this process opens to PostgreSQL.
     #[arg(long, env = "QUELL_DB_MAX_CONNECTIONS", default_value_t = 20)]
     pub db_max_connections: u32,
+    /// Milliseconds a request waits for a database connection (a free one, or a new one while
+    /// PostgreSQL is unreachable) before it is answered 503 with `Retry-After`.
+    #[arg(long, env = "QUELL_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 750)]
+    pub db_acquire_timeout_ms: u64,
+    /// Milliseconds one SQL statement may run (`statement_timeout`); 0 for no limit.
+    #[arg(long, env = "QUELL_DB_STATEMENT_TIMEOUT_MS", default_value_t = 10_000)]
+    pub db_statement_timeout_ms: u64,
+    /// Milliseconds a transaction may sit idle before PostgreSQL ends its session
+    /// (`idle_in_transaction_session_timeout`), so a stuck process cannot hold locks; 0 for none.
+    #[arg(
+        long,
+        env = "QUELL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS",
+        default_value_t = 15_000
+    )]
+    pub db_idle_in_transaction_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -141,6 +156,13 @@ pub struct ConnectionArgs {
     /// Most connections open at once; more wait in the listen backlog.
     #[arg(long, env = "QUELL_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
+    /// Seconds a request may take before it is answered 503 (event streams excepted).
+    #[arg(long, env = "QUELL_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Seconds a stopping replica waits for requests in flight (and open event streams) before
+    /// it exits.
+    #[arg(long, env = "QUELL_SHUTDOWN_DRAIN_SECS", default_value_t = 10)]
+    pub shutdown_drain_secs: u64,
 }
 
 /// Optional single sign-on with an OpenID Connect provider.

@@ -55,13 +55,60 @@ pub enum AppError {
     /// Too much at once: safe to retry after `Retry-After` seconds.
     #[error("Quell is busy storing other alerts; retry in {0} s")]
     Overloaded(i64),
+    /// The database is not answering (the sessions' store said so); safe to retry.
+    #[error("the database is not answering")]
+    Unavailable,
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     #[error("internal error: {0}")]
     Internal(String),
 }
 
+/// How long a client is asked to wait when the database is not answering.
+pub const UNAVAILABLE_RETRY_SECS: i64 = 2;
+
+/// Whether a database error means "not now" rather than "not this": PostgreSQL unreachable,
+/// restarting or refusing connections, no connection free in time, or a statement stopped by
+/// its timeout. Such a request changed nothing and may be retried.
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            // 08: connection exceptions; 57P01-03: shutting down, cannot connect now; 57014:
+            // statement timeout; 25P03: idle-in-transaction timeout; 53300: too many connections.
+            code.starts_with("08")
+                || matches!(
+                    &*code,
+                    "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "53300"
+                )
+        }),
+        _ => false,
+    }
+}
+
 impl AppError {
+    /// The database is not answering (see [`is_unavailable`]).
+    pub fn unavailable(&self) -> bool {
+        match self {
+            Self::Unavailable => true,
+            Self::Database(e) => is_unavailable(e),
+            _ => false,
+        }
+    }
+
+    /// Seconds to put in `Retry-After`, when the client should come back later.
+    pub fn retry_after(&self) -> Option<i64> {
+        match self {
+            Self::Throttled(secs) | Self::Overloaded(secs) => Some(*secs),
+            _ if self.unavailable() => Some(UNAVAILABLE_RETRY_SECS),
+            _ => None,
+        }
+    }
+
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {
         Self::Validation(vec![FieldError {
             field: field.to_owned(),
@@ -76,6 +123,7 @@ impl AppError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Unauthenticated | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            _ if self.unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Throttled(_) | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -84,6 +132,7 @@ impl AppError {
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -95,6 +144,7 @@ impl AppError {
             Self::Unauthenticated => "unauthenticated",
             Self::Unauthorized(_) => "unauthorized",
             Self::Overloaded(_) => "overloaded",
+            _ if self.unavailable() => "unavailable",
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
             Self::LimitReached(_) => "limit_reached",
@@ -105,12 +155,16 @@ impl AppError {
             Self::PreconditionRequired => "precondition_required",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::Database(_) | Self::Internal(_) => "internal",
+            Self::Unavailable => "unavailable",
         }
     }
 
     /// The sentence shown to the client: never internal detail.
     pub fn public_message(&self) -> String {
         match self {
+            _ if self.unavailable() => format!(
+                "The database is not answering right now; nothing was changed. Try again in {UNAVAILABLE_RETRY_SECS} s."
+            ),
             Self::Database(_) | Self::Internal(_) => {
                 "Something went wrong on our side; nothing was changed. Try again.".into()
             }
@@ -203,12 +257,12 @@ impl IntoResponse for AppError {
                     axum::http::HeaderValue::from_static("Bearer realm=\"quell-hooks\""),
                 );
             }
-            Self::Throttled(secs) | Self::Overloaded(secs) => {
-                if let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string()) {
-                    res.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
-                }
-            }
             _ => {}
+        }
+        if let Some(secs) = self.retry_after()
+            && let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
         }
         res
     }

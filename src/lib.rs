@@ -67,6 +67,8 @@ pub enum RunError {
     App(#[from] error::AppError),
 }
 
+/// A pool for commands that run to the end (migrations, the demo): no statement timeout, a
+/// patient acquire.
 async fn connect(db: &DbArgs) -> Result<PgPool, RunError> {
     PgPoolOptions::new()
         .max_connections(db.db_max_connections)
@@ -74,6 +76,29 @@ async fn connect(db: &DbArgs) -> Result<PgPool, RunError> {
         .connect(&db.database_url)
         .await
         .map_err(RunError::Connect)
+}
+
+/// The serving pool: a request waits `QUELL_DB_ACQUIRE_TIMEOUT_MS` for a connection, a
+/// statement runs at most `QUELL_DB_STATEMENT_TIMEOUT_MS`, a transaction idles at most
+/// `QUELL_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS` (PostgreSQL enforces the last two). Connections
+/// are opened as needed, and again after PostgreSQL comes back.
+fn serving_pool(db: &DbArgs) -> Result<PgPool, RunError> {
+    let options: sqlx::postgres::PgConnectOptions =
+        db.database_url.parse().map_err(RunError::Connect)?;
+    let options = options.options([
+        (
+            "statement_timeout",
+            format!("{}ms", db.db_statement_timeout_ms),
+        ),
+        (
+            "idle_in_transaction_session_timeout",
+            format!("{}ms", db.db_idle_in_transaction_timeout_ms),
+        ),
+    ]);
+    Ok(PgPoolOptions::new()
+        .max_connections(db.db_max_connections)
+        .acquire_timeout(Duration::from_millis(db.db_acquire_timeout_ms.max(1)))
+        .connect_lazy_with(options))
 }
 
 pub async fn run(cli: Cli) -> Result<(), RunError> {
@@ -132,10 +157,13 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             }
         }
         Command::Serve(args) => {
-            let pool = connect(&args.db).await?;
             if !args.no_migrate {
-                MIGRATOR.run(&pool).await?;
+                // Migrations may take long on a big database: their own pool, no timeouts.
+                let migrating = connect(&args.db).await?;
+                MIGRATOR.run(&migrating).await?;
+                migrating.close().await;
             }
+            let pool = serving_pool(&args.db)?;
             let base_url = args
                 .base_url
                 .clone()
@@ -162,6 +190,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             // front of the pages.
             let ingest_pool = PgPoolOptions::new()
                 .max_connections(alerts::ingest::LANES as u32)
+                .acquire_timeout(Duration::from_millis(args.db.db_acquire_timeout_ms.max(1)))
                 .connect_lazy_with((*pool.connect_options()).clone());
             let state = AppState::new(
                 pool,
@@ -174,6 +203,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                         streams_per_person: args.live_streams_per_person.max(1),
                         claim_minutes: args.claim_minutes.clamp(1, 24 * 60),
                     },
+                    request_timeout: Duration::from_secs(
+                        args.connections.request_timeout_secs.max(1),
+                    ),
                 },
             );
             let sweeper = tokio::spawn(sweep(state.pool.clone()));
@@ -197,6 +229,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 header_timeout: Duration::from_secs(c.header_timeout_secs.max(1)),
                 idle_timeout: Duration::from_secs(c.idle_timeout_secs.max(1)),
                 max_connections: c.max_connections,
+                drain: Duration::from_secs(c.shutdown_drain_secs),
             };
             let ingest = alerts::ingest::Ingestor::start(ingest_pool);
             http::serve::serve(listener, app_with(state, ingest), limits, shutdown_signal()).await;

@@ -25,6 +25,8 @@ pub struct AppConfig {
     pub git_roots: Vec<std::path::PathBuf>,
     /// The live room's settings.
     pub live: LiveSettings,
+    /// How long a request may take before it is answered 503 (`QUELL_REQUEST_TIMEOUT_SECS`).
+    pub request_timeout: std::time::Duration,
 }
 
 /// How the live incident room behaves.

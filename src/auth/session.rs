@@ -32,7 +32,14 @@ struct SignedIn {
 }
 
 fn session_error(e: tower_sessions::session::Error) -> AppError {
-    AppError::Internal(format!("session: {e}"))
+    match &e {
+        tower_sessions::session::Error::Store(tower_sessions::session_store::Error::Backend(m))
+            if m.starts_with(super::session_store::UNAVAILABLE) =>
+        {
+            AppError::Unavailable
+        }
+        _ => AppError::Internal(format!("session: {e}")),
+    }
 }
 
 /// The session layer for the pages.

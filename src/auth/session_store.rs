@@ -26,8 +26,15 @@ impl PgSessionStore {
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> session_store::Error {
-    session_store::Error::Backend(e.to_string())
+/// How a store error says the database was not answering (tower-sessions keeps only text).
+pub const UNAVAILABLE: &str = "database unavailable: ";
+
+fn backend(e: sqlx::Error) -> session_store::Error {
+    if crate::error::is_unavailable(&e) {
+        session_store::Error::Backend(format!("{UNAVAILABLE}{e}"))
+    } else {
+        session_store::Error::Backend(e.to_string())
+    }
 }
 
 fn expiry(record: &Record) -> session_store::Result<DateTime<Utc>> {

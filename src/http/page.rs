@@ -173,6 +173,7 @@ impl IntoResponse for PageError {
             StatusCode::PRECONDITION_FAILED => StatusCode::CONFLICT,
             other => other,
         };
+        let retry_after = err.retry_after();
         let said = Said {
             message: err.public_message(),
             fields: match err {
@@ -184,6 +185,11 @@ impl IntoResponse for PageError {
             Some(html) => (status, Html(html)).into_response(),
             None => (status, said.message.clone()).into_response(),
         };
+        if let Some(secs) = retry_after
+            && let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+        }
         res.extensions_mut().insert(said);
         res
     }

@@ -34,6 +34,8 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// The most connections open at once.
     pub max_connections: usize,
+    /// How long a stop waits for requests in flight (event streams never finish by themselves).
+    pub drain: Duration,
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then waits for open requests.
@@ -96,7 +98,15 @@ pub async fn serve(
         });
     }
     tracing::info!("shutting down: finishing requests in flight");
-    graceful.shutdown().await;
+    if tokio::time::timeout(limits.drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "requests still open after {:?}; stopping anyway",
+            limits.drain
+        );
+    }
 }
 
 /// When bytes last moved on a connection, in milliseconds since `start`.

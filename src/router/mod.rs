@@ -8,7 +8,6 @@ use axum::http::{HeaderName, HeaderValue, Request, header};
 use axum::response::IntoResponse;
 use axum::routing::{any, get, post};
 use axum::{Router, middleware};
-use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
@@ -621,6 +620,7 @@ pub fn app(state: AppState) -> Router {
 /// The whole application, its webhooks storing through `ingest` (lanes on a pool of their own,
 /// so a storm cannot take the connections pages need).
 pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
+    let request_timeout = state.config.request_timeout;
     let static_files = Router::new()
         .fallback_service(ServeDir::new(static_dir()))
         .layer(SetResponseHeaderLayer::overriding(
@@ -656,7 +656,7 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            Duration::from_secs(30),
+            request_timeout,
         ))
         .layer(CatchPanicLayer::custom(|_| {
             AppError::Internal("a handler panicked".into()).into_response()

@@ -1005,6 +1005,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             oidc: None,
             git_roots: vec![],
             live: Default::default(),
+            request_timeout: std::time::Duration::from_secs(30),
         },
     );
     quell::app_with(state, ingest)

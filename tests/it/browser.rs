@@ -32,6 +32,7 @@ async fn serve(pool: PgPool) -> String {
             oidc: None,
             git_roots: vec![],
             live: Default::default(),
+            request_timeout: std::time::Duration::from_secs(30),
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

@@ -104,6 +104,7 @@ impl TestApp {
                 oidc,
                 git_roots: vec![git_root()],
                 live: Default::default(),
+                request_timeout: std::time::Duration::from_secs(30),
             },
         );
         let mut app = Self {
@@ -697,6 +698,7 @@ impl TestApp {
                 oidc: None,
                 git_roots: vec![],
                 live,
+                request_timeout: std::time::Duration::from_secs(30),
             },
         ))
     }

@@ -1041,6 +1041,7 @@ async fn slow_and_idle_connections_are_closed_and_open_connections_are_capped(po
         header_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(30),
         max_connections: 16,
+        drain: Duration::from_secs(5),
     })
     .await;
     // Headers that never finish.
@@ -1069,6 +1070,7 @@ async fn slow_and_idle_connections_are_closed_and_open_connections_are_capped(po
         header_timeout: Duration::from_secs(30),
         idle_timeout: Duration::from_secs(1),
         max_connections: 16,
+        drain: Duration::from_secs(5),
     })
     .await;
     let mut silent = TcpStream::connect(addr).await.unwrap();
@@ -1083,6 +1085,7 @@ async fn slow_and_idle_connections_are_closed_and_open_connections_are_capped(po
         header_timeout: Duration::from_secs(30),
         idle_timeout: Duration::from_secs(30),
         max_connections: 2,
+        drain: Duration::from_secs(5),
     })
     .await;
     let mut first = TcpStream::connect(addr).await.unwrap();
@@ -1341,4 +1344,82 @@ async fn hostile_strings_never_cause_a_5xx_and_every_2xx_is_stored(pool: PgPool)
     }
     // Every webhook above was authenticated: none of it is a refusal.
     assert!(delivered(&am).await + delivered(&generic).await > 0);
+}
+
+/// PostgreSQL unreachable: API, pages and webhooks answer 503 with `Retry-After` within the
+/// acquire timeout instead of hanging or a 500; `/readyz` says so and `/healthz` still answers.
+#[tokio::test]
+async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
+    use http_body_util::BodyExt;
+    use std::time::{Duration, Instant};
+    use tower::ServiceExt;
+    // A port nothing listens on: every connection attempt is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(Duration::from_millis(300))
+        .connect_lazy(&format!("postgres://quell:quell@127.0.0.1:{port}/quell"))
+        .unwrap();
+    let state = quell::state::AppState::new(
+        pool,
+        quell::state::AppConfig {
+            base_url: "http://quell.test".into(),
+            trust_forwarded_for: false,
+            oidc: None,
+            git_roots: vec![],
+            live: Default::default(),
+            request_timeout: Duration::from_secs(30),
+        },
+    );
+    let app = quell::app(state);
+    let ask = |uri: &'static str, auth: bool| {
+        let app = app.clone();
+        async move {
+            let mut req = axum::http::Request::builder()
+                .uri(uri)
+                .header("host", "quell.test");
+            if auth {
+                req = req
+                    .header("authorization", "Bearer quell_some_token_of_someone")
+                    .header("cookie", "quell=AAAAAAAAAAAAAAAAAAAAAA");
+            }
+            let began = Instant::now();
+            let res = app
+                .oneshot(req.body(axum::body::Body::empty()).unwrap())
+                .await
+                .unwrap();
+            let retry = res
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let status = res.status();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            (
+                status,
+                retry,
+                String::from_utf8_lossy(&body).into_owned(),
+                began.elapsed(),
+            )
+        }
+    };
+    let (status, retry, body, took) = ask("/api/v1/incidents", true).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(retry.as_deref(), Some("2"));
+    assert!(
+        body.contains("\"unavailable\"") && body.contains("nothing was changed"),
+        "{body}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "answered in {took:?}, not hung"
+    );
+    let (status, _, body, _) = ask("/readyz", false).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let (status, _, _, _) = ask("/healthz", false).await;
+    assert_eq!(status, StatusCode::OK);
+    // A page (the session store cannot be read either) is an HTML 503 with Retry-After.
+    let (status, retry, body, _) = ask("/incidents", true).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(retry.as_deref(), Some("2"));
 }

@@ -1,0 +1,179 @@
+"""The clients of scripts/faults: they send, count what Quell acknowledged, and check what the
+database holds. Standard library only; loopback only; every case bounded in time and requests."""
+
+import http.client
+import json
+import subprocess
+import sys
+import threading
+import time
+
+
+def request(port, method, path, headers=None, body=None, timeout=5.0):
+    """(status, headers, body, seconds); status 0 when no answer came (refused, reset, timeout)."""
+    began = time.monotonic()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        h = {"Content-Type": "application/json"} if data is not None else {}
+        h.update(headers or {})
+        conn.request(method, path, body=data, headers=h)
+        res = conn.getresponse()
+        payload = res.read()
+        conn.close()
+        headers = {k.lower(): v for k, v in res.getheaders()}
+        return res.status, headers, payload, time.monotonic() - began
+    except (OSError, http.client.HTTPException):
+        return 0, {}, b"", time.monotonic() - began
+
+
+def psql(dsn, sql):
+    out = subprocess.run(["psql", dsn, "-Atqc", sql], check=True, capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines() if line]
+
+
+def alert_body(group, fingerprint):
+    labels = {"alertname": group, "instance": f"{fingerprint}:9100", "severity": "critical"}
+    return {
+        "version": "4", "status": "firing", "receiver": "quell",
+        "groupKey": f'{{}}:{{alertname="{group}"}}',
+        "groupLabels": {"alertname": group}, "commonLabels": {"alertname": group},
+        "commonAnnotations": {}, "externalURL": "http://alertmanager:9093", "truncatedAlerts": 0,
+        "alerts": [{
+            "status": "firing", "labels": labels,
+            "annotations": {"summary": f"{group} on {fingerprint}"},
+            "startsAt": "2026-11-30T00:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+            "fingerprint": fingerprint,
+        }],
+    }
+
+
+def storm(front, hook_id, key, groups, seconds, clients, max_requests):
+    """Posts one new alert per request from `clients` threads for `seconds` (at most
+    `max_requests` in all); returns (sent, acknowledged fingerprints by group, answers)."""
+    acked, answers, lock = {}, {}, threading.Lock()
+    sent = [0]
+    stop = time.monotonic() + seconds
+
+    def client(c):
+        n = 0
+        while time.monotonic() < stop:
+            with lock:
+                if sent[0] >= max_requests:
+                    return
+                sent[0] += 1
+            group = f"storm-{(c + n) % groups}"
+            fp = f"c{c}-n{n}"
+            n += 1
+            status, _, _, _ = request(front, "POST", f"/hooks/alertmanager/{hook_id}",
+                                      {"Authorization": f"Bearer {key}"}, alert_body(group, fp))
+            with lock:
+                answers[status] = answers.get(status, 0) + 1
+                if 200 <= status < 300:
+                    acked.setdefault(group, set()).add(fp)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sent[0], acked, answers
+
+
+def case_storm(args):
+    front, dsn, token = int(args[0]), args[1], args[2]
+    seconds, clients, groups = float(args[3]), int(args[4]), int(args[5])
+    auth = {"Authorization": f"Bearer {token}"}
+    status, _, body, _ = request(front, "POST", "/api/v1/integrations", auth,
+                                 {"name": f"faults {time.time()}", "format": "alertmanager"})
+    assert status == 201, (status, body)
+    hook = json.loads(body)
+    sent, acked, answers = storm(front, hook["id"], hook["key"], groups, seconds, clients, 200_000)
+    ack_total = sum(len(v) for v in acked.values())
+    print(f"  sent {sent} alerts in {groups} groups; answers {dict(sorted(answers.items()))}")
+    stored = set(psql(dsn, f"select dedup_key from alerts where integration_id = '{hook['id']}'"))
+    missing = [fp for fps in acked.values() for fp in fps if fp not in stored]
+    dupes = psql(dsn, f"select count(*) - count(distinct dedup_key) from alerts "
+                      f"where integration_id = '{hook['id']}'")[0]
+    per_group = psql(dsn, f"select g.group_key, count(distinct a.incident_id) from alerts a "
+                          f"join alert_groups g on g.id = a.group_id "
+                          f"where a.integration_id = '{hook['id']}' group by g.group_key")
+    split = [row for row in per_group if not row.endswith("|1")]
+    stuck = psql(dsn, "select count(*) from sla_timers where state = 'pending' and due_at < now() - interval '30 seconds'")[0]
+    print(f"  acknowledged {ack_total}, stored {len(stored)}, acknowledged but missing {len(missing)}, "
+          f"duplicates {dupes}, groups with more than one incident {len(split)}, overdue timers {stuck}")
+    ok = not missing and dupes == "0" and not split and stuck == "0" and ack_total > 0
+    print("  PASS" if ok else "  FAIL")
+    return ok
+
+
+def case_db_restart(args):
+    """Load through the front while the harness stops PostgreSQL hard and starts it again (it
+    writes the times to the files named in args)."""
+    front, dsn, token, seconds = int(args[0]), args[1], args[2], float(args[6])
+    down_file, start_file, up_file = args[3], args[4], args[5]
+    auth = {"Authorization": f"Bearer {token}"}
+    status, _, body, _ = request(front, "POST", "/api/v1/incidents", auth,
+                                 {"title": "faults: database restart", "severity": "Sev4"})
+    assert status == 201, (status, body)
+    key = json.loads(body)["key"]
+    samples, acked, lock = [], [], threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def reader():
+        while time.monotonic() < stop:
+            t = time.time()
+            status, headers, _, took = request(front, "GET", "/api/v1/incidents?limit=5", auth, timeout=10)
+            ready, _, _, rtook = request(front, "GET", "/readyz", timeout=10)
+            with lock:
+                samples.append((t, status, headers.get("retry-after"), took, ready, rtook))
+            time.sleep(0.05)
+
+    def writer(w):
+        n = 0
+        while time.monotonic() < stop:
+            text = f"faults note w{w}-{n}"
+            n += 1
+            status, _, _, _ = request(front, "POST", f"/api/v1/incidents/{key}/timeline", auth,
+                                      {"body": text}, timeout=10)
+            if status == 201:
+                with lock:
+                    acked.append(text)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    threads += [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    down = float(open(down_file).read())
+    start = float(open(start_file).read())
+    up = float(open(up_file).read())
+    # While down (after the first second, until it is being started): every answer a quick 503
+    # with Retry-After.
+    during = [s for s in samples if down + 1.0 <= s[0] and s[0] + max(s[3], s[5]) <= start]
+    bad = [s for s in during if s[1] != 503 or not s[2] or s[3] > 1.0]
+    not_ready = [s for s in during if s[4] != 503 or s[5] > 1.5]
+    back = [s for s in samples if s[0] >= up and s[1] == 200]
+    back_after = (back[0][0] - up) if back else float("inf")
+    slowest = max((s[3] for s in during), default=0.0)
+    print(f"  PostgreSQL down {start - down:.1f} s (start took {up - start:.1f} s); {len(during)} reads while down: "
+          f"{len(during) - len(bad)} were 503 + Retry-After within 1 s (slowest {slowest:.2f} s); "
+          f"/readyz said 503 {len(during) - len(not_ready)} of {len(during)} times")
+    print(f"  reads answered 200 again {back_after:.1f} s after PostgreSQL was back")
+    stored = set(psql(dsn, f"select body from timeline_events t join incidents i on i.id = t.incident_id "
+                           f"where i.number = {key.split('-')[1]} and t.body like 'faults note %'"))
+    missing = [a for a in acked if a not in stored]
+    print(f"  notes acknowledged {len(acked)}, stored {len(stored)}, acknowledged but missing {len(missing)}")
+    ok = during and not bad and not not_ready and back_after <= 5.0 and not missing
+    if not ok:
+        for s in during[:10]:
+            print(f"    read at +{s[0] - down:.2f} s: {s[1]} Retry-After {s[2]} in {s[3]:.2f} s; /readyz {s[4]} in {s[5]:.2f} s")
+    print("  PASS" if ok else "  FAIL")
+    return bool(ok)
+
+
+if __name__ == "__main__":
+    case = {"storm": case_storm, "db-restart": case_db_restart}[sys.argv[1]]
+    sys.exit(0 if case(sys.argv[2:]) else 1)

@@ -67,6 +67,7 @@ cluster_stop() {
   local f
   for f in "$QUELL_CLUSTER_DIR"/*.pid; do
     [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+    rm -f "$f"
   done
   wait 2>/dev/null || true
 }

@@ -174,6 +174,162 @@ def case_db_restart(args):
     return bool(ok)
 
 
+def case_editors(args):
+    """`clients` people edit one incident at once through the front, each read-modify-write with
+    If-Match, retrying on 412: no update lost, every refusal a 412 or 409."""
+    front, dsn, token, clients, edits = int(args[0]), args[1], args[2], int(args[3]), int(args[4])
+    auth = {"Authorization": f"Bearer {token}"}
+    status, _, body, _ = request(front, "POST", "/api/v1/incidents", auth,
+                                 {"title": "faults: many editors", "severity": "Sev3"})
+    assert status == 201, (status, body)
+    key = json.loads(body)["key"]
+    done, refusals, lock = [], {}, threading.Lock()
+
+    def editor(c):
+        for n in range(edits):
+            for _attempt in range(200):
+                status, headers, body, _ = request(front, "GET", f"/api/v1/incidents/{key}", auth)
+                if status != 200:
+                    with lock:
+                        refusals[status] = refusals.get(status, 0) + 1
+                    continue
+                text = f"edit by client {c}, number {n}"
+                status, _, _, _ = request(front, "PATCH", f"/api/v1/incidents/{key}",
+                                          {**auth, "If-Match": headers.get("etag", "")},
+                                          {"summary": text})
+                if status == 200:
+                    with lock:
+                        done.append(text)
+                    break
+                with lock:
+                    refusals[status] = refusals.get(status, 0) + 1
+
+    threads = [threading.Thread(target=editor, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    number = key.split("-")[1]
+    version = int(psql(dsn, f"select version from incidents where number = {number}")[0])
+    audited = set(psql(dsn, f"select after ->> 'summary' from audit_log "
+                            f"where action = 'incident.edit' and target = '{key}'"))
+    lost = [d for d in done if d not in audited]
+    other = {s: n for s, n in refusals.items() if s not in (409, 412)}
+    print(f"  {clients} editors × {edits} edits: {len(done)} applied, refusals {dict(sorted(refusals.items()))}")
+    print(f"  version {version} (1 + {len(done)} edits), applied edits missing from the audit log "
+          f"{len(lost)}, refusals other than 409/412 {sum(other.values())}")
+    ok = len(done) == clients * edits and version == 1 + len(done) and not lost and not other
+    print("  PASS" if ok else "  FAIL")
+    return ok
+
+
+def proxy(args):
+    """A TCP proxy from `listen` to `target` that holds every chunk back by the milliseconds
+    written in `delay_file` (read every 100 ms): a slow network to the database."""
+    import asyncio
+    listen, target, delay_file = int(args[0]), int(args[1]), args[2]
+    delay = [0.0]
+
+    async def watch():
+        while True:
+            try:
+                delay[0] = float(open(delay_file).read().strip() or 0) / 1000
+            except (OSError, ValueError):
+                delay[0] = 0.0
+            await asyncio.sleep(0.1)
+
+    async def pipe(r, w):
+        try:
+            while data := await r.read(65536):
+                if delay[0]:
+                    await asyncio.sleep(delay[0])
+                w.write(data)
+                await w.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            w.close()
+
+    async def serve(r, w):
+        try:
+            tr, tw = await asyncio.open_connection("127.0.0.1", target)
+        except OSError:
+            w.close()
+            return
+        await asyncio.gather(pipe(r, tw), pipe(tr, w))
+
+    async def main():
+        asyncio.get_running_loop().create_task(watch())
+        server = await asyncio.start_server(serve, "127.0.0.1", listen)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+    return True
+
+
+def case_slow_db(args):
+    """Reads through the front while the harness slows the database link (`delay_file`) for the
+    middle third: answers stay within the request timeout, are 200 or 503 (never a 500),
+    /healthz keeps answering at once, and service recovers when the link is fast again."""
+    front, token, delay_file, seconds, bound = int(args[0]), args[1], args[2], float(args[3]), float(args[4])
+    auth = {"Authorization": f"Bearer {token}"}
+    samples, health, lock = [], [], threading.Lock()
+    began = time.monotonic()
+    stop = began + seconds
+
+    def phase(t):
+        return 0 if t < seconds / 3 else (1 if t < 2 * seconds / 3 else 2)
+
+    def reader():
+        while time.monotonic() < stop:
+            t = time.monotonic() - began
+            status, _, _, took = request(front, "GET", "/api/v1/incidents?limit=20", auth, timeout=bound + 5)
+            with lock:
+                samples.append((t, phase(t), status, took))
+
+    def prober():
+        while time.monotonic() < stop:
+            status, _, _, took = request(front, "GET", "/healthz", timeout=5)
+            with lock:
+                health.append((status, took))
+            time.sleep(0.1)
+
+    def slower():
+        time.sleep(seconds / 3)
+        open(delay_file, "w").write("400")
+        time.sleep(seconds / 3)
+        open(delay_file, "w").write("0")
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    threads += [threading.Thread(target=prober), threading.Thread(target=slower)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p, name in [(0, "fast"), (1, "slow (400 ms each way)"), (2, "fast again")]:
+        xs = [s for s in samples if s[1] == p]
+        codes = {}
+        for s in xs:
+            codes[s[2]] = codes.get(s[2], 0) + 1
+        worst = max((s[3] for s in xs), default=0)
+        print(f"  {name}: {len(xs)} reads, answers {dict(sorted(codes.items()))}, slowest {worst:.2f} s")
+    too_slow = [s for s in samples if s[3] > bound + 1]
+    errors = [s for s in samples if s[2] not in (200, 503)]
+    recovered = [s for s in samples if s[0] > seconds - 2]
+    health_worst = max((h[1] for h in health), default=0)
+    health_bad = [h for h in health if h[0] != 200]
+    print(f"  /healthz: {len(health)} probes, slowest {health_worst:.3f} s, not 200 {len(health_bad)}")
+    print(f"  answers slower than the {bound:.0f} s request timeout + 1 s: {len(too_slow)}; "
+          f"answers other than 200/503: {len(errors)}; last 2 s all 200: "
+          f"{all(s[2] == 200 for s in recovered) and bool(recovered)}")
+    ok = (not too_slow and not errors and not health_bad and health_worst < 0.5
+          and recovered and all(s[2] == 200 for s in recovered))
+    print("  PASS" if ok else "  FAIL")
+    return bool(ok)
+
+
 if __name__ == "__main__":
-    case = {"storm": case_storm, "db-restart": case_db_restart}[sys.argv[1]]
+    case = {"storm": case_storm, "db-restart": case_db_restart, "editors": case_editors,
+            "slow-db": case_slow_db, "proxy": proxy}[sys.argv[1]]
     sys.exit(0 if case(sys.argv[2:]) else 1)

@@ -225,9 +225,13 @@ def case_editors(args):
 
 def proxy(args):
     """A TCP proxy from `listen` to `target` that holds every chunk back by the milliseconds
-    written in `delay_file` (read every 100 ms): a slow network to the database."""
+    written in `delay_file` (read every 100 ms): a slow network to the database. `target` is a
+    port, or a file holding one, read at each new connection: the front a failover re-points."""
     import asyncio
-    listen, target, delay_file = int(args[0]), int(args[1]), args[2]
+    listen, target, delay_file = int(args[0]), args[1], args[2]
+
+    def target_port():
+        return int(target) if target.isdigit() else int(open(target).read().strip())
     delay = [0.0]
 
     async def watch():
@@ -252,7 +256,7 @@ def proxy(args):
 
     async def serve(r, w):
         try:
-            tr, tw = await asyncio.open_connection("127.0.0.1", target)
+            tr, tw = await asyncio.open_connection("127.0.0.1", target_port())
         except OSError:
             w.close()
             return
@@ -329,7 +333,56 @@ def case_slow_db(args):
     return bool(ok)
 
 
+def case_failover(args):
+    """Writers through the front while the harness kills the primary and promotes its
+    synchronous standby (writing the times to files): every acknowledged write is on the new
+    primary, and writing resumes within 10 s."""
+    front, token, new_dsn, killed_file, promoted_file, seconds = (
+        int(args[0]), args[1], args[2], args[3], args[4], float(args[5]))
+    auth = {"Authorization": f"Bearer {token}"}
+    status, _, body, _ = request(front, "POST", "/api/v1/incidents", auth,
+                                 {"title": "faults: failover", "severity": "Sev4"})
+    assert status == 201, (status, body)
+    key = json.loads(body)["key"]
+    acked, lock = [], threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def writer(w):
+        n = 0
+        while time.monotonic() < stop:
+            text = f"failover note w{w}-{n}"
+            n += 1
+            began = time.time()
+            status, _, _, _ = request(front, "POST", f"/api/v1/incidents/{key}/timeline", auth,
+                                      {"body": text}, timeout=10)
+            if status == 201:
+                with lock:
+                    acked.append((began, time.time(), text))
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    killed = float(open(killed_file).read())
+    promoted = float(open(promoted_file).read())
+    before = [text for _, done, text in acked if done < killed]
+    # Writes sent after the kill: when the first of them was acknowledged.
+    after = [done for began, done, _ in acked if began > killed]
+    resumed = (min(after) - killed) if after else float("inf")
+    stored = set(psql(new_dsn, "select body from timeline_events where body like 'failover note %'"))
+    missing = [text for _, _, text in acked if text not in stored]
+    print(f"  {len(acked)} notes acknowledged ({len(before)} before the primary was killed); "
+          f"on the promoted standby: {len(stored)}; acknowledged but missing {len(missing)}")
+    print(f"  standby promoted {promoted - killed:.1f} s after the kill; writes acknowledged again "
+          f"{resumed:.1f} s after the kill")
+    ok = acked and before and not missing and resumed <= 10.0
+    print("  PASS" if ok else "  FAIL")
+    return bool(ok)
+
+
 if __name__ == "__main__":
     case = {"storm": case_storm, "db-restart": case_db_restart, "editors": case_editors,
-            "slow-db": case_slow_db, "proxy": proxy}[sys.argv[1]]
+            "slow-db": case_slow_db, "proxy": proxy, "failover": case_failover}[sys.argv[1]]
     sys.exit(0 if case(sys.argv[2:]) else 1)

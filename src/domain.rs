@@ -254,6 +254,55 @@ pub fn strip_unstorable(value: &mut serde_json::Value) {
     }
 }
 
+/// Generators for the property tests of every capability's rules (test builds only).
+#[cfg(test)]
+pub mod arbitrary {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value};
+
+    /// Text as senders and people write it at their worst: any characters, markup, NUL,
+    /// right-to-left marks, placeholders, long runs.
+    pub fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => any::<String>(),
+            1 => prop::sample::select(vec![
+                "", " ", "\u{0}", "<script>alert(1)</script>", "\u{202e}x", "{labels.service}",
+                "Sev1", "critical", "firing", "resolved", "2026-09-17T16:07:00Z", "0001-01-01T00:00:00Z",
+                "labels.service = payments", "labels.alertname =~ .*5xx.*", "[x](javascript:alert(1))",
+            ])
+            .prop_map(str::to_owned),
+            1 => "[a-z_.]{0,12} ?(=|!=|=~|!~|>|<) ?[a-zA-Z0-9.*()|^$ ]{0,16}",
+        ]
+    }
+
+    /// Any JSON value, nested a few levels, with keys senders use among random ones.
+    pub fn json() -> impl Strategy<Value = Value> {
+        let key = prop_oneof![
+            2 => prop::sample::select(vec![
+                "alerts", "status", "labels", "annotations", "fingerprint", "startsAt", "endsAt",
+                "groupKey", "commonLabels", "alertname", "routing_key", "event_action", "dedup_key",
+                "payload", "summary", "source", "severity", "title", "message", "version",
+            ])
+            .prop_map(str::to_owned),
+            1 => any::<String>(),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -562,6 +562,71 @@ pub fn parse_generic(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Reas
 }
 
 #[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::domain::arbitrary::json;
+    use proptest::prelude::*;
+
+    /// What an accepted alert must be, whatever the payload: a dedup and group key of at most
+    /// 255 characters, and text PostgreSQL can store.
+    fn sound(e: &AlertEvent) -> bool {
+        !e.dedup_key.is_empty()
+            && e.dedup_key.chars().count() <= 255
+            && !e.group_key.is_empty()
+            && [
+                &e.dedup_key,
+                &e.group_key,
+                &e.summary,
+                &e.source,
+                &e.severity,
+            ]
+            .iter()
+            .all(|t| crate::domain::storable(t))
+            && crate::domain::unstorable_at(&e.labels).is_none()
+            && crate::domain::unstorable_at(&e.details).is_none()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Every parser takes any JSON (as the webhook hands it over) without panicking; what it
+        /// accepts is sound, what it refuses comes with a reason.
+        #[test]
+        fn every_parser_takes_any_json(body in json(), wrapped in json()) {
+            // Also as an "alerts" list, so the parsers get past their first check.
+            let mut nested = serde_json::json!({ "alerts": [wrapped.clone()], "status": "firing" });
+            if let (Some(o), Value::Object(extra)) = (nested.as_object_mut(), body.clone()) {
+                o.extend(extra);
+            }
+            let (mut body, mut nested) = (body, nested);
+            // As the webhook hands it over: text PostgreSQL cannot hold already stripped.
+            crate::domain::strip_unstorable(&mut body);
+            crate::domain::strip_unstorable(&mut nested);
+            for b in [&body, &nested] {
+                for grafana in [false, true] {
+                    match parse_alertmanager(b, grafana) {
+                        Ok(events) => prop_assert!(events.iter().all(sound)),
+                        Err(reasons) => prop_assert!(!reasons.is_empty()),
+                    }
+                }
+                match parse_pagerduty(b, "fresh-key") {
+                    Ok((_, e)) => prop_assert!(sound(&e)),
+                    Err(reasons) => prop_assert!(!reasons.is_empty()),
+                }
+                match parse_generic(b, "fresh-key") {
+                    Ok(e) => prop_assert!(sound(&e)),
+                    Err(reasons) => prop_assert!(!reasons.is_empty()),
+                }
+                if let Err(reasons) = parse_change(b) {
+                    prop_assert!(!reasons.is_empty());
+                }
+                let _ = routing_key_of(b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

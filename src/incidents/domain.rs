@@ -477,6 +477,72 @@ pub fn before_resolving(
 }
 
 #[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn transition() -> impl Strategy<Value = Transition> {
+        prop::sample::select(vec![
+            Transition::Acknowledge,
+            Transition::Mitigate,
+            Transition::Resolve,
+            Transition::Reopen,
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Any sequence of steps at any times: each is applied or refused (a conflict, or a
+        /// time naming `at`), and what is applied keeps the lifecycle's order — acknowledged,
+        /// then mitigated, then resolved, never before detection; reopening clears the last two.
+        #[test]
+        fn the_lifecycle_keeps_its_order(
+            steps in prop::collection::vec((transition(), -120i64..600), 0..12),
+            at_offset in -600i64..600,
+        ) {
+            let detected = DateTime::from_timestamp(1_758_000_000, 0).unwrap();
+            let now = detected + chrono::Duration::minutes(600);
+            let mut m = Milestones {
+                status: Status::Triggered,
+                started_at: detected - chrono::Duration::minutes(5),
+                detected_at: detected,
+                acknowledged_at: None,
+                mitigated_at: None,
+                resolved_at: None,
+            };
+            for (t, minutes) in steps {
+                let at = detected + chrono::Duration::minutes(minutes);
+                match plan_transition(&m, t, at) {
+                    Ok(plan) => {
+                        m = plan.milestones;
+                        prop_assert_eq!(m.status, t.target());
+                    }
+                    Err(DomainError::Invalid { field, .. }) => prop_assert_eq!(field, "at"),
+                    Err(DomainError::Conflict(_)) => {}
+                }
+                let order = [Some(m.detected_at), m.acknowledged_at, m.mitigated_at, m.resolved_at];
+                let known: Vec<_> = order.iter().flatten().collect();
+                prop_assert!(known.windows(2).all(|w| w[0] <= w[1]), "{m:?}");
+                match m.status {
+                    Status::Triggered => prop_assert!(m.mitigated_at.is_none() && m.resolved_at.is_none()),
+                    Status::Acknowledged => prop_assert!(m.acknowledged_at.is_some() && m.resolved_at.is_none()),
+                    Status::Mitigated => prop_assert!(m.mitigated_at.is_some() && m.resolved_at.is_none()),
+                    Status::Resolved => prop_assert!(m.resolved_at.is_some()),
+                }
+            }
+            // The at-rule: a time is accepted only within [started, now].
+            let at = detected + chrono::Duration::minutes(at_offset * 2);
+            match check_at(Some(at), m.started_at, now) {
+                Ok(t) => prop_assert!(t >= m.started_at && t <= now),
+                Err(DomainError::Invalid { field, .. }) => prop_assert_eq!(field, "at"),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;

@@ -355,6 +355,59 @@ pub fn check_rule(
 }
 
 #[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::domain::arbitrary::{json, text};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Any condition text parses or is refused naming its field; any rule built from the
+        /// accepted ones routes any alert without panicking, to a title that fits.
+        #[test]
+        fn conditions_and_routing_take_anything(
+            conditions in prop::collection::vec(text(), 0..4),
+            template in text(),
+            labels in json(),
+            details in json(),
+            summary in text(),
+        ) {
+            let mut parsed = Vec::new();
+            for c in &conditions {
+                match parse_condition("conditions[0]", c) {
+                    Ok(cond) => parsed.push(cond),
+                    Err(DomainError::Invalid { field, .. }) => prop_assert_eq!(field, "conditions[0]"),
+                    Err(other) => prop_assert!(false, "not a field error: {other:?}"),
+                }
+            }
+            let rule = Rule {
+                id: 1,
+                name: "r".into(),
+                conditions: parsed,
+                service: template.clone(),
+                severity: None,
+                title_template: template,
+            };
+            let subject = Subject {
+                labels: &labels,
+                details: &details,
+                summary: &summary,
+                source: "s",
+                severity: "critical",
+                status: "firing",
+                integration: "i",
+                format: "alertmanager",
+                dedup_key: "d",
+                group_key: "g",
+            };
+            let decision = route(&[rule], &subject);
+            prop_assert!(decision.title.chars().count() <= 300);
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

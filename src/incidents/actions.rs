@@ -44,23 +44,24 @@ async fn rearm(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
     .await
 }
 
-/// Tells the channels subscribed to `event` of this incident, in the same transaction.
+/// Tells the channels subscribed to `event` of this incident, in the same transaction, with
+/// the incident's `bridge` (which the caller knows or reads).
 async fn announce(
     conn: &mut PgConnection,
     i: &Incident,
+    bridge: &crate::bridge::domain::Bridge,
     event: Event,
     what: &str,
     audience: Option<&str>,
 ) -> AppResult<()> {
     let key = i.key.to_string();
-    let bridge = crate::bridge::db::of_incident(&mut *conn, i.id).await?;
     let about = About {
         incident_id: i.id,
         key: &key,
         title: &i.title,
         severity: i.severity.as_str(),
         service: i.service.as_deref(),
-        bridge: &bridge,
+        bridge,
     };
     let extra = json!({ "status": i.status.as_str() });
     crate::notify::actions::announce(conn, &about, event, what, audience, extra).await?;
@@ -263,14 +264,15 @@ pub async fn open(conn: &mut PgConnection, o: &Opening<'_>, actor: &Actor) -> Ap
     };
     append(conn, id, actor, opened).await?;
     let incident = db::get(&mut *conn, key).await?;
-    bridge_from_service(conn, &incident, actor).await?;
+    // A new incident has no bridge yet: only its service's defaults can give it one.
+    let bridge = bridge_from_service(conn, &incident, actor, Default::default()).await?;
     rearm(conn, &incident).await?;
     crate::paging::actions::start(conn, incident.id, incident.service_id).await?;
     let what = match &incident.service {
         Some(s) => format!("opened on {s}"),
         None => "opened".to_owned(),
     };
-    announce(conn, &incident, Event::Opened, &what, None).await?;
+    announce(conn, &incident, &bridge, Event::Opened, &what, None).await?;
     audit::record(
         conn,
         actor,
@@ -337,7 +339,8 @@ pub async fn transition(
         Transition::Reopen => (Event::Opened, "reopened"),
     };
     let what = format!("{verb} by {}", actor.name);
-    announce(conn, &after, event, &what, None).await?;
+    let bridge = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+    announce(conn, &after, &bridge, event, &what, None).await?;
     Ok(after)
 }
 
@@ -364,7 +367,8 @@ pub async fn change_severity(
     };
     append(conn, incident.id, actor, changed).await?;
     let after = audited(conn, actor, "incident.severity", &incident, key).await?;
-    bridge_from_service(conn, &after, actor).await?;
+    let current = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+    let bridge = bridge_from_service(conn, &after, actor, current).await?;
     let verb = if to < incident.severity {
         "raised"
     } else {
@@ -376,7 +380,7 @@ pub async fn change_severity(
         to.as_str(),
         actor.name
     );
-    announce(conn, &after, Event::SeverityChanged, &what, None).await?;
+    announce(conn, &after, &bridge, Event::SeverityChanged, &what, None).await?;
     Ok(after)
 }
 
@@ -609,9 +613,11 @@ pub async fn add_stakeholder_update(
         audience.as_str(),
         actor.name
     );
+    let bridge = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
     announce(
         conn,
         &incident,
+        &bridge,
         Event::UpdatePosted,
         &what,
         Some(audience.as_str()),
@@ -845,26 +851,25 @@ async fn write_bridge_entry(
     Ok(())
 }
 
-/// A Sev1 or Sev2 without a bridge starts with its service's default one, if it has one.
+/// A Sev1 or Sev2 without a bridge (`current`) starts with its service's default one, if it
+/// has one. Returns the bridge in effect after.
 async fn bridge_from_service(
     conn: &mut PgConnection,
     incident: &Incident,
     actor: &Actor,
-) -> AppResult<()> {
+    current: crate::bridge::domain::Bridge,
+) -> AppResult<crate::bridge::domain::Bridge> {
     let Some(service_id) = incident.service_id else {
-        return Ok(());
+        return Ok(current);
     };
-    if !crate::bridge::domain::wanted(incident.severity) {
-        return Ok(());
-    }
-    let current = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
-    if !current.is_empty() {
-        return Ok(());
+    if !current.is_empty() || !crate::bridge::domain::wanted(incident.severity) {
+        return Ok(current);
     }
     let defaults = crate::bridge::db::of_service(&mut *conn, service_id).await?;
     if defaults.is_empty() {
-        return Ok(());
+        return Ok(current);
     }
     crate::bridge::db::set_for_incident(&mut *conn, incident.id, &defaults, &actor.name).await?;
-    write_bridge_entry(conn, incident, actor, &defaults).await
+    write_bridge_entry(conn, incident, actor, &defaults).await?;
+    Ok(defaults)
 }

@@ -131,6 +131,10 @@ pub struct ServeArgs {
         default_value = "Quell <quell@localhost>"
     )]
     pub smtp_from: String,
+    /// Seconds a notification sender holds the messages it took: another replica sends them
+    /// if it has not finished by then, and the stalled sender's late result is refused.
+    #[arg(long, env = "QUELL_NOTIFY_LEASE_SECS", default_value_t = 60.0)]
+    pub notify_lease_secs: f64,
     /// Event streams (live pages) one person may hold open at once, across every replica.
     #[arg(long, env = "QUELL_LIVE_STREAMS_PER_PERSON", default_value_t = 20)]
     pub live_streams_per_person: i64,

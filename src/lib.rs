@@ -217,6 +217,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     base_url: state.config.base_url.clone(),
                     smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
                     mail_from: args.smtp_from.clone(),
+                    lease_secs: args.notify_lease_secs.clamp(1.0, 3600.0),
                     ..Default::default()
                 },
             ));

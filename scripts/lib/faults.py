@@ -389,7 +389,36 @@ def case_failover(args):
     return bool(ok)
 
 
+def receiver(args):
+    """A webhook endpoint that answers 200 after `delay` seconds and writes each message's
+    webhook-id, a line per receipt, to `out` (a repeat is a message sent twice)."""
+    import http.server
+    port, out, delay = int(args[0]), open(args[1], "a", buffering=1), float(args[2])
+    lock = threading.Lock()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real endpoint would
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            with lock:
+                out.write(self.headers.get("webhook-id", "-") + "\n")
+            time.sleep(delay)
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    class Server(http.server.ThreadingHTTPServer):
+        request_queue_size = 1024  # the default backlog of 5 drops connects
+
+    Server(("127.0.0.1", port), Handler).serve_forever()
+
+
 if __name__ == "__main__":
     case = {"storm": case_storm, "db-restart": case_db_restart, "editors": case_editors,
-            "slow-db": case_slow_db, "proxy": proxy, "failover": case_failover}[sys.argv[1]]
+            "slow-db": case_slow_db, "proxy": proxy, "failover": case_failover,
+            "receiver": receiver}[sys.argv[1]]
     sys.exit(0 if case(sys.argv[2:]) else 1)

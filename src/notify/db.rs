@@ -437,7 +437,9 @@ pub struct Claimed {
 
 /// Takes up to `limit` due notifications under a lease: their next attempt moves `lease_secs`
 /// ahead, so no other sender takes them meanwhile, and a sender that dies leaves them to be
-/// retried when the lease ends.
+/// retried when the lease ends. Each claim counts an attempt; the attempt number is the
+/// claim's fencing token (`delivered`, `failed`): a sender that stalls past its lease, while
+/// another takes the message again, cannot record over it.
 pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppResult<Vec<Claimed>> {
     Ok(sqlx::query_as!(
         Claimed,
@@ -473,45 +475,58 @@ pub async fn next_due_in(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
     .await?)
 }
 
-/// Marks notification `id` delivered; its contact method, if any, works again.
-pub async fn delivered(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
-    sqlx::query!(
+/// Marks notification `id` delivered by the sender that holds claim `attempt` (its attempt
+/// number, the fencing token); its contact method, if any, works again. False when the claim
+/// has passed to another sender (its lease ran out and the message was taken again) or the
+/// message is no longer pending: the write is refused and nothing changes.
+pub async fn delivered(e: impl PgExecutor<'_>, id: i64, attempt: i32) -> AppResult<bool> {
+    let recorded = sqlx::query_scalar!(
         r#"with n as (
                update notifications set state = 'delivered', delivered_at = now(), last_error = null
-               where id = $1 returning contact_method_id)
-           update contact_methods set failing_since = null, last_error = null
-           where id = (select contact_method_id from n) and failing_since is not null"#,
-        id
+               where id = $1 and attempts = $2 and state = 'pending'
+               returning contact_method_id),
+           m as (
+               update contact_methods set failing_since = null, last_error = null
+               where id = (select contact_method_id from n) and failing_since is not null)
+           select count(*) as "n!" from n"#,
+        id,
+        attempt
     )
-    .execute(e)
+    .fetch_one(e)
     .await?;
-    Ok(())
+    Ok(recorded == 1)
 }
 
-/// Records a failed attempt: retried after `retry_in_secs`, or given up (`None`).
+/// Records a failed attempt under claim `attempt`: retried after `retry_in_secs`, or given up
+/// (`None`). False, changing nothing, when the claim has passed to another sender.
 pub async fn failed(
     e: impl PgExecutor<'_>,
     id: i64,
+    attempt: i32,
     error: &str,
     retry_in_secs: Option<f64>,
-) -> AppResult<()> {
-    sqlx::query!(
+) -> AppResult<bool> {
+    let recorded = sqlx::query_scalar!(
         r#"with n as (
                update notifications
-               set last_error = $2,
-                   state = case when $3::float8 is null then 'failed' else 'pending' end,
-                   next_attempt_at = now() + make_interval(secs => coalesce($3, 0))
-               where id = $1 returning contact_method_id, state)
-           update contact_methods
-           set failing_since = coalesce(failing_since, now()), last_error = $2
-           where id = (select contact_method_id from n where state = 'failed')"#,
+               set last_error = $3,
+                   state = case when $4::float8 is null then 'failed' else 'pending' end,
+                   next_attempt_at = now() + make_interval(secs => coalesce($4, 0))
+               where id = $1 and attempts = $2 and state = 'pending'
+               returning contact_method_id, state),
+           m as (
+               update contact_methods
+               set failing_since = coalesce(failing_since, now()), last_error = $3
+               where id = (select contact_method_id from n where state = 'failed'))
+           select count(*) as "n!" from n"#,
         id,
+        attempt,
         error,
         retry_in_secs
     )
-    .execute(e)
+    .fetch_one(e)
     .await?;
-    Ok(())
+    Ok(recorded == 1)
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

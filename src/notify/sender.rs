@@ -11,6 +11,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use sqlx::PgPool;
 use std::time::Duration;
+use tokio::time::Instant;
 
 use super::db::{self, Claimed};
 use super::domain::{MAX_ATTEMPTS, backoff_secs, sign};
@@ -166,31 +167,71 @@ async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Res
     }
 }
 
+/// What became of one claimed message.
+enum Outcome {
+    Recorded,
+    /// Our lease ran out before the send could start: left untouched for the next sender.
+    NotStarted,
+    /// Sent (or tried), but the claim had passed to another sender: the result was refused.
+    Refused,
+}
+
+/// How much of the lease must be left to start a send: the send's own time limit, so that
+/// its result is normally recorded while the claim is still ours (half the lease at most).
+fn send_margin(cfg: &SenderConfig) -> Duration {
+    cfg.timeout
+        .min(Duration::from_secs_f64(cfg.lease_secs.max(0.0) / 2.0))
+}
+
 async fn deliver_one(
     pool: &PgPool,
     http: &reqwest::Client,
     cfg: &SenderConfig,
     n: &Claimed,
-) -> AppResult<()> {
-    match attempt(http, cfg, n).await {
-        Ok(()) => db::delivered(pool, n.id).await,
+    lease_ends: Instant,
+) -> AppResult<Outcome> {
+    // Fenced twice. Before sending, by our own monotonic clock, which runs on while the
+    // process is stopped: past the lease another sender may hold the message. After sending,
+    // by the claim's attempt number: the database refuses a stale claim's result.
+    if Instant::now() + send_margin(cfg) >= lease_ends {
+        tracing::warn!(
+            notification = n.id,
+            "lease ran out before sending; left to the next sender"
+        );
+        return Ok(Outcome::NotStarted);
+    }
+    let recorded = match attempt(http, cfg, n).await {
+        Ok(()) => db::delivered(pool, n.id, n.attempts).await?,
         Err(error) => {
             let retry = (n.attempts < cfg.max_attempts).then(|| {
                 let jitter = (OsRng.next_u32() as f64) / (u32::MAX as f64 + 1.0);
                 backoff_secs(n.attempts, cfg.base_delay_secs, cfg.max_delay_secs, jitter)
             });
             tracing::warn!(notification = n.id, attempts = n.attempts, %error, "notification not delivered");
-            db::failed(pool, n.id, &error, retry).await
+            db::failed(pool, n.id, n.attempts, &error, retry).await?
         }
+    };
+    if recorded {
+        Ok(Outcome::Recorded)
+    } else {
+        tracing::warn!(
+            notification = n.id,
+            attempt = n.attempts,
+            "result refused: the claim had passed to another sender"
+        );
+        Ok(Outcome::Refused)
     }
 }
 
-/// Delivers one batch; returns how many messages it tried.
+/// Delivers one batch; returns how many messages it claimed.
 pub async fn deliver_once(
     pool: &PgPool,
     http: &reqwest::Client,
     cfg: &SenderConfig,
 ) -> AppResult<usize> {
+    // The lease is counted from before the claim was asked for, so ours ends no later than
+    // the database's.
+    let lease_ends = Instant::now() + Duration::from_secs_f64(cfg.lease_secs.max(0.0));
     let batch = db::claim(pool, cfg.batch, cfg.lease_secs).await?;
     // Sent side by side, a few at a time, each on its own task with its own copies.
     let shared = std::sync::Arc::new(cfg.clone());
@@ -201,14 +242,30 @@ pub async fn deliver_once(
         let (pool, http, cfg, gate) = (pool.clone(), http.clone(), shared.clone(), gate.clone());
         tasks.spawn(async move {
             let _permit = gate.acquire_owned().await;
-            deliver_one(&pool, &http, &cfg, &n).await
+            deliver_one(&pool, &http, &cfg, &n, lease_ends).await
         });
     }
     let mut results = Vec::with_capacity(tried);
     while let Some(r) = tasks.join_next().await {
         results.push(r.map_err(|e| AppError::Internal(format!("sender task: {e}")))?);
     }
-    results.into_iter().collect::<AppResult<Vec<()>>>()?;
+    let outcomes = results.into_iter().collect::<AppResult<Vec<Outcome>>>()?;
+    let refused = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Refused))
+        .count();
+    let unsent = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::NotStarted))
+        .count();
+    if refused + unsent > 0 {
+        tracing::warn!(
+            claimed = tried,
+            refused,
+            unsent,
+            "this sender stalled past its lease: results refused, messages left to others"
+        );
+    }
     Ok(tried)
 }
 

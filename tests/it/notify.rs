@@ -190,6 +190,77 @@ async fn a_recovering_endpoint_gets_the_message_on_a_retry(pool: PgPool) {
     );
 }
 
+/// A sender that stalls past its lease (frozen, cut off) is fenced: the message it held is
+/// taken again by another sender, whose claim number replaces its own, and its late result —
+/// delivered or failed — is refused without changing anything. One that finds its lease gone
+/// before it starts sending leaves the message alone.
+#[sqlx::test]
+async fn a_stalled_sender_past_its_lease_is_fenced_off(pool: PgPool) {
+    use quell::notify::db;
+    let app = TestApp::new(pool).await;
+    let (hook, url) = receiver(StatusCode::OK).await;
+    channel(&app, "ops", "webhook", &url).await;
+    let key = app.incident(json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
+    fire_due(&app.pool, 100).await.unwrap();
+    let row = || async {
+        sqlx::query_as::<_, (String, i32, Option<String>)>(
+            "select state, attempts, last_error from notifications",
+        )
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+    };
+
+    // A sender whose lease is gone before it can start sends nothing and records nothing.
+    let lapsed = SenderConfig {
+        lease_secs: 0.0,
+        ..fast()
+    };
+    assert_eq!(
+        deliver_once(&app.pool, &http_client(lapsed.timeout), &lapsed)
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(hook.got.lock().unwrap().is_empty(), "nothing was sent");
+    assert_eq!(row().await, ("pending".into(), 1, None));
+
+    // The stalled sender holds claim 2 with a lease that has run out; another takes claim 3.
+    let stalled = db::claim(&app.pool, 10, 0.0).await.unwrap();
+    assert_eq!(stalled[0].attempts, 2);
+    let current = db::claim(&app.pool, 10, 60.0).await.unwrap();
+    assert_eq!(current[0].attempts, 3);
+    let id = current[0].id;
+    assert!(
+        db::claim(&app.pool, 10, 60.0).await.unwrap().is_empty(),
+        "a held lease keeps the message from a third sender"
+    );
+    // The stalled one's failure would have made the message pending again: refused.
+    assert!(
+        !db::failed(&app.pool, id, 2, "timed out", Some(0.0))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !db::failed(&app.pool, id, 2, "timed out", None)
+            .await
+            .unwrap()
+    );
+    assert!(!db::delivered(&app.pool, id, 2).await.unwrap());
+    assert_eq!(row().await, ("pending".into(), 3, None));
+    // The current holder records its result; the stalled one's late success changes nothing.
+    assert!(db::delivered(&app.pool, id, 3).await.unwrap());
+    assert!(!db::delivered(&app.pool, id, 2).await.unwrap());
+    assert!(!db::failed(&app.pool, id, 3, "again", None).await.unwrap());
+    assert_eq!(row().await, ("delivered".into(), 3, None));
+    let d = app
+        .get(&format!("/api/v1/incidents/{key}/notifications"))
+        .await
+        .json()["items"][0]
+        .clone();
+    assert_eq!(d["state"], "delivered");
+}
+
 #[sqlx::test]
 async fn three_engines_and_senders_deliver_every_breach_of_a_thousand_at_least_once(pool: PgPool) {
     let app = TestApp::new(pool).await;

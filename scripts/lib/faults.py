@@ -230,6 +230,102 @@ def case_editors(args):
     return ok
 
 
+def browse(port, method, path, cookies, form=None, headers=None):
+    """One browser request to one replica: (status, headers, set cookies, body). `cookies`
+    is the jar (name -> value) sent along; a form is sent urlencoded."""
+    import urllib.parse
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5.0)
+    h = dict(headers or {})
+    if cookies:
+        h["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    body = None
+    if form is not None:
+        body = urllib.parse.urlencode(form)
+        h["Content-Type"] = "application/x-www-form-urlencoded"
+    conn.request(method, path, body=body, headers=h)
+    res = conn.getresponse()
+    payload = res.read().decode("utf-8", "replace")
+    conn.close()
+    jar = {}
+    for k, v in res.getheaders():
+        if k.lower() == "set-cookie":
+            name, _, rest = v.partition("=")
+            jar[name] = rest.split(";")[0]
+    return res.status, {k.lower(): v for k, v in res.getheaders()}, jar, payload
+
+
+def csrf_of(page):
+    import re
+    m = re.search(r'name="csrf" value="([^"]+)"', page)
+    return m.group(1) if m else ""
+
+
+def case_replicas(args):
+    """A person's browser and API client, each request sent to another replica in turn: the
+    sign-in form opened on one and sent to the next, the session used on a third, a form's CSRF
+    token checked by a replica that did not issue it, an Idempotency-Key replayed by another
+    replica, and a sign-out on one ending the session on all."""
+    ports = [int(p) for p in args[0].split(",")]
+    dsn, token, email, password = args[1], args[2], args[3], args[4]
+    turn = [0]
+
+    def port():
+        turn[0] += 1
+        return ports[turn[0] % len(ports)]
+
+    checks = []
+
+    def check(what, ok, seen):
+        checks.append(ok)
+        print(f"  {'ok  ' if ok else 'FAIL'} {what} ({seen})")
+
+    jar = {}
+    status, _, got, page = browse(port(), "GET", "/login", jar)
+    jar.update(got)
+    status, headers, got, _ = browse(port(), "POST", "/login", jar,
+                                     {"csrf": csrf_of(page), "email": email,
+                                      "password": password, "next": "/account"})
+    jar.update(got)
+    check("sign-in form from one replica accepted by the next", status == 303 and "quell" in jar,
+          f"{status} → {headers.get('location')}")
+    status, _, _, page = browse(port(), "GET", "/account", jar)
+    check("the session holds on a third replica", status == 200 and email in page, status)
+    csrf = csrf_of(page)
+    title = f"faults: replicas {time.time():.0f}"
+    status, headers, _, _ = browse(port(), "POST", "/incidents", jar,
+                                   {"csrf": csrf, "title": title, "severity": "Sev3",
+                                    "service": "", "summary": "", "impact": "",
+                                    "started_at": "", "detected_at": ""})
+    made = psql(dsn, f"select count(*) from incidents where title = '{title}'")[0]
+    check("a form with the CSRF token another replica issued is taken", status == 303 and made == "1",
+          f"{status} → {headers.get('location')}, stored {made}")
+    status, _, _, _ = browse(port(), "POST", "/incidents", jar,
+                             {"csrf": "forged", "title": title + " forged", "severity": "Sev3"})
+    forged = psql(dsn, f"select count(*) from incidents where title = '{title} forged'")[0]
+    check("a forged CSRF token is refused by every replica", status == 403 and forged == "0",
+          f"{status}, stored {forged}")
+    auth = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"faults-{time.time_ns()}"}
+    body = {"title": title + " (API)", "severity": "Sev3"}
+    answers = [request(port(), "POST", "/api/v1/incidents", auth, body) for _ in ports]
+    keys = {json.loads(a[2]).get("key") for a in answers if a[0] == 201}
+    replayed = [a[1].get("idempotent-replayed") for a in answers]
+    stored = psql(dsn, f"select count(*) from incidents where title = '{title} (API)'")[0]
+    check("one Idempotency-Key sent to each replica creates once and is replayed by the others",
+          [a[0] for a in answers] == [201] * len(ports) and len(keys) == 1 and stored == "1"
+          and replayed.count("true") == len(ports) - 1,
+          f"answers {[a[0] for a in answers]}, keys {sorted(keys)}, replayed {replayed}, stored {stored}")
+    status, _, _, _ = request(port(), "POST", "/api/v1/incidents", auth, {**body, "severity": "Sev2"})
+    check("the same key with another body is refused by another replica", status == 422, status)
+    status, _, _, page = browse(port(), "GET", "/account", jar)
+    status, _, _, _ = browse(port(), "POST", "/logout", jar, {"csrf": csrf_of(page)})
+    after = [browse(p, "GET", "/account", jar)[0] for p in ports]
+    check("signing out on one replica ends the session on every one",
+          status == 303 and all(a in (303, 401) for a in after), f"{status}, then {after}")
+    ok = all(checks)
+    print("  PASS" if ok else "  FAIL")
+    return ok
+
+
 def proxy(args):
     """A TCP proxy from `listen` to `target` that holds every chunk back by the milliseconds
     written in `delay_file` (read every 100 ms): a slow network to the database. `target` is a
@@ -420,5 +516,5 @@ def receiver(args):
 if __name__ == "__main__":
     case = {"storm": case_storm, "db-restart": case_db_restart, "editors": case_editors,
             "slow-db": case_slow_db, "proxy": proxy, "failover": case_failover,
-            "receiver": receiver}[sys.argv[1]]
+            "receiver": receiver, "replicas": case_replicas}[sys.argv[1]]
     sys.exit(0 if case(sys.argv[2:]) else 1)

@@ -30,7 +30,7 @@ pub async fn mine(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Mine>
                                    and c.released_at is null and c.expires_at > now()
                                  order by c.claimed_at), '{}') as "claims!"
            from incidents i
-           where i.status <> 'resolved'
+           where i.status <> 'resolved'  -- incidents_open, however many are resolved
              and (exists (select 1 from incident_roles r
                           where r.incident_id = i.id and r.person_id = $1)
                   or exists (select 1 from incident_claims c
@@ -51,15 +51,17 @@ pub async fn last_30_days(
     let days = sqlx::query!(
         r#"with days as (
              select generate_series((now() at time zone 'UTC')::date - 29,
-                                    (now() at time zone 'UTC')::date, interval '1 day')::date as day)
-           select d.day as "day!", count(i.id) as "opened!",
-                  avg(extract(epoch from i.acknowledged_at - i.detected_at))::float8 as ack_secs,
-                  avg(extract(epoch from i.resolved_at - i.detected_at))::float8 as resolve_secs
-           from days d
-           left join incidents i
-             on i.detected_at >= d.day::timestamp at time zone 'UTC'
-            and i.detected_at < (d.day + 1)::timestamp at time zone 'UTC'
-           group by d.day order by d.day"#
+                                    (now() at time zone 'UTC')::date, interval '1 day')::date as day),
+           per_day as (
+             select (detected_at at time zone 'UTC')::date as day, count(*) as opened,
+                    avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
+                    avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
+             from incidents
+             where detected_at >= ((now() at time zone 'UTC')::date - 29)::timestamp at time zone 'UTC'
+             group by 1)
+           select d.day as "day!", coalesce(p.opened, 0) as "opened!", p.ack_secs, p.resolve_secs
+           from days d left join per_day p on p.day = d.day
+           order by d.day"#
     )
     .fetch_all(e)
     .await?

@@ -121,7 +121,8 @@ pub struct Suggestion {
 
 /// Incidents of `service_id` or anything it depends on (all the way down), other than the
 /// incident itself and those already linked to it, whose title, summary or impact match `terms`
-/// (a `to_tsquery`, see [`super::domain::search_terms`]); best match first, then the newest.
+/// (a `to_tsquery`, see [`super::domain::search_terms`]); best match first, then the newest,
+/// among each service's 200 most recent matches.
 pub async fn suggestions(
     e: impl PgExecutor<'_>,
     incident_id: i64,
@@ -135,21 +136,26 @@ pub async fn suggestions(
                select $2::bigint
                union
                select sd.depends_on_id from service_dependencies sd join scope on sd.service_id = scope.id
-           ), q as (select to_tsquery('english', $3) as q)
-           select 'INC-' || i.number as "key!", i.title, i.severity, i.status,
-                  s.name as "service?", i.detected_at,
-                  ts_rank(to_tsvector('english', i.title || ' ' || i.summary || ' ' || i.impact), q.q)
-                      as "rank!"
-           from incidents i
-           cross join q
-           left join services s on s.id = i.service_id
-           where i.id <> $1
-             and i.service_id in (select id from scope)
-             and to_tsvector('english', i.title || ' ' || i.summary || ' ' || i.impact) @@ q.q
-             and not exists (
+           ), q as (select to_tsquery('english', $3) as q),
+           -- The most recent matches of each service in scope, newest first from the index on
+           -- (service_id, detected_at): ranking every match of a busy service's years of
+           -- history would cost more than the page.
+           candidates as (
+               select c.* from scope, q, lateral (
+                   select i.id, i.number, i.title, i.severity, i.status, i.service_id,
+                          i.detected_at, ts_rank(i.search, q.q) as rank
+                   from incidents i
+                   where i.service_id = scope.id and i.id <> $1 and i.search @@ q.q
+                   order by i.detected_at desc
+                   limit 200) c)
+           select 'INC-' || c.number as "key!", c.title, c.severity, c.status,
+                  s.name as "service?", c.detected_at, c.rank as "rank!"
+           from candidates c
+           left join services s on s.id = c.service_id
+           where not exists (
                  select from incident_links l
-                 where l.incident_id = least($1, i.id) and l.related_id = greatest($1, i.id))
-           order by 7 desc, i.detected_at desc
+                 where l.incident_id = least($1, c.id) and l.related_id = greatest($1, c.id))
+           order by c.rank desc, c.detected_at desc
            limit $4"#,
         incident_id,
         service_id,

@@ -23,6 +23,7 @@ mod oidc;
 mod oncall;
 mod pages;
 mod paging;
+mod plans;
 mod postmortem_review;
 mod postmortems;
 mod related;

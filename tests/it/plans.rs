@@ -1,0 +1,286 @@
+//! The hot queries keep their indexes. A few thousand seeded rows, skewed the way a real
+//! installation is (one storm incident holding half of all alerts, a common word and a rare
+//! one), and each hot query — taken verbatim from `.sqlx/`, the compiled queries, so this test
+//! follows the code — is planned with `EXPLAIN (format json)` twice: with its values (a custom
+//! plan) and as a prepared statement's generic plan, which PostgreSQL switches to after a few
+//! runs of the same statement on one connection — and run (`ANALYZE`). No plan may read the
+//! timeline or the alerts from end to end (a sequential scan), or search any table or index
+//! past thousands of rows it then throws away (the storm's alerts looked for in id order, the
+//! dashboard's days each reading every incident), so a later change cannot silently bring
+//! either back.
+
+use serde_json::Value;
+use sqlx::PgPool;
+
+/// The one compiled query whose text contains `marker`.
+fn compiled(marker: &str) -> String {
+    compiled_where(marker, |q| q.contains(marker))
+}
+
+/// The one compiled query whose text ends with `marker`.
+fn compiled_ending(marker: &str) -> String {
+    compiled_where(marker, |q| q.ends_with(marker))
+}
+
+fn compiled_where(marker: &str, holds: impl Fn(&str) -> bool) -> String {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/.sqlx");
+    let found: Vec<String> = std::fs::read_dir(dir)
+        .expect(".sqlx/ is committed")
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f.ok()?.path()).ok()?;
+            let json: Value = serde_json::from_str(&text).ok()?;
+            json["query"].as_str().map(str::to_owned)
+        })
+        .filter(|q| holds(q))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one compiled query holds {marker:?}: {found:#?}"
+    );
+    found.into_iter().next().unwrap()
+}
+
+#[derive(Clone)]
+enum Arg {
+    Int(i64),
+    Text(&'static str),
+    Texts(&'static [&'static str]),
+    Bool(bool),
+    NoText,
+    NoTexts,
+    NoBool,
+    NoInt,
+}
+
+/// Every sequential scan of a large table, and every node that threw away more than 1,000 of
+/// its rows, in the plan of `sql` with `args` as run: custom, then generic.
+async fn seq_scans(pool: &PgPool, sql: &str, args: &[Arg]) -> Vec<String> {
+    let mut found = Vec::new();
+    for mode in ["force_custom_plan", "force_generic_plan"] {
+        let mut conn = pool.acquire().await.unwrap();
+        sqlx::query(&format!("set plan_cache_mode = {mode}"))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        let explain = format!("explain (analyze, format json) {sql}");
+        let mut q = sqlx::query_scalar::<_, Value>(&explain);
+        for a in args {
+            q = match a.clone() {
+                Arg::Int(n) => q.bind(n),
+                Arg::Text(t) => q.bind(t),
+                Arg::Texts(t) => q.bind(t.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+                Arg::Bool(b) => q.bind(b),
+                Arg::NoText => q.bind(None::<String>),
+                Arg::NoTexts => q.bind(None::<Vec<String>>),
+                Arg::NoBool => q.bind(None::<bool>),
+                Arg::NoInt => q.bind(None::<i64>),
+            };
+        }
+        let plan = q.fetch_one(&mut *conn).await.unwrap();
+        collect(&plan[0]["Plan"], mode, &mut found);
+    }
+    found
+}
+
+/// The tables seeded large enough that reading one whole is never the cheap way; smaller ones
+/// may be read whole to join them (a plan's choice at this size), but never searched through:
+/// a node throwing away more than 1,000 rows is flagged wherever it is.
+const LARGE: [&str; 2] = ["timeline_events", "alerts"];
+
+fn collect(node: &Value, mode: &str, found: &mut Vec<String>) {
+    let table = node["Relation Name"].as_str().unwrap_or("?");
+    if node["Node Type"] == "Seq Scan" && LARGE.contains(&table) {
+        found.push(format!("sequential scan of {table} ({mode})"));
+    }
+    let loops = node["Actual Loops"].as_f64().unwrap_or(1.0);
+    let removed = node["Rows Removed by Filter"].as_f64().unwrap_or(0.0) * loops;
+    if removed > 1000.0 {
+        found.push(format!(
+            "{} on {table} threw away {removed} rows ({mode})",
+            node["Node Type"].as_str().unwrap_or("?")
+        ));
+    }
+    for child in node["Plans"].as_array().into_iter().flatten() {
+        collect(child, mode, found);
+    }
+}
+
+/// 3,000 incidents (a third of them payments), 30,000 timeline entries, 20,000 alerts — half
+/// of them in one storm incident — and 300 postmortems; the word "zeppelin" in one incident.
+async fn seed(pool: &PgPool) -> i64 {
+    sqlx::raw_sql(
+        r#"
+        insert into services (name, tier) values ('payments-gateway', 1), ('search', 2);
+        insert into integrations (name, format, key_hash, key_prefix)
+        values ('am', 'alertmanager', sha256('k'), 'k');
+        insert into incidents (title, severity, peak_severity, status, service_id, summary,
+                               started_at, detected_at, acknowledged_at, mitigated_at, resolved_at)
+        select case when g % 3 = 0 then 'Payments failing at checkout ' || g
+                    else 'Search latency high ' || g end,
+               (array['Sev1','Sev2','Sev3','Sev4'])[1 + g % 4],
+               (array['Sev1','Sev2','Sev3','Sev4'])[1 + g % 4], 'resolved',
+               (select id from services where name = case when g % 3 = 0 then 'payments-gateway' else 'search' end),
+               case when g = 1234 then 'a zeppelin crashed into the data centre' else 'see the timeline' end,
+               now() - make_interval(hours => g), now() - make_interval(hours => g),
+               now() - make_interval(hours => g) + interval '5 minutes',
+               now() - make_interval(hours => g) + interval '30 minutes',
+               now() - make_interval(hours => g) + interval '2 hours'
+        from generate_series(1, 3000) g;
+        insert into incidents (title, severity, peak_severity, status, started_at, detected_at)
+        select 'Open now ' || g, 'Sev2', 'Sev2', 'triggered', now(), now()
+        from generate_series(1, 5) g;
+        insert into people (name, email, handle) values ('Ana', 'ana@example.com', 'ana');
+        insert into incident_roles (incident_id, role, person_id, assigned_at)
+        select i.id, 'incident_commander', p.id, now() from incidents i, people p where i.id % 7 = 0;
+        insert into timeline_events (incident_id, occurred_at, kind, author, body)
+        select i.id, i.detected_at + make_interval(mins => n), 'note', 'Ana',
+               (array['Checked the dashboards', 'Payments processor confirms latency',
+                      'Rolled back the deploy', 'Queue depth is back to normal',
+                      'Raised the pool limit', 'Watching for ten minutes'])[1 + (i.id + n) % 6]
+        from incidents i, generate_series(1, 10) n;
+        insert into alert_groups (integration_id, group_key, incident_id, closed_at)
+        select (select id from integrations), 'g' || i.id, i.id, now() from incidents i;
+        insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
+                            received_at, resolved_at, resolved_by, raw)
+        select g.integration_id, g.id, g.incident_id, 'a' || g.id || '-' || n, 'resolved',
+               'Alert ' || (n % 5), now(), now(), 'sender', '{}'
+        from alert_groups g, generate_series(1, 3) n where g.incident_id % 3 = 0;
+        insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
+                            received_at, resolved_at, resolved_by, raw)
+        select g.integration_id, g.id, g.incident_id, 'storm-' || n, 'resolved',
+               'PaymentRetries high on pay-' || (n % 40), now(), now(), 'sender', '{}'
+        from alert_groups g, generate_series(1, 17000) n
+        where g.incident_id = (select min(id) from incidents);
+        insert into postmortems (incident_id, status, summary, root_cause)
+        select id, 'published', 'Payments were slow', 'A connection limit'
+        from incidents where id % 10 = 0;
+        "#,
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+    // As a running installation's tables are: vacuumed (GIN pending lists merged, the
+    // visibility map set) and analyzed.
+    sqlx::query("vacuum analyze").execute(pool).await.unwrap();
+    sqlx::query_scalar("select min(id) from incidents")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test]
+async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plans(pool: PgPool) {
+    let storm = seed(&pool).await;
+    let number: i64 = sqlx::query_scalar("select number from incidents where id = $1")
+        .bind(storm)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    use Arg::*;
+    let cases: Vec<(&str, String, Vec<Arg>)> = vec![
+        (
+            "search, a rare word",
+            compiled(
+                "with q as not materialized (select websearch_to_tsquery('english', $1) as q)",
+            ),
+            vec![Text("zeppelin"), Int(20)],
+        ),
+        (
+            "an incident by its key",
+            compiled_ending(
+                "from incidents i left join services s on s.id = i.service_id\n           where i.number = $1",
+            ),
+            vec![Int(number)],
+        ),
+        (
+            "the incident list, first page",
+            compiled("order by (i.status = 'resolved'), i.severity, i.number desc"),
+            vec![
+                NoTexts,
+                NoTexts,
+                NoText,
+                NoText,
+                NoText,
+                NoBool,
+                NoText,
+                NoInt,
+                Int(51),
+                Bool(true),
+            ],
+        ),
+        (
+            "an incident's timeline",
+            compiled(
+                "from timeline_events where incident_id = $1\n           order by occurred_at, id",
+            ),
+            vec![Int(storm)],
+        ),
+        (
+            "a storm incident's alert lines",
+            compiled("from alert_summaries where incident_id = $1\n           order by open desc"),
+            vec![Int(storm)],
+        ),
+        (
+            "a storm incident's alert count",
+            compiled("coalesce(sum(total), 0)::bigint as \"n!\" from alert_summaries"),
+            vec![Int(storm)],
+        ),
+        (
+            "a storm incident's alerts, a page",
+            compiled("where (incident_id, id) > ($1, $2) and incident_id <= $1"),
+            vec![Int(storm), Int(0), NoText, Int(50)],
+        ),
+    ];
+    let person: i64 = sqlx::query_scalar("select id from people where handle = 'ana'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let payments: i64 =
+        sqlx::query_scalar("select id from services where name = 'payments-gateway'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let more: Vec<(&str, String, Vec<Arg>)> = vec![
+        (
+            "the open incidents (dashboard, list filter)",
+            compiled("order by (i.status = 'resolved'), i.severity, i.number desc"),
+            vec![
+                Texts(&["triggered", "acknowledged", "mitigated"]),
+                NoTexts,
+                NoText,
+                NoText,
+                NoText,
+                NoBool,
+                NoText,
+                NoInt,
+                Int(201),
+                Bool(false),
+            ],
+        ),
+        (
+            "your open incidents (dashboard)",
+            compiled("where i.status <> 'resolved'  -- incidents_open"),
+            vec![Int(person)],
+        ),
+        ("the dashboard's 30 days", compiled("per_day as ("), vec![]),
+        (
+            "related-incident suggestions",
+            compiled("candidates as ("),
+            vec![
+                Int(storm),
+                Int(payments),
+                Text("payments | checkout | failing"),
+                Int(5),
+            ],
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (name, sql, args) in cases.iter().chain(&more) {
+        let scans = seq_scans(&pool, sql, args).await;
+        if !scans.is_empty() {
+            bad.push(format!("{name}: {}", scans.join("; ")));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}

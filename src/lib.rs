@@ -124,6 +124,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             MIGRATOR.run(&pool).await?;
             demo::load(&pool).await?;
             demo::world::load(&pool).await?;
+            // The reports show the loaded history at once, not after a server's first look.
+            reports::db::refresh(&pool, false).await?;
             tracing::info!("demo data loaded");
         }
         Command::User(config::UserCommand::Create(args)) => {
@@ -211,6 +213,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let sweeper = tokio::spawn(sweep(state.pool.clone()));
             let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
             let escalator = tokio::spawn(paging::escalator::run(state.pool.clone()));
+            let reports = tokio::spawn(reports::refresher::run(state.pool.clone()));
             let sender = tokio::spawn(notify::sender::run(
                 state.pool.clone(),
                 notify::sender::SenderConfig {
@@ -237,6 +240,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             sweeper.abort();
             engine.abort();
             escalator.abort();
+            reports.abort();
             sender.abort();
             tracing::info!("stopped");
         }

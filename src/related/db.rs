@@ -122,7 +122,7 @@ pub struct Suggestion {
 /// Incidents of `service_id` or anything it depends on (all the way down), other than the
 /// incident itself and those already linked to it, whose title, summary or impact match `terms`
 /// (a `to_tsquery`, see [`super::domain::search_terms`]); best match first, then the newest,
-/// among each service's 200 most recent matches.
+/// among each service's 50 most recent matches.
 pub async fn suggestions(
     e: impl PgExecutor<'_>,
     incident_id: i64,
@@ -137,17 +137,20 @@ pub async fn suggestions(
                union
                select sd.depends_on_id from service_dependencies sd join scope on sd.service_id = scope.id
            ), q as (select to_tsquery('english', $3) as q),
-           -- The most recent matches of each service in scope, newest first from the index on
-           -- (service_id, detected_at): ranking every match of a busy service's years of
-           -- history would cost more than the page.
+           -- The 50 most recent matches of each service in scope, newest first from the index
+           -- on (service_id, detected_at): ranking every match of a busy service's years of
+           -- history would cost more than the page. The service is named as a range and the
+           -- order is the index's own, or PostgreSQL may prefer walking every incident by
+           -- detection time and throwing away the other services'.
            candidates as (
                select c.* from scope, q, lateral (
                    select i.id, i.number, i.title, i.severity, i.status, i.service_id,
                           i.detected_at, ts_rank(i.search, q.q) as rank
                    from incidents i
-                   where i.service_id = scope.id and i.id <> $1 and i.search @@ q.q
-                   order by i.detected_at desc
-                   limit 200) c)
+                   where i.service_id >= scope.id and i.service_id <= scope.id
+                     and i.id <> $1 and i.search @@ q.q
+                   order by i.service_id, i.detected_at desc
+                   limit 50) c)
            select 'INC-' || c.number as "key!", c.title, c.severity, c.status,
                   s.name as "service?", c.detected_at, c.rank as "rank!"
            from candidates c

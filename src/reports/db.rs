@@ -1,33 +1,23 @@
 //! Aggregates of the response metrics.
 
-use sqlx::PgExecutor;
+use chrono::{DateTime, Utc};
+use sqlx::{PgExecutor, PgPool};
 
 use super::domain::{GroupBy, Metric, Row};
 use crate::error::AppResult;
 
-/// Mean and median of `metric` per group, over the incidents that reached the metric's end.
+/// Mean and median of `metric` per group, over the incidents that reached the metric's end, as
+/// of the last refresh (`refreshed_at`).
 pub async fn figures(
     e: impl PgExecutor<'_>,
     metric: Metric,
     group_by: GroupBy,
 ) -> AppResult<Vec<Row>> {
     let rows = sqlx::query!(
-        r#"with measured as (
-               select case $2::text
-                          when 'service' then coalesce(s.name, '(no service)')
-                          when 'severity' then i.peak_severity
-                          else to_char(date_trunc('month', i.detected_at at time zone 'UTC'), 'YYYY-MM')
-                      end as grp,
-                      extract(epoch from (case $1::text
-                          when 'mtta' then i.acknowledged_at
-                          when 'mttm' then i.mitigated_at
-                          else i.resolved_at
-                      end) - i.detected_at)::float8 as secs
-               from incidents i left join services s on s.id = i.service_id)
-           select grp as "grp!", count(*) as "incidents!", avg(secs) as "mean_secs!",
-                  percentile_cont(0.5) within group (order by secs) as "median_secs!"
-           from measured where secs is not null
-           group by grp order by grp"#,
+        r#"select grp as "grp!", incidents as "incidents!", mean_secs as "mean_secs!",
+                  median_secs as "median_secs!"
+           from report_figures where metric = $1 and group_by = $2
+           order by grp"#,
         metric.as_str(),
         group_by.as_str()
     )
@@ -42,4 +32,55 @@ pub async fn figures(
             median_secs: r.median_secs,
         })
         .collect())
+}
+
+/// When the report figures were last computed.
+pub async fn refreshed_at(e: impl PgExecutor<'_>) -> AppResult<DateTime<Utc>> {
+    Ok(
+        sqlx::query_scalar!("select refreshed_at from report_refreshes")
+            .fetch_one(e)
+            .await?,
+    )
+}
+
+/// Computes the report figures again if the incidents changed since the last time (their
+/// number or their newest change), or `force`, or the last time is ten minutes old and any
+/// incident changed in the ten minutes before it (a change committed late, stamped before the
+/// newest one seen, is caught that way). One replica at a time: another that finds the lock
+/// taken leaves it to the one holding it. Returns whether it refreshed.
+pub async fn refresh(pool: &PgPool, force: bool) -> AppResult<bool> {
+    let mut tx = pool.begin().await?;
+    let locked = sqlx::query_scalar!(
+        r#"select pg_try_advisory_xact_lock(hashtext('quell report_figures')) as "locked!""#
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !locked {
+        return Ok(false);
+    }
+    let stale = sqlx::query_scalar!(
+        r#"with now_ as (select count(*) as incidents, max(updated_at) as last_change from incidents)
+           select (r.incidents <> n.incidents
+                   or r.last_change is distinct from n.last_change
+                   or (r.refreshed_at < now() - interval '10 minutes'
+                       and n.last_change > r.refreshed_at - interval '20 minutes')) as "stale!"
+           from report_refreshes r, now_ n"#
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if !(stale || force) {
+        return Ok(false);
+    }
+    sqlx::query!("refresh materialized view concurrently report_figures")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query!(
+        r#"update report_refreshes r
+           set refreshed_at = now(), incidents = n.incidents, last_change = n.last_change
+           from (select count(*) as incidents, max(updated_at) as last_change from incidents) n"#
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(true)
 }

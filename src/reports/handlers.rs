@@ -27,6 +27,8 @@ pub struct Report {
     pub group_by: GroupBy,
     /// How the figure is measured
     pub definition: &'static str,
+    /// When these figures were computed: within 15 s of the last change to any incident
+    pub as_of: chrono::DateTime<chrono::Utc>,
     pub items: Vec<Row>,
 }
 
@@ -48,6 +50,7 @@ pub async fn report(
         metric,
         group_by,
         definition: metric.definition(),
+        as_of: db::refreshed_at(&state.pool).await?,
         items: db::figures(&state.pool, metric, group_by).await?,
     }))
 }

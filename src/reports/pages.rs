@@ -28,6 +28,8 @@ pub struct Section {
 pub struct ReportsPage {
     chrome: Chrome,
     sections: Vec<Section>,
+    /// When the response figures were computed (`YYYY-MM-DD HH:MM`).
+    as_of: String,
     /// The change-failure rate by month and by service, and overall.
     failure_by_month: Vec<FailureRate>,
     failure_by_service: Vec<FailureRate>,
@@ -61,6 +63,10 @@ pub async fn index(
     Ok(ReportsPage {
         chrome,
         sections,
+        as_of: db::refreshed_at(&state.pool)
+            .await?
+            .format("%Y-%m-%d %H:%M")
+            .to_string(),
         failure_overall: FailureRate::overall(&failure_by_month),
         failure_by_month,
         failure_by_service: rates(FailureGroup::Service).await?,

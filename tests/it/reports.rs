@@ -57,6 +57,19 @@ async fn two_incidents(app: &TestApp) {
 async fn mtta_by_month_service_and_severity(pool: PgPool) {
     let app = TestApp::new(pool).await;
     two_incidents(&app).await;
+    // The figures are kept: until they are computed again they are those of an empty history,
+    // and say when they were computed.
+    let stale = app.get("/api/v1/reports/mtta?group_by=month").await.json();
+    assert_eq!(stale["items"], json!([]));
+    assert!(stale["as_of"].is_string());
+    assert!(
+        quell::reports::db::refresh(&app.pool, false).await.unwrap(),
+        "the refresher sees the incidents changed"
+    );
+    assert!(
+        !quell::reports::db::refresh(&app.pool, false).await.unwrap(),
+        "and nothing more to do until they change again"
+    );
     let r = app.get("/api/v1/reports/mtta?group_by=month").await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let report = r.json();
@@ -127,6 +140,7 @@ async fn the_reports_page_draws_charts_and_writes_the_definitions(pool: PgPool) 
             .contains("No incident has reached this point yet.")
     );
     two_incidents(&app).await;
+    quell::reports::db::refresh(&app.pool, false).await.unwrap();
     let page = app.get("/reports").await;
     assert_eq!(page.status, StatusCode::OK);
     for needle in [

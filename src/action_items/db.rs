@@ -137,15 +137,17 @@ pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec
     .await?)
 }
 
-/// Every action item's type and status, for the completion rates (all of them: the list
-/// itself stops at 1000).
-pub async fn types_and_statuses(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String)>> {
-    Ok(sqlx::query!("select type, status from action_items")
-        .fetch_all(e)
-        .await?
-        .into_iter()
-        .map(|r| (r.r#type, r.status))
-        .collect())
+/// How many action items there are of each (type, status), for the completion rates (all of
+/// them: the list itself stops at 1000).
+pub async fn types_and_statuses(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String, i64)>> {
+    Ok(sqlx::query!(
+        r#"select type, status, count(*) as "n!" from action_items group by type, status"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.r#type, r.status, r.n))
+    .collect())
 }
 
 /// An action item with the postmortem and incident it belongs to, for edits.

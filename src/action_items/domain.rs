@@ -37,17 +37,22 @@ pub fn check_item_status(s: &str) -> Result<String, DomainError> {
     }
 }
 
-/// Share of items done per type, for the completion rates: (type, done, all).
+/// Share of items done per type, for the completion rates: (type, done, all), from the number
+/// of items of each (type, status).
 pub fn completion_by_type<'a>(
-    items: impl IntoIterator<Item = (&'a str, &'a str)>,
+    counts: impl IntoIterator<Item = (&'a str, &'a str, i64)>,
 ) -> Vec<(&'static str, usize, usize)> {
-    let items: Vec<(&str, &str)> = items.into_iter().collect();
+    let counts: Vec<(&str, &str, i64)> = counts.into_iter().collect();
     ACTION_TYPES
         .iter()
         .map(|t| {
-            let of_type: Vec<_> = items.iter().filter(|(k, _)| k == t).collect();
-            let done = of_type.iter().filter(|(_, s)| *s == "done").count();
-            (*t, done, of_type.len())
+            let of_type = counts.iter().filter(|(k, _, _)| k == t);
+            let all: i64 = of_type.clone().map(|(_, _, n)| n).sum();
+            let done: i64 = of_type
+                .filter(|(_, s, _)| *s == "done")
+                .map(|(_, _, n)| n)
+                .sum();
+            (*t, done as usize, all as usize)
         })
         .collect()
 }
@@ -78,8 +83,11 @@ mod tests {
         assert!(check_item_status("blocked").is_err());
         assert!(check_action_type("Prevent").is_ok());
         assert!(check_action_type("blame").is_err());
-        let rates =
-            completion_by_type([("detect", "done"), ("detect", "open"), ("prevent", "done")]);
+        let rates = completion_by_type([
+            ("detect", "done", 1),
+            ("detect", "open", 1),
+            ("prevent", "done", 1),
+        ]);
         assert_eq!(rates[0], ("prevent", 1, 1));
         assert_eq!(rates[1], ("detect", 1, 2));
     }

@@ -457,7 +457,7 @@ pub async fn action_items(
     let rates = super::domain::completion_by_type(
         everything
             .iter()
-            .map(|(kind, status)| (kind.as_str(), status.as_str())),
+            .map(|(kind, status, n)| (kind.as_str(), status.as_str(), *n)),
     );
     let back = {
         let mut q = form::Serializer::new(String::new());

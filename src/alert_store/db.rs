@@ -249,11 +249,9 @@ pub async fn close_for_incident(conn: &mut PgConnection, incident_id: i64) -> Ap
     Ok(())
 }
 
-/// How many alerts an incident holds, from its summary lines (kept as alerts change), not by
-/// counting its alerts.
 pub async fn count_for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<i64> {
     Ok(sqlx::query_scalar!(
-        r#"select coalesce(sum(total), 0)::bigint as "n!" from alert_summaries where incident_id = $1"#,
+        r#"select count(*) as "n!" from alerts where incident_id = $1"#,
         incident_id
     )
     .fetch_one(e)
@@ -353,18 +351,19 @@ impl AlertGroupLine {
     }
 }
 
-/// The incident's alert lines, open ones first: read from `alert_summaries`, which the
-/// database keeps per (incident, summary) as alerts arrive and change, so a storm's page reads
-/// a few rows instead of grouping tens of thousands of alerts.
 pub async fn lines_for_incident(
     e: impl PgExecutor<'_>,
     incident_id: i64,
 ) -> AppResult<Vec<AlertGroupLine>> {
     Ok(sqlx::query_as!(
         AlertGroupLine,
-        r#"select summary, total, open, first_received_at, last_received_at, source_url, severity
-           from alert_summaries where incident_id = $1
-           order by open desc, first_received_at
+        r#"select summary, count(*) as "total!",
+                  count(*) filter (where status <> 'resolved') as "open!",
+                  min(received_at) as "first_received_at!", max(last_received_at) as "last_received_at!",
+                  max(source_url) as source_url, max(severity) as "severity!"
+           from alerts where incident_id = $1
+           group by summary
+           order by count(*) filter (where status <> 'resolved') desc, min(received_at)
            limit 50"#,
         incident_id
     )

@@ -217,16 +217,6 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
             vec![Int(storm)],
         ),
         (
-            "a storm incident's alert lines",
-            compiled("from alert_summaries where incident_id = $1\n           order by open desc"),
-            vec![Int(storm)],
-        ),
-        (
-            "a storm incident's alert count",
-            compiled("coalesce(sum(total), 0)::bigint as \"n!\" from alert_summaries"),
-            vec![Int(storm)],
-        ),
-        (
             "a storm incident's alerts, a page",
             compiled("where (incident_id, id) > ($1, $2) and incident_id <= $1"),
             vec![Int(storm), Int(0), NoText, Int(50)],

@@ -58,9 +58,13 @@ pub async fn refresh(pool: &PgPool, force: bool) -> AppResult<bool> {
     if !locked {
         return Ok(false);
     }
-    let stale = sqlx::query_scalar!(
+    // What the incidents look like now, read once: compared with the last refresh's, and
+    // recorded as what this refresh saw. Read before the refresh, a change committed while it
+    // runs looks new at the next look instead of being recorded as seen and missed.
+    let seen = sqlx::query!(
         r#"with now_ as (select count(*) as incidents, max(updated_at) as last_change from incidents)
-           select (r.incidents <> n.incidents
+           select n.incidents as "incidents!", n.last_change,
+                  (r.incidents <> n.incidents
                    or r.last_change is distinct from n.last_change
                    or (r.refreshed_at < now() - interval '10 minutes'
                        and n.last_change > r.refreshed_at - interval '20 minutes')) as "stale!"
@@ -68,16 +72,16 @@ pub async fn refresh(pool: &PgPool, force: bool) -> AppResult<bool> {
     )
     .fetch_one(&mut *tx)
     .await?;
-    if !(stale || force) {
+    if !(seen.stale || force) {
         return Ok(false);
     }
     sqlx::query!("refresh materialized view concurrently report_figures")
         .execute(&mut *tx)
         .await?;
     sqlx::query!(
-        r#"update report_refreshes r
-           set refreshed_at = now(), incidents = n.incidents, last_change = n.last_change
-           from (select count(*) as incidents, max(updated_at) as last_change from incidents) n"#
+        "update report_refreshes set refreshed_at = now(), incidents = $1, last_change = $2",
+        seen.incidents,
+        seen.last_change
     )
     .execute(&mut *tx)
     .await?;

@@ -53,6 +53,24 @@ enum Arg {
     NoInt,
 }
 
+/// The incident list's arguments for a first page: the statuses asked for, the page size and
+/// whether resolved incidents may be among them (the rest unset).
+fn list_args(statuses: Arg, limit: i64, resolved: bool) -> Vec<Arg> {
+    use Arg::*;
+    vec![
+        statuses,
+        NoTexts,
+        NoText,
+        NoText,
+        NoText,
+        NoBool,
+        NoText,
+        NoInt,
+        Int(limit),
+        Bool(resolved),
+    ]
+}
+
 /// Every sequential scan of a large table, and every node that threw away more than 1,000 of
 /// its rows, in the plan of `sql` with `args` as run: custom, then generic.
 async fn seq_scans(pool: &PgPool, sql: &str, args: &[Arg]) -> Vec<String> {
@@ -196,18 +214,7 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
         (
             "the incident list, first page",
             compiled("order by (i.status = 'resolved'), i.severity, i.number desc"),
-            vec![
-                NoTexts,
-                NoTexts,
-                NoText,
-                NoText,
-                NoText,
-                NoBool,
-                NoText,
-                NoInt,
-                Int(51),
-                Bool(true),
-            ],
+            list_args(NoTexts, 51, true),
         ),
         (
             "an incident's timeline",
@@ -235,18 +242,11 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
         (
             "the open incidents (dashboard, list filter)",
             compiled("order by (i.status = 'resolved'), i.severity, i.number desc"),
-            vec![
+            list_args(
                 Texts(&["triggered", "acknowledged", "mitigated"]),
-                NoTexts,
-                NoText,
-                NoText,
-                NoText,
-                NoBool,
-                NoText,
-                NoInt,
-                Int(201),
-                Bool(false),
-            ],
+                201,
+                false,
+            ),
         ),
         (
             "your open incidents (dashboard)",

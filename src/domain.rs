@@ -1,6 +1,8 @@
 //! Rules shared by every capability's `domain.rs`: the error a pure rule returns, the way
-//! durations and counts are written for people, and which text PostgreSQL can store.
+//! durations and counts are written for people, which text PostgreSQL can store, and where a
+//! page of a list ordered by time ends.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::fmt;
 
@@ -88,6 +90,48 @@ impl IncidentKey {
 impl std::fmt::Display for IncidentKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "INC-{}", self.0)
+    }
+}
+
+/// Rows on one page of a list that comes a page at a time (action items, postmortems), unless
+/// asked for fewer or more (up to [`MAX_PAGE`]).
+pub const PAGE: i64 = 100;
+pub const MAX_PAGE: i64 = 500;
+
+/// A page of `limit` rows out of `rows` (fetched with one more than asked, which tells whether
+/// there is a next page), and where the next page starts: after the page's last row.
+pub fn split_page<T, C>(
+    mut rows: Vec<T>,
+    limit: i64,
+    cursor_of: impl Fn(&T) -> C,
+) -> (Vec<T>, Option<C>) {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    if rows.len() <= limit {
+        return (rows, None);
+    }
+    rows.truncate(limit);
+    let next = rows.last().map(cursor_of);
+    (rows, next)
+}
+
+/// Where a page of a list ordered by a time and an id ends: the last row's time and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeCursor {
+    pub occurred_at: DateTime<Utc>,
+    pub id: i64,
+}
+
+impl TimeCursor {
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.occurred_at.timestamp_micros(), self.id)
+    }
+
+    pub fn decode(text: &str) -> Option<Self> {
+        let (micros, id) = text.split_once('.')?;
+        Some(Self {
+            occurred_at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
+            id: id.parse().ok()?,
+        })
     }
 }
 
@@ -306,6 +350,13 @@ pub mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_says_where_the_next_starts_only_when_there_is_one() {
+        assert_eq!(split_page(vec![1, 2, 3], 2, |n| *n), (vec![1, 2], Some(2)));
+        assert_eq!(split_page(vec![1, 2], 2, |n| *n), (vec![1, 2], None));
+        assert_eq!(split_page(Vec::<i32>::new(), 2, |n| *n), (vec![], None));
+    }
 
     #[test]
     fn placeholders_are_filled_and_unknown_ones_stay() {

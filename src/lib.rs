@@ -189,9 +189,12 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 accounts::oidc::check(o)?;
             }
             // The alert lanes get connections of their own: a storm queues there, not in
-            // front of the pages.
+            // front of the pages. They are not pinged before each batch (a round trip per
+            // batch): a connection PostgreSQL dropped fails its batch, which is retried on
+            // another (`alerts::ingest`), so nothing is lost.
             let ingest_pool = PgPoolOptions::new()
                 .max_connections(alerts::ingest::LANES as u32)
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_millis(args.db.db_acquire_timeout_ms.max(1)))
                 .connect_lazy_with((*pool.connect_options()).clone());
             let state = AppState::new(

@@ -1,6 +1,7 @@
 -- wrk script for scripts/bench-ingest: POSTs Alertmanager v4 notifications, every alert with a
 -- fingerprint never sent before. Arguments (after --): mode (unique | storm), alerts per post,
 -- key, run prefix. unique spreads posts over 100 groups; storm sends every alert in one group.
+-- Each alert is shaped as Prometheus rules usually make them: 7 labels, 2 annotations.
 local threads = {}
 local next_id = 0
 
@@ -24,7 +25,8 @@ end
 
 local function alert(fp, group)
   return string.format(
-    '{"status":"firing","labels":{"alertname":"%s","instance":"%s:9100","job":"node","severity":"warning"},'
+    '{"status":"firing","labels":{"alertname":"%s","instance":"%s:9100","job":"node","severity":"warning",'
+    .. '"service":"payments-gateway","namespace":"payments","cluster":"eu-west-1"},'
     .. '"annotations":{"summary":"%s on %s","runbook_url":"https://runbooks.example.com/%s"},'
     .. '"startsAt":"2026-11-30T06:00:00Z","endsAt":"0001-01-01T00:00:00Z",'
     .. '"generatorURL":"http://prometheus:9090/graph?g0.expr=up","fingerprint":"%s"}',

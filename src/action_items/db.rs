@@ -4,6 +4,7 @@
 use chrono::NaiveDate;
 use sqlx::PgExecutor;
 
+use super::domain::ItemCursor;
 use crate::error::AppResult;
 
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
@@ -101,12 +102,18 @@ pub struct ItemFilter {
     pub status: Option<String>,
     pub kind: Option<String>,
     pub overdue: bool,
-    /// Only items still open or in progress
-    pub unfinished: bool,
 }
 
-pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec<ListedItem>> {
-    Ok(sqlx::query_as!(
+/// One page of the action items `f` asks for — soonest due first, those with no due date last,
+/// then by id — after `after`, at most `limit`; and where the next page starts, if there is one.
+/// The order is the index `action_items_by_due`'s, so a page reads its own rows.
+pub async fn list_items(
+    e: impl PgExecutor<'_>,
+    f: &ItemFilter,
+    after: Option<ItemCursor>,
+    limit: i64,
+) -> AppResult<(Vec<ListedItem>, Option<ItemCursor>)> {
+    let rows = sqlx::query_as!(
         ListedItem,
         r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
                   p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
@@ -124,21 +131,62 @@ pub async fn list_items(e: impl PgExecutor<'_>, f: &ItemFilter) -> AppResult<Vec
              and ($3::text is null or a.type = $3)
              and (not $4 or (a.due_on < (now() at time zone 'utc')::date
                              and a.status in ('open', 'in_progress')))
-             and (not $5 or a.status in ('open', 'in_progress'))
-           order by a.due_on nulls last, i.number, a.number
-           limit 1000"#,
+             and ($5::int8 is null
+                  or (coalesce(a.due_on, 'infinity'::date), a.id)
+                     > (coalesce($6::date, 'infinity'::date), $5))
+           order by coalesce(a.due_on, 'infinity'::date), a.id
+           limit $7"#,
         f.owner,
         f.status,
         f.kind,
         f.overdue,
-        f.unfinished,
+        after.map(|c| c.id),
+        after.and_then(|c| c.due_on),
+        limit + 1,
+    )
+    .fetch_all(e)
+    .await?;
+    Ok(crate::domain::split_page(rows, limit, |r| ItemCursor {
+        due_on: r.due_on,
+        id: r.id,
+    }))
+}
+
+/// A person's unfinished action items (open or in progress), soonest due first; only those past
+/// their due date when `overdue`. For the panels that remind people of their own.
+pub async fn owned_unfinished(
+    e: impl PgExecutor<'_>,
+    handle: &str,
+    overdue: bool,
+) -> AppResult<Vec<ListedItem>> {
+    Ok(sqlx::query_as!(
+        ListedItem,
+        r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
+                  p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
+                  null::text as "work_item_url?", a.status,
+                  coalesce(a.due_on < (now() at time zone 'utc')::date, false) as "overdue!",
+                  a.version
+           -- The person's own first (by owner, few), not the list's order by the index on due
+           -- dates: walking every item in that order looking for one person's reads thousands.
+           from (select a.* from action_items a
+                 where a.owner_id = (select id from people where handle = $1)
+                   and a.status in ('open', 'in_progress')
+                   and (not $2 or a.due_on < (now() at time zone 'utc')::date)
+                 order by a.due_on nulls last, a.id
+                 limit 200) a
+           join people p on p.id = a.owner_id
+           join postmortems pm on pm.id = a.postmortem_id
+           join incidents i on i.id = pm.incident_id
+           order by a.due_on nulls last, a.id"#,
+        handle,
+        overdue,
     )
     .fetch_all(e)
     .await?)
 }
 
 /// How many action items there are of each (type, status), for the completion rates (all of
-/// them: the list itself stops at 1000).
+/// them, not only the page's).
 pub async fn types_and_statuses(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String, i64)>> {
     Ok(sqlx::query!(
         r#"select type, status, count(*) as "n!" from action_items group by type, status"#

@@ -72,9 +72,57 @@ pub fn item_status_label(status: &str) -> &'static str {
         .map_or("open", |(_, l)| l)
 }
 
+/// Where a page of the action-item list ends (soonest due first, items with no due date last,
+/// then by id): the last item's due date and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemCursor {
+    pub due_on: Option<chrono::NaiveDate>,
+    pub id: i64,
+}
+
+impl ItemCursor {
+    pub fn encode(&self) -> String {
+        match self.due_on {
+            Some(d) => format!("{}.{}", d.format("%Y-%m-%d"), self.id),
+            None => format!("none.{}", self.id),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Self> {
+        let (due, id) = text.split_once('.')?;
+        let due_on = match due {
+            "none" => None,
+            d => Some(chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()?),
+        };
+        Some(Self {
+            due_on,
+            id: id.parse().ok()?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cursors_read_back_what_they_wrote_and_nothing_else() {
+        for c in [
+            ItemCursor {
+                due_on: chrono::NaiveDate::from_ymd_opt(2026, 12, 1),
+                id: 42,
+            },
+            ItemCursor {
+                due_on: None,
+                id: 7,
+            },
+        ] {
+            assert_eq!(ItemCursor::decode(&c.encode()), Some(c));
+        }
+        for bad in ["", "42", "2026-13-01.4", "none.x", "none", "2026-12-01.4.5"] {
+            assert_eq!(ItemCursor::decode(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn statuses_types_and_completion_rates() {

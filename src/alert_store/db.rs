@@ -107,22 +107,42 @@ pub struct Stored {
 
 /// Stores firing alerts in one statement; one with the dedup key of an open alert of the same
 /// integration joins it (the database's unique index decides, whichever replica gets there
-/// first).
+/// first). The same statement counts them into their incidents' alert lines, once per line for
+/// the whole batch, in key order, into this connection's shard of each line.
 pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts) -> AppResult<Vec<Stored>> {
     Ok(sqlx::query_as!(
         Stored,
-        r#"insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
-                               source, severity, labels, details, source_url, starts_at,
-                               deliveries, rule_id, routed, raw)
-           select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw
-           from unnest($1::uuid[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[],
-                       $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], $11::timestamptz[],
-                       $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[])
-                as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw)
-           on conflict (integration_id, dedup_key) where status <> 'resolved'
-           do update set last_received_at = now(),
-                         deliveries = alerts.deliveries + excluded.deliveries
-           returning integration_id, dedup_key, incident_id, (xmax = 0) as "inserted!""#,
+        r#"with stored as (
+               insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
+                                   source, severity, labels, details, source_url, starts_at,
+                                   deliveries, rule_id, routed, raw)
+               select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw
+               from unnest($1::uuid[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[],
+                           $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], $11::timestamptz[],
+                           $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[])
+                    as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw)
+               on conflict (integration_id, dedup_key) where status <> 'resolved'
+               do update set last_received_at = now(),
+                             deliveries = alerts.deliveries + excluded.deliveries
+               returning integration_id, dedup_key, incident_id, summary, rule_id, source_url,
+                         severity, (xmax = 0) as inserted),
+           lines as (
+               insert into alert_lines as l (incident_id, summary, rule_id, shard, total, open,
+                                             first_received_at, last_received_at, source_url,
+                                             severity)
+               select incident_id, summary, rule_id, (pg_backend_pid() % 16)::int2,
+                      count(*) filter (where inserted), count(*) filter (where inserted), now(),
+                      now(), max(source_url) filter (where inserted),
+                      coalesce(max(severity) filter (where inserted), '')
+               from stored
+               group by incident_id, summary, rule_id
+               order by incident_id, summary, rule_id
+               on conflict (incident_id, summary, rule_id, shard)
+               do update set total = l.total + excluded.total, open = l.open + excluded.open,
+                             last_received_at = greatest(l.last_received_at, excluded.last_received_at),
+                             source_url = greatest(l.source_url, excluded.source_url),
+                             severity = greatest(l.severity, excluded.severity))
+           select integration_id, dedup_key, incident_id, inserted as "inserted!" from stored"#,
         &a.integration_id,
         &a.group_id,
         &a.incident_id,
@@ -151,11 +171,18 @@ pub async fn acknowledge(
     keys: &[String],
 ) -> AppResult<Vec<(i64, Uuid)>> {
     Ok(sqlx::query!(
-        r#"update alerts a set status = 'acknowledged', last_received_at = now()
-           from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
-           where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
-             and a.status = 'firing'
-           returning a.incident_id, a.integration_id"#,
+        r#"with acked as (
+               update alerts a set status = 'acknowledged', last_received_at = now()
+               from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+               where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
+                 and a.status = 'firing'
+               returning a.incident_id, a.integration_id, a.summary, a.rule_id),
+           lines as (
+               update alert_lines l set last_received_at = now()
+               from (select distinct incident_id, summary, rule_id from acked) d
+               where l.incident_id = d.incident_id and l.summary = d.summary
+                 and l.rule_id is not distinct from d.rule_id)
+           select incident_id as "incident_id!", integration_id as "integration_id!" from acked"#,
         integrations,
         keys,
     )
@@ -200,13 +227,26 @@ pub async fn resolve(
 ) -> AppResult<Vec<Resolved>> {
     Ok(sqlx::query_as!(
         Resolved,
-        r#"update alerts a
-           set status = 'resolved', resolved_at = now(), resolved_by = 'sender',
-               last_received_at = now()
-           from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
-           where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
-             and a.status <> 'resolved'
-           returning a.incident_id, a.integration_id, a.summary"#,
+        r#"with resolved as (
+               update alerts a
+               set status = 'resolved', resolved_at = now(), resolved_by = 'sender',
+                   last_received_at = now()
+               from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+               where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
+                 and a.status <> 'resolved'
+               returning a.incident_id, a.integration_id, a.summary, a.rule_id),
+           lines as (
+               insert into alert_lines as l (incident_id, summary, rule_id, shard, total, open,
+                                             first_received_at, last_received_at, severity)
+               select incident_id, summary, rule_id, (pg_backend_pid() % 16)::int2, 0, -count(*),
+                      now(), now(), ''
+               from resolved
+               group by incident_id, summary, rule_id
+               order by incident_id, summary, rule_id
+               on conflict (incident_id, summary, rule_id, shard)
+               do update set open = l.open + excluded.open, last_received_at = now())
+           select incident_id as "incident_id!", integration_id as "integration_id!",
+                  summary as "summary!" from resolved"#,
         integrations,
         keys,
     )
@@ -217,9 +257,10 @@ pub async fn resolve(
 /// How many alerts are still open per incident (incidents with none are left out).
 pub async fn open_counts(conn: &mut PgConnection, incidents: &[i64]) -> AppResult<Vec<(i64, i64)>> {
     Ok(sqlx::query!(
-        r#"select incident_id, count(*) as "open!" from alerts
-           where incident_id = any($1) and status <> 'resolved'
-           group by incident_id"#,
+        r#"select incident_id, sum(open)::int8 as "open!" from alert_lines
+           where incident_id = any($1)
+           group by incident_id
+           having sum(open) > 0"#,
         incidents
     )
     .fetch_all(conn)
@@ -246,12 +287,19 @@ pub async fn close_for_incident(conn: &mut PgConnection, incident_id: i64) -> Ap
     )
     .execute(&mut *conn)
     .await?;
+    sqlx::query!(
+        "update alert_lines set open = 0 where incident_id = $1 and open <> 0",
+        incident_id
+    )
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
+/// How many alerts an incident has had, from its alert lines.
 pub async fn count_for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<i64> {
     Ok(sqlx::query_scalar!(
-        r#"select count(*) as "n!" from alerts where incident_id = $1"#,
+        r#"select coalesce(sum(total), 0)::int8 as "n!" from alert_lines where incident_id = $1"#,
         incident_id
     )
     .fetch_one(e)
@@ -357,13 +405,13 @@ pub async fn lines_for_incident(
 ) -> AppResult<Vec<AlertGroupLine>> {
     Ok(sqlx::query_as!(
         AlertGroupLine,
-        r#"select summary, count(*) as "total!",
-                  count(*) filter (where status <> 'resolved') as "open!",
-                  min(received_at) as "first_received_at!", max(last_received_at) as "last_received_at!",
+        r#"select summary, sum(total)::int8 as "total!", sum(open)::int8 as "open!",
+                  min(first_received_at) as "first_received_at!",
+                  max(last_received_at) as "last_received_at!",
                   max(source_url) as source_url, max(severity) as "severity!"
-           from alerts where incident_id = $1
+           from alert_lines where incident_id = $1
            group by summary
-           order by count(*) filter (where status <> 'resolved') desc, min(received_at)
+           order by sum(open) desc, min(first_received_at)
            limit 50"#,
         incident_id
     )
@@ -456,6 +504,29 @@ pub async fn keep_history(
         incident_id,
         first,
         resolved
+    )
+    .execute(&mut *conn)
+    .await?;
+    recount_lines(&mut *conn, incident_id).await
+}
+
+/// Counts an incident's alert lines again from its alerts (after history was written to them).
+pub async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "delete from alert_lines where incident_id = $1",
+        incident_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"insert into alert_lines (incident_id, summary, rule_id, total, open, first_received_at,
+                                    last_received_at, source_url, severity)
+           select incident_id, summary, rule_id, count(*),
+                  count(*) filter (where status <> 'resolved'), min(received_at),
+                  max(last_received_at), max(source_url), max(severity)
+           from alerts where incident_id = $1
+           group by incident_id, summary, rule_id"#,
+        incident_id
     )
     .execute(&mut *conn)
     .await?;

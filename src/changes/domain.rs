@@ -218,25 +218,7 @@ pub fn sender_details(details: &Value) -> SenderDetails<'_> {
 }
 
 /// Where a page of the change list ends: the last change's time and id (newest first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChangeCursor {
-    pub occurred_at: DateTime<Utc>,
-    pub id: i64,
-}
-
-impl ChangeCursor {
-    pub fn encode(&self) -> String {
-        format!("{}.{}", self.occurred_at.timestamp_micros(), self.id)
-    }
-
-    pub fn decode(text: &str) -> Option<Self> {
-        let (micros, id) = text.split_once('.')?;
-        Some(Self {
-            occurred_at: DateTime::from_timestamp_micros(micros.parse().ok()?)?,
-            id: id.parse().ok()?,
-        })
-    }
-}
+pub type ChangeCursor = crate::domain::TimeCursor;
 
 /// How far before an incident's start a change is a suspect.
 pub const SUSPECT_WINDOW_HOURS: i64 = 24;
@@ -879,7 +861,7 @@ mod tests {
 
     #[test]
     fn cursors_round_trip() {
-        let c = ChangeCursor {
+        let c = crate::domain::TimeCursor {
             occurred_at: "2026-09-17T14:05:00.123456Z".parse().unwrap(),
             id: 42,
         };

@@ -174,16 +174,8 @@ pub async fn show(
             }
         })
         .collect();
-    let overdue_items = crate::action_items::db::list_items(
-        &state.pool,
-        &crate::action_items::db::ItemFilter {
-            owner: Some(auth.user.handle.clone()),
-            overdue: true,
-            unfinished: true,
-            ..Default::default()
-        },
-    )
-    .await?;
+    let overdue_items =
+        crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true).await?;
     let (days, ack_mean, resolve_mean) = db::last_30_days(&state.pool).await?;
     let charts = Trend::ALL
         .into_iter()

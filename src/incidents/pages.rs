@@ -161,13 +161,8 @@ async fn list_page(
     let my_items = if my_handle.is_empty() {
         vec![]
     } else {
-        let mine = crate::action_items::db::ItemFilter {
-            owner: Some(my_handle.clone()),
-            unfinished: true,
-            ..Default::default()
-        };
         // The panel shows no work-item links, so the plain list will do.
-        crate::action_items::db::list_items(&state.pool, &mine).await?
+        crate::action_items::db::owned_unfinished(&state.pool, &my_handle, false).await?
     };
     Ok(ListPage {
         newest: timeline::db::newest_id(&state.pool, None).await?,
@@ -494,24 +489,26 @@ pub async fn show(
     _auth: Auth<Viewer>,
     Path(key): Path<String>,
 ) -> PageResult<ShowPage> {
-    let i = db::get(&state.pool, parse_key(&key)?).await?;
-    let events = timeline::db::for_incident(&state.pool, i.id).await?;
-    let assigned = roles::db::for_incident(&state.pool, i.id).await?;
-    let now = clock::now(&state.pool).await?;
-    let policies = crate::sla::db::all(&state.pool).await?;
+    // Read on one connection: a pooled connection is checked with a round trip each time it is
+    // taken and given back, which would double the page's thirty-odd statements.
+    let mut c = state.pool.acquire().await?;
+    let i = db::get(&mut *c, parse_key(&key)?).await?;
+    let events = timeline::db::for_incident(&mut *c, i.id).await?;
+    let assigned = roles::db::for_incident(&mut *c, i.id).await?;
+    let now = clock::now(&mut *c).await?;
+    let policies = crate::sla::db::all(&mut *c).await?;
     let sla = sla_of(&i, &policies, now)?;
-    let cadence = super::handlers::cadence_of(&state, &i, &policies, now).await?;
+    let updates = crate::updates::db::for_incident(&mut *c, i.id).await?;
+    let cadence = super::handlers::cadence_from(&i, &policies, &updates, now)?;
     let suspects =
-        crate::changes::actions::suspects(&state.pool, &super::views::suspecting(&i)).await?;
+        crate::changes::actions::suspects(&mut *c, &super::views::suspecting(&i)).await?;
     let trigger = suspects
         .iter()
         .find(|s| s.verdict.as_deref() == Some("confirmed_trigger"))
         .map(|s| s.change.occurred_at);
-    let mut conn = state.pool.acquire().await?;
     let checklists =
-        crate::runbooks::actions::checklist(&mut conn, &super::views::checking(&i)).await?;
-    drop(conn);
-    let people = people::db::list(&state.pool).await?;
+        crate::runbooks::actions::checklist(&mut c, &super::views::checking(&i)).await?;
+    let people = people::db::list(&mut *c).await?;
     let commander = assigned
         .iter()
         .find(|a| a.role == Role::IncidentCommander)
@@ -523,7 +520,6 @@ pub async fn show(
         .filter(|u| commander.as_deref() != Some(u.handle.as_str()))
         .filter(|_| i.status != super::domain::Status::Resolved)
         .map(|u| u.handle.clone());
-    let updates = crate::updates::db::for_incident(&state.pool, i.id).await?;
     let transitions = Transition::legal_from(i.status);
     let before_resolving = if transitions.contains(&Transition::Resolve) {
         super::domain::before_resolving(
@@ -535,12 +531,12 @@ pub async fn show(
     } else {
         vec![]
     };
-    let bridge = crate::bridge::db::of_incident(&state.pool, i.id).await?;
+    let bridge = crate::bridge::db::of_incident(&mut *c, i.id).await?;
     Ok(ShowPage {
         bridge_wanted: crate::bridge::domain::wanted(i.severity)
             && i.status != super::domain::Status::Resolved,
         bridge,
-        claims: crate::claims::db::held(&state.pool, i.id).await?,
+        claims: crate::claims::db::held(&mut *c, i.id).await?,
         claim_minutes: state.config.live.claim_minutes,
         me: chrome.user.as_ref().map(|u| u.id),
         newest: events.iter().map(|e| e.id).max().unwrap_or(0),
@@ -549,22 +545,19 @@ pub async fn show(
         confirm_lower: super::domain::severity_confirmation(i.severity, Severity::Sev4),
         take_commander,
         checklists,
-        related: crate::related::db::list(&state.pool, i.id).await?,
-        suggestions: crate::related::actions::suggestions(
-            &state.pool,
-            &super::views::related_ref(&i),
-        )
-        .await?,
+        related: crate::related::db::list(&mut *c, i.id).await?,
+        suggestions: crate::related::actions::suggestions(&mut *c, &super::views::related_ref(&i))
+            .await?,
         suspects,
         verdicts: crate::changes::domain::Verdict::ALL,
         chrome,
         updates,
         cadence,
         audiences: crate::updates::domain::Audience::ALL,
-        deliveries: crate::notify::db::for_incident(&state.pool, i.id).await?,
-        escalation: crate::paging::db::escalation(&state.pool, i.id).await?,
-        alert_lines: crate::alert_store::db::lines_for_incident(&state.pool, i.id).await?,
-        alert_total: crate::alert_store::db::count_for_incident(&state.pool, i.id).await?,
+        deliveries: crate::notify::db::for_incident(&mut *c, i.id).await?,
+        escalation: crate::paging::db::escalation(&mut *c, i.id).await?,
+        alert_lines: crate::alert_store::db::lines_for_incident(&mut *c, i.id).await?,
+        alert_total: crate::alert_store::db::count_for_incident(&mut *c, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

@@ -212,17 +212,23 @@ pub async fn add_action_item(
     Ok(number)
 }
 
-/// Action items across postmortems, filtered, with their work items' links.
+/// A page of action items across postmortems, filtered, with their work items' links; and
+/// where the next page starts.
 pub async fn list_items(
     conn: &mut PgConnection,
     filter: &db::ItemFilter,
-) -> AppResult<Vec<db::ListedItem>> {
-    let mut items = db::list_items(&mut *conn, filter).await?;
+    after: Option<crate::action_items::domain::ItemCursor>,
+    limit: i64,
+) -> AppResult<(
+    Vec<db::ListedItem>,
+    Option<crate::action_items::domain::ItemCursor>,
+)> {
+    let (mut items, next) = db::list_items(&mut *conn, filter, after, limit).await?;
     let rules = crate::trackers::db::rules(&mut *conn).await?;
     for i in &mut items {
         i.work_item_url = crate::trackers::domain::link(&i.work_item, &rules);
     }
-    Ok(items)
+    Ok((items, next))
 }
 
 /// The item, or 404.

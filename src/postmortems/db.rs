@@ -5,6 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgExecutor;
 
 use super::domain::Section;
+use crate::domain::TimeCursor;
 use crate::error::AppResult;
 
 pub use crate::action_items::db::{
@@ -404,6 +405,7 @@ pub struct PostmortemFilter {
 /// A postmortem as the managers' list shows it.
 #[derive(Debug, Clone)]
 pub struct ListedPostmortem {
+    pub id: i64,
     pub key: String,
     pub title: String,
     pub service: Option<String>,
@@ -422,15 +424,18 @@ pub struct ListedPostmortem {
     pub overdue_items: i64,
 }
 
-/// Postmortems matching the filter, newest incident first (at most 500). The period is on
-/// the incident's detection date (UTC), both ends included.
+/// A page of the postmortems matching the filter, newest incident first, after `after`, at most
+/// `limit`; and where the next page starts, if there is one. The period is on the incident's
+/// detection date (UTC), both ends included.
 pub async fn list(
     e: impl PgExecutor<'_>,
     f: &PostmortemFilter,
-) -> AppResult<Vec<ListedPostmortem>> {
-    Ok(sqlx::query_as!(
+    after: Option<TimeCursor>,
+    limit: i64,
+) -> AppResult<(Vec<ListedPostmortem>, Option<TimeCursor>)> {
+    let rows = sqlx::query_as!(
         ListedPostmortem,
-        r#"select 'INC-' || i.number as "key!", i.title, s.name as "service?",
+        r#"select pm.id, 'INC-' || i.number as "key!", i.title, s.name as "service?",
                   s.slo_target_percent as "slo_target_percent?",
                   s.avg_requests_per_second as "avg_requests_per_second?",
                   i.peak_severity as severity, i.detected_at, i.mitigated_at, i.resolved_at,
@@ -456,15 +461,23 @@ pub async fn list(
              and ($4::date is null or i.detected_at >= $4::date::timestamp at time zone 'utc')
              and ($5::date is null or i.detected_at < ($5::date + 1)::timestamp at time zone 'utc')
              and (not $6 or coalesce(items.open_items, 0) > 0)
-           order by i.detected_at desc
-           limit 500"#,
+             and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
+           order by i.detected_at desc, pm.id desc
+           limit $9"#,
         f.status,
         f.service,
         f.severity,
         f.from,
         f.to,
         f.open_items,
+        after.map(|c| c.id),
+        after.map(|c| c.occurred_at),
+        limit + 1,
     )
     .fetch_all(e)
-    .await?)
+    .await?;
+    Ok(crate::domain::split_page(rows, limit, |r| TimeCursor {
+        occurred_at: r.detected_at,
+        id: r.id,
+    }))
 }

@@ -9,12 +9,15 @@ use serde::{Deserialize, Serialize};
 use super::actions::{self, ItemEdit};
 use super::db::{self, ItemFilter, ItemRow, ListedItem};
 use super::domain;
+use crate::action_items::domain::ItemCursor;
 use crate::audit;
+use crate::domain::{MAX_PAGE, PAGE};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::parse_id;
 use crate::http::extract::{
-    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_flag, query_period, query_text,
+    ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_cursor, query_flag, query_limit,
+    query_period, query_text,
 };
 use crate::state::AppState;
 
@@ -30,6 +33,10 @@ pub struct ItemQuery {
     pub kind: Option<String>,
     /// true: only items past their due date and not done
     pub overdue: Option<String>,
+    /// Items per page, 1 to 500 (100)
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page
+    pub cursor: Option<String>,
 }
 
 impl ItemQuery {
@@ -43,17 +50,26 @@ impl ItemQuery {
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
             overdue: query_flag("overdue", &self.overdue)?,
-            unfinished: false,
         })
+    }
+
+    /// Where the page starts and how long it is.
+    pub fn page(&self) -> AppResult<(Option<ItemCursor>, i64)> {
+        Ok((
+            query_cursor(&self.cursor, ItemCursor::decode)?,
+            query_limit(&self.limit, PAGE, MAX_PAGE)?,
+        ))
     }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ItemList {
     pub items: Vec<ListedItem>,
+    /// Pass as `cursor` for the next page; `null` on the last page
+    pub next_cursor: Option<String>,
 }
 
-/// Action items across postmortems, soonest due first.
+/// Action items across postmortems, soonest due first (no due date last), a page at a time.
 #[utoipa::path(get, path = "/api/v1/action-items", operation_id = "listActionItems", tag = "postmortems", params(ItemQuery),
     responses((status = 200, description = "OK", body = ItemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
@@ -62,9 +78,12 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> AppResult<Json<ItemList>> {
     let filter = q.filter()?;
+    let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
+    let (items, next) = actions::list_items(&mut conn, &filter, after, limit).await?;
     Ok(Json(ItemList {
-        items: actions::list_items(&mut conn, &filter).await?,
+        items,
+        next_cursor: next.map(|c| c.encode()),
     }))
 }
 
@@ -339,6 +358,10 @@ pub struct PostmortemQuery {
     pub to: Option<String>,
     /// true: only postmortems with action items still open or in progress
     pub open_items: Option<String>,
+    /// Postmortems per page, 1 to 500 (100)
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page
+    pub cursor: Option<String>,
 }
 
 impl PostmortemQuery {
@@ -365,6 +388,14 @@ impl PostmortemQuery {
             to,
             open_items: query_flag("open_items", &self.open_items)?,
         })
+    }
+
+    /// Where the page starts and how long it is.
+    pub fn page(&self) -> AppResult<(Option<crate::domain::TimeCursor>, i64)> {
+        Ok((
+            query_cursor(&self.cursor, crate::domain::TimeCursor::decode)?,
+            query_limit(&self.limit, PAGE, MAX_PAGE)?,
+        ))
     }
 }
 
@@ -422,10 +453,12 @@ impl From<db::ListedPostmortem> for PostmortemSummary {
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct PostmortemList {
     pub items: Vec<PostmortemSummary>,
+    /// Pass as `cursor` for the next page; `null` on the last page
+    pub next_cursor: Option<String>,
 }
 
 /// Postmortems for review: published ones by default, filtered by service, severity, period
-/// and open action items; newest incident first.
+/// and open action items; newest incident first, a page at a time.
 #[utoipa::path(get, path = "/api/v1/postmortems", operation_id = "listPostmortems", tag = "postmortems", params(PostmortemQuery),
     responses((status = 200, description = "OK", body = PostmortemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list_postmortems(
@@ -434,11 +467,10 @@ pub async fn list_postmortems(
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> AppResult<Json<PostmortemList>> {
     let filter = q.filter()?;
+    let (after, limit) = q.page()?;
+    let (rows, next) = db::list(&state.pool, &filter, after, limit).await?;
     Ok(Json(PostmortemList {
-        items: db::list(&state.pool, &filter)
-            .await?
-            .into_iter()
-            .map(PostmortemSummary::from)
-            .collect(),
+        items: rows.into_iter().map(PostmortemSummary::from).collect(),
+        next_cursor: next.map(|c| c.encode()),
     }))
 }

@@ -442,6 +442,10 @@ pub struct ActionItemsPage {
     overdue: bool,
     /// The filters as a query string, for the status forms to come back to.
     back: String,
+    /// The next page's address, when there are more items
+    next_page: Option<String>,
+    /// Whether this is a later page (then a link leads back to the first)
+    later_page: bool,
 }
 
 pub async fn action_items(
@@ -451,8 +455,9 @@ pub async fn action_items(
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<super::handlers::ItemQuery>,
 ) -> PageResult<ActionItemsPage> {
     let filter = q.filter()?;
+    let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
-    let items = actions::list_items(&mut conn, &filter).await?;
+    let (items, next) = actions::list_items(&mut conn, &filter, after, limit).await?;
     let everything = super::db::types_and_statuses(&mut *conn).await?;
     let rates = super::domain::completion_by_type(
         everything
@@ -473,9 +478,16 @@ pub async fn action_items(
         }
         q.finish()
     };
+    let next_page = next.map(|c| {
+        let mut q = form::Serializer::new(back.clone());
+        q.append_pair("cursor", &c.encode());
+        format!("/action-items?{}", q.finish())
+    });
     Ok(ActionItemsPage {
         chrome,
         items,
+        next_page,
+        later_page: after.is_some(),
         rates,
         owner: filter.owner.unwrap_or_default(),
         status: filter.status.unwrap_or_default(),
@@ -628,6 +640,10 @@ pub struct ListPage {
     rows: Vec<super::handlers::PostmortemSummary>,
     services: Vec<String>,
     q: super::handlers::PostmortemQuery,
+    /// On a later page: the first page's address
+    first_page: Option<String>,
+    /// The next page's address, when there are more
+    next_page: Option<String>,
 }
 
 impl ListPage {
@@ -654,11 +670,38 @@ pub async fn list(
     >,
 ) -> PageResult<ListPage> {
     let filter = q.filter()?;
-    let rows = super::db::list(&state.pool, &filter)
-        .await?
+    let (after, limit) = q.page()?;
+    let (rows, next) = super::db::list(&state.pool, &filter, after, limit).await?;
+    let rows = rows
         .into_iter()
         .map(super::handlers::PostmortemSummary::from)
         .collect();
+    let (first_page, next_page) = {
+        let mut filters = form::Serializer::new(String::new());
+        for (k, v) in [
+            ("status", &q.status),
+            ("service", &q.service),
+            ("severity", &q.severity),
+            ("from", &q.from),
+            ("to", &q.to),
+            ("open_items", &q.open_items),
+            ("limit", &q.limit),
+        ] {
+            if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
+                filters.append_pair(k, v);
+            }
+        }
+        let filters = filters.finish();
+        let next = next.map(|c| {
+            let mut q = form::Serializer::new(filters.clone());
+            q.append_pair("cursor", &c.encode());
+            format!("/postmortems?{}", q.finish())
+        });
+        (
+            after.is_some().then(|| format!("/postmortems?{filters}")),
+            next,
+        )
+    };
     let services = crate::services::db::list(&state.pool)
         .await?
         .into_iter()
@@ -669,5 +712,7 @@ pub async fn list(
         rows,
         services,
         q,
+        first_page,
+        next_page,
     })
 }

@@ -132,7 +132,7 @@ pub async fn for_incident(
            left join services s on s.id = b.service_id
            left join routing_rules r on r.id = b.rule_id
            where b.service_id = $2
-              or b.rule_id in (select a.rule_id from alerts a where a.incident_id = $1)
+              or b.rule_id in (select l.rule_id from alert_lines l where l.incident_id = $1)
            order by b.service_id nulls last, r.position, b.name, b.id"#,
         incident_id,
         service_id

@@ -19,24 +19,66 @@ pub struct Hit {
     pub sources: Vec<String>,
 }
 
-/// The incidents best matching `q`, at most `limit`. Every source is found through its GIN
-/// index and ranked on its stored vector; the incidents are ranked and cut to `limit` first,
-/// and only then is a snippet made, from each incident's best match alone (`ts_headline`
-/// reads the whole text, so it runs `limit` times, not once per match).
+/// How many of each source's newest matches are ranked.
+pub const CANDIDATES: i64 = 200;
+/// How many of each source's newest rows are walked, newest first, looking for them before
+/// the GIN index is asked instead: incidents, timeline entries, postmortems.
+pub const WINDOWS: [i64; 3] = [5_000, 20_000, 2_000];
+
+/// The incidents best matching `q`, at most `limit`, among the newest [`CANDIDATES`] matches of
+/// each source (incidents, timeline entries, postmortems) — so a word in half of a hundred
+/// thousand incidents costs what a rare one does. Each source's candidates are found one of two
+/// ways, whichever the word needs, never by the planner's guess at how common it is (a guess
+/// that walked a million timeline entries for a word in none): its newest rows are walked in
+/// id order until enough match (a common word), and only when the walk falls short is its GIN
+/// index asked for every match, newest first (a rare word, so few). The incidents are ranked
+/// on the candidates' stored vectors and cut to `limit`, and only then is a snippet made, from
+/// each incident's best match alone (`ts_headline` reads the whole text).
 pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Vec<Hit>> {
     Ok(sqlx::query_as!(
         Hit,
-        r#"with q as not materialized (select websearch_to_tsquery('english', $1) as q),
+        r#"with q as materialized (select websearch_to_tsquery('english', $1) as q),
+           inc_walk as (
+             select w.id, w.search
+             from (select id, search from incidents order by id desc limit $4) w, q
+             where w.search @@ q.q limit $3),
+           inc as (
+             select id, search from inc_walk where (select count(*) from inc_walk) >= $3
+             union all
+             select * from (
+               select i.id, i.search from incidents i, q
+               where i.search @@ q.q and (select count(*) from inc_walk) < $3
+               order by i.id + 0 desc limit $3) deep),
+           tl_walk as (
+             select w.id, w.incident_id, w.search
+             from (select id, incident_id, search from timeline_events order by id desc limit $5) w, q
+             where w.search @@ q.q limit $3),
+           tl as (
+             select id, incident_id, search from tl_walk where (select count(*) from tl_walk) >= $3
+             union all
+             select * from (
+               select t.id, t.incident_id, t.search from timeline_events t, q
+               where t.search @@ q.q and (select count(*) from tl_walk) < $3
+               order by t.id + 0 desc limit $3) deep),
+           pm_walk as (
+             select w.id, w.incident_id, w.search
+             from (select id, incident_id, search from postmortems order by id desc limit $6) w, q
+             where w.search @@ q.q limit $3),
+           pm as (
+             select id, incident_id, search from pm_walk where (select count(*) from pm_walk) >= $3
+             union all
+             select * from (
+               select p.id, p.incident_id, p.search from postmortems p, q
+               where p.search @@ q.q and (select count(*) from pm_walk) < $3
+               order by p.id + 0 desc limit $3) deep),
            hits as (
-             select i.id as incident_id, 'incident' as source, 2 * ts_rank_cd(i.search, q.q) as rank,
-                    i.id as ref
-             from incidents i, q where i.search @@ q.q
+             select inc.id as incident_id, 'incident' as source, 2 * ts_rank_cd(inc.search, q.q) as rank,
+                    inc.id as ref
+             from inc, q
              union all
-             select t.incident_id, 'timeline', ts_rank_cd(t.search, q.q), t.id
-             from timeline_events t, q where t.search @@ q.q
+             select tl.incident_id, 'timeline', ts_rank_cd(tl.search, q.q), tl.id from tl, q
              union all
-             select pm.incident_id, 'postmortem', 1.5 * ts_rank_cd(pm.search, q.q), pm.id
-             from postmortems pm, q where pm.search @@ q.q
+             select pm.incident_id, 'postmortem', 1.5 * ts_rank_cd(pm.search, q.q), pm.id from pm, q
            ),
            top as (
              select i.id, i.number, i.title, i.severity, i.status, i.summary, i.impact,
@@ -68,6 +110,10 @@ pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Ve
            order by t.score desc, t.number desc"#,
         q,
         limit,
+        CANDIDATES,
+        WINDOWS[0],
+        WINDOWS[1],
+        WINDOWS[2],
     )
     .fetch_all(e)
     .await?)

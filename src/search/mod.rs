@@ -1,6 +1,7 @@
 //! Full-text search over incidents, their timelines and their postmortems: PostgreSQL text
 //! search (English stemming, `websearch_to_tsquery` syntax), one result per incident, ranked by
-//! the sum of its matches (postmortem and incident text weigh more than timeline lines).
+//! the sum of its matches (postmortem and incident text weigh more than timeline lines) among
+//! each source's newest matches (see [`db::search`]).
 
 pub mod db;
 pub mod handlers;

@@ -438,6 +438,40 @@ impl TestApp {
             .unwrap()
     }
 
+    /// The stored alerts: how many, and that every incident's alert lines (kept by the ingest
+    /// statements, never recounted on read) say exactly what counting its alerts says.
+    pub async fn stored_alerts_agreeing_with_lines(&self) -> i64 {
+        let drift: Vec<(i64, String, i64, i64, i64, i64)> = sqlx::query_as(
+            "with counted as (
+                 select incident_id, summary, rule_id, count(*) as total,
+                        count(*) filter (where status <> 'resolved') as open,
+                        min(received_at) as first_at, max(last_received_at) as last_at,
+                        max(severity) as severity
+                 from alerts group by incident_id, summary, rule_id),
+             lines as (
+                 select incident_id, summary, rule_id, sum(total)::int8 as total,
+                        sum(open)::int8 as open, min(first_received_at) as first_received_at,
+                        max(last_received_at) as last_received_at, max(severity) as severity
+                 from alert_lines group by incident_id, summary, rule_id)
+             select coalesce(c.incident_id, l.incident_id), coalesce(c.summary, l.summary),
+                    coalesce(c.total, 0), coalesce(l.total, 0), coalesce(c.open, 0),
+                    coalesce(l.open, 0)
+             from counted c
+             full join lines l on l.incident_id = c.incident_id and l.summary = c.summary
+                  and l.rule_id is not distinct from c.rule_id
+             where (c.total, c.open, c.first_at, c.last_at, c.severity)
+                   is distinct from (l.total, l.open, l.first_received_at, l.last_received_at, l.severity)",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .unwrap();
+        assert!(
+            drift.is_empty(),
+            "alert lines disagree with the alerts (incident, summary, counted total, line total, counted open, line open): {drift:?}"
+        );
+        self.stored_alerts().await
+    }
+
     /// Keys of the incidents opened so far, oldest first.
     pub async fn incident_keys(&self) -> Vec<String> {
         sqlx::query_scalar::<_, i64>("select number from incidents order by number")

@@ -280,6 +280,9 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
         alerts > 200 && changes > 50,
         "{alerts} alerts, {changes} changes"
     );
+    // Its past alerts were given their history's times: their lines were counted again.
+    let app = TestApp::new(pool.clone()).await;
+    assert_eq!(app.stored_alerts_agreeing_with_lines().await, alerts);
     assert!(
         postmortems > 30 && items > 60 && updates > 20,
         "{postmortems} postmortems, {items} items, {updates} updates"

@@ -400,6 +400,186 @@ async fn action_items_are_listed_filtered_and_moved_along(pool: PgPool) {
     assert!(page.text.contains("of 3"), "completion rate per type");
 }
 
+/// The address of a list page's "Next page" link, unescaped.
+fn next_page_link(html: &str) -> String {
+    html.split("href=\"")
+        .filter_map(|s| s.split('"').next())
+        .find(|h| h.contains("cursor="))
+        .expect("a next-page link")
+        .replace("&amp;", "&")
+        .replace("&#38;", "&")
+}
+
+/// The action-item list comes a page at a time, soonest due first and undated last, every item
+/// exactly once however the pages fall; a cursor or page size that makes no sense is refused.
+#[sqlx::test]
+async fn action_items_come_a_page_at_a_time_each_once_in_due_order(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let key = app.past_incident(60).await;
+    sqlx::raw_sql(&format!(
+        "insert into postmortems (incident_id, status, summary, root_cause)
+         select id, 'published', 'Slow', 'A limit' from incidents where number = {n};
+         insert into action_items (postmortem_id, number, action, type, due_on, work_item)
+         select (select id from postmortems), g, 'Item ' || g, 'detect',
+                case when g % 5 = 0 then null else date '2026-01-01' + (g % 7) end, ''
+         from generate_series(1, 250) g;",
+        n = key.trim_start_matches("INC-")
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut seen: Vec<(Option<String>, i64)> = Vec::new();
+    let mut url = "/api/v1/action-items?limit=100".to_owned();
+    let mut pages = 0;
+    loop {
+        let r = app.get(&url).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let j = r.json();
+        pages += 1;
+        for i in j["items"].as_array().unwrap() {
+            seen.push((
+                i["due_on"].as_str().map(str::to_owned),
+                i["id"].as_i64().unwrap(),
+            ));
+        }
+        match j["next_cursor"].as_str() {
+            Some(c) => url = format!("/api/v1/action-items?limit=100&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen.len(), 250, "every item once");
+    let mut sorted = seen.clone();
+    sorted.sort_by(|a, b| (a.0.is_none(), &a.0, a.1).cmp(&(b.0.is_none(), &b.0, b.1)));
+    assert_eq!(seen, sorted, "soonest due first, undated last, then by id");
+    for (url, field) in [
+        ("/api/v1/action-items?cursor=nonsense", "cursor"),
+        ("/api/v1/action-items?limit=0", "limit"),
+        ("/api/v1/action-items?limit=501", "limit"),
+    ] {
+        let r = app.get(url).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{url}");
+        assert_eq!(r.field(), field, "{url}");
+    }
+    // The page: a hundred rows and the way to the next hundred, filters kept.
+    let page = app.get("/action-items?type=detect").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(page.text.matches("<td><a href=\"/incidents/").count(), 100);
+    let next = next_page_link(&page.text);
+    assert!(next.contains("type=detect"), "{next}");
+    let second = app.get(&next).await;
+    assert_eq!(second.status, StatusCode::OK);
+    assert_eq!(
+        second.text.matches("<td><a href=\"/incidents/").count(),
+        100
+    );
+    assert!(second.text.contains("First page"));
+}
+
+/// The managers' list comes a page at a time too, newest incident first, each postmortem once,
+/// its filters kept from page to page.
+#[sqlx::test]
+async fn the_postmortem_list_comes_a_page_at_a_time(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    sqlx::raw_sql(
+        "insert into incidents (title, severity, peak_severity, status, summary, started_at,
+                                detected_at, acknowledged_at, mitigated_at, resolved_at)
+         select 'Past ' || g, 'Sev3', 'Sev3', 'resolved', '', t, t, t, t, t
+         from generate_series(1, 230) g,
+              lateral (select now() - make_interval(hours => g / 2) as t) x;
+         insert into postmortems (incident_id, status, summary, root_cause, published_at)
+         select id, 'published', 'Slow', 'A limit', now() from incidents;",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut url = "/api/v1/postmortems?severity=Sev3".to_owned();
+    loop {
+        let j = app.get(&url).await.json();
+        for p in j["items"].as_array().unwrap() {
+            seen.push((
+                p["detected_at"].as_str().unwrap().to_owned(),
+                p["incident"].as_str().unwrap().to_owned(),
+            ));
+        }
+        match j["next_cursor"].as_str() {
+            Some(c) => url = format!("/api/v1/postmortems?severity=Sev3&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 230, "each postmortem once");
+    let mut keys: Vec<&String> = seen.iter().map(|(_, k)| k).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 230);
+    assert!(
+        seen.windows(2).all(|w| w[0].0 >= w[1].0),
+        "newest incident first"
+    );
+    let page = app.get("/postmortems?severity=Sev3").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let next = next_page_link(&page.text);
+    assert!(next.contains("severity=Sev3"), "{next}");
+    let second = app.get(&next).await;
+    assert_eq!(second.status, StatusCode::OK);
+    assert!(second.text.contains("First page"));
+    let r = app.get("/api/v1/postmortems?cursor=1.x").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.field(), "cursor");
+}
+
+/// A word in more incidents than search ranks (the newest of each source's matches are) still
+/// answers with the best of the newest; a word only in the oldest incident, behind thousands of
+/// newer ones and their timelines, is still found (the walk of the newest rows falls short and
+/// the GIN index is asked).
+#[sqlx::test]
+async fn search_finds_the_newest_of_a_common_word_and_the_oldest_of_a_rare_one(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let candidates = quell::search::db::CANDIDATES;
+    let newer = quell::search::db::WINDOWS[0] + 50;
+    sqlx::raw_sql(&format!(
+        "insert into incidents (title, severity, peak_severity, status, summary, started_at, detected_at)
+         values ('Zeppelin over the data centre', 'Sev2', 'Sev2', 'triggered', '', now() - interval '3 years',
+                 now() - interval '3 years');
+         insert into incidents (title, severity, peak_severity, status, summary, started_at, detected_at)
+         select case when g % 2 = 0 then 'Payments failing ' || g else 'Queue slow ' || g end, 'Sev3', 'Sev3',
+                'triggered', '', now() - make_interval(mins => {newer} - g), now() - make_interval(mins => {newer} - g)
+         from generate_series(1, {newer}) g;
+         insert into timeline_events (incident_id, occurred_at, kind, author, body)
+         select id, detected_at, 'note', 'Ana', 'Checked the payments dashboard' from incidents;"
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert!(
+        newer / 2 > candidates,
+        "more payments incidents than are ranked"
+    );
+    let r = app.get("/api/v1/search?q=zeppelin").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let items = r.json()["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["title"], "Zeppelin over the data centre");
+
+    let r = app.get("/api/v1/search?q=payments").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let items = r.json()["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 50, "a page of results");
+    let newest = format!("Payments failing {}", newer - newer % 2);
+    assert_eq!(
+        items[0]["title"], newest,
+        "equally good matches: the newest first"
+    );
+    for i in &items {
+        assert!(
+            i["title"].as_str().unwrap().starts_with("Payments failing"),
+            "{i}"
+        );
+        assert_eq!(i["sources"], json!(["incident", "timeline"]), "{i}");
+    }
+}
+
 #[sqlx::test]
 async fn search_ranks_inc_1187_first_for_connection_pool(pool: PgPool) {
     quell::demo::load(&pool).await.unwrap();

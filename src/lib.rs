@@ -28,6 +28,7 @@ pub mod notify;
 pub mod oncall;
 pub mod paging;
 pub mod people;
+pub mod plans;
 pub mod postmortems;
 pub mod related;
 pub mod reports;
@@ -98,6 +99,19 @@ fn serving_pool(db: &DbArgs) -> Result<PgPool, RunError> {
     Ok(PgPoolOptions::new()
         .max_connections(db.db_max_connections)
         .acquire_timeout(Duration::from_millis(db.db_acquire_timeout_ms.max(1)))
+        // A connection is checked with a round trip before it is handed out only when it has
+        // sat idle for a while (PostgreSQL may have restarted meanwhile): one that was in use a
+        // moment ago is known good — sqlx checks each one as it comes back — and checking it
+        // again would add a round trip to every statement of a page.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > Duration::from_secs(1) {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_lazy_with(options))
 }
 

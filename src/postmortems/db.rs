@@ -428,11 +428,15 @@ pub struct ListedPostmortem {
 /// `limit`; and where the next page starts, if there is one. The period is on the incident's
 /// detection date (UTC), both ends included.
 pub async fn list(
-    e: impl PgExecutor<'_>,
+    pool: &sqlx::PgPool,
     f: &PostmortemFilter,
     after: Option<TimeCursor>,
     limit: i64,
 ) -> AppResult<(Vec<ListedPostmortem>, Option<TimeCursor>)> {
+    // Planned for its filters each time (`crate::plans`): with none, the first page walks the
+    // incidents newest first and stops; a kept generic plan sorts every postmortem.
+    let mut tx = pool.begin().await?;
+    crate::plans::for_the_values(&mut tx).await?;
     let rows = sqlx::query_as!(
         ListedPostmortem,
         r#"select pm.id, 'INC-' || i.number as "key!", i.title, s.name as "service?",
@@ -474,8 +478,9 @@ pub async fn list(
         after.map(|c| c.occurred_at),
         limit + 1,
     )
-    .fetch_all(e)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(crate::domain::split_page(rows, limit, |r| TimeCursor {
         occurred_at: r.detected_at,
         id: r.id,

@@ -20,10 +20,10 @@ pub struct Hit {
 }
 
 /// How many of each source's newest matches are ranked.
-pub const CANDIDATES: i64 = 200;
+pub const CANDIDATES: i64 = 100;
 /// How many of each source's newest rows are walked, newest first, looking for them before
 /// the GIN index is asked instead: incidents, timeline entries, postmortems.
-pub const WINDOWS: [i64; 3] = [5_000, 20_000, 2_000];
+pub const WINDOWS: [i64; 3] = [2_500, 10_000, 1_000];
 
 /// The incidents best matching `q`, at most `limit`, among the newest [`CANDIDATES`] matches of
 /// each source (incidents, timeline entries, postmortems) — so a word in half of a hundred

@@ -95,6 +95,11 @@ fn serving_pool(db: &DbArgs) -> Result<PgPool, RunError> {
             "idle_in_transaction_session_timeout",
             format!("{}ms", db.db_idle_in_transaction_timeout_ms),
         ),
+        // Each statement is planned once per connection, not again on every run: planning was
+        // most of PostgreSQL's time per page. The hot statements' generic plans are checked by
+        // the plan test; one whose best plan depends on its values asks for a plan made for
+        // them (`plans::for_the_values`).
+        ("plan_cache_mode", "force_generic_plan".to_owned()),
     ]);
     Ok(PgPoolOptions::new()
         .max_connections(db.db_max_connections)

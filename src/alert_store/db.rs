@@ -511,7 +511,7 @@ pub async fn keep_history(
 }
 
 /// Counts an incident's alert lines again from its alerts (after history was written to them).
-pub async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<()> {
+async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<()> {
     sqlx::query!(
         "delete from alert_lines where incident_id = $1",
         incident_id

@@ -275,7 +275,7 @@ impl Filter {
     /// always given as ranges, never "any" as a null, so every plan — a prepared statement's
     /// generic one too — starts its walk where the wanted rows begin instead of filtering
     /// thousands of others on the way.
-    pub fn index_bounds(&self) -> ((bool, bool), (String, String)) {
+    fn index_bounds(&self) -> ((bool, bool), (String, String)) {
         let resolved = match &self.statuses {
             None => (false, true),
             Some(s) => {

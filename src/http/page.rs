@@ -292,3 +292,42 @@ mod tests {
         );
     }
 }
+
+/// A list page's filters as a query string: those set and not blank, in the order given.
+pub fn filters_query<'a>(pairs: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        if let Some(v) = v.filter(|v| !v.trim().is_empty()) {
+            q.append_pair(k, v);
+        }
+    }
+    q.finish()
+}
+
+/// The address of the page after this one of the list at `path`: its filters and `cursor`.
+pub fn next_page(path: &str, filters: &str, cursor: &str) -> String {
+    let mut q = form_urlencoded::Serializer::new(filters.to_owned());
+    q.append_pair("cursor", cursor);
+    format!("{path}?{}", q.finish())
+}
+
+#[cfg(test)]
+mod list_link_tests {
+    use super::*;
+
+    #[test]
+    fn filters_keep_their_order_drop_blanks_and_the_next_page_adds_the_cursor() {
+        let f = filters_query([
+            ("status", Some("open")),
+            ("q", Some(" ")),
+            ("type", None),
+            ("owner", Some("a&b")),
+        ]);
+        assert_eq!(f, "status=open&owner=a%26b");
+        assert_eq!(
+            next_page("/x", &f, "1.2"),
+            "/x?status=open&owner=a%26b&cursor=1.2"
+        );
+        assert_eq!(next_page("/x", "", "1.2"), "/x?cursor=1.2");
+    }
+}

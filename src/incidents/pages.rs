@@ -136,19 +136,13 @@ async fn list_page(
     let p = query.parse()?;
     let (rows, next) = db::page(&state.pool, &p.filter, p.after, p.limit).await?;
     let next_page = next.map(|cursor| {
-        let mut q = form_urlencoded::Serializer::new(String::new());
-        for (k, v) in [
-            ("status", &query.status),
-            ("severity", &query.severity),
-            ("service", &query.service),
-            ("q", &query.q),
-        ] {
-            if let Some(v) = v {
-                q.append_pair(k, v);
-            }
-        }
-        q.append_pair("cursor", &cursor.encode());
-        format!("/incidents?{}", q.finish())
+        let filters = crate::http::page::filters_query([
+            ("status", query.status.as_deref()),
+            ("severity", query.severity.as_deref()),
+            ("service", query.service.as_deref()),
+            ("q", query.q.as_deref()),
+        ]);
+        crate::http::page::next_page("/incidents", &filters, &cursor.encode())
     });
     let now = clock::now(&state.pool).await?;
     let services = services::db::list(&state.pool).await?;

@@ -464,25 +464,13 @@ pub async fn action_items(
             .iter()
             .map(|(kind, status, n)| (kind.as_str(), status.as_str(), *n)),
     );
-    let back = {
-        let mut q = form::Serializer::new(String::new());
-        for (k, v) in [
-            ("owner", filter.owner.as_deref()),
-            ("status", filter.status.as_deref()),
-            ("type", filter.kind.as_deref()),
-            ("overdue", filter.overdue.then_some("true")),
-        ] {
-            if let Some(v) = v {
-                q.append_pair(k, v);
-            }
-        }
-        q.finish()
-    };
-    let next_page = next.map(|c| {
-        let mut q = form::Serializer::new(back.clone());
-        q.append_pair("cursor", &c.encode());
-        format!("/action-items?{}", q.finish())
-    });
+    let back = crate::http::page::filters_query([
+        ("owner", filter.owner.as_deref()),
+        ("status", filter.status.as_deref()),
+        ("type", filter.kind.as_deref()),
+        ("overdue", filter.overdue.then_some("true")),
+    ]);
+    let next_page = next.map(|c| crate::http::page::next_page("/action-items", &back, &c.encode()));
     Ok(ActionItemsPage {
         chrome,
         items,
@@ -676,32 +664,18 @@ pub async fn list(
         .into_iter()
         .map(super::handlers::PostmortemSummary::from)
         .collect();
-    let (first_page, next_page) = {
-        let mut filters = form::Serializer::new(String::new());
-        for (k, v) in [
-            ("status", &q.status),
-            ("service", &q.service),
-            ("severity", &q.severity),
-            ("from", &q.from),
-            ("to", &q.to),
-            ("open_items", &q.open_items),
-            ("limit", &q.limit),
-        ] {
-            if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
-                filters.append_pair(k, v);
-            }
-        }
-        let filters = filters.finish();
-        let next = next.map(|c| {
-            let mut q = form::Serializer::new(filters.clone());
-            q.append_pair("cursor", &c.encode());
-            format!("/postmortems?{}", q.finish())
-        });
-        (
-            after.is_some().then(|| format!("/postmortems?{filters}")),
-            next,
-        )
-    };
+    let filters = crate::http::page::filters_query([
+        ("status", q.status.as_deref()),
+        ("service", q.service.as_deref()),
+        ("severity", q.severity.as_deref()),
+        ("from", q.from.as_deref()),
+        ("to", q.to.as_deref()),
+        ("open_items", q.open_items.as_deref()),
+        ("limit", q.limit.as_deref()),
+    ]);
+    let next_page =
+        next.map(|c| crate::http::page::next_page("/postmortems", &filters, &c.encode()));
+    let first_page = after.is_some().then(|| format!("/postmortems?{filters}"));
     let services = crate::services::db::list(&state.pool)
         .await?
         .into_iter()

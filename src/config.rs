@@ -135,6 +135,10 @@ pub struct ServeArgs {
     /// if it has not finished by then, and the stalled sender's late result is refused.
     #[arg(long, env = "QUELL_NOTIFY_LEASE_SECS", default_value_t = 60.0)]
     pub notify_lease_secs: f64,
+    /// Alert lanes of this process: each writes batches of webhooks in transactions of its own,
+    /// on a connection of its own beside QUELL_DB_MAX_CONNECTIONS.
+    #[arg(long, env = "QUELL_ALERT_LANES", default_value_t = 4)]
+    pub alert_lanes: usize,
     /// Event streams (live pages) one person may hold open at once, across every replica.
     #[arg(long, env = "QUELL_LIVE_STREAMS_PER_PERSON", default_value_t = 20)]
     pub live_streams_per_person: i64,
@@ -163,6 +167,10 @@ pub struct ConnectionArgs {
     /// Seconds a request may take before it is answered 503 (event streams excepted).
     #[arg(long, env = "QUELL_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
+    /// MiB of large request bodies (over 64 KiB) one process reads and handles at once; more
+    /// wait their turn up to 5 s and are then answered 503 with Retry-After.
+    #[arg(long, env = "QUELL_LARGE_BODIES_MIB", default_value_t = 2)]
+    pub large_bodies_mib: usize,
     /// Seconds a stopping replica waits for requests in flight (and open event streams) before
     /// it exits.
     #[arg(long, env = "QUELL_SHUTDOWN_DRAIN_SECS", default_value_t = 10)]

@@ -52,9 +52,13 @@ pub enum AppError {
     IdempotencyKeyReused,
     #[error("the body is larger than 1 MiB")]
     TooLarge,
-    /// Too much at once: safe to retry after `Retry-After` seconds.
-    #[error("Quell is busy storing other alerts; retry in {0} s")]
-    Overloaded(i64),
+    /// Too much at once: safe to retry after `retry_after` seconds. `doing` finishes the
+    /// sentence "Quell is busy …".
+    #[error("Quell is busy {doing}; retry in {retry_after} s")]
+    Overloaded {
+        doing: &'static str,
+        retry_after: i64,
+    },
     /// The database is not answering (the sessions' store said so); safe to retry.
     #[error("the database is not answering")]
     Unavailable,
@@ -103,7 +107,10 @@ impl AppError {
     /// Seconds to put in `Retry-After`, when the client should come back later.
     pub fn retry_after(&self) -> Option<i64> {
         match self {
-            Self::Throttled(secs) | Self::Overloaded(secs) => Some(*secs),
+            Self::Throttled(secs)
+            | Self::Overloaded {
+                retry_after: secs, ..
+            } => Some(*secs),
             _ if self.unavailable() => Some(UNAVAILABLE_RETRY_SECS),
             _ => None,
         }
@@ -122,7 +129,7 @@ impl AppError {
             Self::Validation(_) | Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Unauthenticated | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
             _ if self.unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Throttled(_) | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -143,7 +150,7 @@ impl AppError {
             Self::NotFound(_) => "not_found",
             Self::Unauthenticated => "unauthenticated",
             Self::Unauthorized(_) => "unauthorized",
-            Self::Overloaded(_) => "overloaded",
+            Self::Overloaded { .. } => "overloaded",
             _ if self.unavailable() => "unavailable",
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
@@ -182,7 +189,7 @@ impl AppError {
 
     pub fn log_if_server_fault(&self) {
         // An overload answer is expected under a storm; the ingest path logs its own failures.
-        if self.status().is_server_error() && !matches!(self, Self::Overloaded(_)) {
+        if self.status().is_server_error() && !matches!(self, Self::Overloaded { .. }) {
             tracing::error!(error = %self, "request failed");
         }
     }

@@ -211,8 +211,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             // front of the pages. They are not pinged before each batch (a round trip per
             // batch): a connection PostgreSQL dropped fails its batch, which is retried on
             // another (`alerts::ingest`), so nothing is lost.
+            let lanes = args.alert_lanes.clamp(1, 64);
             let ingest_pool = PgPoolOptions::new()
-                .max_connections(alerts::ingest::LANES as u32)
+                .max_connections(lanes as u32)
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_millis(args.db.db_acquire_timeout_ms.max(1)))
                 .connect_lazy_with((*pool.connect_options()).clone());
@@ -230,6 +231,12 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     request_timeout: Duration::from_secs(
                         args.connections.request_timeout_secs.max(1),
                     ),
+                    bodies: state::BodySettings {
+                        budget_bytes: args.connections.large_bodies_mib.clamp(1, 1024)
+                            * 1024
+                            * 1024,
+                        ..Default::default()
+                    },
                 },
             );
             let sweeper = tokio::spawn(sweep(state.pool.clone()));
@@ -257,7 +264,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 max_connections: c.max_connections,
                 drain: Duration::from_secs(c.shutdown_drain_secs),
             };
-            let ingest = alerts::ingest::Ingestor::start(ingest_pool);
+            let ingest = alerts::ingest::Ingestor::with_lanes(ingest_pool, lanes);
             http::serve::serve(listener, app_with(state, ingest), limits, shutdown_signal()).await;
             sweeper.abort();
             engine.abort();

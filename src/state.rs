@@ -27,6 +27,29 @@ pub struct AppConfig {
     pub live: LiveSettings,
     /// How long a request may take before it is answered 503 (`QUELL_REQUEST_TIMEOUT_SECS`).
     pub request_timeout: std::time::Duration,
+    /// How much room large request bodies share.
+    pub bodies: BodySettings,
+}
+
+/// The room large request bodies share in one process (`http::bodies`).
+#[derive(Debug, Clone, Copy)]
+pub struct BodySettings {
+    /// Bytes of large bodies read and handled at once (`QUELL_LARGE_BODIES_MIB`).
+    pub budget_bytes: usize,
+    /// How long a large body waits for room before it is answered 503.
+    pub wait: std::time::Duration,
+    /// How long a body that holds room has to arrive.
+    pub read_within: std::time::Duration,
+}
+
+impl Default for BodySettings {
+    fn default() -> Self {
+        Self {
+            budget_bytes: 2 * 1024 * 1024,
+            wait: std::time::Duration::from_secs(5),
+            read_within: std::time::Duration::from_secs(10),
+        }
+    }
 }
 
 /// How the live incident room behaves.

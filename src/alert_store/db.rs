@@ -22,6 +22,9 @@ pub struct OpenGroup {
 
 /// The open groups among `(integration, group key)` pairs, share-locked until commit so that a
 /// concurrent resolve (which closes groups) waits for the alerts joining them, or they for it.
+/// Each pair is looked up on its own (a lateral subquery): as a join, the plan made while few
+/// groups were open hashed every open group, 10 ms a batch once a burst of new incidents had
+/// opened thousands.
 pub async fn lock_open_groups(
     conn: &mut PgConnection,
     integrations: &[Uuid],
@@ -29,12 +32,15 @@ pub async fn lock_open_groups(
 ) -> AppResult<Vec<OpenGroup>> {
     Ok(sqlx::query_as!(
         OpenGroup,
-        r#"select g.id, g.integration_id, g.group_key, g.incident_id as "incident_id!"
-           from alert_groups g
-           join unnest($1::uuid[], $2::text[]) as k(integration_id, group_key)
-             on g.integration_id = k.integration_id and g.group_key = k.group_key
-           where g.closed_at is null and g.incident_id is not null
-           for share of g"#,
+        r#"select g.id as "id!", g.integration_id as "integration_id!",
+                  g.group_key as "group_key!", g.incident_id as "incident_id!"
+           from unnest($1::uuid[], $2::text[]) as k(integration_id, group_key)
+           cross join lateral (
+               select o.id, o.integration_id, o.group_key, o.incident_id
+               from alert_groups o
+               where o.integration_id = k.integration_id and o.group_key = k.group_key
+                 and o.closed_at is null and o.incident_id is not null
+               for share) g"#,
         integrations,
         keys,
     )
@@ -75,24 +81,25 @@ pub async fn attach_group(
     Ok(())
 }
 
-/// Alerts to store, column by column (one entry per distinct dedup key).
+/// Alerts to store, column by column (one entry per distinct dedup key), borrowed from the
+/// alerts as parsed: a large post is not copied again to be stored.
 #[derive(Debug, Default)]
-pub struct NewAlerts {
+pub struct NewAlerts<'a> {
     pub integration_id: Vec<Uuid>,
     pub group_id: Vec<i64>,
     pub incident_id: Vec<i64>,
-    pub dedup_key: Vec<String>,
-    pub summary: Vec<String>,
-    pub source: Vec<String>,
-    pub severity: Vec<String>,
-    pub labels: Vec<Value>,
-    pub details: Vec<Value>,
-    pub source_url: Vec<Option<String>>,
+    pub dedup_key: Vec<&'a str>,
+    pub summary: Vec<&'a str>,
+    pub source: Vec<&'a str>,
+    pub severity: Vec<&'a str>,
+    pub labels: Vec<&'a Value>,
+    pub details: Vec<&'a Value>,
+    pub source_url: Vec<Option<&'a str>>,
     pub starts_at: Vec<Option<DateTime<Utc>>>,
     pub deliveries: Vec<i32>,
     pub rule_id: Vec<Option<i64>>,
     pub routed: Vec<Value>,
-    pub raw: Vec<Value>,
+    pub raw: Vec<&'a Value>,
 }
 
 /// What storing one alert did.
@@ -109,7 +116,7 @@ pub struct Stored {
 /// integration joins it (the database's unique index decides, whichever replica gets there
 /// first). The same statement counts them into their incidents' alert lines, once per line for
 /// the whole batch, in key order, into this connection's shard of each line.
-pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts) -> AppResult<Vec<Stored>> {
+pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec<Stored>> {
     Ok(sqlx::query_as!(
         Stored,
         r#"with stored as (
@@ -146,18 +153,18 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts) -> AppResult<Vec<Sto
         &a.integration_id,
         &a.group_id,
         &a.incident_id,
-        &a.dedup_key,
-        &a.summary,
-        &a.source,
-        &a.severity,
-        &a.labels,
-        &a.details,
-        &a.source_url as &[Option<String>],
+        &a.dedup_key as &[&str],
+        &a.summary as &[&str],
+        &a.source as &[&str],
+        &a.severity as &[&str],
+        &a.labels as &[&Value],
+        &a.details as &[&Value],
+        &a.source_url as &[Option<&str>],
         &a.starts_at as &[Option<DateTime<Utc>>],
         &a.deliveries,
         &a.rule_id as &[Option<i64>],
         &a.routed,
-        &a.raw,
+        &a.raw as &[&Value],
     )
     .fetch_all(conn)
     .await?)

@@ -209,21 +209,6 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
         };
         let starts_at = time(alert, "startsAt", &path, &mut reasons, grafana);
         let _ = time(alert, "endsAt", &path, &mut reasons, grafana);
-        let mut details = Map::from_iter(annotations.clone());
-        if grafana {
-            for extra in [
-                "valueString",
-                "values",
-                "dashboardURL",
-                "panelURL",
-                "silenceURL",
-                "imageURL",
-            ] {
-                if let Some(v) = alert.get(extra).filter(|v| !v.is_null()) {
-                    details.insert(extra.to_owned(), v.clone());
-                }
-            }
-        }
         let label = |k: &str| {
             labels
                 .get(k)
@@ -239,20 +224,39 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
             .or_else(|| common_labels.get("alertname").and_then(Value::as_str))
             .or(if grafana { text(body, "title") } else { None })
             .unwrap_or("Alert");
+        let summary = shorten(summary.trim(), MAX_SUMMARY_CHARS);
+        let source = label("instance")
+            .or_else(|| label("job"))
+            .unwrap_or("")
+            .to_owned();
+        let severity = label("severity")
+            .or_else(|| label("priority"))
+            .unwrap_or("")
+            .to_owned();
+        // The maps move into the event; a large post is not held twice.
+        let mut details = annotations;
+        if grafana {
+            for extra in [
+                "valueString",
+                "values",
+                "dashboardURL",
+                "panelURL",
+                "silenceURL",
+                "imageURL",
+            ] {
+                if let Some(v) = alert.get(extra).filter(|v| !v.is_null()) {
+                    details.insert(extra.to_owned(), v.clone());
+                }
+            }
+        }
         events.push(AlertEvent {
             action,
             dedup_key,
             group_key: group_key.clone(),
-            summary: shorten(summary.trim(), MAX_SUMMARY_CHARS),
-            source: label("instance")
-                .or_else(|| label("job"))
-                .unwrap_or("")
-                .to_owned(),
-            severity: label("severity")
-                .or_else(|| label("priority"))
-                .unwrap_or("")
-                .to_owned(),
-            labels: Value::Object(labels.clone()),
+            summary,
+            source,
+            severity,
+            labels: Value::Object(labels),
             details: Value::Object(details),
             source_url: text(alert, "generatorURL").map(str::to_owned),
             starts_at,

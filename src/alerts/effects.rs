@@ -213,18 +213,18 @@ async fn fire(
         rows.integration_id.push(c.id);
         rows.group_id.push(group_id);
         rows.incident_id.push(incident_id);
-        rows.dedup_key.push(e.dedup_key.clone());
-        rows.summary.push(e.summary.clone());
-        rows.source.push(e.source.clone());
-        rows.severity.push(e.severity.clone());
-        rows.labels.push(e.labels.clone());
-        rows.details.push(e.details.clone());
-        rows.source_url.push(e.source_url.clone());
+        rows.dedup_key.push(&e.dedup_key);
+        rows.summary.push(&e.summary);
+        rows.source.push(&e.source);
+        rows.severity.push(&e.severity);
+        rows.labels.push(&e.labels);
+        rows.details.push(&e.details);
+        rows.source_url.push(e.source_url.as_deref());
         rows.starts_at.push(e.starts_at);
         rows.deliveries.push(*n);
         rows.rule_id.push(d.rule_id);
         rows.routed.push(json!(d));
-        rows.raw.push(e.raw.clone());
+        rows.raw.push(&e.raw);
     }
     let stored = db::upsert(conn, &rows).await?;
     let mut touched: Vec<i64> = stored.iter().map(|s| s.incident_id).collect();

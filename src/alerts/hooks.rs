@@ -119,7 +119,10 @@ fn answer(refused: Refused) -> AppError {
             code: "unstorable_payload",
             message: why,
         },
-        Refused::Unavailable => AppError::Overloaded(RETRY_AFTER_SECS),
+        Refused::Unavailable => AppError::Overloaded {
+            doing: "storing other alerts",
+            retry_after: RETRY_AFTER_SECS,
+        },
     }
 }
 
@@ -164,6 +167,8 @@ async fn alertmanager_like(
     let parsed = json_of(&bytes)
         .map_err(|e| vec![e])
         .and_then(|value| domain::parse_alertmanager(&value, format == Format::Grafana));
+    // The body is not needed while the alerts wait to be stored.
+    drop(bytes);
     let alerts = match parsed {
         Ok(alerts) => alerts,
         Err(reasons) => return Err(unreadable(state, format, &credential, reasons).await),

@@ -27,7 +27,8 @@ use crate::error::{AppError, AppResult};
 use crate::integrations::db::{Credentials, credentials};
 use crate::integrations::domain::{Format, verify_signature};
 
-/// Lanes per replica, and so the most ingest transactions one replica runs at once.
+/// Lanes per replica unless configured (`QUELL_ALERT_LANES`), and so the most ingest
+/// transactions one replica runs at once.
 pub const LANES: usize = 4;
 /// Requests that may wait per lane before new ones are turned away with 503.
 const LANE_DEPTH: usize = 1024;
@@ -141,15 +142,24 @@ impl Ingestor {
     /// Starts the lanes on `pool` (best a pool of its own, so a storm cannot take the
     /// connections pages need).
     pub fn start(pool: PgPool) -> Self {
-        Self::with_limits(pool, LANES, LANE_DEPTH, ANSWER_WITHIN)
+        Self::with_lanes(pool, LANES)
+    }
+
+    /// Starts `lanes` lanes (one connection each).
+    pub fn with_lanes(pool: PgPool, lanes: usize) -> Self {
+        Self::with_limits(pool, lanes, LANE_DEPTH, ANSWER_WITHIN)
     }
 
     /// Lanes with other limits than the defaults (tests use small ones to provoke overload).
     pub fn with_limits(pool: PgPool, lanes: usize, depth: usize, answer_within: Duration) -> Self {
+        let writer = std::sync::Arc::new(Writer {
+            pool,
+            rules: Default::default(),
+        });
         let lanes = (0..lanes.max(1))
             .map(|_| {
                 let (tx, rx) = mpsc::channel(depth.max(1));
-                tokio::spawn(run_lane(pool.clone(), rx));
+                tokio::spawn(run_lane(writer.clone(), rx));
                 tx
             })
             .collect();
@@ -172,7 +182,13 @@ impl Ingestor {
     }
 }
 
-async fn run_lane(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
+/// What every lane of a replica writes with: its pool, and the routing rules as last compiled.
+struct Writer {
+    pool: PgPool,
+    rules: std::sync::Mutex<crate::routing::db::Compiled>,
+}
+
+async fn run_lane(writer: std::sync::Arc<Writer>, mut rx: mpsc::Receiver<Job>) {
     while let Some(first) = rx.recv().await {
         let mut weight = first.submission.weight();
         let mut jobs = vec![first];
@@ -190,7 +206,7 @@ async fn run_lane(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
         if jobs.is_empty() {
             continue;
         }
-        let answers = write_with_retries(&pool, &jobs).await;
+        let answers = writer.write_with_retries(&jobs).await;
         for (job, answer) in jobs.into_iter().zip(answers) {
             let _ = job.answer.send(answer);
         }
@@ -209,43 +225,45 @@ fn is_transient(err: &AppError) -> bool {
     }
 }
 
-/// Writes a batch; a deadlock or serialisation failure is retried. A batch that still fails is
-/// split, so one request that cannot be stored fails alone, and is told whether retrying can help.
-async fn write_with_retries(pool: &PgPool, jobs: &[Job]) -> Vec<Answer> {
-    let subs: Vec<&Submission> = jobs.iter().map(|j| &j.submission).collect();
-    match write_retrying(pool, &subs).await {
-        Ok(answers) => answers,
-        Err(_) if subs.len() > 1 => {
-            let mut answers = Vec::with_capacity(subs.len());
-            for s in subs {
-                answers.push(match write_retrying(pool, &[s]).await {
-                    Ok(mut a) => a.pop().unwrap_or(Err(Refused::Unavailable)),
-                    Err(e) => Err(refusal_for(&e)),
-                });
-            }
-            answers
-        }
-        Err(e) => vec![Err(refusal_for(&e))],
-    }
-}
-
-async fn write_retrying(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match write(pool, subs).await {
-            Err(e) if attempt < 3 && is_transient(&e) => {
-                tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
-            }
-            Err(e) => {
-                if let Refused::Unstorable(_) = refusal_for(&e) {
-                    tracing::warn!(error = %e, requests = subs.len(), "alerts refused by the database");
-                } else {
-                    tracing::error!(error = %e, requests = subs.len(), "could not store alerts");
+impl Writer {
+    /// Writes a batch; a deadlock or serialisation failure is retried. A batch that still fails is
+    /// split, so one request that cannot be stored fails alone, and is told whether retrying can help.
+    async fn write_with_retries(&self, jobs: &[Job]) -> Vec<Answer> {
+        let subs: Vec<&Submission> = jobs.iter().map(|j| &j.submission).collect();
+        match self.write_retrying(&subs).await {
+            Ok(answers) => answers,
+            Err(_) if subs.len() > 1 => {
+                let mut answers = Vec::with_capacity(subs.len());
+                for s in subs {
+                    answers.push(match self.write_retrying(&[s]).await {
+                        Ok(mut a) => a.pop().unwrap_or(Err(Refused::Unavailable)),
+                        Err(e) => Err(refusal_for(&e)),
+                    });
                 }
-                return Err(e);
+                answers
             }
-            ok => return ok,
+            Err(e) => vec![Err(refusal_for(&e))],
+        }
+    }
+
+    async fn write_retrying(&self, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.write(subs).await {
+                Err(e) if attempt < 3 && is_transient(&e) => {
+                    tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => {
+                    if let Refused::Unstorable(_) = refusal_for(&e) {
+                        tracing::warn!(error = %e, requests = subs.len(), "alerts refused by the database");
+                    } else {
+                        tracing::error!(error = %e, requests = subs.len(), "could not store alerts");
+                    }
+                    return Err(e);
+                }
+                ok => return ok,
+            }
         }
     }
 }
@@ -341,53 +359,77 @@ pub async fn check_sender(
         .map_err(Refused::Unauthorized))
 }
 
-async fn write(pool: &PgPool, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
-    let mut tx = pool.begin().await?;
-    let now = clock::now(&mut *tx).await?;
-    let known = known_senders(&mut *tx, subs.iter().map(|s| &s.credential)).await?;
-    let verdicts: Vec<Result<&Credentials, String>> = subs
-        .iter()
-        .map(|s| authenticate(s.format, &s.credential, &known, now))
-        .collect();
+/// A batch of at least this many alerts leaves its connection's buffers as large as its
+/// statements were (megabytes for a few large posts): they are given back after it.
+const SHRINK_AFTER_ALERTS: usize = 500;
 
-    let mut events: Vec<(&Credentials, &AlertEvent)> = Vec::new();
-    for (s, v) in subs.iter().zip(&verdicts) {
-        let Ok(cred) = v else { continue };
-        // A signed message seen before (a sender's retry, or a replay within the signature's
-        // window) was stored the first time: answer it again, store nothing.
-        if let Credential::Signed { msg_id, .. } = &s.credential
-            && !db::first_delivery(&mut *tx, cred.id, msg_id).await?
-        {
-            continue;
+impl Writer {
+    async fn write(&self, subs: &[&Submission]) -> AppResult<Vec<Answer>> {
+        let mut conn = self.pool.acquire().await?;
+        let answers = self.write_on(&mut conn, subs).await?;
+        if subs.iter().map(|s| s.weight()).sum::<usize>() >= SHRINK_AFTER_ALERTS {
+            sqlx::Connection::shrink_buffers(&mut *conn);
         }
-        match &s.payload {
-            Payload::Alerts(alerts) => events.extend(alerts.iter().map(|a| (*cred, a))),
-            Payload::Change(c) => {
-                crate::changes::actions::record_sent(
-                    &mut tx,
-                    &crate::changes::actions::SentChange {
-                        integration_id: cred.id,
-                        summary: &c.summary,
-                        source: &c.source,
-                        occurred_at: c.occurred_at.filter(|t| *t <= now).unwrap_or(now),
-                        details: &c.details,
-                        links: &c.links,
-                        raw: &c.raw,
-                    },
-                )
-                .await?;
+        Ok(answers)
+    }
+
+    async fn write_on(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        subs: &[&Submission],
+    ) -> AppResult<Vec<Answer>> {
+        let mut tx = sqlx::Connection::begin(conn).await?;
+        let now = clock::now(&mut *tx).await?;
+        let known = known_senders(&mut *tx, subs.iter().map(|s| &s.credential)).await?;
+        let verdicts: Vec<Result<&Credentials, String>> = subs
+            .iter()
+            .map(|s| authenticate(s.format, &s.credential, &known, now))
+            .collect();
+
+        let mut events: Vec<(&Credentials, &AlertEvent)> = Vec::new();
+        for (s, v) in subs.iter().zip(&verdicts) {
+            let Ok(cred) = v else { continue };
+            // A signed message seen before (a sender's retry, or a replay within the signature's
+            // window) was stored the first time: answer it again, store nothing.
+            if let Credential::Signed { msg_id, .. } = &s.credential
+                && !db::first_delivery(&mut *tx, cred.id, msg_id).await?
+            {
+                continue;
+            }
+            match &s.payload {
+                Payload::Alerts(alerts) => events.extend(alerts.iter().map(|a| (*cred, a))),
+                Payload::Change(c) => {
+                    crate::changes::actions::record_sent(
+                        &mut tx,
+                        &crate::changes::actions::SentChange {
+                            integration_id: cred.id,
+                            summary: &c.summary,
+                            source: &c.source,
+                            occurred_at: c.occurred_at.filter(|t| *t <= now).unwrap_or(now),
+                            details: &c.details,
+                            links: &c.links,
+                            raw: &c.raw,
+                        },
+                    )
+                    .await?;
+                }
             }
         }
-    }
-    if !events.is_empty() {
-        let rules = crate::routing::db::compile_all(&crate::routing::db::list(&mut *tx).await?);
-        for run in super::effects::runs(&events) {
-            super::effects::apply(&mut tx, &run, &rules, now).await?;
+        if !events.is_empty() {
+            let records = crate::routing::db::list(&mut *tx).await?;
+            let rules = self
+                .rules
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .of(records);
+            for run in super::effects::runs(&events) {
+                super::effects::apply(&mut tx, &run, &rules, now).await?;
+            }
         }
+        tx.commit().await?;
+        Ok(verdicts
+            .into_iter()
+            .map(|v| v.map(|_| ()).map_err(Refused::Unauthorized))
+            .collect())
     }
-    tx.commit().await?;
-    Ok(verdicts
-        .into_iter()
-        .map(|v| v.map(|_| ()).map_err(Refused::Unauthorized))
-        .collect())
 }

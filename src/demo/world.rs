@@ -9,7 +9,7 @@
 //! within minutes, some late enough to breach their target; the latest few still open.
 
 use chrono::{DateTime, Duration, Utc};
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::{PgConnection, PgPool};
 
 use crate::audit::Actor;
@@ -907,31 +907,49 @@ async fn alerts_of(
         return Ok(());
     };
     store::attach_group(tx, group_id, incident.id).await?;
+    // Owned here, borrowed by the rows.
+    struct Made {
+        dedup_key: String,
+        source: String,
+        labels: Value,
+        details: Value,
+        raw: Value,
+    }
+    let made: Vec<Made> = (0..p.alerts)
+        .map(|n| {
+            let pod = format!(
+                "{}-{:x}",
+                p.service,
+                (p.number as usize * 7919 + n * 104_729) % 0xfffff
+            );
+            let labels = json!({ "alertname": alert_name, "service": p.service, "pod": pod, "severity": "critical" });
+            Made {
+                dedup_key: format!("{}:{pod}", p.number),
+                source: format!("prometheus/{}", p.service),
+                raw: json!({ "labels": labels, "status": "firing" }),
+                labels,
+                details: json!({ "summary": alert_name }),
+            }
+        })
+        .collect();
     let mut rows = store::NewAlerts::default();
-    for n in 0..p.alerts {
-        let pod = format!(
-            "{}-{:x}",
-            p.service,
-            (p.number as usize * 7919 + n * 104_729) % 0xfffff
-        );
-        let labels = json!({ "alertname": alert_name, "service": p.service, "pod": pod, "severity": "critical" });
+    for (n, m) in made.iter().enumerate() {
         rows.integration_id.push(source.id);
         rows.group_id.push(group_id);
         rows.incident_id.push(incident.id);
-        rows.dedup_key.push(format!("{}:{pod}", p.number));
-        rows.summary.push(alert_name.to_owned());
-        rows.source.push(format!("prometheus/{}", p.service));
-        rows.severity.push("critical".into());
-        rows.labels.push(labels.clone());
-        rows.details.push(json!({ "summary": alert_name }));
+        rows.dedup_key.push(&m.dedup_key);
+        rows.summary.push(alert_name);
+        rows.source.push(&m.source);
+        rows.severity.push("critical");
+        rows.labels.push(&m.labels);
+        rows.details.push(&m.details);
         rows.source_url.push(None);
         rows.starts_at.push(Some(p.detected));
         rows.deliveries.push(1 + (n % 3) as i32);
         rows.rule_id.push(None);
         rows.routed
             .push(json!({ "service": p.service, "severity": p.severity.as_str() }));
-        rows.raw
-            .push(json!({ "labels": labels, "status": "firing" }));
+        rows.raw.push(&m.raw);
     }
     store::upsert(tx, &rows).await?;
     let last = p.detected + Duration::minutes(2 + p.alerts as i64 / 10);

@@ -14,7 +14,7 @@ use crate::error::AppError;
 use crate::http::page::PageError;
 
 /// Paths answered in JSON: the API and the webhooks. Everything else is a page.
-fn answers_json(path: &str) -> bool {
+pub(super) fn answers_json(path: &str) -> bool {
     path.starts_with("/api/") || path.starts_with("/hooks/") || path.starts_with("/v2/")
 }
 

@@ -1,10 +1,11 @@
 //! The web kit every capability's handlers and pages are built with: extractors that answer in
 //! our error format ([`extract`]), access guards ([`access`]) and the session and token gate
 //! ([`gate`]), the page frame and error page ([`page`]), the edge check on paths and queries
-//! ([`guard`]), health checks ([`health`]) and the server loop with its connection limits
+//! ([`guard`]), the room large request bodies share ([`bodies`]), health checks ([`health`]) and the server loop with its connection limits
 //! ([`serve`]). It knows no capability; the router (`crate::router`) puts them together.
 
 pub mod access;
+pub mod bodies;
 pub mod extract;
 pub mod gate;
 pub mod guard;

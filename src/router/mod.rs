@@ -18,7 +18,7 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use crate::alerts::hooks::HookState;
 use crate::alerts::ingest::Ingestor;
 use crate::error::AppError;
-use crate::http::{BODY_LIMIT, guard, health, page};
+use crate::http::{BODY_LIMIT, bodies, guard, health, page};
 use crate::state::AppState;
 use crate::{incidents, people, services};
 
@@ -621,6 +621,7 @@ pub fn app(state: AppState) -> Router {
 /// so a storm cannot take the connections pages need).
 pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
     let request_timeout = state.config.request_timeout;
+    let b = state.config.bodies;
     let static_files = Router::new()
         .fallback_service(ServeDir::new(static_dir()))
         .layer(SetResponseHeaderLayer::overriding(
@@ -652,6 +653,11 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
             ),
         ))
         .layer(middleware::from_fn(guard::refuse_unstorable_uri))
+        // Room for a large body before it is read (`http::bodies`); small ones pass.
+        .layer(middleware::from_fn_with_state(
+            bodies::Budget::new(b.budget_bytes, b.wait, b.read_within),
+            bodies::admit,
+        ))
         // Bodies are read through our extractors, which answer 413 in our format.
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TimeoutLayer::with_status_code(

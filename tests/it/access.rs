@@ -1302,6 +1302,7 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             git_roots: vec![],
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
+            bodies: Default::default(),
         },
     );
     quell::accounts::bootstrap::ensure_account(

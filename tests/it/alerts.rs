@@ -1007,6 +1007,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             git_roots: vec![],
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
+            bodies: Default::default(),
         },
     );
     quell::app_with(state, ingest)

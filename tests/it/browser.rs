@@ -33,6 +33,7 @@ async fn serve(pool: PgPool) -> String {
             git_roots: vec![],
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
+            bodies: Default::default(),
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

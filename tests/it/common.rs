@@ -105,6 +105,7 @@ impl TestApp {
                 git_roots: vec![git_root()],
                 live: Default::default(),
                 request_timeout: std::time::Duration::from_secs(30),
+                bodies: Default::default(),
             },
         );
         let mut app = Self {
@@ -733,6 +734,7 @@ impl TestApp {
                 git_roots: vec![],
                 live,
                 request_timeout: std::time::Duration::from_secs(30),
+                bodies: Default::default(),
             },
         ))
     }

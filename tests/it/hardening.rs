@@ -1370,6 +1370,7 @@ async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
             git_roots: vec![],
             live: Default::default(),
             request_timeout: Duration::from_secs(30),
+            bodies: Default::default(),
         },
     );
     let app = quell::app(state);
@@ -1422,4 +1423,100 @@ async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
     let (status, retry, body, _) = ask("/incidents", true).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(retry.as_deref(), Some("2"));
+}
+
+/// Two hundred clients each sending a 1 MiB body at once took gigabytes: every body was read
+/// and parsed side by side. Large bodies now take room from a budget before they are read: one
+/// that finds none waits its turn and is then answered 503 with `Retry-After`, storing nothing;
+/// small posts pass meanwhile; and a client that declares a large body and stalls holds the
+/// room only until its body's deadline.
+#[sqlx::test]
+async fn large_bodies_wait_for_room_and_a_stalled_one_cannot_keep_it(pool: PgPool) {
+    use axum::body::{Body, Bytes};
+    use futures_util::StreamExt;
+    use http_body_util::BodyExt;
+    use std::time::{Duration, Instant};
+    use tower::ServiceExt;
+    let app = TestApp::new(pool.clone()).await;
+    let am = app.integration("am", "alertmanager").await;
+    let state = quell::state::AppState::new(
+        pool.clone(),
+        quell::state::AppConfig {
+            base_url: "http://quell.test".into(),
+            trust_forwarded_for: false,
+            oidc: None,
+            git_roots: vec![],
+            live: Default::default(),
+            request_timeout: Duration::from_secs(30),
+            bodies: quell::state::BodySettings {
+                budget_bytes: 1024 * 1024,
+                wait: Duration::from_millis(300),
+                read_within: Duration::from_secs(1),
+            },
+        },
+    );
+    let router = quell::app(state);
+    let post = |length: usize, body: Body| {
+        let router = router.clone();
+        let am = am.clone();
+        async move {
+            let req = axum::http::Request::post(format!("/hooks/alertmanager/{}", am.id))
+                .header("authorization", format!("Bearer {}", am.key))
+                .header("content-type", "application/json")
+                .header("content-length", length.to_string())
+                .body(body)
+                .unwrap();
+            let res = router.oneshot(req).await.unwrap();
+            let status = res.status();
+            let retry = res
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let text = res.into_body().collect().await.unwrap().to_bytes();
+            (status, retry, String::from_utf8_lossy(&text).into_owned())
+        }
+    };
+    let fps: Vec<String> = (0..1500).map(|n| format!("big-{n}")).collect();
+    let alerts: Vec<(&str, &str)> = fps.iter().map(|f| (f.as_str(), "firing")).collect();
+    let large = alertmanager_payload("Large", &alerts, json!({"service": "checkout"})).to_string();
+    assert!(large.len() > 400 * 1024, "{} bytes", large.len());
+
+    // A client declares 700 KB, sends the first kilobyte and stalls; it has its room once its
+    // body is being read.
+    let (reading, read) = tokio::sync::oneshot::channel::<()>();
+    let stalled = futures_util::stream::once(async move {
+        let _ = reading.send(());
+        Ok::<_, std::io::Error>(Bytes::from(vec![b' '; 1000]))
+    })
+    .chain(futures_util::stream::pending());
+    let held_since = Instant::now();
+    let staller = tokio::spawn(post(700_000, Body::from_stream(stalled)));
+    read.await.unwrap();
+
+    // No room for a second large body: 503 after the wait, nothing stored.
+    let began = Instant::now();
+    let (status, retry, text) = post(large.len(), Body::from(large.clone())).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    assert_eq!(retry.as_deref(), Some("2"));
+    assert!(
+        text.contains("\"overloaded\"") && text.contains("large request bodies"),
+        "{text}"
+    );
+    assert!(began.elapsed() >= Duration::from_millis(300));
+    assert_eq!(app.stored_alerts().await, 0);
+
+    // A small post is not held up by the large ones.
+    let small = alertmanager_payload("Small", &[("s1", "firing")], json!({})).to_string();
+    let (status, _, text) = post(small.len(), Body::from(small)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{text}");
+    assert_eq!(app.stored_alerts().await, 1);
+
+    // The stalled body runs out of time and gives its room back.
+    let (status, _, text) = staller.await.unwrap();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+    assert!(text.contains("did not arrive within 1 s"), "{text}");
+    assert!(held_since.elapsed() >= Duration::from_secs(1));
+    let (status, _, text) = post(large.len(), Body::from(large)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{text}");
+    assert_eq!(app.stored_alerts().await, 1501);
 }

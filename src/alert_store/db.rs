@@ -55,14 +55,39 @@ pub async fn insert_group(
     integration_id: Uuid,
     group_key: &str,
 ) -> AppResult<Option<i64>> {
-    Ok(sqlx::query_scalar!(
-        r#"insert into alert_groups (integration_id, group_key) values ($1, $2)
-           on conflict (integration_id, group_key) where closed_at is null do nothing
-           returning id"#,
-        integration_id,
-        group_key,
+    Ok(
+        insert_groups(conn, &[integration_id], &[group_key.to_owned()])
+            .await?
+            .pop()
+            .map(|g| g.id),
     )
-    .fetch_optional(conn)
+}
+
+/// A group this transaction opened.
+pub struct NewGroup {
+    pub id: i64,
+    pub integration_id: Uuid,
+    pub group_key: String,
+}
+
+/// Opens groups in one statement, in key order (so two batches opening the same groups wait
+/// for each other instead of deadlocking); returns those this transaction opened. The others
+/// were opened by another transaction, which has committed by the time this returns.
+pub async fn insert_groups(
+    conn: &mut PgConnection,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<Vec<NewGroup>> {
+    Ok(sqlx::query_as!(
+        NewGroup,
+        r#"insert into alert_groups (integration_id, group_key)
+           select i, k from unnest($1::uuid[], $2::text[]) as t(i, k) order by i, k
+           on conflict (integration_id, group_key) where closed_at is null do nothing
+           returning id, integration_id, group_key"#,
+        integrations,
+        keys,
+    )
+    .fetch_all(conn)
     .await?)
 }
 
@@ -71,10 +96,21 @@ pub async fn attach_group(
     group_id: i64,
     incident_id: i64,
 ) -> AppResult<()> {
+    attach_groups(conn, &[group_id], &[incident_id]).await
+}
+
+/// Points each group at its incident.
+pub async fn attach_groups(
+    conn: &mut PgConnection,
+    groups: &[i64],
+    incidents: &[i64],
+) -> AppResult<()> {
     sqlx::query!(
-        "update alert_groups set incident_id = $2 where id = $1",
-        group_id,
-        incident_id
+        r#"update alert_groups g set incident_id = a.incident_id
+           from unnest($1::int8[], $2::int8[]) as a(id, incident_id)
+           where g.id = a.id"#,
+        groups,
+        incidents
     )
     .execute(conn)
     .await?;

@@ -87,59 +87,82 @@ fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
     }
 }
 
-/// Opens the incident of a new group, as routing decided for its first alert.
-async fn open_incident(
+/// Opens the incidents of new groups in one go, each as routing decided for its group's first
+/// alert; returns their ids in the same order.
+async fn open_incidents(
     conn: &mut PgConnection,
-    c: &Credentials,
-    e: &AlertEvent,
-    d: &Decision,
+    firsts: &[(&Credentials, &AlertEvent, &Decision)],
     now: DateTime<Utc>,
-) -> AppResult<i64> {
-    // Looked up once: a name routing made up that names no service leaves the incident without.
-    let service = match &d.service {
-        Some(name) => crate::services::db::find_by_name(&mut *conn, name).await?,
-        None => None,
-    };
-    // The sender's start time stands for the first customer impact, when it is believable.
-    let started_at = e
-        .starts_at
-        .filter(|t| *t <= now && *t > now - chrono::Duration::days(30));
-    let summary = e
-        .details
-        .get("description")
-        .and_then(Value::as_str)
-        .map(|d| crate::domain::shorten(d, 5000))
-        .unwrap_or_default();
-    let note = format!(
-        "Opened by alert \"{}\" from {} (routing rule \"{}\")",
-        crate::domain::shorten(&e.summary, 300),
-        c.name,
-        d.rule
-    );
-    let incident = actions::open(
-        conn,
-        &actions::Opening {
-            number: None,
-            title: &d.title,
-            severity: d.severity,
-            service: match &service {
-                Some(s) => actions::ServiceChoice::Known {
-                    id: s.id,
-                    name: &s.name,
+) -> AppResult<Vec<i64>> {
+    // Each service name routing made up is looked up once; one that names no service leaves
+    // the incident without.
+    let mut services: HashMap<&str, Option<crate::services::db::Service>> = HashMap::new();
+    for (_, _, d) in firsts {
+        if let Some(name) = d.service.as_deref()
+            && !services.contains_key(name)
+        {
+            let found = crate::services::db::find_by_name(&mut *conn, name).await?;
+            services.insert(name, found);
+        }
+    }
+    let actors: Vec<Actor> = firsts.iter().map(|(c, _, _)| actor_of(c)).collect();
+    let texts: Vec<(String, String)> = firsts
+        .iter()
+        .map(|(c, e, d)| {
+            let summary = e
+                .details
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| crate::domain::shorten(d, 5000))
+                .unwrap_or_default();
+            let note = format!(
+                "Opened by alert \"{}\" from {} (routing rule \"{}\")",
+                crate::domain::shorten(&e.summary, 300),
+                c.name,
+                d.rule
+            );
+            (summary, note)
+        })
+        .collect();
+    let openings: Vec<actions::Opening> = firsts
+        .iter()
+        .zip(&texts)
+        .map(|((_, e, d), (summary, note))| {
+            let service = d
+                .service
+                .as_deref()
+                .and_then(|name| services.get(name))
+                .and_then(Option::as_ref);
+            actions::Opening {
+                number: None,
+                title: &d.title,
+                severity: d.severity,
+                service: match service {
+                    Some(s) => actions::ServiceChoice::Known {
+                        id: s.id,
+                        name: &s.name,
+                    },
+                    None => actions::ServiceChoice::None,
                 },
-                None => actions::ServiceChoice::None,
-            },
-            summary: &summary,
-            impact: "",
-            started_at,
-            detected_at: None,
-            note: &note,
-            now,
-        },
-        &actor_of(c),
-    )
-    .await?;
-    Ok(incident.id)
+                summary,
+                impact: "",
+                // The sender's start time stands for the first customer impact, when it is
+                // believable.
+                started_at: e
+                    .starts_at
+                    .filter(|t| *t <= now && *t > now - chrono::Duration::days(30)),
+                detected_at: None,
+                note,
+                now,
+            }
+        })
+        .collect();
+    let pairs: Vec<(&actions::Opening, &Actor)> = openings.iter().zip(&actors).collect();
+    Ok(actions::open_many(conn, &pairs)
+        .await?
+        .into_iter()
+        .map(|i| i.id)
+        .collect())
 }
 
 /// Firing alerts: find or open their groups, store them, raise severities.
@@ -177,34 +200,48 @@ async fn fire(
         .collect();
     // New groups are opened in one order by every lane and replica, so two batches opening
     // the same groups wait for each other instead of deadlocking.
-    let mut missing: Vec<(Uuid, &str)> = wanted
+    let mut missing: Vec<(Uuid, String)> = wanted
         .iter()
         .filter(|(i, k)| !groups.contains_key(&(*i, (*k).to_owned())))
-        .copied()
+        .map(|(i, k)| (*i, (*k).to_owned()))
         .collect();
     missing.sort_unstable();
-    for (integration, key) in &missing {
-        let Some(((c, e), d, _)) = order
+    if !missing.is_empty() {
+        let (mi, mk): (Vec<Uuid>, Vec<String>) = missing.iter().cloned().unzip();
+        let opened = db::insert_groups(conn, &mi, &mk).await?;
+        // Groups another transaction opened meanwhile (it has committed) are joined.
+        let (ti, tk): (Vec<Uuid>, Vec<String>) = missing
             .iter()
-            .find(|((c, e), _, _)| c.id == *integration && e.group_key == *key)
-        else {
-            continue;
-        };
-        let found = match db::insert_group(conn, *integration, key).await? {
-            Some(group_id) => {
-                let incident_id = open_incident(conn, c, e, d, now).await?;
-                db::attach_group(conn, group_id, incident_id).await?;
-                (group_id, incident_id)
+            .filter(|(i, k)| {
+                !opened
+                    .iter()
+                    .any(|g| g.integration_id == *i && g.group_key == *k)
+            })
+            .cloned()
+            .unzip();
+        if !ti.is_empty() {
+            let taken = db::lock_open_groups(conn, &ti, &tk).await?;
+            if taken.len() < ti.len() {
+                return Err(AppError::Internal("an alert group vanished".into()));
             }
-            None => {
-                let g = db::lock_open_groups(conn, &[*integration], &[(*key).to_owned()])
-                    .await?
-                    .pop()
-                    .ok_or_else(|| AppError::Internal("an alert group vanished".into()))?;
-                (g.id, g.incident_id)
+            for g in taken {
+                groups.insert((g.integration_id, g.group_key), (g.id, g.incident_id));
             }
-        };
-        groups.insert((*integration, (*key).to_owned()), found);
+        }
+        let mut firsts = Vec::with_capacity(opened.len());
+        for g in &opened {
+            let ((c, e), d, _) = order
+                .iter()
+                .find(|((c, e), _, _)| c.id == g.integration_id && e.group_key == g.group_key)
+                .ok_or_else(|| AppError::Internal("a new group has no alert".into()))?;
+            firsts.push((*c, *e, d));
+        }
+        let incidents = open_incidents(conn, &firsts, now).await?;
+        let ids: Vec<i64> = opened.iter().map(|g| g.id).collect();
+        db::attach_groups(conn, &ids, &incidents).await?;
+        for (g, incident_id) in opened.into_iter().zip(incidents) {
+            groups.insert((g.integration_id, g.group_key), (g.id, incident_id));
+        }
     }
 
     let mut rows = NewAlerts::default();

@@ -36,6 +36,56 @@ pub async fn append(
     .await?)
 }
 
+/// One successful change, for [`record_many`].
+pub struct Change<'a> {
+    pub actor: &'a Actor,
+    pub action: &'a str,
+    pub target: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+/// Appends several successful changes in one statement (a batch of incidents opened by
+/// alerts), in their order.
+pub async fn record_many(e: impl PgExecutor<'_>, changes: &[Change<'_>]) -> AppResult<()> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let actor_id: Vec<Option<i64>> = changes.iter().map(|c| c.actor.person_id).collect();
+    let actor: Vec<&str> = changes.iter().map(|c| c.actor.name.as_str()).collect();
+    let action: Vec<&str> = changes.iter().map(|c| c.action).collect();
+    let target: Vec<&str> = changes.iter().map(|c| c.target.as_str()).collect();
+    let before: Vec<Option<&Value>> = changes.iter().map(|c| c.before.as_ref()).collect();
+    let after: Vec<Option<&Value>> = changes.iter().map(|c| c.after.as_ref()).collect();
+    let request_id: Vec<Option<&str>> = changes
+        .iter()
+        .map(|c| c.actor.request_id.as_deref())
+        .collect();
+    let client_addr: Vec<Option<&str>> = changes
+        .iter()
+        .map(|c| c.actor.client_addr.as_deref())
+        .collect();
+    sqlx::query!(
+        r#"insert into audit_log
+               (actor_id, actor, action, target, outcome, before, after, request_id, client_addr)
+           select i, a, x, t, 'ok', b, f, r, c
+           from unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[],
+                       $7::text[], $8::text[]) with ordinality as e(i, a, x, t, b, f, r, c, n)
+           order by n"#,
+        &actor_id as &[Option<i64>],
+        &actor as &[&str],
+        &action as &[&str],
+        &target as &[&str],
+        &before as &[Option<&Value>],
+        &after as &[Option<&Value>],
+        &request_id as &[Option<&str>],
+        &client_addr as &[Option<&str>],
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// Appends a successful change to the audit log.
 pub async fn record(
     conn: &mut PgConnection,

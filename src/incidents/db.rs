@@ -107,31 +107,65 @@ pub struct NewIncident<'a> {
     pub detected_at: DateTime<Utc>,
 }
 
-/// Inserts a triggered incident and returns its id and key.
-pub async fn insert(e: impl PgExecutor<'_>, n: &NewIncident<'_>) -> AppResult<(i64, IncidentKey)> {
-    let row = sqlx::query!(
-        r#"insert into incidents
-               (number, title, severity, peak_severity, status, service_id, summary, impact,
-                started_at, detected_at)
-           values (coalesce($1, nextval('incident_number_seq')), $2, $3, $3, 'triggered', $4, $5, $6,
-                   $7, $8)
-           returning id, number"#,
-        n.number,
-        n.title,
-        n.severity.as_str(),
-        n.service_id,
-        n.summary,
-        n.impact,
-        n.started_at,
-        n.detected_at,
+/// Inserts triggered incidents in one statement and returns them as stored, in their order
+/// (a batch of alerts opens many at once).
+pub async fn insert_many(
+    e: impl PgExecutor<'_>,
+    n: &[NewIncident<'_>],
+) -> AppResult<Vec<Incident>> {
+    let number: Vec<Option<i64>> = n.iter().map(|i| i.number).collect();
+    let title: Vec<&str> = n.iter().map(|i| i.title).collect();
+    let severity: Vec<&str> = n.iter().map(|i| i.severity.as_str()).collect();
+    let service_id: Vec<Option<i64>> = n.iter().map(|i| i.service_id).collect();
+    let summary: Vec<&str> = n.iter().map(|i| i.summary).collect();
+    let impact: Vec<&str> = n.iter().map(|i| i.impact).collect();
+    let started_at: Vec<DateTime<Utc>> = n.iter().map(|i| i.started_at).collect();
+    let detected_at: Vec<DateTime<Utc>> = n.iter().map(|i| i.detected_at).collect();
+    // The numbers are drawn first (once each: a materialized list), so each stored row is
+    // matched with its opening by number.
+    sqlx::query_as!(
+        Row,
+        r#"with t as materialized (
+               select coalesce(k, nextval('incident_number_seq')) as number, ti, sev, svc, sm,
+                      im, st, de, ord
+               from unnest($1::int8[], $2::text[], $3::text[], $4::int8[], $5::text[],
+                           $6::text[], $7::timestamptz[], $8::timestamptz[])
+                    with ordinality as u(k, ti, sev, svc, sm, im, st, de, ord)),
+           i as (
+               insert into incidents
+                   (number, title, severity, peak_severity, status, service_id, summary, impact,
+                    started_at, detected_at)
+               select number, ti, sev, sev, 'triggered', svc, sm, im, st, de from t order by ord
+               returning id, number, title, severity, peak_severity, status, service_id, summary,
+                         impact, started_at, detected_at, acknowledged_at, mitigated_at,
+                         resolved_at, version, created_at, updated_at)
+           select i.id as "id!", i.number as "number!", i.title as "title!",
+                  i.severity as "severity!", i.peak_severity as "peak_severity!",
+                  i.status as "status!", i.service_id, s.name as "service?",
+                  i.summary as "summary!", i.impact as "impact!", i.started_at as "started_at!",
+                  i.detected_at as "detected_at!", i.acknowledged_at, i.mitigated_at,
+                  i.resolved_at, i.version as "version!", i.created_at as "created_at!",
+                  i.updated_at as "updated_at!"
+           from i join t on t.number = i.number left join services s on s.id = i.service_id
+           order by t.ord"#,
+        &number as &[Option<i64>],
+        &title as &[&str],
+        &severity as &[&str],
+        &service_id as &[Option<i64>],
+        &summary as &[&str],
+        &impact as &[&str],
+        &started_at,
+        &detected_at,
     )
-    .fetch_one(e)
+    .fetch_all(e)
     .await
     .map_err(AppError::on_unique(
         "incidents_number_key",
         "That incident number is already taken.",
-    ))?;
-    Ok((row.id, IncidentKey(row.number)))
+    ))?
+    .into_iter()
+    .map(Incident::try_from)
+    .collect()
 }
 
 /// Moves the key sequence past numbers entered by hand, so new incidents never collide with them.

@@ -189,19 +189,60 @@ pub async fn announce(
     audience: Option<&str>,
     extra: Value,
 ) -> AppResult<Vec<String>> {
-    let payload = message(about, event.as_str(), what, extra);
-    db::publish(
-        conn,
-        about.incident_id,
-        &Happening {
-            event,
-            service: about.service,
-            severity: about.severity,
-            audience,
-        },
-        &payload,
-    )
-    .await
+    let one = Announcement {
+        about: *about,
+        event,
+        what: what.to_owned(),
+        audience,
+        extra,
+    };
+    Ok(announce_many(conn, vec![one])
+        .await?
+        .pop()
+        .unwrap_or_default())
+}
+
+/// One incident's event, for [`announce_many`].
+pub struct Announcement<'a> {
+    pub about: About<'a>,
+    pub event: Event,
+    pub what: String,
+    pub audience: Option<&'a str>,
+    pub extra: Value,
+}
+
+/// [`announce`] for several incidents at once, in a few statements whatever their number;
+/// returns each one's channels, in their order.
+pub async fn announce_many(
+    conn: &mut PgConnection,
+    mut items: Vec<Announcement<'_>>,
+) -> AppResult<Vec<Vec<String>>> {
+    let payloads: Vec<Value> = items
+        .iter_mut()
+        .map(|a| {
+            message(
+                &a.about,
+                a.event.as_str(),
+                &a.what,
+                std::mem::take(&mut a.extra),
+            )
+        })
+        .collect();
+    let publications: Vec<db::Publication> = items
+        .iter()
+        .zip(&payloads)
+        .map(|(a, payload)| db::Publication {
+            incident_id: a.about.incident_id,
+            happening: Happening {
+                event: a.event,
+                service: a.about.service,
+                severity: a.about.severity,
+                audience: a.audience,
+            },
+            payload,
+        })
+        .collect();
+    db::publish_many(conn, &publications).await
 }
 
 /// Adds a way to reach `person_id`; a webhook gets a signing secret, returned this once.

@@ -153,39 +153,90 @@ pub async fn publish(
     h: &Happening<'_>,
     payload: &Value,
 ) -> AppResult<Vec<String>> {
+    let one = Publication {
+        incident_id,
+        happening: *h,
+        payload,
+    };
+    Ok(publish_many(conn, std::slice::from_ref(&one))
+        .await?
+        .pop()
+        .unwrap_or_default())
+}
+
+/// One incident's event to announce.
+#[derive(Debug, Clone, Copy)]
+pub struct Publication<'a> {
+    pub incident_id: i64,
+    pub happening: Happening<'a>,
+    pub payload: &'a Value,
+}
+
+/// [`publish`] for several incidents' events in a few statements whatever their number (a
+/// batch of alerts opens many incidents); returns each one's channels, in their order.
+pub async fn publish_many(
+    conn: &mut PgConnection,
+    items: &[Publication<'_>],
+) -> AppResult<Vec<Vec<String>>> {
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut events: Vec<&str> = items.iter().map(|p| p.happening.event.as_str()).collect();
+    events.sort_unstable();
+    events.dedup();
     let subs = sqlx::query_as!(
         Subscription,
         r#"select s.id, s.channel_id, c.name as channel, s.events, s.services, s.severities,
                   s.audiences, s.created_at
            from subscriptions s join notification_channels c on c.id = s.channel_id
-           where c.enabled and $1 = any(s.events)
+           where c.enabled and s.events && $1::text[]
            order by s.channel_id"#,
-        h.event.as_str()
+        &events as &[&str]
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mut to: Vec<(i64, String)> = Vec::new();
-    for s in subs {
-        if s.draft().matches(h) && !to.iter().any(|(id, _)| *id == s.channel_id) {
-            to.push((s.channel_id, s.channel));
+    let drafts: Vec<(i64, &str, SubscriptionDraft)> = subs
+        .iter()
+        .map(|s| (s.channel_id, s.channel.as_str(), s.draft()))
+        .collect();
+    let mut told = Vec::with_capacity(items.len());
+    let (mut channels, mut incidents, mut kinds, mut payloads) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in items {
+        let mut to: Vec<(i64, String)> = Vec::new();
+        for (channel_id, channel, draft) in &drafts {
+            if draft.matches(&p.happening) && !to.iter().any(|(id, _)| id == channel_id) {
+                to.push((*channel_id, (*channel).to_owned()));
+            }
         }
+        for (channel_id, _) in &to {
+            channels.push(*channel_id);
+            incidents.push(p.incident_id);
+            kinds.push(p.happening.event.as_str());
+            payloads.push(p.payload);
+        }
+        told.push(to.into_iter().map(|t| t.1).collect());
     }
-    if to.is_empty() {
-        return Ok(Vec::new());
+    if channels.is_empty() {
+        return Ok(told);
     }
-    let ids: Vec<i64> = to.iter().map(|t| t.0).collect();
     sqlx::query!(
-        r#"insert into notifications (channel_id, incident_id, event, payload)
-           select unnest($1::bigint[]), $2, $3, $4"#,
-        &ids,
-        incident_id,
-        h.event.as_str(),
-        payload
+        r#"with queued as (
+               insert into notifications (channel_id, incident_id, event, payload)
+               select c, i, e, p
+               from unnest($1::int8[], $2::int8[], $3::text[], $4::jsonb[])
+                    with ordinality as q(c, i, e, p, n)
+               order by n
+               returning 1)
+           select pg_notify('quell_outbox', '')"#,
+        &channels,
+        &incidents,
+        &kinds as &[&str],
+        &payloads as &[&Value],
     )
     .execute(&mut *conn)
     .await?;
-    wake(&mut *conn).await?;
-    Ok(to.into_iter().map(|t| t.1).collect())
+    Ok(told)
 }
 
 /// Queues `payload` for one channel (an escalation step naming it).

@@ -148,16 +148,23 @@ pub async fn start(
     incident_id: i64,
     service_id: Option<i64>,
 ) -> AppResult<()> {
-    let Some(service_id) = service_id else {
+    start_many(conn, &[(incident_id, service_id)]).await
+}
+
+/// Starts the escalations of several incidents (id, service) in one statement: those whose
+/// service points at a policy.
+pub async fn start_many(
+    conn: &mut PgConnection,
+    incidents: &[(i64, Option<i64>)],
+) -> AppResult<()> {
+    let (ids, services): (Vec<i64>, Vec<i64>) = incidents
+        .iter()
+        .filter_map(|(i, s)| s.map(|s| (*i, s)))
+        .unzip();
+    if ids.is_empty() {
         return Ok(());
-    };
-    let Some(policy) = db::of_service(&mut *conn, service_id).await? else {
-        return Ok(());
-    };
-    db::start(&mut *conn, incident_id, &policy).await?;
-    sqlx::query!("select pg_notify('quell_paging', '')")
-        .execute(&mut *conn)
-        .await?;
+    }
+    db::start_for_services(conn, &ids, &services).await?;
     Ok(())
 }
 

@@ -108,24 +108,6 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredPolicy> {
         .ok_or_else(|| AppError::NotFound(format!("There is no escalation policy {id}.")))
 }
 
-/// The policy of the service `service_id`, if it has one.
-pub async fn of_service(
-    conn: &mut PgConnection,
-    service_id: i64,
-) -> AppResult<Option<StoredPolicy>> {
-    let id = sqlx::query_scalar!(
-        "select escalation_policy_id from services where id = $1",
-        service_id
-    )
-    .fetch_optional(&mut *conn)
-    .await?
-    .flatten();
-    match id {
-        Some(id) => Ok(list(conn, Some(id)).await?.pop()),
-        None => Ok(None),
-    }
-}
-
 /// Points service `name` at policy `policy_id` (or at none); `false` when there is no such
 /// service.
 pub async fn assign(
@@ -159,30 +141,35 @@ pub async fn service_policies(e: impl PgExecutor<'_>) -> AppResult<Vec<ServicePo
     .await?)
 }
 
-/// Starts (or, for a reopened incident, restarts) the escalation of `incident_id` under
-/// `policy`: its first step is due now.
-pub async fn start(
+/// Starts the escalation of each incident whose service points at a policy (again from its
+/// first step, if one ran before), with a copy of the policy's steps, and wakes the
+/// escalators; returns how many started.
+pub async fn start_for_services(
     e: impl PgExecutor<'_>,
-    incident_id: i64,
-    policy: &StoredPolicy,
-) -> AppResult<()> {
-    sqlx::query!(
-        r#"insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
-           values ($1, $2, $3, $4, $5, now())
-           on conflict (incident_id) do update
-           set policy_id = excluded.policy_id, policy_name = excluded.policy_name,
-               steps = excluded.steps, repeat = excluded.repeat, step = 0, round = 0,
-               state = 'pending', due_at = now(), started_at = now(), stopped_at = null,
-               updated_at = now()"#,
-        incident_id,
-        policy.id,
-        policy.name,
-        Json(&policy.steps.0) as _,
-        policy.repeat
+    incident_ids: &[i64],
+    service_ids: &[i64],
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar!(
+        r#"with started as (
+               insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
+               select k.i, p.id, p.name, p.steps, p.repeat, now()
+               from unnest($1::int8[], $2::int8[]) as k(i, s)
+               join services sv on sv.id = k.s
+               join escalation_policies p on p.id = sv.escalation_policy_id
+               order by k.i
+               on conflict (incident_id) do update
+               set policy_id = excluded.policy_id, policy_name = excluded.policy_name,
+                   steps = excluded.steps, repeat = excluded.repeat, step = 0, round = 0,
+                   state = 'pending', due_at = now(), started_at = now(), stopped_at = null,
+                   updated_at = now()
+               returning incident_id)
+           select count(*) as "started!"
+           from (select pg_notify('quell_paging', '') from started) as woken"#,
+        incident_ids,
+        service_ids,
     )
-    .execute(e)
-    .await?;
-    Ok(())
+    .fetch_one(e)
+    .await?)
 }
 
 /// Stops a pending escalation; returns its policy's name when one was stopped.

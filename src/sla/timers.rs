@@ -8,10 +8,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::db;
-use super::domain::{Policy, TimerKind, desired_timers};
+use super::domain::{TimerKind, desired_timers};
 use crate::domain::Severity;
 use crate::engine::{Waker, wait_for};
 use crate::error::{AppError, AppResult};
@@ -34,69 +35,93 @@ pub const CHANNEL: &str = "quell_timers";
 /// Brings an incident's timers in line with its state and policy, in the caller's transaction,
 /// and wakes the engines.
 pub async fn rearm(conn: &mut PgConnection, c: &Clocks) -> AppResult<()> {
+    rearm_many(conn, std::slice::from_ref(c), false).await
+}
+
+/// Brings the timers of several incidents in line with their states and policies in a few
+/// statements whatever their number, and wakes the engines. `fresh`: the incidents were opened
+/// in this transaction, so they have no timers to stop and no stakeholder update yet.
+pub async fn rearm_many(conn: &mut PgConnection, clocks: &[Clocks], fresh: bool) -> AppResult<()> {
+    if clocks.is_empty() {
+        return Ok(());
+    }
     let policies = db::all(&mut *conn).await?;
-    sync(conn, c, &policies).await?;
-    notify(conn).await
-}
-
-async fn notify(conn: &mut PgConnection) -> AppResult<()> {
-    sqlx::query!("select pg_notify('quell_timers', '')")
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Writes the timers `c` calls for under `policies`.
-async fn sync(conn: &mut PgConnection, c: &Clocks, policies: &[Policy]) -> AppResult<()> {
-    let policy = db::of(policies, c.peak_severity)?;
-    let last_update = sqlx::query_scalar!(
-        "select max(sent_at) from stakeholder_updates where incident_id = $1",
-        c.incident_id
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    let desired = desired_timers(
-        &policy,
-        c.detected_at,
-        c.acknowledged_at,
-        c.mitigated_at,
-        c.resolved_at,
-        last_update,
-    );
-    for (kind, due) in desired {
-        match due {
-            Some(due_at) => {
-                // A new deadline is pending again; an unchanged fired one stays fired.
-                sqlx::query!(
-                    r#"insert into sla_timers (incident_id, kind, due_at) values ($1, $2, $3)
-                       on conflict (incident_id, kind) do update
-                       set due_at = excluded.due_at,
-                           state = case when sla_timers.state = 'fired'
-                                         and sla_timers.due_at = excluded.due_at
-                                        then 'fired' else 'pending' end,
-                           fired_at = case when sla_timers.due_at = excluded.due_at
-                                           then sla_timers.fired_at end,
-                           updated_at = now()
-                       where sla_timers.due_at is distinct from excluded.due_at
-                          or sla_timers.state = 'stopped'"#,
-                    c.incident_id,
-                    kind.as_str(),
-                    due_at
-                )
-                .execute(&mut *conn)
-                .await?;
-            }
-            None => {
-                sqlx::query!(
-                    r#"update sla_timers set state = 'stopped', updated_at = now()
-                       where incident_id = $1 and kind = $2 and state = 'pending'"#,
-                    c.incident_id,
-                    kind.as_str()
-                )
-                .execute(&mut *conn)
-                .await?;
+    let last_updates: HashMap<i64, DateTime<Utc>> = if fresh {
+        HashMap::new()
+    } else {
+        let ids: Vec<i64> = clocks.iter().map(|c| c.incident_id).collect();
+        sqlx::query!(
+            r#"select incident_id, max(sent_at) as "sent_at!" from stakeholder_updates
+               where incident_id = any($1) group by incident_id"#,
+            &ids
+        )
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.incident_id, r.sent_at))
+        .collect()
+    };
+    let (mut set_ids, mut set_kinds, mut set_dues) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut stop_ids, mut stop_kinds) = (Vec::new(), Vec::new());
+    for c in clocks {
+        let policy = db::of(&policies, c.peak_severity)?;
+        let desired = desired_timers(
+            &policy,
+            c.detected_at,
+            c.acknowledged_at,
+            c.mitigated_at,
+            c.resolved_at,
+            last_updates.get(&c.incident_id).copied(),
+        );
+        for (kind, due) in desired {
+            match due {
+                Some(due_at) => {
+                    set_ids.push(c.incident_id);
+                    set_kinds.push(kind.as_str());
+                    set_dues.push(due_at);
+                }
+                None if !fresh => {
+                    stop_ids.push(c.incident_id);
+                    stop_kinds.push(kind.as_str());
+                }
+                None => {}
             }
         }
+    }
+    // A new deadline is pending again; an unchanged fired one stays fired. The engines are
+    // woken by the same statement.
+    sqlx::query!(
+        r#"with set_ as (
+               insert into sla_timers (incident_id, kind, due_at)
+               select i, k, d from unnest($1::int8[], $2::text[], $3::timestamptz[]) as t(i, k, d)
+               order by i, k
+               on conflict (incident_id, kind) do update
+               set due_at = excluded.due_at,
+                   state = case when sla_timers.state = 'fired'
+                                 and sla_timers.due_at = excluded.due_at
+                                then 'fired' else 'pending' end,
+                   fired_at = case when sla_timers.due_at = excluded.due_at
+                                   then sla_timers.fired_at end,
+                   updated_at = now()
+               where sla_timers.due_at is distinct from excluded.due_at
+                  or sla_timers.state = 'stopped')
+           select pg_notify('quell_timers', '')"#,
+        &set_ids,
+        &set_kinds as &[&str],
+        &set_dues,
+    )
+    .execute(&mut *conn)
+    .await?;
+    if !stop_ids.is_empty() {
+        sqlx::query!(
+            r#"update sla_timers t set state = 'stopped', updated_at = now()
+               from unnest($1::int8[], $2::text[]) as s(i, k)
+               where t.incident_id = s.i and t.kind = s.k and t.state = 'pending'"#,
+            &stop_ids,
+            &stop_kinds as &[&str],
+        )
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }
@@ -109,19 +134,20 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
     )
     .fetch_all(&mut *conn)
     .await?;
-    let policies = db::all(&mut *conn).await?;
-    for r in open {
-        let clocks = Clocks {
-            incident_id: r.id,
-            peak_severity: Severity::parse("peak_severity", &r.peak_severity)?,
-            detected_at: r.detected_at,
-            acknowledged_at: r.acknowledged_at,
-            mitigated_at: r.mitigated_at,
-            resolved_at: r.resolved_at,
-        };
-        sync(conn, &clocks, &policies).await?;
-    }
-    notify(conn).await
+    let clocks = open
+        .into_iter()
+        .map(|r| {
+            Ok(Clocks {
+                incident_id: r.id,
+                peak_severity: Severity::parse("peak_severity", &r.peak_severity)?,
+                detected_at: r.detected_at,
+                acknowledged_at: r.acknowledged_at,
+                mitigated_at: r.mitigated_at,
+                resolved_at: r.resolved_at,
+            })
+        })
+        .collect::<Result<Vec<_>, crate::domain::DomainError>>()?;
+    rearm_many(conn, &clocks, false).await
 }
 
 /// Fires up to `batch` due timers in one transaction; returns how many fired.

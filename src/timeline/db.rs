@@ -81,6 +81,38 @@ pub async fn append(e: impl PgExecutor<'_>, ev: NewEvent<'_>) -> AppResult<Event
     row.try_into()
 }
 
+/// Appends several events in one statement (opening a batch of incidents), in their order.
+pub async fn append_many(e: impl PgExecutor<'_>, events: &[NewEvent<'_>]) -> AppResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let incident_id: Vec<i64> = events.iter().map(|ev| ev.incident_id).collect();
+    let occurred_at: Vec<DateTime<Utc>> = events.iter().map(|ev| ev.occurred_at).collect();
+    let kind: Vec<&str> = events.iter().map(|ev| ev.kind.as_str()).collect();
+    let author: Vec<&str> = events.iter().map(|ev| ev.author).collect();
+    let body: Vec<&str> = events.iter().map(|ev| ev.body).collect();
+    let details: Vec<&Value> = events.iter().map(|ev| &ev.details).collect();
+    let version: Vec<Option<i32>> = events.iter().map(|ev| ev.incident_version).collect();
+    sqlx::query!(
+        r#"insert into timeline_events
+               (incident_id, occurred_at, kind, author, body, details, incident_version)
+           select i, t, k, a, b, d, v
+           from unnest($1::int8[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
+                       $6::jsonb[], $7::int4[]) with ordinality as e(i, t, k, a, b, d, v, n)
+           order by n"#,
+        &incident_id,
+        &occurred_at,
+        &kind as &[&str],
+        &author as &[&str],
+        &body as &[&str],
+        &details as &[&Value],
+        &version as &[Option<i32>],
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// The incident's timeline in the order things happened.
 pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Event>> {
     sqlx::query_as!(

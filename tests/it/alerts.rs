@@ -1249,3 +1249,93 @@ async fn a_resolution_waits_for_a_firing_batch_of_the_same_incident(pool: PgPool
         "the resolution counted the batch's alert: one still fires"
     );
 }
+
+/// A batch that opens many incidents at once (thirty posts of new groups waiting in one lane)
+/// opens each as one post alone would: its own number, title and severity, its opening line on
+/// its timeline, its SLA timers and its audit row, and its group's alerts on it.
+#[sqlx::test]
+async fn a_batch_opening_many_incidents_opens_each_as_alone(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = app.integration("am", "alertmanager").await;
+    // The lane's only connection is held until every post waits in it: then one batch
+    // takes them all.
+    let lane_pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let held = lane_pool.acquire().await.unwrap();
+    let router = replica(
+        &pool,
+        quell::alerts::ingest::Ingestor::with_limits(
+            lane_pool.clone(),
+            1,
+            1024,
+            std::time::Duration::from_secs(20),
+        ),
+    );
+    let mut set = tokio::task::JoinSet::new();
+    for n in 0..30 {
+        let (router, am) = (router.clone(), am.clone());
+        let severity = if n % 3 == 0 { "critical" } else { "warning" };
+        let body = alertmanager_payload(
+            &format!("Burst{n}"),
+            &[(&format!("b{n}"), "firing")],
+            json!({ "severity": severity }),
+        )
+        .to_string();
+        set.spawn(async move { post_to(&router, &am, body).await });
+    }
+    // Time for every post to reach the lane, which waits for its connection meanwhile. What
+    // is checked below holds however the posts were batched; that most were batched together
+    // is checked too.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(held);
+    while let Some(answer) = set.join_next().await {
+        let (status, _, body) = answer.unwrap();
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    }
+    let rows: Vec<(String, String, String, i64, i64, i64, i64)> = sqlx::query_as(
+        r#"select g.group_key, i.title, i.severity,
+                  (select count(*) from alerts a where a.incident_id = i.id and a.group_id = g.id),
+                  (select count(*) from timeline_events e where e.incident_id = i.id and e.kind = 'opened'
+                     and e.body like '%' || split_part(g.group_key, '"', 2) || '%'),
+                  (select count(*) from sla_timers t where t.incident_id = i.id and t.state = 'pending'),
+                  (select count(*) from audit_log l where l.action = 'incident.open'
+                     and l.target = 'INC-' || i.number)
+           from alert_groups g join incidents i on i.id = g.incident_id
+           order by g.group_key"#,
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(rows.len(), 30, "{rows:#?}");
+    for (group, title, severity, alerts, opened, timers, audited) in &rows {
+        let name = group.split('"').nth(1).unwrap();
+        let n: usize = name.trim_start_matches("Burst").parse().unwrap();
+        assert!(title.contains(name), "{group}: {title}");
+        let expected = if n.is_multiple_of(3) { "Sev1" } else { "Sev3" };
+        assert_eq!(severity, expected, "{group}");
+        assert_eq!(
+            (*alerts, *opened, *audited),
+            (1, 1, 1),
+            "{group}: alerts, opening lines, audit rows"
+        );
+        assert!(*timers >= 2, "{group}: {timers} pending timers");
+    }
+    let numbers: i64 = sqlx::query_scalar("select count(distinct number) from incidents")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(numbers, 30);
+    let together: i64 = sqlx::query_scalar(
+        "select max(n) from (select count(*) as n from incidents group by xmin::text) t",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert!(
+        together >= 10,
+        "the most incidents opened by one batch: {together}"
+    );
+}

@@ -136,8 +136,9 @@ pub struct ServeArgs {
     #[arg(long, env = "QUELL_NOTIFY_LEASE_SECS", default_value_t = 60.0)]
     pub notify_lease_secs: f64,
     /// Alert lanes of this process: each writes batches of webhooks in transactions of its own,
-    /// on a connection of its own beside QUELL_DB_MAX_CONNECTIONS.
-    #[arg(long, env = "QUELL_ALERT_LANES", default_value_t = 4)]
+    /// on a connection of its own beside QUELL_DB_MAX_CONNECTIONS. More help only when
+    /// PostgreSQL has cores to spare.
+    #[arg(long, env = "QUELL_ALERT_LANES", default_value_t = 2)]
     pub alert_lanes: usize,
     /// Event streams (live pages) one person may hold open at once, across every replica.
     #[arg(long, env = "QUELL_LIVE_STREAMS_PER_PERSON", default_value_t = 20)]

@@ -17,6 +17,28 @@ pub async fn of_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<
     .unwrap_or_default())
 }
 
+/// The bridges of several incidents, by incident; those without one are left out.
+pub async fn of_incidents(
+    e: impl PgExecutor<'_>,
+    incident_ids: &[i64],
+) -> AppResult<std::collections::HashMap<i64, Bridge>> {
+    Ok(sqlx::query!(
+        "select incident_id, call_url, chat_url from incident_bridges where incident_id = any($1)",
+        incident_ids
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| {
+        let bridge = Bridge {
+            call_url: r.call_url,
+            chat_url: r.chat_url,
+        };
+        (r.incident_id, bridge)
+    })
+    .collect())
+}
+
 /// Sets (or, with an empty bridge, clears) the incident's bridge.
 pub async fn set_for_incident(
     e: impl PgExecutor<'_>,

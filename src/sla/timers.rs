@@ -150,7 +150,10 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
     rearm_many(conn, &clocks, false).await
 }
 
-/// Fires up to `batch` due timers in one transaction; returns how many fired.
+/// Fires up to `batch` due timers in one transaction; returns how many fired. Each records its
+/// breach (once per deadline), its timeline entry and its messages; the batch does so a table
+/// at a time, so a timer due while others fire waits for a few statements, not for each of
+/// theirs.
 pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     let mut tx = pool.begin().await?;
     let fired = sqlx::query!(
@@ -166,69 +169,77 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     )
     .fetch_all(&mut *tx)
     .await?;
-    for t in &fired {
-        let kind = TimerKind::parse(&t.kind)
-            .ok_or_else(|| AppError::Internal(format!("unknown timer kind {}", t.kind)))?;
-        let breach = sqlx::query_scalar!(
-            r#"insert into sla_breaches (timer_id, incident_id, kind, due_at)
-               values ($1, $2, $3, $4)
+    if fired.is_empty() {
+        tx.commit().await?;
+        return Ok(0);
+    }
+    let ids: Vec<i64> = fired.iter().map(|t| t.id).collect();
+    let incidents: Vec<i64> = fired.iter().map(|t| t.incident_id).collect();
+    let kinds: Vec<&str> = fired.iter().map(|t| t.kind.as_str()).collect();
+    let dues: Vec<DateTime<Utc>> = fired.iter().map(|t| t.due_at).collect();
+    // A deadline breached before (a timer fired again after a failed commit elsewhere) is not
+    // recorded twice: only new breaches get their timeline entry and messages.
+    let breached = sqlx::query!(
+        r#"with b as (
+               insert into sla_breaches (timer_id, incident_id, kind, due_at)
+               select * from unnest($1::int8[], $2::int8[], $3::text[], $4::timestamptz[])
+                    as t(timer_id, incident_id, kind, due_at)
+               order by timer_id
                on conflict (timer_id, due_at) do nothing
-               returning id"#,
-            t.id,
-            t.incident_id,
-            t.kind,
-            t.due_at
-        )
-        .fetch_optional(&mut *tx)
-        .await?;
-        if breach.is_none() {
-            continue;
-        }
-        let incident = sqlx::query!(
-            r#"insert into timeline_events
-                   (incident_id, occurred_at, kind, author, body, details)
-               values ($1, $2, 'sla_breached', 'Quell', '', $3)
-               returning (select number from incidents where id = $1) as "number!",
-                         (select title from incidents where id = $1) as "title!",
-                         (select severity from incidents where id = $1) as "severity!",
-                         (select detected_at from incidents where id = $1) as "detected_at!",
-                         (select s.name from incidents i join services s on s.id = i.service_id
-                          where i.id = $1) as service"#,
-            t.incident_id,
-            t.due_at,
-            json!({ "timer": kind.as_str() })
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        let key = format!("INC-{}", incident.number);
+               returning timer_id, incident_id, kind, due_at),
+           e as (
+               insert into timeline_events (incident_id, occurred_at, kind, author, body, details)
+               select incident_id, due_at, 'sla_breached', 'Quell', '',
+                      jsonb_build_object('timer', kind)
+               from b order by timer_id)
+           select b.incident_id, b.kind, b.due_at, i.number, i.title, i.severity, i.detected_at,
+                  s.name as "service?"
+           from b join incidents i on i.id = b.incident_id
+           left join services s on s.id = i.service_id
+           order by b.timer_id"#,
+        &ids,
+        &incidents,
+        &kinds as &[&str],
+        &dues,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    let with_breach: Vec<i64> = breached.iter().map(|b| b.incident_id).collect();
+    let bridges = crate::bridge::db::of_incidents(&mut *tx, &with_breach).await?;
+    let none = crate::bridge::domain::Bridge::default();
+    let keys: Vec<String> = breached
+        .iter()
+        .map(|b| format!("INC-{}", b.number))
+        .collect();
+    let mut announcements = Vec::with_capacity(breached.len());
+    for (b, key) in breached.iter().zip(&keys) {
+        let kind = TimerKind::parse(&b.kind)
+            .ok_or_else(|| AppError::Internal(format!("unknown timer kind {}", b.kind)))?;
         let what = crate::timeline::domain::headline(
             crate::timeline::domain::Kind::SlaBreached,
             &json!({ "timer": kind.as_str() }),
-            t.due_at,
-            incident.detected_at,
+            b.due_at,
+            b.detected_at,
         );
-        let event = match kind {
-            TimerKind::Update => Event::UpdateDue,
-            _ => Event::SlaBreached,
-        };
-        let bridge = crate::bridge::db::of_incident(&mut *tx, t.incident_id).await?;
-        crate::notify::actions::announce(
-            &mut tx,
-            &About {
-                incident_id: t.incident_id,
-                key: &key,
-                title: &incident.title,
-                severity: &incident.severity,
-                service: incident.service.as_deref(),
-                bridge: &bridge,
+        announcements.push(crate::notify::actions::Announcement {
+            about: About {
+                incident_id: b.incident_id,
+                key,
+                title: &b.title,
+                severity: &b.severity,
+                service: b.service.as_deref(),
+                bridge: bridges.get(&b.incident_id).unwrap_or(&none),
             },
-            event,
-            &what,
-            None,
-            json!({ "timer": kind.as_str(), "due_at": t.due_at }),
-        )
-        .await?;
+            event: match kind {
+                TimerKind::Update => Event::UpdateDue,
+                _ => Event::SlaBreached,
+            },
+            what,
+            audience: None,
+            extra: json!({ "timer": kind.as_str(), "due_at": b.due_at }),
+        });
     }
+    crate::notify::actions::announce_many(&mut tx, announcements).await?;
     tx.commit().await?;
     Ok(fired.len())
 }

@@ -7,7 +7,8 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use sqlx::{PgConnection, PgPool};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -155,7 +156,21 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
 /// at a time, so a timer due while others fire waits for a few statements, not for each of
 /// theirs.
 pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
-    let mut tx = pool.begin().await?;
+    fire_due_on(&mut *pool.acquire().await?, batch).await
+}
+
+/// [`fire_due`] on a given connection (the engine keeps one).
+///
+/// The transaction commits without waiting for its WAL to reach the disk
+/// (`synchronous_commit = off`): the next due timer then waits for no disk flush, which on a
+/// shared disk took up to tens of milliseconds. What a database crash can lose is the last
+/// fraction of a second of firings — each timer's `fired` state together with its breach, entry
+/// and messages, as one transaction — so those timers are pending again after the restart and
+/// fire then: still one breach per deadline, and at least one notification attempt.
+pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize> {
+    let mut tx =
+        sqlx::Connection::begin_with(&mut *conn, "begin; set local synchronous_commit = off")
+            .await?;
     let fired = sqlx::query!(
         r#"with due as (
                select id from sla_timers
@@ -245,12 +260,12 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
 }
 
 /// Seconds until the earliest pending deadline, if any.
-async fn next_due_in(pool: &PgPool) -> AppResult<Option<f64>> {
+async fn next_due_in(conn: &mut PgConnection) -> AppResult<Option<f64>> {
     Ok(sqlx::query_scalar!(
         r#"select extract(epoch from min(due_at) - now())::float8
            from sla_timers where state = 'pending'"#
     )
-    .fetch_one(pool)
+    .fetch_one(conn)
     .await?)
 }
 
@@ -259,22 +274,43 @@ const POLL: Duration = Duration::from_secs(5);
 const BATCH: i64 = 500;
 
 /// The engine loop of one replica: fire what is due, then sleep until the next deadline, a
-/// notification that deadlines moved, or the poll interval, whichever comes first.
+/// notification that deadlines moved, or the poll interval, whichever comes first. It keeps
+/// one connection from round to round (taking one from the pool each time cost a round trip,
+/// and each of the pool's connections planned the engine's statements again) and takes a new
+/// one after a failure.
 pub async fn run(pool: PgPool) {
     let mut waker = Waker::listen(&pool, CHANNEL).await;
+    let mut kept: Option<PoolConnection<Postgres>> = None;
     loop {
-        match fire_due(&pool, BATCH).await {
+        let conn = match kept.as_mut() {
+            Some(conn) => conn,
+            None => match pool.acquire().await {
+                Ok(conn) => kept.insert(conn),
+                Err(e) => {
+                    tracing::error!(error = %e, "timer engine has no connection; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+        };
+        match fire_due_on(conn, BATCH).await {
             Ok(n) if n as i64 == BATCH => continue,
             Ok(n) if n > 0 => tracing::info!(fired = n, "SLA timers fired"),
             Ok(_) => {}
             Err(e) => {
                 tracing::error!(error = %e, "timer engine failed; retrying");
+                kept = None;
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         }
-        waker
-            .sleep(wait_for(next_due_in(&pool).await.ok().flatten(), POLL))
-            .await;
+        let next = match next_due_in(conn).await {
+            Ok(next) => next,
+            Err(_) => {
+                kept = None;
+                None
+            }
+        };
+        waker.sleep(wait_for(next, POLL)).await;
     }
 }

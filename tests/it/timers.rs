@@ -251,3 +251,50 @@ async fn a_policy_change_moves_the_deadlines_of_open_incidents(pool: PgPool) {
         "now overdue under the new policy"
     );
 }
+
+/// Waits (at most 20 s, the engine's poll interval four times over) until `sql` counts `want`.
+async fn until_count(pool: &PgPool, sql: &str, want: i64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while count(pool, sql).await < want {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {want} from {sql}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[sqlx::test]
+async fn the_engine_takes_a_new_connection_when_its_own_is_cut(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let engine = tokio::spawn(quell::sla::timers::run(app.pool.clone()));
+    app.incident(
+        json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)}),
+    )
+    .await;
+    until_count(&app.pool, "select count(*) from sla_breaches", 1).await;
+    // The engine keeps one connection between rounds: cut it, as a PostgreSQL restart or a
+    // network drop would, and the next due timer still fires. (Once the engine sleeps: its
+    // last statement looked for the next deadline.)
+    let engines = "select count(*) from pg_stat_activity
+         where datname = current_database() and pid <> pg_backend_pid()
+           and state = 'idle' and query like 'select extract(epoch from min(due_at)%sla_timers%'";
+    until_count(&app.pool, engines, 1).await;
+    let cut: i64 = count(
+        &app.pool,
+        "select count(pg_terminate_backend(pid)) from pg_stat_activity
+         where datname = current_database() and pid <> pg_backend_pid()
+           and query like 'select extract(epoch from min(due_at)%sla_timers%'",
+    )
+    .await;
+    assert_eq!(
+        cut, 1,
+        "the engine's own connection, last used to find the next deadline"
+    );
+    app.incident(
+        json!({"title": "y", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)}),
+    )
+    .await;
+    until_count(&app.pool, "select count(*) from sla_breaches", 2).await;
+    engine.abort();
+}

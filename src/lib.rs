@@ -100,6 +100,11 @@ fn serving_pool(db: &DbArgs) -> Result<PgPool, RunError> {
         // the plan test; one whose best plan depends on its values asks for a plan made for
         // them (`plans::for_the_values`).
         ("plan_cache_mode", "force_generic_plan".to_owned()),
+        // No parallel workers for a request: starting them cost 8-25 ms on these machines,
+        // more than any page's statement takes alone, and a plan expecting them (the generic
+        // plan of a list) was slower than the same plan without. The cores are better spent
+        // on other requests.
+        ("max_parallel_workers_per_gather", "0".to_owned()),
     ]);
     Ok(PgPoolOptions::new()
         .max_connections(db.db_max_connections)

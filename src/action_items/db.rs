@@ -186,10 +186,10 @@ pub async fn owned_unfinished(
 }
 
 /// How many action items there are of each (type, status), for the completion rates (all of
-/// them, not only the page's).
+/// them, not only the page's): the counts the database keeps as items change.
 pub async fn types_and_statuses(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String, i64)>> {
     Ok(sqlx::query!(
-        r#"select type, status, count(*) as "n!" from action_items group by type, status"#
+        r#"select type, status, n from action_item_counts where n > 0 order by type, status"#
     )
     .fetch_all(e)
     .await?

@@ -433,13 +433,42 @@ pub async fn list(
     after: Option<TimeCursor>,
     limit: i64,
 ) -> AppResult<(Vec<ListedPostmortem>, Option<TimeCursor>)> {
-    // Planned for its filters each time (`crate::plans`): with none, the first page walks the
-    // incidents newest first and stops; a kept generic plan sorts every postmortem.
+    // The page is chosen first (postmortems and their incidents alone, newest first) and only
+    // its rows are joined to the rest. The usual view — the published ones, or all, unfiltered
+    // otherwise — runs on the statement's kept generic plan, which walks the incidents' index
+    // newest first and stops after a page (planned from the tables' statistics, it sorts the
+    // postmortems instead where they are few). Another filter may match few rows (drafts, one
+    // service's Sev1s in a month), which that walk would look for through the whole history,
+    // so such a list is planned for its values each time (`crate::plans`).
     let mut tx = pool.begin().await?;
-    crate::plans::for_the_values(&mut tx).await?;
+    let filtered = f.status.as_deref().is_some_and(|s| s != "published")
+        || f.service.is_some()
+        || f.severity.is_some()
+        || f.from.is_some()
+        || f.to.is_some()
+        || f.open_items;
+    if filtered {
+        crate::plans::for_the_values(&mut tx).await?;
+    }
     let rows = sqlx::query_as!(
         ListedPostmortem,
-        r#"select pm.id, 'INC-' || i.number as "key!", i.title, s.name as "service?",
+        r#"with page as materialized (
+               select pm.id, pm.incident_id, pm.status, pm.published_at, pm.failed_requests,
+                      i.detected_at
+               from postmortems pm
+               join incidents i on i.id = pm.incident_id
+               where ($1::text is null or pm.status = $1)
+                 and ($2::text is null or i.service_id = (select id from services where name = $2))
+                 and ($3::text is null or i.peak_severity = $3)
+                 and ($4::date is null or i.detected_at >= $4::date::timestamp at time zone 'utc')
+                 and ($5::date is null or i.detected_at < ($5::date + 1)::timestamp at time zone 'utc')
+                 and (not $6 or exists (
+                     select from action_items a
+                     where a.postmortem_id = pm.id and a.status in ('open', 'in_progress')))
+                 and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
+               order by i.detected_at desc, pm.id desc
+               limit $9)
+           select pm.id, 'INC-' || i.number as "key!", i.title, s.name as "service?",
                   s.slo_target_percent as "slo_target_percent?",
                   s.avg_requests_per_second as "avg_requests_per_second?",
                   i.peak_severity as severity, i.detected_at, i.mitigated_at, i.resolved_at,
@@ -447,7 +476,7 @@ pub async fn list(
                   coalesce(items.all_items, 0) as "items!",
                   coalesce(items.open_items, 0) as "open_items!",
                   coalesce(items.overdue_items, 0) as "overdue_items!"
-           from postmortems pm
+           from page pm
            join incidents i on i.id = pm.incident_id
            left join services s on s.id = i.service_id
            left join incident_roles r on r.incident_id = i.id and r.role = 'postmortem_owner'
@@ -459,15 +488,7 @@ pub async fn list(
                                          and a.due_on < (now() at time zone 'utc')::date) as overdue_items
                from action_items a where a.postmortem_id = pm.id
            ) items on true
-           where ($1::text is null or pm.status = $1)
-             and ($2::text is null or s.name = $2)
-             and ($3::text is null or i.peak_severity = $3)
-             and ($4::date is null or i.detected_at >= $4::date::timestamp at time zone 'utc')
-             and ($5::date is null or i.detected_at < ($5::date + 1)::timestamp at time zone 'utc')
-             and (not $6 or coalesce(items.open_items, 0) > 0)
-             and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
-           order by i.detected_at desc, pm.id desc
-           limit $9"#,
+           order by pm.detected_at desc, pm.id desc"#,
         f.status,
         f.service,
         f.severity,

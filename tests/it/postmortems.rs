@@ -876,3 +876,75 @@ async fn viewing_a_postmortem_writes_nothing_until_the_first_edit(pool: PgPool) 
         "one edit past the starting version"
     );
 }
+
+/// The completion rates read counts the database keeps per (type, status) as items change; after
+/// edits, a deletion, a bulk insert and a postmortem's cascade they still equal a fresh count.
+#[sqlx::test]
+async fn the_kept_item_counts_follow_every_change(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    let app = TestApp::new(pool).await;
+    async fn agree(pool: &PgPool, after: &str) -> usize {
+        let kept: Vec<(String, String, i64)> = sqlx::query_as(
+            "select type, status, n from action_item_counts where n <> 0 order by 1, 2",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        let counted: Vec<(String, String, i64)> = sqlx::query_as(
+            "select type, status, count(*) from action_items group by 1, 2 order by 1, 2",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        assert_eq!(kept, counted, "after {after}");
+        counted.len()
+    }
+    assert!(agree(&app.pool, "the demo").await > 0);
+    let items = app.get("/api/v1/action-items").await.json();
+    let (ids, versions): (Vec<i64>, Vec<String>) = items["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].as_i64().unwrap(), format!("\"v{}\"", i["version"])))
+        .unzip();
+    for (i, patch) in [
+        (0, r#"{"status": "done"}"#),
+        (1, r#"{"type": "process", "status": "in_progress"}"#),
+        (2, r#"{"action": "Reworded; type and status unchanged"}"#),
+    ] {
+        let r = app
+            .call(
+                Method::PATCH,
+                &format!("/api/v1/action-items/{}", ids[i]),
+                &[("if-match", versions[i].as_str())],
+                Some(patch),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        agree(&app.pool, patch).await;
+    }
+    let r = app
+        .call(
+            Method::DELETE,
+            &format!("/api/v1/action-items/{}", ids[3]),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    agree(&app.pool, "a deletion").await;
+    sqlx::query(
+        "insert into action_items (postmortem_id, number, action, type, status)
+         select postmortem_id, number * 10 + 1000 + g, 'copy', 'detect', 'wont_do'
+         from action_items, generate_series(1, 3) g",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    agree(&app.pool, "a bulk insert").await;
+    sqlx::query("delete from postmortems where id = (select min(postmortem_id) from action_items)")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    agree(&app.pool, "a postmortem's cascade").await;
+}

@@ -1,6 +1,7 @@
 -- wrk script for scripts/bench-ingest: POSTs Alertmanager v4 notifications, every alert with a
--- fingerprint never sent before. Arguments (after --): mode (unique | storm), alerts per post,
--- key, run prefix. unique spreads posts over 100 groups; storm sends every alert in one group.
+-- fingerprint never sent before. Arguments (after --): mode (unique | storm | open), alerts per
+-- post, key, run prefix. unique spreads posts over 100 groups; storm sends every alert in one
+-- group; open gives every post a group never seen before, so each post opens an incident.
 -- Each alert is shaped as Prometheus rules usually make them: 7 labels, 2 annotations.
 local threads = {}
 local next_id = 0
@@ -37,6 +38,7 @@ function request()
   counter = counter + 1
   local group = "RetryHerd"
   if mode == "unique" then group = "Alert" .. (counter % 100) end
+  if mode == "open" then group = string.format("Open-%s-%d-%d", prefix, tid, counter) end
   local items = {}
   for i = 1, per_post do
     items[i] = alert(string.format("%s-%d-%d-%d", prefix, tid, counter, i), group)

@@ -4,9 +4,9 @@
 # database, integrations with known keys, PostgreSQL's own insert ceiling (pgbench), wrk posting
 # Alertmanager webhooks, SLA timers by the million, and a process's CPU and memory.
 
-# wrk and curl from Debian, pgbench from postgresql-client, oha from crates.io (once).
+# wrk, curl and python3 from Debian, pgbench from postgresql-client, oha from crates.io (once).
 bench_tools() {
-  quell_ensure_commands wrk=wrk curl=curl pgbench=postgresql-client
+  quell_ensure_commands wrk=wrk curl=curl pgbench=postgresql-client python3=python3
   OHA="$(command -v oha || echo "$HOME/.cargo/bin/oha")"
   if [ ! -x "$OHA" ]; then
     quell_log "installing oha (cargo install oha --locked; a few minutes, once)"

@@ -7,14 +7,10 @@ use crate::error::AppResult;
 
 /// The incident's bridge; empty when none was set.
 pub async fn of_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Bridge> {
-    Ok(sqlx::query_as!(
-        Bridge,
-        "select call_url, chat_url from incident_bridges where incident_id = $1",
-        incident_id
-    )
-    .fetch_optional(e)
-    .await?
-    .unwrap_or_default())
+    Ok(of_incidents(e, &[incident_id])
+        .await?
+        .remove(&incident_id)
+        .unwrap_or_default())
 }
 
 /// The bridges of several incidents, by incident; those without one are left out.

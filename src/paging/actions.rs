@@ -164,8 +164,7 @@ pub async fn start_many(
     if ids.is_empty() {
         return Ok(());
     }
-    db::start_for_services(conn, &ids, &services).await?;
-    Ok(())
+    db::start_for_services(conn, &ids, &services).await
 }
 
 /// Stops the incident's escalation, if one is running, because of `why` ("acknowledged by

@@ -143,13 +143,13 @@ pub async fn service_policies(e: impl PgExecutor<'_>) -> AppResult<Vec<ServicePo
 
 /// Starts the escalation of each incident whose service points at a policy (again from its
 /// first step, if one ran before), with a copy of the policy's steps, and wakes the
-/// escalators; returns how many started.
+/// escalators when any started.
 pub async fn start_for_services(
     e: impl PgExecutor<'_>,
     incident_ids: &[i64],
     service_ids: &[i64],
-) -> AppResult<i64> {
-    Ok(sqlx::query_scalar!(
+) -> AppResult<()> {
+    sqlx::query!(
         r#"with started as (
                insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
                select k.i, p.id, p.name, p.steps, p.repeat, now()
@@ -163,13 +163,13 @@ pub async fn start_for_services(
                    state = 'pending', due_at = now(), started_at = now(), stopped_at = null,
                    updated_at = now()
                returning incident_id)
-           select count(*) as "started!"
-           from (select pg_notify('quell_paging', '') from started) as woken"#,
+           select pg_notify('quell_paging', '') where exists (select from started)"#,
         incident_ids,
         service_ids,
     )
-    .fetch_one(e)
-    .await?)
+    .execute(e)
+    .await?;
+    Ok(())
 }
 
 /// Stops a pending escalation; returns its policy's name when one was stopped.

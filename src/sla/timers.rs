@@ -19,6 +19,8 @@ use crate::engine::{Waker, wait_for};
 use crate::error::{AppError, AppResult};
 use crate::notify::actions::About;
 use crate::notify::domain::Event;
+use crate::timeline::db::NewEvent;
+use crate::timeline::domain::Kind;
 
 /// What the timers of one incident are computed from.
 #[derive(Debug, Clone, Copy)]
@@ -201,12 +203,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
                     as t(timer_id, incident_id, kind, due_at)
                order by timer_id
                on conflict (timer_id, due_at) do nothing
-               returning timer_id, incident_id, kind, due_at),
-           e as (
-               insert into timeline_events (incident_id, occurred_at, kind, author, body, details)
-               select incident_id, due_at, 'sla_breached', 'Quell', '',
-                      jsonb_build_object('timer', kind)
-               from b order by timer_id)
+               returning timer_id, incident_id, kind, due_at)
            select b.incident_id, b.kind, b.due_at, i.number, i.title, i.severity, i.detected_at,
                   s.name as "service?"
            from b join incidents i on i.id = b.incident_id
@@ -219,6 +216,27 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
     )
     .fetch_all(&mut *tx)
     .await?;
+    let timer_kinds = breached
+        .iter()
+        .map(|b| {
+            TimerKind::parse(&b.kind)
+                .ok_or_else(|| AppError::Internal(format!("unknown timer kind {}", b.kind)))
+        })
+        .collect::<AppResult<Vec<_>>>()?;
+    let entries: Vec<NewEvent> = breached
+        .iter()
+        .zip(&timer_kinds)
+        .map(|(b, kind)| NewEvent {
+            incident_id: b.incident_id,
+            occurred_at: b.due_at,
+            kind: Kind::SlaBreached,
+            author: "Quell",
+            body: "",
+            details: json!({ "timer": kind.as_str() }),
+            incident_version: None,
+        })
+        .collect();
+    crate::timeline::db::append_many(&mut *tx, &entries).await?;
     let with_breach: Vec<i64> = breached.iter().map(|b| b.incident_id).collect();
     let bridges = crate::bridge::db::of_incidents(&mut *tx, &with_breach).await?;
     let none = crate::bridge::domain::Bridge::default();
@@ -227,12 +245,14 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
         .map(|b| format!("INC-{}", b.number))
         .collect();
     let mut announcements = Vec::with_capacity(breached.len());
-    for (b, key) in breached.iter().zip(&keys) {
-        let kind = TimerKind::parse(&b.kind)
-            .ok_or_else(|| AppError::Internal(format!("unknown timer kind {}", b.kind)))?;
+    for ((b, key), (kind, entry)) in breached
+        .iter()
+        .zip(&keys)
+        .zip(timer_kinds.iter().zip(&entries))
+    {
         let what = crate::timeline::domain::headline(
-            crate::timeline::domain::Kind::SlaBreached,
-            &json!({ "timer": kind.as_str() }),
+            Kind::SlaBreached,
+            &entry.details,
             b.due_at,
             b.detected_at,
         );

@@ -94,7 +94,21 @@ pub fn is_unavailable(err: &sqlx::Error) -> bool {
     }
 }
 
+/// Whether PostgreSQL broke a transaction off to end a deadlock or a serialization failure:
+/// nothing it did was kept, and running it again will most likely succeed.
+pub fn is_contention(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().is_some_and(|c| c == "40P01" || c == "40001"))
+}
+
+/// What a client is asked to wait after a change was broken off (see [`is_contention`]).
+pub const CONTENTION_RETRY_SECS: i64 = 1;
+
 impl AppError {
+    /// A change PostgreSQL broke off (see [`is_contention`]): safe to run again.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Database(e) if is_contention(e))
+    }
+
     /// The database is not answering (see [`is_unavailable`]).
     pub fn unavailable(&self) -> bool {
         match self {
@@ -112,6 +126,7 @@ impl AppError {
                 retry_after: secs, ..
             } => Some(*secs),
             _ if self.unavailable() => Some(UNAVAILABLE_RETRY_SECS),
+            _ if self.is_retryable() => Some(CONTENTION_RETRY_SECS),
             _ => None,
         }
     }
@@ -130,7 +145,7 @@ impl AppError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Unauthenticated | Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            _ if self.unavailable() => StatusCode::SERVICE_UNAVAILABLE,
+            _ if self.unavailable() || self.is_retryable() => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Throttled(_) | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -152,6 +167,7 @@ impl AppError {
             Self::Unauthorized(_) => "unauthorized",
             Self::Overloaded { .. } => "overloaded",
             _ if self.unavailable() => "unavailable",
+            _ if self.is_retryable() => "busy",
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
             Self::LimitReached(_) => "limit_reached",
@@ -171,6 +187,9 @@ impl AppError {
         match self {
             _ if self.unavailable() => format!(
                 "The database is not answering right now; nothing was changed. Try again in {UNAVAILABLE_RETRY_SECS} s."
+            ),
+            _ if self.is_retryable() => format!(
+                "Another change to the same thing was being made at that moment; nothing was changed. Try again in {CONTENTION_RETRY_SECS} s."
             ),
             Self::Database(_) | Self::Internal(_) => {
                 "Something went wrong on our side; nothing was changed. Try again.".into()

@@ -43,6 +43,7 @@ pub mod state;
 pub mod telemetry;
 pub mod timeline;
 pub mod trackers;
+pub mod transaction;
 pub mod updates;
 
 use sqlx::PgPool;

@@ -35,7 +35,7 @@ pub async fn issue(
     let mut bytes = [0u8; 32];
     OsRng.fill_bytes(&mut bytes);
     let token = token_from_bytes(&bytes);
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     let info = db::insert_token(
         &mut *tx,
         owner,
@@ -69,7 +69,7 @@ pub async fn revoke(pool: &PgPool, actor: &Actor, owner: Option<i64>, id: i64) -
     let Some((token, owner)) = found.filter(|(_, o)| owner.is_none_or(|want| *o == want)) else {
         return Err(AppError::NotFound(format!("You have no token {id}.")));
     };
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     db::revoke_token(&mut *tx, id).await?;
     audit::record(
         &mut tx,
@@ -94,7 +94,7 @@ pub async fn change_user(
     role: Option<UserRole>,
     disabled: Option<bool>,
 ) -> AppResult<User> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let before = db::find_by_id(&mut *tx, id)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no account {id}.")))?;

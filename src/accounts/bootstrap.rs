@@ -57,7 +57,7 @@ pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> Ap
         Some(p) => Some(password::hash(p.to_owned()).await?),
         None => None,
     };
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     sqlx::query!("select pg_advisory_xact_lock(hashtext('quell.accounts'))")
         .execute(&mut *tx)
         .await?;

@@ -163,7 +163,7 @@ pub async fn callback(
                 name: user.name.clone(),
                 ..actor
             };
-            let mut tx = state.pool.begin().await?;
+            let mut tx = crate::transaction::begin(&state.pool).await?;
             audit::record(
                 &mut tx,
                 &actor,
@@ -290,7 +290,7 @@ async fn finish(
     let user = match existing {
         Some(u) if u.role == role => u,
         Some(u) => {
-            let mut tx = state.pool.begin().await?;
+            let mut tx = crate::transaction::begin(&state.pool).await?;
             db::set_role(&mut *tx, u.id, role).await?;
             audit::record(
                 &mut tx,

@@ -139,7 +139,7 @@ pub async fn login(
         && usable.is_some_and(|u| u.password_hash.is_some());
 
     let Some(user) = usable.filter(|_| matches) else {
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         for key in [&account_key, &addr_key] {
             let failures = db::record_failure(&mut *tx, key).await?;
             db::block(&mut *tx, key, failures).await?;
@@ -161,7 +161,7 @@ pub async fn login(
         name: user.name.clone(),
         ..actor
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     audit::record(&mut tx, &actor, "login", &user.email, None, None).await?;
     tx.commit().await?;
     Ok(Redirect::to(&next).into_response())
@@ -311,7 +311,7 @@ pub async fn change_password(
         return Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response());
     }
     let hash = password::hash(f.new.clone()).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let epoch = db::set_password(&mut *tx, me.id, &hash).await?;
     audit::record(
         &mut tx,

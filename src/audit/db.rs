@@ -147,7 +147,7 @@ pub async fn refusal(pool: &PgPool, actor: &Actor, r: Refusal<'_>) -> AppResult<
     if count_refusal(pool, &r, &addr).await? {
         return Ok(());
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     // Concurrent first refusals of one tally wait here, so only one of them appends a row.
     sqlx::query!(
         "select pg_advisory_xact_lock(hashtext($1 || ' ' || $2 || ' ' || $3))",

@@ -57,7 +57,7 @@ pub async fn create(
     auth: Auth<Manager>,
     body: ApiJson<ChallengeDraft>,
 ) -> AppResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(Created { id })).into_response())
@@ -91,7 +91,7 @@ pub async fn generate(
 ) -> AppResult<Response> {
     let key = crate::domain::IncidentKey::parse(body.value.incident.trim())
         .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::generate(&mut tx, &auth.actor, key).await?;
     let c = db::get(&mut *tx, id).await?;
     tx.commit().await?;
@@ -175,7 +175,7 @@ pub async fn update(
     body: ApiJson<ChallengeDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     tx.commit().await?;
     Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
@@ -193,7 +193,7 @@ pub async fn publish(
     Path(id): Path<String>,
 ) -> AppResult<Json<LearnerView>> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::publish(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Json(actions::learner_view(&c)))
@@ -210,7 +210,7 @@ pub async fn start(
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let (view, started) = actions::start(&mut tx, id, &player(&auth)).await?;
     tx.commit().await?;
     let status = if started {
@@ -233,7 +233,7 @@ pub async fn in_attempt<T>(
         parse_id(&id, "challenge")?,
         parse_id(&attempt_id, "attempt")?,
     );
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let done = run(&mut tx, id, attempt_id, p).await?;
     tx.commit().await?;
     Ok((id, done))
@@ -335,7 +335,7 @@ pub async fn my_credits(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
 ) -> AppResult<Json<Credits>> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
     tx.commit().await?;
     Ok(Json(credits))
@@ -376,7 +376,7 @@ pub async fn set_settings(
             "0 to 1 000 000 credits",
         ));
     }
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     db::set_starting_grant(&mut *tx, grant).await?;
     crate::audit::record(
         &mut tx,

@@ -42,7 +42,7 @@ pub async fn list(
     chrome: Chrome,
     auth: Auth<Responder>,
 ) -> PageResult<ListPage> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
     let challenges = db::list(&mut *tx, player(&auth).editor).await?;
     tx.commit().await?;
@@ -88,7 +88,7 @@ pub async fn show(
 ) -> PageResult<ShowPage> {
     let id = parse_id(&id, "challenge")?;
     let p = player(&auth);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::playable(&mut tx, id, &p).await?;
     let attempt = match db::latest_attempt(&mut *tx, id, auth.user.id).await? {
         Some(a) => Some(actions::attempt(&mut tx, id, a.id, &p).await?),
@@ -116,7 +116,7 @@ pub async fn start(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::start(&mut tx, id, &player(&auth)).await?;
     tx.commit().await?;
     Ok(back(id, "attempt"))
@@ -369,7 +369,7 @@ pub async fn edit(
     PageForm(form): PageForm<EditForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::editable(&mut tx, id, auth.user.id).await?;
     let current = actions::source(&c);
     let version = form.get("version").and_then(|v| v.parse().ok());
@@ -399,7 +399,7 @@ pub async fn publish(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::editable(&mut tx, id, auth.user.id).await?;
     match actions::publish(&mut tx, &auth.actor, id).await {
         Ok(_) => {
@@ -432,7 +432,7 @@ pub async fn generate(
 ) -> PageResult<Response> {
     let key = IncidentKey::parse(f.incident.trim())
         .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::generate(&mut tx, &auth.actor, key).await?;
     tx.commit().await?;
     Ok(to_editor(id, "evidence"))

@@ -213,7 +213,7 @@ pub async fn create(
 ) -> PageResult<Response> {
     let recorded = match form.draft() {
         Ok(draft) => {
-            let mut tx = state.pool.begin().await?;
+            let mut tx = crate::transaction::begin(&state.pool).await?;
             let r = super::actions::record(&mut tx, &auth.actor, &draft).await;
             if r.is_ok() {
                 tx.commit().await?;

@@ -114,7 +114,7 @@ const DEMO_RULE: DemoRule = DemoRule {
 };
 
 pub async fn load(pool: &PgPool) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     for (name, tier, team, slo, rate, description) in SERVICES {
         if services::db::find_by_name(&mut *tx, name).await?.is_none() {
             let draft = ServiceDraft {

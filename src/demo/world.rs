@@ -630,7 +630,7 @@ fn recent(mut p: Plan, index: usize, end: DateTime<Utc>) -> Plan {
 }
 
 pub async fn load(pool: &PgPool) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     setting_up(&mut tx).await?;
     tx.commit().await?;
     let now = crate::clock::now(pool).await?;
@@ -643,11 +643,11 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
             continue;
         }
         let p = recent(plan(index, number, end), index, end);
-        let mut tx = pool.begin().await?;
+        let mut tx = crate::transaction::begin(pool).await?;
         enter(&mut tx, &p).await?;
         tx.commit().await?;
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())

@@ -50,7 +50,7 @@ pub async fn attach(
     Path(key): Path<String>,
     body: ApiJson<Evidence>,
 ) -> AppResult<(StatusCode, Json<Item>)> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let item = actions::attach(&mut tx, &auth.actor, &key, &body.value).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(item)))
@@ -66,7 +66,7 @@ pub async fn remove(
     Path((key, id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "evidence item")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::remove(&mut tx, &auth.actor, &key, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -127,7 +127,7 @@ pub async fn upload(
         files: vec![(name, bytes)],
     })
     .await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(held)))
@@ -215,7 +215,7 @@ pub async fn pick(
     body: ApiJson<Pick>,
 ) -> AppResult<(StatusCode, Json<ItemList>)> {
     let import_id = parse_id(&import_id, "upload")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let items = actions::pick(&mut tx, &auth.actor, &key, import_id, &body.value).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(ItemList { items })))
@@ -237,7 +237,7 @@ pub async fn from_git(
     let incident = get_named(&state.pool, &key).await?;
     let (file, read) =
         actions::read_git(state.config.git_roots.clone(), &incident, body.value).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let item = actions::attach_git(&mut tx, &auth.actor, &key, &file, &read).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(item)))

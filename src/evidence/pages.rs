@@ -209,7 +209,7 @@ pub async fn paste(
     let incident = get_named(&state.pool, &key).await?;
     let attached = async {
         let item = form.evidence()?;
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         actions::attach(&mut tx, &auth.actor, &key, &item).await?;
         tx.commit().await?;
         Ok::<_, AppError>(())
@@ -242,7 +242,7 @@ pub async fn remove(
     PageForm(_): PageForm<RemoveForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "evidence item")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::remove(&mut tx, &auth.actor, &key, id).await?;
     tx.commit().await?;
     Ok(to_list(&key))
@@ -259,7 +259,7 @@ pub async fn from_git(
     let attached = async {
         let (file, read) =
             actions::read_git(state.config.git_roots.clone(), &incident, form.read()).await?;
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         actions::attach_git(&mut tx, &auth.actor, &key, &file, &read).await?;
         tx.commit().await?;
         Ok::<_, AppError>(())
@@ -296,7 +296,7 @@ pub async fn upload(
             files,
         })
         .await?;
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;
         tx.commit().await?;
         Ok::<_, AppError>(held)
@@ -449,7 +449,7 @@ pub async fn pick(
         title: field("title").and_then(|t| given(&t)),
     };
     let picked = async {
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         actions::pick(&mut tx, &auth.actor, &key, import_id, &p).await?;
         tx.commit().await?;
         Ok::<_, AppError>(())

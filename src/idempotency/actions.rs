@@ -99,7 +99,7 @@ where
     T: Serialize,
     F: AsyncFnOnce(&mut PgConnection) -> AppResult<T>,
 {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     if let Some(k) = key
         && let Some(replay) = claim(&mut tx, scope, k, request).await?
     {

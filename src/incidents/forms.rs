@@ -68,7 +68,7 @@ async fn apply_form<F>(
 where
     F: AsyncFnOnce(&mut sqlx::PgConnection) -> Result<Incident, AppError>,
 {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match change(&mut tx).await {
         Ok(_) => {
             tx.commit().await?;
@@ -291,7 +291,7 @@ pub async fn add_note(
         at: parse_form_time("at", &f.at)?,
         actor: &auth.actor,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::add_note(&mut tx, &change, f.kind.as_deref(), &f.body).await?;
     tx.commit().await?;
     Ok(see_other(key))
@@ -320,7 +320,7 @@ pub async fn add_update(
         at: parse_form_time("at", &f.at)?,
         actor: &auth.actor,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::add_stakeholder_update(&mut tx, &change, &f.audience, &f.body).await?;
     tx.commit().await?;
     Ok(see_other(key))
@@ -392,7 +392,7 @@ pub async fn edit(
         service: Some(Some(form.service.clone()).filter(|s| !s.trim().is_empty())),
         started_at,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let change = Change {
         key,
         expected_version: Some(version),
@@ -453,7 +453,7 @@ pub async fn judge_suspect(
     let change_id = crate::http::extract::parse_id(&change_id, "change")?;
     let verdict = crate::changes::domain::Verdict::parse("verdict", &f.verdict)?;
     let i = db::get(&state.pool, key).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     crate::changes::actions::judge(
         &mut tx,
         &super::views::suspecting(&i),
@@ -495,7 +495,7 @@ pub async fn tick_checklist(
         .parse()
         .map_err(|_| AppError::invalid("position", "a step's position, a number"))?;
     let i = db::get(&state.pool, key).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     crate::runbooks::actions::tick(
         &mut tx,
         &super::views::checking(&i),
@@ -535,7 +535,7 @@ pub async fn claim(
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor);
     let minutes = state.config.live.claim_minutes;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     if f.confirm != "yes"
         && let Some(person_id) = auth.actor.person_id
     {
@@ -578,7 +578,7 @@ pub async fn claim_action(
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match f.action.as_str() {
         "renew" => {
             let minutes = state.config.live.claim_minutes;
@@ -617,7 +617,7 @@ pub async fn set_bridge(
     let key = parse_key(&key)?;
     let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
     let change = Change::now(key, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::set_bridge(&mut tx, &change, &bridge).await?;
     tx.commit().await?;
     Ok(see_other(key))

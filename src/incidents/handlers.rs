@@ -310,7 +310,7 @@ pub async fn patch(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let change = Change {
         key,
         expected_version: version,
@@ -351,7 +351,7 @@ async fn run_transition(
     body: TransitionBody,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let change = Change {
         key,
         expected_version: if_match,
@@ -456,7 +456,7 @@ pub async fn change_severity(
         at: b.at,
         actor: &auth.actor,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let incident = actions::change_severity(&mut tx, &change, to, &b.reason).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
@@ -495,7 +495,7 @@ pub async fn assign_role(
         at: b.at,
         actor: &auth.actor,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let incident = actions::set_role(&mut tx, &change, role, Some(&b.person)).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
@@ -523,7 +523,7 @@ pub async fn unassign_role(
         at: None,
         actor: &auth.actor,
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let incident = actions::set_role(&mut tx, &change, role, None).await?;
     tx.commit().await?;
     respond(&state, &incident, StatusCode::OK).await
@@ -769,7 +769,7 @@ pub async fn judge_suspect_change(
     let i = db::get(&state.pool, parse_key(&key)?).await?;
     let change_id = crate::http::extract::parse_id(&change_id, "change")?;
     let verdict = crate::changes::domain::Verdict::parse("verdict", &body.value.verdict)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let judged = crate::changes::actions::judge(
         &mut tx,
         &super::views::suspecting(&i),
@@ -838,7 +838,7 @@ pub async fn tick_checklist(
 ) -> AppResult<Json<crate::runbooks::actions::Checklist>> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
     let b = &body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let list = crate::runbooks::actions::tick(
         &mut tx,
         &super::views::checking(&i),
@@ -907,7 +907,7 @@ pub async fn claim(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let b = &body.value;
     let minutes = state.config.live.claim_minutes;
     let claim = actions::claim(&mut tx, &change, &b.subject, b.also, minutes).await?;
@@ -929,7 +929,7 @@ pub async fn renew_claim(
     Path((key, id)): Path<(String, i64)>,
 ) -> AppResult<Json<crate::claims::db::Claim>> {
     let change = Change::now(parse_key(&key)?, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let minutes = state.config.live.claim_minutes;
     let claim = actions::renew_claim(&mut tx, &change, id, minutes).await?;
     tx.commit().await?;
@@ -951,7 +951,7 @@ pub async fn release_claim(
     Path((key, id)): Path<(String, i64)>,
 ) -> AppResult<Json<crate::claims::db::Claim>> {
     let change = Change::now(parse_key(&key)?, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let claim = actions::release_claim(&mut tx, &change, id).await?;
     tx.commit().await?;
     Ok(Json(claim))
@@ -994,7 +994,7 @@ pub async fn set_bridge(
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {
     let bridge = body.value.checked()?;
     let change = Change::now(parse_key(&key)?, &auth.actor);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::set_bridge(&mut tx, &change, &bridge).await?;
     tx.commit().await?;
     Ok(Json(bridge))

@@ -275,7 +275,7 @@ pub async fn create(
             parse_form_time("started_at", &form.started_at)?,
             parse_form_time("detected_at", &form.detected_at)?,
         );
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         let opening = Opening {
             number: None,
             title: &form.title,
@@ -612,7 +612,7 @@ pub async fn ack_link(
     Path((key, token)): Path<(String, String)>,
 ) -> PageResult<AckPage> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let (_, link) =
         crate::paging::actions::check_link(&mut tx, &i.key.to_string(), i.id, &token).await?;
     tx.rollback().await?;
@@ -628,7 +628,7 @@ pub async fn ack_by_link(
     Path((key, token)): Path<(String, String)>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let i = db::lock(&mut *tx, key).await?;
     let (nonce, link) =
         crate::paging::actions::check_link(&mut tx, &key.to_string(), i.id, &token).await?;

@@ -78,7 +78,7 @@ pub async fn create(
     body: ApiJson<NewIntegration>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let created = actions::create(
         &mut tx,
         &auth.actor,
@@ -125,7 +125,7 @@ pub async fn patch(
 ) -> AppResult<Json<Integration>> {
     let id = parse_uuid(&id)?;
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let after = actions::update(
         &mut tx,
         &auth.actor,
@@ -149,7 +149,7 @@ pub async fn rotate(
     Path(id): Path<String>,
 ) -> AppResult<Json<IntegrationWithKey>> {
     let id = parse_uuid(&id)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let rotated = actions::rotate(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Json(rotated.into()))

@@ -109,7 +109,7 @@ pub async fn create(
     auth: Auth<Admin>,
     PageForm(form): PageForm<NewForm>,
 ) -> PageResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::create(
         &mut tx,
         &auth.actor,
@@ -160,7 +160,7 @@ pub async fn rotate(
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<IntegrationsPage> {
     let id = parse_uuid(&id)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let rotated = actions::rotate(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     let shown = issued(&state, rotated);
@@ -180,7 +180,7 @@ pub async fn update(
     PageForm(form): PageForm<UpdateForm>,
 ) -> PageResult<Redirect> {
     let id = parse_uuid(&id)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::update(
         &mut tx,
         &auth.actor,

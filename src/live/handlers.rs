@@ -84,7 +84,7 @@ async fn stream(
     let rx = hub.subscribe().await;
     let id = Uuid::new_v4();
     let limit = state.config.live.streams_per_person;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let opened = db::open(&mut tx, id, auth.user.id, &session_id, hub.replica(), limit).await?;
     tx.commit().await?;
     if !opened {

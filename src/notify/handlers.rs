@@ -65,7 +65,7 @@ pub async fn create(
     body: ApiJson<NewChannel>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let (channel, secret) =
         super::actions::create_channel(&mut tx, &auth.actor, &b.name, &b.kind, &b.url, b.events)
             .await?;
@@ -87,7 +87,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "channel")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     super::actions::delete_channel(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -128,7 +128,7 @@ pub async fn subscribe(
     body: ApiJson<NewSubscription>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = super::actions::subscribe(&mut tx, &auth.actor, b.channel_id, &b.subscription).await?;
     tx.commit().await?;
     let created = db::subscriptions(&state.pool)
@@ -149,7 +149,7 @@ pub async fn unsubscribe(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "subscription")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     super::actions::unsubscribe(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -227,7 +227,7 @@ pub async fn add_method(
     // Whose it is first: someone else's person is refused before their body is read.
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let b = body?.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let (method, secret) =
         super::actions::add_method(&mut tx, &auth.actor, person, &b.kind, &b.label, &b.address)
             .await?;
@@ -246,7 +246,7 @@ pub async fn remove_method(
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let id = parse_id(&id, "contact method")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     super::actions::remove_method(&mut tx, &auth.actor, person, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -274,7 +274,7 @@ pub async fn add_rule(
     // Whose it is first: someone else's person is refused before their body is read.
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let b = body?.value;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     super::actions::add_rule(
         &mut tx,
         &auth.actor,
@@ -302,7 +302,7 @@ pub async fn remove_rule(
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let id = parse_id(&id, "rule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     super::actions::remove_rule(&mut tx, &auth.actor, person, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)

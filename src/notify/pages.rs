@@ -71,7 +71,7 @@ pub async fn create(
     auth: Auth<Admin>,
     PageForm(form): PageForm<ChannelForm>,
 ) -> PageResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::create_channel(
         &mut tx,
         &auth.actor,
@@ -105,7 +105,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "channel")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete_channel(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/admin/channels").into_response())
@@ -172,7 +172,7 @@ pub async fn change_paging(
     PageForm(form): PageForm<ReachForm>,
 ) -> PageResult<Response> {
     let me = auth.user.id;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let done = match form.action.as_str() {
         "add_method" => actions::add_method(
             &mut tx,
@@ -258,7 +258,7 @@ pub async fn subscribe(
         all("channel_id").first().map_or("", String::as_str),
         "channel",
     )?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::subscribe(&mut tx, &auth.actor, channel, &draft).await {
         Ok(_) => {
             tx.commit().await?;
@@ -279,7 +279,7 @@ pub async fn unsubscribe(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "subscription")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::unsubscribe(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/admin/channels#subscriptions").into_response())

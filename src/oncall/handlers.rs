@@ -66,7 +66,7 @@ pub async fn create(
     auth: Auth<Manager>,
     body: ApiJson<ScheduleDraft>,
 ) -> AppResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
     let s = db::get(&mut *tx, id).await?;
     let now = clock::now(&mut *tx).await?;
@@ -106,7 +106,7 @@ pub async fn update(
     body: ApiJson<ScheduleDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "schedule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let s = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     let now = clock::now(&mut *tx).await?;
     tx.commit().await?;

@@ -266,7 +266,7 @@ pub async fn add_override(
         })
     })();
     let version = form.version.trim().parse::<i32>().ok();
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let changed = match parsed {
         Ok(o) => {
             let current = db::get(&mut *tx, id).await?;
@@ -307,7 +307,7 @@ pub async fn remove_override(
     let n = n
         .parse::<usize>()
         .map_err(|_| AppError::NotFound("There is no such override.".into()))?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let current = db::get(&mut *tx, id).await?;
     let mut draft = current.draft();
     if n >= draft.overrides.len() {

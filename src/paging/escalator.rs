@@ -23,7 +23,7 @@ pub const CHANNEL: &str = "quell_paging";
 
 /// Fires up to `batch` due steps in one transaction; returns how many fired.
 pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     let due = db::claim_due(&mut *tx, batch).await?;
     if due.is_empty() {
         return Ok(0);

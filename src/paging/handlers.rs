@@ -44,7 +44,7 @@ pub async fn create(
     auth: Auth<Manager>,
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
     let p = db::get(&mut *tx, id).await?;
     tx.commit().await?;
@@ -81,7 +81,7 @@ pub async fn update(
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let p = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     tx.commit().await?;
     Ok(with_etag(StatusCode::OK, p.version, &p))
@@ -97,7 +97,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -121,7 +121,7 @@ pub async fn assign(
     Path(name): Path<String>,
     body: ApiJson<Assignment>,
 ) -> AppResult<StatusCode> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::assign(
         &mut tx,
         &auth.actor,

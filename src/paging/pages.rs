@@ -135,7 +135,7 @@ async fn save(
     id: Option<i64>,
     form: PolicyForm,
 ) -> PageResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let saved = match form.draft() {
         Ok(d) => match id {
             None => actions::create(&mut tx, &auth.actor, &d).await,
@@ -188,7 +188,7 @@ pub async fn delete_policy(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/oncall#policies").into_response())
@@ -208,7 +208,7 @@ pub async fn assign(
     auth: Auth<Manager>,
     PageForm(form): PageForm<AssignForm>,
 ) -> PageResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::assign(
         &mut tx,
         &auth.actor,

@@ -440,7 +440,7 @@ pub async fn list(
     // postmortems instead where they are few). Another filter may match few rows (drafts, one
     // service's Sev1s in a month), which that walk would look for through the whole history,
     // so such a list is planned for its values each time (`crate::plans`).
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     let filtered = f.status.as_deref().is_some_and(|s| s != "published")
         || f.service.is_some()
         || f.severity.is_some()

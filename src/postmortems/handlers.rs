@@ -150,7 +150,7 @@ pub async fn patch(
     if edit.changes_the_document() && !headers.contains_key(header::IF_MATCH) {
         return Err(AppError::PreconditionRequired);
     }
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let was = actions::item(&mut tx, id).await?;
     actions::edit_action_item(&mut tx, &auth.actor, &was, version, &edit).await?;
     let item = actions::item(&mut tx, id).await?;
@@ -171,7 +171,7 @@ pub async fn delete(
     OptionalIfMatch(version): OptionalIfMatch,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "action item")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let was = actions::item(&mut tx, id).await?;
     actions::delete_action_item(&mut tx, &auth.actor, &was, version).await?;
     tx.commit().await?;
@@ -185,7 +185,7 @@ pub async fn set_status(
     id: i64,
     status: &str,
 ) -> AppResult<()> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let edit = ItemEdit {
         status: Some(status),
         ..Default::default()
@@ -320,7 +320,7 @@ pub async fn add_comment(
     body: ApiJson<NewComment>,
 ) -> AppResult<Response> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::comment(&mut tx, &auth.actor, &i, &body.value.part, &body.value.body).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(c)).into_response())
@@ -337,7 +337,7 @@ pub async fn resolve_comment(
 ) -> AppResult<Json<db::Comment>> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
     let id = parse_id(&id, "comment")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let c = actions::resolve_comment(&mut tx, &auth.actor, &i, id).await?;
     tx.commit().await?;
     Ok(Json(c))

@@ -185,7 +185,7 @@ async fn change<T>(
     f: impl AsyncFnOnce(&mut PgConnection, &Incident) -> AppResult<T>,
 ) -> Result<(Incident, T), PageError> {
     let i = incident(state, key).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match f(&mut tx, &i).await {
         Ok(v) => {
             tx.commit().await?;

@@ -70,7 +70,7 @@ pub async fn link(
     body: ApiJson<LinkBody>,
 ) -> AppResult<Response> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let related = actions::link(
         &mut tx,
         &this,
@@ -93,7 +93,7 @@ pub async fn unlink(
     Path((key, other)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::unlink(&mut tx, &this, &other, &auth.actor).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)

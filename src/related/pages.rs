@@ -27,7 +27,7 @@ pub async fn link(
     PageForm(f): PageForm<LinkForm>,
 ) -> PageResult<Response> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::link(&mut tx, &this, &f.incident, &f.note, &auth.actor).await?;
     tx.commit().await?;
     Ok(Redirect::to(&format!("/incidents/{}#related", this.key)).into_response())
@@ -39,7 +39,7 @@ pub async fn unlink(
     Path((key, other)): Path<(String, String)>,
 ) -> PageResult<Response> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::unlink(&mut tx, &this, &other, &auth.actor).await?;
     tx.commit().await?;
     Ok(Redirect::to(&format!("/incidents/{}#related", this.key)).into_response())

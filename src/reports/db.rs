@@ -49,7 +49,7 @@ pub async fn refreshed_at(e: impl PgExecutor<'_>) -> AppResult<DateTime<Utc>> {
 /// newest one seen, is caught that way). One replica at a time: another that finds the lock
 /// taken leaves it to the one holding it. Returns whether it refreshed.
 pub async fn refresh(pool: &PgPool, force: bool) -> AppResult<bool> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::transaction::begin(pool).await?;
     let locked = sqlx::query_scalar!(
         r#"select pg_try_advisory_xact_lock(hashtext('quell report_figures')) as "locked!""#
     )

@@ -38,7 +38,7 @@ pub async fn create(
     auth: Auth<Admin>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let rule = actions::create(&mut tx, &auth.actor, &body.value).await?;
     tx.commit().await?;
     Ok(with_etag(StatusCode::CREATED, rule.version, &rule))
@@ -59,7 +59,7 @@ pub async fn reorder(
     auth: Auth<Admin>,
     body: ApiJson<Order>,
 ) -> AppResult<Json<RuleList>> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let items = actions::reorder(&mut tx, &auth.actor, &body.value.order).await?;
     tx.commit().await?;
     Ok(Json(RuleList { items }))
@@ -79,7 +79,7 @@ pub async fn update(
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let rule = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     tx.commit().await?;
     Ok(with_etag(StatusCode::OK, rule.version, &rule))
@@ -95,7 +95,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)

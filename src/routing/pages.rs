@@ -138,7 +138,7 @@ pub async fn create(
     PageForm(form): PageForm<RuleForm>,
 ) -> PageResult<Response> {
     let draft = form.draft();
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::create(&mut tx, &auth.actor, &draft).await {
         Ok(_) => {
             tx.commit().await?;
@@ -179,7 +179,7 @@ pub async fn update(
     let version = form.version.ok_or_else(|| {
         AppError::invalid("version", "the form lost its version; reload the page")
     })?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::update(&mut tx, &auth.actor, id, Some(version), &draft).await {
         Ok(_) => {
             tx.commit().await?;
@@ -199,7 +199,7 @@ pub async fn delete(
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/admin/routing"))
@@ -218,7 +218,7 @@ pub async fn move_rule(
     PageForm(form): PageForm<MoveForm>,
 ) -> PageResult<Redirect> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let mut order: Vec<i64> = db::list(&mut *tx)
         .await?
         .iter()

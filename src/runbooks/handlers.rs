@@ -70,7 +70,7 @@ pub async fn create(
     auth: Auth<Admin>,
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let r = actions::create(&mut tx, &auth.actor, &body.value).await?;
     tx.commit().await?;
     let mut res = with_etag(StatusCode::CREATED, r.version, &r);
@@ -109,7 +109,7 @@ pub async fn update(
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let r = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     tx.commit().await?;
     Ok(with_etag(StatusCode::OK, r.version, &r))
@@ -125,7 +125,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)

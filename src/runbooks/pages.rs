@@ -130,7 +130,7 @@ pub async fn create(
     auth: Auth<Admin>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::create(&mut tx, &auth.actor, &form.draft()).await {
         Ok(_) => {
             tx.commit().await?;
@@ -186,7 +186,7 @@ pub async fn edit(
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::update(&mut tx, &auth.actor, id, form.version, &form.draft()).await {
         Ok(_) => {
             tx.commit().await?;
@@ -213,7 +213,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, id).await?;
     tx.commit().await?;
     Ok(Redirect::to("/runbooks").into_response())

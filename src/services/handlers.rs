@@ -145,7 +145,7 @@ pub async fn patch(
     }
     .validated()?;
     let expected = version.unwrap_or(current.version);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let updated = actions::update(&mut tx, &auth.actor, &current, expected, &draft)
         .await?
         .ok_or(AppError::Stale {
@@ -169,7 +169,7 @@ pub async fn delete(
     Path(name): Path<String>,
 ) -> AppResult<StatusCode> {
     let service = db::get_by_name(&state.pool, &name).await?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     actions::delete(&mut tx, &auth.actor, &service).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -211,7 +211,7 @@ pub async fn set_bridge(
     body: ApiJson<crate::bridge::domain::Links>,
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {
     let bridge = body.value.checked()?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let s = db::get_by_name(&mut *tx, &name).await?;
     actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
     tx.commit().await?;

@@ -274,7 +274,7 @@ pub async fn create(
         Ok(both) => both,
         Err(err) => return form_again(chrome, None, form, err),
     };
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let s = actions::create(&mut tx, &auth.actor, &draft).await?;
     if !bridge.is_empty() {
         actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
@@ -312,7 +312,7 @@ pub async fn edit(
         Err(err) => return form_again(chrome, Some(current.name), form, err),
     };
     let version = form.version.unwrap_or(current.version);
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     match actions::update(&mut tx, &auth.actor, &current, version, &draft).await? {
         Some(s) => {
             if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {

@@ -84,7 +84,7 @@ pub async fn put(
         .iter()
         .map(PolicyView::policy)
         .collect::<AppResult<Vec<_>>>()?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     save_all(&mut tx, &auth.actor, &policies).await?;
     tx.commit().await?;
     current(&state).await

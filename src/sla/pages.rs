@@ -87,7 +87,7 @@ pub async fn save(
             .iter()
             .map(PolicyView::policy)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut tx = state.pool.begin().await?;
+        let mut tx = crate::transaction::begin(&state.pool).await?;
         save_all(&mut tx, &auth.actor, &policies).await?;
         tx.commit().await?;
         Ok::<_, AppError>(())

@@ -54,7 +54,7 @@ pub async fn save(
     let prefix = domain::check_prefix(&d.prefix)?;
     let name = domain::check_name(&d.name)?;
     let template = domain::check_template(&d.url_template)?;
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let tracker = match id {
         None => db::insert(&mut *tx, &prefix, &name, &template).await?,
         Some(id) => db::update(&mut *tx, id, &prefix, &name, &template)
@@ -79,7 +79,7 @@ pub async fn save(
 }
 
 pub async fn remove(state: &AppState, actor: &Actor, id: i64) -> AppResult<()> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
     let prefix = db::delete(&mut *tx, id)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no tracker {id}.")))?;

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "domain",
             "engine",
             "state",
+            "transaction",
         ],
     ),
     (
@@ -574,5 +575,50 @@ fn the_reader_sees_paths_in_use_lines_groups_and_code() {
             .unwrap()
             .1,
         4
+    );
+}
+
+/// Files that may start a transaction other than through `transaction::begin`: the engines that
+/// keep a connection of their own from round to round (no request can cancel them mid-write),
+/// the command that hands the audit log over, and the module that does it for everyone else.
+const OWN_BEGIN: &[&str] = &[
+    "transaction.rs",
+    "alerts/ingest.rs",
+    "sla/timers.rs",
+    "audit/db.rs",
+];
+
+/// sqlx's `begin` is not cancel-safe on PostgreSQL (see `src/transaction.rs`), so a request
+/// that starts a transaction any other way could leave a pooled connection inside it.
+#[test]
+fn transactions_start_only_through_the_cancel_safe_begin() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut found = Vec::new();
+    for file in &all {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if OWN_BEGIN.contains(&rel.as_str()) {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(file).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            let line: String = line.split_whitespace().collect();
+            if line.contains(".begin()")
+                || line.contains("::begin(") && !line.contains("transaction::begin(")
+                || line.contains("begin_with(")
+            {
+                found.push(format!("src/{rel}:{}: {}", n + 1, line));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "start transactions with crate::transaction::begin (or transaction::write):\n{}",
+        found.join("\n")
     );
 }

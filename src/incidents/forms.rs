@@ -57,7 +57,7 @@ impl ConfirmPage {
 
 /// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
 /// changed since; a bad field answers with an error page naming it.
-async fn apply_form<F>(
+async fn apply_form<'a, F>(
     state: &AppState,
     chrome: Chrome,
     key: IncidentKey,
@@ -66,16 +66,14 @@ async fn apply_form<F>(
     change: F,
 ) -> PageResult<Response>
 where
-    F: AsyncFnOnce(&mut sqlx::PgConnection) -> Result<Incident, AppError>,
+    F: for<'t> FnMut(
+        &'t mut sqlx::PgConnection,
+        crate::transaction::Within<'t, 'a>,
+    ) -> crate::transaction::Attempt<'t, Incident>,
 {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    match change(&mut tx).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(see_other(key))
-        }
+    match crate::transaction::write(&state.pool, change).await {
+        Ok(_) => Ok(see_other(key)),
         Err(AppError::Stale { .. }) => {
-            tx.rollback().await?;
             stale_response(state, chrome, key, seen_version, attempted).await
         }
         Err(err) => Err(PageError(err)),
@@ -160,7 +158,7 @@ pub async fn transition(
         key,
         f.version,
         t.label().to_owned(),
-        async |tx| actions::transition(tx, &change, t, &f.note).await,
+        |tx, _| Box::pin(actions::transition(tx, &change, t, &f.note)),
     )
     .await
 }
@@ -223,12 +221,15 @@ pub async fn change_severity(
     };
     let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
     let attempted = format!("change the severity to {to}");
-    apply_form(&state, chrome, key, f.version, attempted, async |tx| {
-        // Set first, so the severity change's notifications carry it.
-        if !bridge.is_empty() {
-            actions::set_bridge(tx, &change, &bridge).await?;
-        }
-        actions::change_severity(tx, &change, to, &f.reason).await
+    let (bridge, change, reason) = (&bridge, &change, &f.reason);
+    apply_form(&state, chrome, key, f.version, attempted, |tx, _| {
+        Box::pin(async move {
+            // Set first, so the severity change's notifications carry it.
+            if !bridge.is_empty() {
+                actions::set_bridge(tx, change, bridge).await?;
+            }
+            actions::change_severity(tx, change, to, reason).await
+        })
     })
     .await
 }
@@ -263,8 +264,8 @@ pub async fn set_role(
         who => format!("make {who} the {}", role.label().to_lowercase()),
     };
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
-    apply_form(&state, chrome, key, f.version, attempted, async |tx| {
-        actions::set_role(tx, &change, role, person).await
+    apply_form(&state, chrome, key, f.version, attempted, |tx, _| {
+        Box::pin(actions::set_role(tx, &change, role, person))
     })
     .await
 }

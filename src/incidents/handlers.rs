@@ -351,15 +351,16 @@ async fn run_transition(
     body: TransitionBody,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
     let change = Change {
         key,
         expected_version: if_match,
         at: body.at,
         actor,
     };
-    let incident = actions::transition(&mut tx, &change, transition, &body.note).await?;
-    tx.commit().await?;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::transition(tx, &change, transition, &body.note))
+    })
+    .await?;
     respond(&state, &incident, StatusCode::OK).await
 }
 
@@ -456,9 +457,10 @@ pub async fn change_severity(
         at: b.at,
         actor: &auth.actor,
     };
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let incident = actions::change_severity(&mut tx, &change, to, &b.reason).await?;
-    tx.commit().await?;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::change_severity(tx, &change, to, &b.reason))
+    })
+    .await?;
     respond(&state, &incident, StatusCode::OK).await
 }
 

@@ -193,14 +193,27 @@ pub struct Due {
     pub round: i32,
 }
 
-/// Takes up to `limit` due escalations; others' engines skip them until this one commits.
-pub async fn claim_due(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<Due>> {
+/// Up to `limit` incidents whose escalation is due, soonest first; nothing is locked.
+pub async fn due_incidents(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select incident_id from escalations where state = 'pending' and due_at <= now()
+           order by due_at limit $1"#,
+        limit
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Takes the due escalations of `incidents` (whose rows the caller has locked first); others'
+/// engines skip them until this one commits.
+pub async fn claim_due(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<Vec<Due>> {
     Ok(sqlx::query_as!(
         Due,
         r#"select incident_id, policy_name, steps as "steps: Json<Vec<Step>>", repeat, step, round
-           from escalations where state = 'pending' and due_at <= now()
-           order by due_at limit $1 for update skip locked"#,
-        limit
+           from escalations
+           where state = 'pending' and due_at <= now() and incident_id = any($1)
+           order by due_at for update skip locked"#,
+        incidents
     )
     .fetch_all(e)
     .await?)

@@ -24,7 +24,13 @@ pub const CHANNEL: &str = "quell_paging";
 /// Fires up to `batch` due steps in one transaction; returns how many fired.
 pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     let mut tx = crate::transaction::begin(pool).await?;
-    let due = db::claim_due(&mut *tx, batch).await?;
+    // The incidents first, then their escalations: the order people's changes lock them in.
+    let incidents = db::due_incidents(&mut *tx, batch).await?;
+    if incidents.is_empty() {
+        return Ok(0);
+    }
+    let locked = crate::transaction::share_incidents(&mut tx, &incidents).await?;
+    let due = db::claim_due(&mut *tx, &locked).await?;
     if due.is_empty() {
         return Ok(0);
     }

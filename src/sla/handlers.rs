@@ -84,9 +84,10 @@ pub async fn put(
         .iter()
         .map(PolicyView::policy)
         .collect::<AppResult<Vec<_>>>()?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    save_all(&mut tx, &auth.actor, &policies).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(save_all(tx, &auth.actor, &policies))
+    })
+    .await?;
     current(&state).await
 }
 

@@ -87,9 +87,10 @@ pub async fn save(
             .iter()
             .map(PolicyView::policy)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        save_all(&mut tx, &auth.actor, &policies).await?;
-        tx.commit().await?;
+        crate::transaction::write(&state.pool, |tx, _| {
+            Box::pin(save_all(tx, &auth.actor, &policies))
+        })
+        .await?;
         Ok::<_, AppError>(())
     }
     .await;

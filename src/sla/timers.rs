@@ -129,11 +129,17 @@ pub async fn rearm_many(conn: &mut PgConnection, clocks: &[Clocks], fresh: bool)
     Ok(())
 }
 
-/// Re-arms every open incident (after a policy change).
+/// Re-arms every open incident (after a policy change). The incidents are locked first, in id
+/// order, as people's changes and the engine lock them before their timers.
 pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
+    let ids = sqlx::query_scalar!("select id from incidents where status <> 'resolved'")
+        .fetch_all(&mut *conn)
+        .await?;
+    let locked = crate::transaction::share_incidents(conn, &ids).await?;
     let open = sqlx::query!(
         r#"select id, peak_severity, detected_at, acknowledged_at, mitigated_at, resolved_at
-           from incidents where status <> 'resolved'"#
+           from incidents where id = any($1) and status <> 'resolved'"#,
+        &locked
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -173,16 +179,32 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
     let mut tx =
         sqlx::Connection::begin_with(&mut *conn, "begin; set local synchronous_commit = off")
             .await?;
+    // The incidents first, then their timers: the order people's changes lock them in.
+    let due_incidents: Vec<i64> = sqlx::query_scalar!(
+        r#"select distinct incident_id as "id!" from (
+               select incident_id from sla_timers
+               where state = 'pending' and due_at <= now()
+               order by due_at limit $1) d"#,
+        batch
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    if due_incidents.is_empty() {
+        tx.commit().await?;
+        return Ok(0);
+    }
+    let locked = crate::transaction::share_incidents(&mut tx, &due_incidents).await?;
     let fired = sqlx::query!(
         r#"with due as (
                select id from sla_timers
-               where state = 'pending' and due_at <= now()
+               where state = 'pending' and due_at <= now() and incident_id = any($2)
                order by due_at limit $1
                for update skip locked)
            update sla_timers t set state = 'fired', fired_at = now(), updated_at = now()
            from due where t.id = due.id
            returning t.id, t.incident_id, t.kind, t.due_at"#,
-        batch
+        batch,
+        &locked
     )
     .fetch_all(&mut *tx)
     .await?;

@@ -90,7 +90,7 @@ async fn method(app: &TestApp, handle: &str, kind: &str, address: &str) -> Value
 
 /// payments-gateway with the demo's policy: the primary, then the secondary after 5 minutes,
 /// then the engineering manager after 15.
-async fn payments(app: &TestApp) {
+pub async fn payments(app: &TestApp) {
     for (name, handle) in [
         ("Ana Ribeiro", "ana"),
         ("Ben Okafor", "ben"),
@@ -321,7 +321,10 @@ async fn each_step_fires_once_with_three_engines_racing_and_after_a_crash(pool: 
     // An engine that claims every due step and dies before committing fires nothing ...
     {
         let mut tx = app.pool.begin().await.unwrap();
-        let claimed = quell::paging::db::claim_due(&mut *tx, 1000).await.unwrap();
+        let due = quell::paging::db::due_incidents(&mut *tx, 1000)
+            .await
+            .unwrap();
+        let claimed = quell::paging::db::claim_due(&mut *tx, &due).await.unwrap();
         assert_eq!(claimed.len(), 300);
         drop(tx);
     }

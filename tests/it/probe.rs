@@ -183,3 +183,123 @@ async fn requests_aborted_mid_write_leave_no_session_in_a_transaction_and_lose_n
     let r = app.get(&format!("/api/v1/incidents/{key}")).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
+
+/// The SLA engine and the escalation engine, firing in a loop until stopped, as every replica
+/// runs them.
+struct Engines {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<(usize, Vec<String>)>,
+}
+
+impl Engines {
+    fn start(pool: &PgPool) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (pool, until) = (pool.clone(), stop.clone());
+        let task = tokio::spawn(async move {
+            let mut failures = Vec::new();
+            let mut fired = 0;
+            while !until.load(std::sync::atomic::Ordering::Relaxed) {
+                for round in [
+                    quell::sla::timers::fire_due(&pool, 50).await,
+                    quell::paging::escalator::fire_due(&pool, 50).await,
+                ] {
+                    match round {
+                        Ok(n) => fired += n,
+                        Err(e) => failures.push(e.to_string()),
+                    }
+                }
+                tokio::task::yield_now().await;
+            }
+            (fired, failures)
+        });
+        Self { stop, task }
+    }
+
+    /// Stops them; what they fired and how they failed.
+    async fn stop(self) -> (usize, Vec<String>) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.task.await.unwrap()
+    }
+}
+
+/// F3: raising the severity of an incident whose timers were due at that moment deadlocked with
+/// the SLA engine (which held the timers it claimed and waited for the incident), and the
+/// person was answered 500. Here the engine fires in a loop while people change severities of
+/// backdated incidents, every change making new deadlines due at once.
+#[sqlx::test]
+async fn severity_changes_racing_due_timers_never_deadlock_or_answer_500(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let mut keys = Vec::new();
+    for _ in 0..6 {
+        keys.push(app.past_incident(240).await);
+    }
+    let engine = Engines::start(&pool);
+    let token = app.admin.token.clone().unwrap();
+    let mut dice = Dice::new(28_03);
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for round in 0..50 {
+        let changes = (0..6).map(|i| {
+            let key = &keys[(i + round) % keys.len()];
+            let severity = ["Sev1", "Sev2", "Sev3", "Sev4"][dice.below(4) as usize];
+            let req = Request::builder()
+                .method(Method::POST)
+                .uri(format!("/api/v1/incidents/{key}/severity"))
+                .header("host", "quell.test")
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", "application/json")
+                .body(Body::from(
+                    json!({"severity": severity, "reason": "the probe raises it"}).to_string(),
+                ))
+                .unwrap();
+            app.router.clone().oneshot(req)
+        });
+        for res in futures_util::future::join_all(changes).await {
+            *statuses.entry(res.unwrap().status().as_u16()).or_default() += 1;
+        }
+    }
+    let (fired, failures) = engine.stop().await;
+    assert!(
+        statuses.keys().all(|s| *s < 500),
+        "no change answered 5xx: {statuses:?}"
+    );
+    assert!(
+        statuses.get(&200).copied().unwrap_or(0) > 150,
+        "most changes went through: {statuses:?}"
+    );
+    assert!(fired > 0, "the engine fired the due timers meanwhile");
+    assert_eq!(failures, Vec::<String>::new(), "the engine never failed");
+}
+
+/// F3, the escalation engine's side: acknowledging incidents while their first step fires.
+#[sqlx::test]
+async fn acknowledging_while_escalations_fire_never_deadlocks_or_answers_500(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    crate::paging::payments(&app).await;
+    let engine = Engines::start(&pool);
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for round in 0..10 {
+        let mut keys = Vec::new();
+        for i in 0..8 {
+            keys.push(
+                app.incident(json!({"title": format!("Card failures {round}.{i}"),
+                    "severity": "Sev2", "service": "payments-gateway"}))
+                    .await,
+            );
+        }
+        let paths: Vec<String> = keys
+            .iter()
+            .map(|key| format!("/api/v1/incidents/{key}/acknowledge"))
+            .collect();
+        let acks = paths.iter().map(|path| app.post_empty(path));
+        for r in futures_util::future::join_all(acks).await {
+            *statuses.entry(r.status.as_u16()).or_default() += 1;
+        }
+    }
+    let (_, failures) = engine.stop().await;
+    assert_eq!(
+        statuses.get(&200),
+        Some(&80),
+        "every acknowledgement went through: {statuses:?}"
+    );
+    assert_eq!(failures, Vec::<String>::new(), "the engines never failed");
+}

@@ -159,11 +159,14 @@ pub async fn is_open(e: impl PgExecutor<'_>, id: Uuid) -> AppResult<bool> {
     .await?)
 }
 
-/// Renews this replica's leases and forgets streams whose replica stopped renewing them.
-pub async fn renew(e: &mut PgConnection, replica: Uuid) -> AppResult<()> {
+/// Renews the leases of the streams this replica `holds` and forgets streams whose replica
+/// stopped renewing them.
+pub async fn renew(e: &mut PgConnection, replica: Uuid, holds: &[Uuid]) -> AppResult<()> {
     sqlx::query!(
-        "update live_streams set lease_until = now() + make_interval(secs => $2) where replica = $1",
+        r#"update live_streams set lease_until = now() + make_interval(secs => $3)
+           where replica = $1 and id = any($2)"#,
         replica,
+        holds,
         LEASE_SECONDS
     )
     .execute(&mut *e)
@@ -171,6 +174,21 @@ pub async fn renew(e: &mut PgConnection, replica: Uuid) -> AppResult<()> {
     sqlx::query!("delete from live_streams where lease_until < now() - interval '1 minute'")
         .execute(&mut *e)
         .await?;
+    Ok(())
+}
+
+/// Forgets this replica's rows that no stream of it `holds`: a stream whose request was cut
+/// off after its row was committed but before it could remove it. Rows opened in the last two
+/// seconds are left alone — their streams may have taken their slot after `holds` was read.
+pub async fn forget_unheld(e: impl PgExecutor<'_>, replica: Uuid, holds: &[Uuid]) -> AppResult<()> {
+    sqlx::query!(
+        r#"delete from live_streams
+           where replica = $1 and id <> all($2) and opened_at < now() - interval '2 seconds'"#,
+        replica,
+        holds
+    )
+    .execute(e)
+    .await?;
     Ok(())
 }
 

@@ -15,11 +15,10 @@ use serde::Deserialize;
 use sqlx::PgPool;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tower_sessions::Session;
-use uuid::Uuid;
 
 use super::db;
 use super::domain::{PING_SECONDS, REPLAY_LIMIT, Wire, resume_from};
-use super::hub::{Hub, Message};
+use super::hub::{Hub, Message, Slot};
 use crate::error::AppError;
 use crate::http::access::{Auth, Viewer};
 use crate::http::extract::ApiQuery;
@@ -82,10 +81,19 @@ async fn stream(
         .ok_or(AppError::Unauthenticated)?;
     // Listen before reading what was missed, so nothing falls between the two.
     let rx = hub.subscribe().await;
-    let id = Uuid::new_v4();
+    // The slot first: however the request ends from here, dropping it removes the row.
+    let slot = hub.hold();
     let limit = state.config.live.streams_per_person;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let opened = db::open(&mut tx, id, auth.user.id, &session_id, hub.replica(), limit).await?;
+    let opened = db::open(
+        &mut tx,
+        slot.id,
+        auth.user.id,
+        &session_id,
+        hub.replica(),
+        limit,
+    )
+    .await?;
     tx.commit().await?;
     if !opened {
         return Err(AppError::LimitReached(format!(
@@ -94,10 +102,6 @@ async fn stream(
         ))
         .into());
     }
-    let guard = Guard {
-        id,
-        pool: state.pool.clone(),
-    };
     let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok());
     let mut live = Live {
         rx,
@@ -107,7 +111,7 @@ async fn stream(
         replayed: HashSet::new(),
         queue: VecDeque::new(),
         done: false,
-        guard,
+        slot,
         ping: tokio::time::interval_at(
             tokio::time::Instant::now() + Duration::from_secs(PING_SECONDS),
             Duration::from_secs(PING_SECONDS),
@@ -140,25 +144,6 @@ fn sse_event(w: &Wire) -> SseEvent {
     }
 }
 
-/// Removes the stream's row when the client goes away.
-struct Guard {
-    id: Uuid,
-    pool: PgPool,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let (id, pool) = (self.id, self.pool.clone());
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                if let Err(e) = db::close(&pool, id).await {
-                    tracing::warn!(error = %e, "could not forget a closed live stream");
-                }
-            });
-        }
-    }
-}
-
 /// One open stream.
 struct Live {
     rx: broadcast::Receiver<Message>,
@@ -171,7 +156,8 @@ struct Live {
     replayed: HashSet<i64>,
     queue: VecDeque<Wire>,
     done: bool,
-    guard: Guard,
+    /// Its place in the hub; dropped with the stream, it removes the row.
+    slot: Slot,
     ping: tokio::time::Interval,
 }
 
@@ -227,13 +213,13 @@ impl Live {
                     }
                 }
                 Ok(Message::Ended(ids)) => {
-                    if ids.contains(&self.guard.id) {
+                    if ids.contains(&self.slot.id) {
                         self.queue.push_back(Wire::Ended);
                         self.done = true;
                     }
                 }
                 Ok(Message::Resync) | Err(RecvError::Lagged(_)) => {
-                    match db::is_open(&self.pool, self.guard.id).await {
+                    match db::is_open(&self.pool, self.slot.id).await {
                         Ok(true) => {
                             self.replay().await;
                             // What changed without an entry (alerts) is not in the timeline:

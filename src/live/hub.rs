@@ -1,9 +1,11 @@
 //! Each replica's hub: one `LISTEN quell_live` connection whose entries are read once and handed
-//! to every stream this replica serves, and a keeper that renews the streams' leases and closes
-//! those whose session ended. Started by the first stream, so a replica nobody watches holds no
-//! listening connection.
+//! to every stream this replica serves, the streams it holds open, and a keeper that renews
+//! their leases, forgets rows of this replica no stream holds, and closes streams whose session
+//! ended. Started by the first stream, so a replica nobody watches holds no listening
+//! connection.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::PgPool;
@@ -46,6 +48,30 @@ struct Inner {
     pool: PgPool,
     replica: Uuid,
     tx: OnceCell<broadcast::Sender<Message>>,
+    /// The streams this process serves now: the keeper renews their rows and no others.
+    held: Mutex<HashSet<Uuid>>,
+}
+
+/// A stream's place in the hub, taken before its row is written: dropped — the stream ended,
+/// or the request was cut off anywhere on the way — it leaves the hub and removes its row. A
+/// row whose removal was lost (cut off mid-commit) is held by nothing, so the keeper forgets it.
+pub struct Slot {
+    pub id: Uuid,
+    hub: Hub,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.hub.held().remove(&self.id);
+        let (id, pool) = (self.id, self.hub.inner.pool.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = db::close(&pool, id).await {
+                    tracing::warn!(error = %e, "could not forget a closed live stream");
+                }
+            });
+        }
+    }
 }
 
 impl Hub {
@@ -55,6 +81,7 @@ impl Hub {
                 pool,
                 replica: Uuid::new_v4(),
                 tx: OnceCell::new(),
+                held: Mutex::default(),
             }),
         }
     }
@@ -68,6 +95,26 @@ impl Hub {
         &self.inner.pool
     }
 
+    fn held(&self) -> std::sync::MutexGuard<'_, HashSet<Uuid>> {
+        // A panic elsewhere while holding it leaves a set that is still right.
+        self.inner.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new stream's slot, held until it is dropped.
+    pub fn hold(&self) -> Slot {
+        let id = Uuid::new_v4();
+        self.held().insert(id);
+        Slot {
+            id,
+            hub: self.clone(),
+        }
+    }
+
+    /// The streams this process holds open now.
+    fn holding(&self) -> Vec<Uuid> {
+        self.held().iter().copied().collect()
+    }
+
     /// A receiver of everything the hub hears from now on. The first call starts the hub and
     /// returns once it listens, so nothing committed after it returns goes unheard.
     pub async fn subscribe(&self) -> broadcast::Receiver<Message> {
@@ -78,7 +125,7 @@ impl Hub {
                 let (tx, _) = broadcast::channel(BUFFER);
                 let listener = connect(pool).await;
                 tokio::spawn(listen(pool.clone(), tx.clone(), listener));
-                tokio::spawn(keep(pool.clone(), self.inner.replica, tx.clone()));
+                tokio::spawn(keep(self.clone(), tx.clone()));
                 tx
             })
             .await
@@ -163,14 +210,19 @@ async fn listen(pool: PgPool, tx: broadcast::Sender<Message>, mut listener: Opti
     }
 }
 
-/// Renews this replica's leases and closes streams whose session ended.
-async fn keep(pool: PgPool, replica: Uuid, tx: broadcast::Sender<Message>) {
+/// Forgets this replica's rows no stream holds, closes streams whose session ended, and renews
+/// the leases of the rest.
+async fn keep(hub: Hub, tx: broadcast::Sender<Message>) {
+    let (pool, replica) = (hub.inner.pool.clone(), hub.inner.replica);
     let max_age = crate::auth::session::ABSOLUTE_TIMEOUT_HOURS * 3600;
     let mut every = tokio::time::interval(KEEP_EVERY);
     let mut round = 0u32;
     loop {
         every.tick().await;
         round = round.wrapping_add(1);
+        if let Err(e) = db::forget_unheld(&pool, replica, &hub.holding()).await {
+            tracing::warn!(error = %e, "could not forget live streams nothing holds");
+        }
         match db::ended(&pool, replica, max_age).await {
             Ok(ids) if !ids.is_empty() => {
                 let _ = tx.send(Message::Ended(Arc::new(ids)));
@@ -183,7 +235,7 @@ async fn keep(pool: PgPool, replica: Uuid, tx: broadcast::Sender<Message>) {
         }
         let renewed = async {
             let mut conn = pool.acquire().await?;
-            db::renew(&mut conn, replica).await
+            db::renew(&mut conn, replica, &hub.holding()).await
         };
         if let Err(e) = renewed.await {
             tracing::warn!(error = %e, "could not renew live streams' leases");

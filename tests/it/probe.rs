@@ -31,6 +31,32 @@ impl Dice {
     }
 }
 
+/// Polls `fut` until it is ready, counting the times it was polled: how many waits it makes.
+pub async fn waits_of<F: std::future::Future>(fut: F) -> (F::Output, usize) {
+    let mut fut = std::pin::pin!(fut);
+    let mut waits = 0usize;
+    std::future::poll_fn(|cx| {
+        waits += 1;
+        fut.as_mut().poll(cx).map(|r| (r, waits))
+    })
+    .await
+}
+
+/// Polls `fut` at most `after` times and drops it there unless it was ready: a client that
+/// goes away, or a timeout, at that point.
+pub async fn cut_after<F: std::future::Future>(fut: F, after: usize) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let mut left = after;
+    std::future::poll_fn(|cx| {
+        if left == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        left -= 1;
+        fut.as_mut().poll(cx).map(Some)
+    })
+    .await
+}
+
 /// Quell's sessions of this test's database that sit inside a transaction, not running. Asked
 /// on a connection of the test's own: one from the pool could be the very session it looks for.
 async fn idle_in_transaction(watch: &mut sqlx::PgConnection) -> i64 {
@@ -92,33 +118,13 @@ async fn requests_aborted_mid_write_leave_no_session_in_a_transaction_and_lose_n
     // Each request is cut off after its k-th wait (the k-th time it is polled and not ready),
     // k running over every wait an uncut request makes: before the transaction, while it
     // begins, mid-write, at commit. Four at a time, so the waits interleave as they do live.
-    let polls = |n: usize| {
-        let fut = app.router.clone().oneshot(request(n));
-        async move {
-            let mut fut = std::pin::pin!(fut);
-            let mut waits = 0usize;
-            std::future::poll_fn(|cx| {
-                waits += 1;
-                fut.as_mut().poll(cx).map(|r| (r.unwrap(), waits))
-            })
-            .await
-        }
-    };
-    let (_, waits) = polls(0).await;
+    let (_, waits) = waits_of(app.router.clone().oneshot(request(0))).await;
     let cut = |n: usize, after: usize| {
         let fut = app.router.clone().oneshot(request(n));
         async move {
-            let mut fut = std::pin::pin!(fut);
-            let mut left = after;
-            std::future::poll_fn(|cx| {
-                if left == 0 {
-                    return std::task::Poll::Ready(None);
-                }
-                left -= 1;
-                fut.as_mut().poll(cx).map(|r| Some(r.unwrap()))
-            })
-            .await
-            .map(|res| (n, res.status().as_u16()))
+            cut_after(fut, after)
+                .await
+                .map(|res| (n, res.unwrap().status().as_u16()))
         }
     };
     let mut watch = sqlx::PgConnection::connect_with(&pool.connect_options())
@@ -302,4 +308,55 @@ async fn acknowledging_while_escalations_fire_never_deadlocks_or_answers_500(poo
         "every acknowledgement went through: {statuses:?}"
     );
     assert_eq!(failures, Vec::<String>::new(), "the engines never failed");
+}
+
+/// Rows in `live_streams` of the person with `email`.
+async fn slots_of(pool: &PgPool, email: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(
+        "select count(*) from live_streams s join people p on p.id = s.person_id
+         where p.email = $1 and s.lease_until > now()",
+    )
+    .bind(email)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// F4: opens of `/incidents/events` cut off after a few milliseconds left their rows in
+/// `live_streams`, renewed for ever by the replica, and the person got 429 on every live page.
+#[sqlx::test]
+async fn live_stream_slots_end_with_their_streams_however_the_request_ends(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let viewer = app.account("vic@example.com", "viewer").await;
+    let open = || {
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri("/incidents/events")
+            .header("host", "quell.test")
+            .header("accept", "text/event-stream");
+        if let Some(c) = &viewer.cookie {
+            req = req.header("cookie", c);
+        }
+        app.router.clone().oneshot(req.body(Body::empty()).unwrap())
+    };
+    let (res, waits) = waits_of(open()).await;
+    assert_eq!(res.unwrap().status(), StatusCode::OK);
+    // Cut off after every wait of the open, again and again: 300 opens in all, the answered
+    // ones dropped at once (a tab closed as the page loaded).
+    for n in 0..300 {
+        let _ = cut_after(open(), 1 + n % (waits + 1)).await;
+    }
+    let until = tokio::time::Instant::now() + Duration::from_secs(15);
+    while slots_of(&pool, "vic@example.com").await > 0 && tokio::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        slots_of(&pool, "vic@example.com").await,
+        0,
+        "every slot ended with its stream"
+    );
+    // A new session of the same person opens a live page at once.
+    let again = app.sign_in("vic@example.com", common::PASSWORD).await;
+    let s = common::open_stream(&app.router, &again, "/incidents/events", &[]).await;
+    assert_eq!(s.status, StatusCode::OK);
 }

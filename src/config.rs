@@ -119,6 +119,12 @@ pub struct ServeArgs {
     /// from, separated by `:`; none by default, which turns reading from git off.
     #[arg(long, env = "QUELL_GIT_ROOTS", value_delimiter = ':')]
     pub git_roots: Vec<std::path::PathBuf>,
+    /// Internal places webhooks may reach: host names, addresses and networks, separated by
+    /// commas (`hooks.internal,10.20.0.0/16,127.0.0.1`). Without them, a webhook contact method
+    /// or channel aimed at loopback, a private or link-local range, the metadata address or
+    /// `localhost` is refused when saved and when sent.
+    #[arg(long, env = "QUELL_WEBHOOK_ALLOW", default_value = "", value_parser = crate::egress::Allow::parse)]
+    pub webhook_allow: crate::egress::Allow,
     /// The SMTP server email is sent through, as a URL: `smtp://host:587?tls=required`,
     /// `smtps://user:password@host`, or `smtp://127.0.0.1:2525` (plain, for a local relay).
     /// Unset, email contact methods and channels cannot be reached, and say so.

@@ -16,6 +16,7 @@ pub mod config;
 pub mod dashboard;
 pub mod demo;
 pub mod domain;
+pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod evidence;
@@ -230,6 +231,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     trust_forwarded_for: args.trust_forwarded_for,
                     oidc,
                     git_roots: args.git_roots.clone(),
+                    webhook_allow: args.webhook_allow.clone(),
                     live: state::LiveSettings {
                         streams_per_person: args.live_streams_per_person.max(1),
                         claim_minutes: args.claim_minutes.clamp(1, 24 * 60),
@@ -256,6 +258,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
                     mail_from: args.smtp_from.clone(),
                     lease_secs: args.notify_lease_secs.clamp(1.0, 3600.0),
+                    allow: args.webhook_allow.clone(),
                     ..Default::default()
                 },
             ));

@@ -23,6 +23,8 @@ pub struct AppConfig {
     /// Folders whose git repositories evidence may be read from (`QUELL_GIT_ROOTS`); none turns
     /// reading from git off.
     pub git_roots: Vec<std::path::PathBuf>,
+    /// Internal places webhooks may reach (`QUELL_WEBHOOK_ALLOW`); none by default.
+    pub webhook_allow: crate::egress::Allow,
     /// The live room's settings.
     pub live: LiveSettings,
     /// How long a request may take before it is answered 503 (`QUELL_REQUEST_TIMEOUT_SECS`).

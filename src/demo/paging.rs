@@ -76,15 +76,14 @@ pub async fn load(
     let mut daniel = None;
     for handle in ["daniel", "dev", "priya.raman", "ana"] {
         if let Some(p) = crate::people::db::find(&mut *tx, handle).await? {
-            let (m, _) = crate::notify::actions::add_method(
-                tx,
-                &actor,
-                p.id,
-                "email",
-                "work email",
-                &p.email,
-            )
-            .await?;
+            let method = crate::notify::actions::MethodDraft {
+                kind: "email",
+                label: "work email",
+                address: &p.email,
+            };
+            let (m, _) =
+                crate::notify::actions::add_method(tx, &actor, p.id, &method, &Default::default())
+                    .await?;
             if handle == "daniel" {
                 daniel = Some((p, m));
             }

@@ -41,10 +41,11 @@ pub async fn create_channel(
     kind: &str,
     url: &str,
     events: Option<Vec<String>>,
+    allow: &crate::egress::Allow,
 ) -> AppResult<(Channel, Option<String>)> {
     let name = check_name("name", name)?;
     let kind = ChannelKind::parse(kind)?;
-    let address = check_address(kind, "url", url)?;
+    let address = check_address(kind, "url", url, allow)?;
     let url = match kind {
         ChannelKind::Email => format!("mailto:{address}"),
         _ => address,
@@ -245,18 +246,25 @@ pub async fn announce_many(
     db::publish_many(conn, &publications).await
 }
 
-/// Adds a way to reach `person_id`; a webhook gets a signing secret, returned this once.
+/// A way to reach someone, as they give it.
+pub struct MethodDraft<'a> {
+    pub kind: &'a str,
+    pub label: &'a str,
+    pub address: &'a str,
+}
+
+/// Adds a way to reach `person_id` (a webhook inside the network only where `allow` lists
+/// it); a webhook gets a signing secret, returned this once.
 pub async fn add_method(
     conn: &mut PgConnection,
     actor: &Actor,
     person_id: i64,
-    kind: &str,
-    label: &str,
-    address: &str,
+    m: &MethodDraft<'_>,
+    allow: &crate::egress::Allow,
 ) -> AppResult<(ContactMethod, Option<String>)> {
-    let kind = ChannelKind::parse(kind)?;
-    let label = check_name("label", label)?;
-    let address = check_address(kind, "address", address)?;
+    let kind = ChannelKind::parse(m.kind)?;
+    let label = check_name("label", m.label)?;
+    let address = check_address(kind, "address", m.address, allow)?;
     let secret = (kind == ChannelKind::Webhook).then(fresh_secret);
     let method = db::insert_method(
         &mut *conn,

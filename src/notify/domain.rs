@@ -43,8 +43,13 @@ impl ChannelKind {
 }
 
 /// Where a message of `kind` goes: an email address for email (a channel stores it as
-/// `mailto:<address>`), else a URL.
-pub fn check_address(kind: ChannelKind, field: &str, value: &str) -> Result<String, DomainError> {
+/// `mailto:<address>`), else a URL that is not inside the network unless `allow` lists it.
+pub fn check_address(
+    kind: ChannelKind,
+    field: &str,
+    value: &str,
+    allow: &crate::egress::Allow,
+) -> Result<String, DomainError> {
     match kind {
         ChannelKind::Email => {
             let address = value.trim();
@@ -53,10 +58,16 @@ pub fn check_address(kind: ChannelKind, field: &str, value: &str) -> Result<Stri
                 DomainError::invalid(field, "an email address such as oncall@example.com")
             })
         }
-        _ => check_url(value).map_err(|e| match e {
-            DomainError::Invalid { message, .. } => DomainError::invalid(field, message),
-            other => other,
-        }),
+        _ => {
+            let url = check_url(value).map_err(|e| match e {
+                DomainError::Invalid { message, .. } => DomainError::invalid(field, message),
+                other => other,
+            })?;
+            match crate::egress::refusal(&url, allow) {
+                Some(why) => Err(DomainError::invalid(field, why)),
+                None => Ok(url),
+            }
+        }
     }
 }
 
@@ -403,7 +414,13 @@ mod tests {
             assert!(check_email(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            check_address(ChannelKind::Email, "url", "mailto:ops@example.com").unwrap(),
+            check_address(
+                ChannelKind::Email,
+                "url",
+                "mailto:ops@example.com",
+                &Default::default()
+            )
+            .unwrap(),
             "ops@example.com"
         );
     }
@@ -414,5 +431,28 @@ mod tests {
         assert!(ChannelKind::parse("pager").is_err());
         assert!(check_url("javascript:alert(1)").is_err());
         assert!(check_url("https://hooks.example.com/x").is_ok());
+        let none = crate::egress::Allow::default();
+        match check_address(
+            ChannelKind::Webhook,
+            "address",
+            "http://127.0.0.1:5432/",
+            &none,
+        ) {
+            Err(DomainError::Invalid { field, message }) => {
+                assert_eq!(field, "address");
+                assert!(message.contains("inside this network"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let local = crate::egress::Allow::parse("127.0.0.1").unwrap();
+        assert!(
+            check_address(
+                ChannelKind::Webhook,
+                "address",
+                "http://127.0.0.1:9/",
+                &local
+            )
+            .is_ok()
+        );
     }
 }

@@ -66,9 +66,16 @@ pub async fn create(
 ) -> AppResult<Response> {
     let b = body.value;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let (channel, secret) =
-        super::actions::create_channel(&mut tx, &auth.actor, &b.name, &b.kind, &b.url, b.events)
-            .await?;
+    let (channel, secret) = super::actions::create_channel(
+        &mut tx,
+        &auth.actor,
+        &b.name,
+        &b.kind,
+        &b.url,
+        b.events,
+        &state.config.webhook_allow,
+    )
+    .await?;
     tx.commit().await?;
     Ok((
         StatusCode::CREATED,
@@ -228,9 +235,19 @@ pub async fn add_method(
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let b = body?.value;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let (method, secret) =
-        super::actions::add_method(&mut tx, &auth.actor, person, &b.kind, &b.label, &b.address)
-            .await?;
+    let draft = super::actions::MethodDraft {
+        kind: &b.kind,
+        label: &b.label,
+        address: &b.address,
+    };
+    let (method, secret) = super::actions::add_method(
+        &mut tx,
+        &auth.actor,
+        person,
+        &draft,
+        &state.config.webhook_allow,
+    )
+    .await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(CreatedMethod { method, secret })).into_response())
 }

@@ -79,6 +79,7 @@ pub async fn create(
         &form.kind,
         &form.url,
         None,
+        &state.config.webhook_allow,
     )
     .await
     {
@@ -178,9 +179,12 @@ pub async fn change_paging(
             &mut tx,
             &auth.actor,
             me,
-            &form.kind,
-            &form.label,
-            &form.address,
+            &actions::MethodDraft {
+                kind: &form.kind,
+                label: &form.label,
+                address: &form.address,
+            },
+            &state.config.webhook_allow,
         )
         .await
         .map(|(m, secret)| secret.map(|s| (m.label, s))),

@@ -36,6 +36,9 @@ pub struct SenderConfig {
     pub mail_from: String,
     /// Messages sent at once.
     pub concurrency: usize,
+    /// Internal places webhooks may reach (`QUELL_WEBHOOK_ALLOW`); others inside the network
+    /// are refused.
+    pub allow: crate::egress::Allow,
 }
 
 impl Default for SenderConfig {
@@ -51,17 +54,82 @@ impl Default for SenderConfig {
             smtp_url: None,
             mail_from: "Quell <quell@localhost>".to_owned(),
             concurrency: 16,
+            allow: Default::default(),
         }
     }
 }
 
-pub fn http_client(timeout: Duration) -> reqwest::Client {
+/// The HTTP client webhooks go through: no redirects (a redirect could point anywhere), and
+/// host names resolved through [`Guarded`], so a name that resolves inside the network is
+/// refused at the moment of sending, and the connection goes to an address that was checked.
+pub fn http_client(timeout: Duration, allow: &crate::egress::Allow) -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(timeout)
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(std::sync::Arc::new(Guarded {
+            allow: allow.clone(),
+        }))
         .build()
         .expect("an HTTP client")
 }
+
+/// Resolves a webhook's host and keeps only the addresses it may reach.
+struct Guarded {
+    allow: crate::egress::Allow,
+}
+
+/// A host that resolved only to addresses inside the network.
+#[derive(Debug)]
+struct Inside;
+
+impl std::fmt::Display for Inside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the host resolves inside this network")
+    }
+}
+
+impl std::error::Error for Inside {}
+
+impl reqwest::dns::Resolve for Guarded {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow = self.allow.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let kept: Vec<std::net::SocketAddr> = found
+                .into_iter()
+                .filter(|a| allow.may_reach(&host, a.ip()))
+                .collect();
+            if kept.is_empty() {
+                return Err(Box::new(Inside) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// What went wrong with a webhook, for everyone who reads the delivery: the kind of failure,
+/// never the address (a Slack webhook's URL is its secret).
+fn failure(e: &reqwest::Error) -> String {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<Inside>() {
+            return INSIDE.into();
+        }
+        source = s.source();
+    }
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connect() {
+        "could not connect (no such host, or the connection was refused)".into()
+    } else {
+        "the request failed before an answer came".into()
+    }
+}
+
+const INSIDE: &str =
+    "refused: the address is inside this network (an admin can allow it with QUELL_WEBHOOK_ALLOW)";
 
 /// The message as sent: links made absolute, the acknowledge link spelled out.
 fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
@@ -136,6 +204,7 @@ async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Res
                 .collect::<String>();
             return send_email(cfg, to, &subject, text).await;
         }
+        _ if crate::egress::refusal(&n.url, &cfg.allow).is_some() => return Err(INSIDE.into()),
         "slack" => http.post(&n.url).json(&json!({ "text": text })),
         _ => {
             let body = payload.to_string();
@@ -159,11 +228,7 @@ async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Res
     match request.send().await {
         Ok(res) if res.status().is_success() => Ok(()),
         Ok(res) => Err(format!("HTTP {}", res.status().as_u16())),
-        Err(e) => Err(if e.is_timeout() {
-            "timed out".into()
-        } else {
-            format!("unreachable: {e}")
-        }),
+        Err(e) => Err(failure(&e)),
     }
 }
 
@@ -275,7 +340,7 @@ const POLL: Duration = Duration::from_secs(5);
 /// The sender loop of one replica: deliver what is due, then sleep until the next message is
 /// due, a transaction queues one (`quell_outbox`), or the poll interval passes.
 pub async fn run(pool: PgPool, cfg: SenderConfig) {
-    let http = http_client(cfg.timeout);
+    let http = http_client(cfg.timeout, &cfg.allow);
     let mut waker = Waker::listen(&pool, db::OUTBOX_CHANNEL).await;
     loop {
         match deliver_once(&pool, &http, &cfg).await {

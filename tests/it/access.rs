@@ -1300,6 +1300,7 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             trust_forwarded_for: false,
             oidc: None,
             git_roots: vec![],
+            webhook_allow: Default::default(),
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),

@@ -1005,6 +1005,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             trust_forwarded_for: true,
             oidc: None,
             git_roots: vec![],
+            webhook_allow: Default::default(),
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),

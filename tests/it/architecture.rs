@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "telemetry",
             "domain",
+            "egress",
             "engine",
             "state",
             "transaction",

@@ -31,6 +31,7 @@ async fn serve(pool: PgPool) -> String {
             trust_forwarded_for: false,
             oidc: None,
             git_roots: vec![],
+            webhook_allow: Default::default(),
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),

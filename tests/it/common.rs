@@ -96,18 +96,23 @@ impl TestApp {
 
     /// An app offering single sign-on with `oidc`.
     pub async fn with_oidc(pool: PgPool, oidc: Option<quell::state::OidcSettings>) -> Self {
-        let state = AppState::new(
-            pool.clone(),
-            AppConfig {
-                base_url: "http://quell.test".into(),
-                trust_forwarded_for: true,
-                oidc,
-                git_roots: vec![git_root()],
-                live: Default::default(),
-                request_timeout: std::time::Duration::from_secs(30),
-                bodies: Default::default(),
-            },
-        );
+        Self::with(pool, |c| c.oidc = oidc).await
+    }
+
+    /// An app whose configuration `change` alters from the tests' usual one.
+    pub async fn with(pool: PgPool, change: impl FnOnce(&mut AppConfig)) -> Self {
+        let mut config = AppConfig {
+            base_url: "http://quell.test".into(),
+            trust_forwarded_for: true,
+            oidc: None,
+            git_roots: vec![git_root()],
+            webhook_allow: loopback_allowed(),
+            live: Default::default(),
+            request_timeout: std::time::Duration::from_secs(30),
+            bodies: Default::default(),
+        };
+        change(&mut config);
+        let state = AppState::new(pool.clone(), config);
         let mut app = Self {
             router: quell::app(state),
             pool,
@@ -377,6 +382,11 @@ impl TestApp {
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
         r.json()["items"].as_array().unwrap().clone()
     }
+}
+
+/// What the tests let webhooks reach: this machine, where their listeners run.
+pub fn loopback_allowed() -> quell::egress::Allow {
+    quell::egress::Allow::parse("127.0.0.1,::1,localhost").unwrap()
 }
 
 /// A time `minutes` before now (whole seconds), as RFC 3339.
@@ -732,6 +742,7 @@ impl TestApp {
                 trust_forwarded_for: true,
                 oidc: None,
                 git_roots: vec![],
+                webhook_allow: loopback_allowed(),
                 live,
                 request_timeout: std::time::Duration::from_secs(30),
                 bodies: Default::default(),

@@ -1368,6 +1368,7 @@ async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
             trust_forwarded_for: false,
             oidc: None,
             git_roots: vec![],
+            webhook_allow: Default::default(),
             live: Default::default(),
             request_timeout: Duration::from_secs(30),
             bodies: Default::default(),
@@ -1446,6 +1447,7 @@ async fn large_bodies_wait_for_room_and_a_stalled_one_cannot_keep_it(pool: PgPoo
             trust_forwarded_for: false,
             oidc: None,
             git_roots: vec![],
+            webhook_allow: Default::default(),
             live: Default::default(),
             request_timeout: Duration::from_secs(30),
             bodies: quell::state::BodySettings {

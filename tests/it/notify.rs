@@ -46,6 +46,7 @@ fn fast() -> SenderConfig {
         base_delay_secs: 0.0,
         max_delay_secs: 0.0,
         max_attempts: 3,
+        allow: common::loopback_allowed(),
         ..Default::default()
     }
 }
@@ -82,9 +83,13 @@ async fn a_breach_reaches_a_signed_webhook_and_a_slack_channel(pool: PgPool) {
     let key = app.incident(json!({"title": "Card payments failing", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
     assert_eq!(fire_due(&app.pool, 100).await.unwrap(), 1);
     assert_eq!(
-        deliver_once(&app.pool, &http_client(fast().timeout), &fast())
-            .await
-            .unwrap(),
+        deliver_once(
+            &app.pool,
+            &http_client(fast().timeout, &fast().allow),
+            &fast()
+        )
+        .await
+        .unwrap(),
         2
     );
 
@@ -138,7 +143,7 @@ async fn a_failing_endpoint_is_retried_and_then_marked_failed(pool: PgPool) {
     channel(&app, "flaky", "webhook", &url).await;
     let key = app.incident(json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
     fire_due(&app.pool, 100).await.unwrap();
-    let http = http_client(fast().timeout);
+    let http = http_client(fast().timeout, &fast().allow);
     for _ in 0..5 {
         deliver_once(&app.pool, &http, &fast()).await.unwrap();
     }
@@ -175,7 +180,7 @@ async fn a_recovering_endpoint_gets_the_message_on_a_retry(pool: PgPool) {
     channel(&app, "recovering", "webhook", &url).await;
     let key = app.incident(json!({"title": "x", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)})).await;
     fire_due(&app.pool, 100).await.unwrap();
-    let http = http_client(fast().timeout);
+    let http = http_client(fast().timeout, &fast().allow);
     deliver_once(&app.pool, &http, &fast()).await.unwrap();
     *hook.status.lock().unwrap() = StatusCode::OK;
     deliver_once(&app.pool, &http, &fast()).await.unwrap();
@@ -217,9 +222,13 @@ async fn a_stalled_sender_past_its_lease_is_fenced_off(pool: PgPool) {
         ..fast()
     };
     assert_eq!(
-        deliver_once(&app.pool, &http_client(lapsed.timeout), &lapsed)
-            .await
-            .unwrap(),
+        deliver_once(
+            &app.pool,
+            &http_client(lapsed.timeout, &lapsed.allow),
+            &lapsed
+        )
+        .await
+        .unwrap(),
         1
     );
     assert!(hook.got.lock().unwrap().is_empty(), "nothing was sent");
@@ -271,7 +280,7 @@ async fn three_engines_and_senders_deliver_every_breach_of_a_thousand_at_least_o
         .map(|_| {
             let pool = app.pool.clone();
             tokio::spawn(async move {
-                let http = http_client(fast().timeout);
+                let http = http_client(fast().timeout, &fast().allow);
                 let cfg = SenderConfig {
                     batch: 40,
                     ..fast()

@@ -45,12 +45,13 @@ fn sender(smtp: Option<String>) -> SenderConfig {
         base_url: "http://quell.test".into(),
         smtp_url: smtp,
         mail_from: "Quell <quell@quell.test>".into(),
+        allow: crate::common::loopback_allowed(),
         ..Default::default()
     }
 }
 
 async fn deliver(app: &TestApp, cfg: &SenderConfig) -> usize {
-    deliver_once(&app.pool, &http_client(cfg.timeout), cfg)
+    deliver_once(&app.pool, &http_client(cfg.timeout, &cfg.allow), cfg)
         .await
         .unwrap()
 }

@@ -360,3 +360,173 @@ async fn live_stream_slots_end_with_their_streams_however_the_request_ends(pool:
     let s = common::open_stream(&app.router, &again, "/incidents/events", &[]).await;
     assert_eq!(s.status, StatusCode::OK);
 }
+
+/// A listener on loopback that counts the connections made to it.
+async fn counting_listener() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(socket);
+        }
+    });
+    (port, hits)
+}
+
+/// F5 and F6: any person could aim a webhook contact method at loopback, the metadata address
+/// or a private range, and Quell posted signed pages there and told viewers what answered; and
+/// a failed delivery's error carried the full URL (a Slack webhook's URL is its secret) to
+/// every viewer of the incident.
+#[sqlx::test]
+async fn webhooks_inside_the_network_are_refused_and_failures_never_name_the_address(pool: PgPool) {
+    let app = TestApp::with(pool.clone(), |c| c.webhook_allow = Default::default()).await;
+    let (port, hits) = counting_listener().await;
+    let rita = app.account("rita@example.com", "responder").await;
+    let viewer = app.account("vic@example.com", "viewer").await;
+    // Saved: refused, naming the field, for every spelling of an inside address.
+    for (who, handle) in [(&rita, "rita"), (&viewer, "vic")] {
+        for url in [
+            format!("http://127.0.0.1:{port}/"),
+            "http://169.254.169.254/latest/meta-data/".into(),
+            "http://10.1.2.3/hook".into(),
+            "http://192.168.0.10/hook".into(),
+            format!("http://0:{port}/"),
+            format!("http://2130706433:{port}/"),
+            format!("http://[::1]:{port}/"),
+            format!("http://localhost:{port}/"),
+        ] {
+            let r = app
+                .call_as(
+                    who,
+                    Method::POST,
+                    &format!("/api/v1/people/{handle}/contact-methods"),
+                    &[],
+                    Some(&json!({"kind": "webhook", "label": "mine", "address": url}).to_string()),
+                )
+                .await;
+            assert_eq!(
+                r.status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{url}: {}",
+                r.text
+            );
+            assert_eq!(r.field(), "address", "{url}");
+            assert!(r.text.contains("QUELL_WEBHOOK_ALLOW"), "{url}: {}", r.text);
+        }
+    }
+    // Methods saved before the rule (or whose name resolves inside now) are refused when sent:
+    // a local name, and this machine's own name, which resolves to one of its addresses.
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty());
+    let mut inside = vec![format!("http://localhost:{port}/hook")];
+    if let Some(h) = &host
+        && let Ok(addrs) = tokio::net::lookup_host((h.as_str(), port)).await
+        && addrs
+            .into_iter()
+            .all(|a| quell::egress::is_internal(a.ip()))
+    {
+        inside.push(format!("http://{h}:{port}/hook"));
+    }
+    let secret_url = "https://hooks.slack.invalid/services/T0001/B0001/SeCrEtToKeN";
+    for (n, url) in inside.iter().chain([&secret_url.to_owned()]).enumerate() {
+        let kind = if url == secret_url {
+            "slack"
+        } else {
+            "webhook"
+        };
+        sqlx::query(
+            "insert into contact_methods (person_id, kind, label, address)
+             select id, $1, $2, $3 from people where email = 'rita@example.com'",
+        )
+        .bind(kind)
+        .bind(format!("method {n}"))
+        .bind(url)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    app.service("payments").await;
+    let r = app
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Rita", "steps": [{"targets": [{"person": "rita"}], "delay_minutes": 5}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/services/payments/escalation-policy",
+            &[],
+            Some(&json!({"escalation_policy": "Rita"}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let key = app
+        .incident(json!({"title": "Card failures", "severity": "Sev2", "service": "payments"}))
+        .await;
+    quell::paging::escalator::fire_due(&pool, 50).await.unwrap();
+    let cfg = quell::notify::sender::SenderConfig {
+        max_attempts: 1,
+        timeout: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let http = quell::notify::sender::http_client(cfg.timeout, &cfg.allow);
+    quell::notify::sender::deliver_once(&pool, &http, &cfg)
+        .await
+        .unwrap();
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing reached the listener on loopback"
+    );
+    let r = app
+        .call_as(
+            &viewer,
+            Method::GET,
+            &format!("/api/v1/incidents/{key}/notifications"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let items = r.json()["items"].as_array().unwrap().clone();
+    let failed: Vec<&str> = items
+        .iter()
+        .filter(|d| d["state"] == "failed")
+        .map(|d| d["last_error"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(failed.len(), inside.len() + 1, "{items:?}");
+    assert_eq!(
+        failed
+            .iter()
+            .filter(|e| e.starts_with("refused: the address is inside this network"))
+            .count(),
+        inside.len(),
+        "{failed:?}"
+    );
+    let page = app
+        .call_as(
+            &viewer,
+            Method::GET,
+            &format!("/incidents/{key}"),
+            &[],
+            None,
+        )
+        .await;
+    for what in [r.text.as_str(), page.text.as_str()] {
+        for secret in [
+            "SeCrEtToKeN",
+            "hooks.slack.invalid",
+            "localhost:",
+            &port.to_string(),
+        ] {
+            assert!(!what.contains(secret), "a viewer reads {secret:?}");
+        }
+    }
+}

@@ -27,11 +27,23 @@ pub async fn ack_key(conn: &mut PgConnection) -> AppResult<Vec<u8>> {
 async fn checked(conn: &mut PgConnection, d: &PolicyDraft) -> AppResult<PolicyDraft> {
     let d = d.checked()?;
     let people = crate::people::db::list(&mut *conn).await?;
+    let ids: Vec<i64> = people.iter().map(|p| p.id).collect();
+    let acting = crate::people::db::can_acknowledge(&mut *conn, &ids).await?;
     let schedules = crate::oncall::db::list(&mut *conn, None).await?;
     let channels = crate::notify::db::channels(&mut *conn).await?;
     for (field, target) in d.targets() {
         let known = match target {
-            Target::Person(h) => people.iter().any(|p| &p.handle == h),
+            Target::Person(h) => match people.iter().find(|p| &p.handle == h) {
+                Some(p) if !acting.contains(&p.id) => {
+                    return Err(AppError::invalid(
+                        &field,
+                        format!(
+                            "{h} cannot acknowledge (a viewer, or disabled); page someone who can"
+                        ),
+                    ));
+                }
+                found => found.is_some(),
+            },
             Target::Schedule(n) => schedules.iter().any(|s| &s.name == n),
             Target::Channel(n) => channels.iter().any(|c| &c.name == n),
         };
@@ -222,6 +234,17 @@ pub async fn check_link(
         return Err(AppError::Gone(
             "This acknowledge link has expired; sign in to acknowledge.".into(),
         ));
+    }
+    // The link acts with the rights its person has now, not when it was sent.
+    if crate::people::db::can_acknowledge(&mut *conn, &[link.person_id])
+        .await?
+        .is_empty()
+    {
+        return Err(AppError::Forbidden(format!(
+            "This acknowledge link no longer works: {} cannot acknowledge incidents now (the \
+             account is disabled or may only read).",
+            link.person
+        )));
     }
     Ok((nonce, link))
 }

@@ -34,12 +34,15 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     if due.is_empty() {
         return Ok(0);
     }
+    let people = crate::people::db::list(&mut *tx).await?;
+    let ids: Vec<i64> = people.iter().map(|p| p.id).collect();
     let world = World {
         key: ack_key(&mut tx).await?,
         now: crate::clock::now(&mut *tx).await?,
         schedules: crate::oncall::db::list(&mut *tx, None).await?,
         channels: crate::notify::db::channels(&mut *tx).await?,
-        people: crate::people::db::list(&mut *tx).await?,
+        acting: crate::people::db::can_acknowledge(&mut *tx, &ids).await?,
+        people,
     };
     for d in &due {
         fire(&mut tx, &world, d).await?;
@@ -56,6 +59,8 @@ struct World {
     schedules: Vec<crate::oncall::db::StoredSchedule>,
     channels: Vec<crate::notify::db::Channel>,
     people: Vec<crate::people::db::Person>,
+    /// Those of `people` who may acknowledge now: nobody else is paged.
+    acting: std::collections::HashSet<i64>,
 }
 
 struct Incident {
@@ -156,7 +161,8 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
 }
 
 /// Pages everyone `targets` names now; returns what the timeline keeps of it: who was paged and
-/// how, which channels were told, who could not be reached, which schedules had nobody.
+/// how, which channels were told, who could not be reached, who was not paged because they
+/// cannot acknowledge now, which schedules had nobody.
 async fn page_targets(
     conn: &mut PgConnection,
     world: &World,
@@ -199,6 +205,7 @@ async fn page_targets(
     }
     let mut people = Vec::new();
     let mut unreachable = Vec::new();
+    let mut cannot_act = Vec::new();
     let mut seen = Vec::new();
     for (handle, via_schedule) in handles {
         let Some(person) = world.people.iter().find(|p| p.handle == handle) else {
@@ -209,6 +216,11 @@ async fn page_targets(
             continue;
         }
         seen.push(person.id);
+        if !world.acting.contains(&person.id) {
+            // Disabled, or a viewer: a page they could not act on would only mislead.
+            cannot_act.push(json!({ "name": person.name }));
+            continue;
+        }
         let nonce = Uuid::new_v4();
         db::insert_link(
             &mut *conn,
@@ -245,6 +257,7 @@ async fn page_targets(
         "people": people,
         "channels": channels,
         "unreachable": unreachable,
+        "cannot_act": cannot_act,
         "empty_schedules": empty_schedules,
     }))
 }

@@ -49,6 +49,23 @@ pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Person>> {
     .await?)
 }
 
+/// Of `ids`, the people who may acknowledge an incident now: enabled, and more than viewers.
+/// Who is paged and whose acknowledge link works follow it.
+pub async fn can_acknowledge(
+    e: impl PgExecutor<'_>,
+    ids: &[i64],
+) -> AppResult<std::collections::HashSet<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select id from people
+           where id = any($1) and disabled_at is null and role <> 'viewer'"#,
+        ids
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .collect())
+}
+
 /// Finds a person by handle or email (case-insensitive for email).
 pub async fn find(e: impl PgExecutor<'_>, handle_or_email: &str) -> AppResult<Option<Person>> {
     Ok(sqlx::query_as!(

@@ -319,6 +319,13 @@ fn paged_headline(details: &Value) -> String {
             unreachable.join(", ")
         ));
     }
+    let cannot_act = names("cannot_act");
+    if !cannot_act.is_empty() {
+        s.push_str(&format!(
+            "; not paged: {} (cannot acknowledge: disabled, or a viewer)",
+            cannot_act.join(", ")
+        ));
+    }
     let empty = names("empty_schedules");
     if !empty.is_empty() {
         s.push_str(&format!("; nobody on call in {}", empty.join(", ")));

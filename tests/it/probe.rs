@@ -530,3 +530,135 @@ async fn webhooks_inside_the_network_are_refused_and_failures_never_name_the_add
         }
     }
 }
+
+/// The account id of the person with `email`.
+async fn account_id(pool: &PgPool, email: &str) -> i64 {
+    sqlx::query_scalar("select id from people where email = $1")
+        .bind(email)
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// F7: a viewer named in a policy acknowledged through their link, and a disabled account was
+/// still paged and its link acknowledged as that person.
+#[sqlx::test]
+async fn acknowledge_links_act_only_with_the_rights_their_person_has_now(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.account("rita@example.com", "responder").await;
+    app.account("sam@example.com", "responder").await;
+    app.account("vic@example.com", "viewer").await;
+    for handle in ["rita", "sam"] {
+        let r = app
+            .post(
+                &format!("/api/v1/people/{handle}/contact-methods"),
+                json!({"kind": "email", "label": "work", "address": format!("{handle}@example.com")}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    // A policy refuses a target who could not acknowledge.
+    let r = app
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Viewers", "steps": [{"targets": [{"person": "vic"}], "delay_minutes": 5}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.field().starts_with("steps[0].targets"), "{}", r.text);
+    assert!(r.text.contains("cannot acknowledge"), "{}", r.text);
+    app.service("payments").await;
+    let r = app
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Both", "steps": [{"targets": [{"person": "rita"}, {"person": "sam"}], "delay_minutes": 5}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/services/payments/escalation-policy",
+            &[],
+            Some(&json!({"escalation_policy": "Both"}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let first = app
+        .incident(json!({"title": "Card failures", "severity": "Sev2", "service": "payments"}))
+        .await;
+    quell::paging::escalator::fire_due(&pool, 50).await.unwrap();
+    let link = |email: &'static str, key: String| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, String>(
+                "select n.payload->>'ack_path' from notifications n join people p on p.id = n.person_id
+                 where p.email = $1 and n.payload->'incident'->>'key' = $2",
+            )
+            .bind(email)
+            .bind(key)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let (rita_link, sam_link) = (
+        link("rita@example.com", first.clone()).await,
+        link("sam@example.com", first.clone()).await,
+    );
+    // Since the page went out, rita may only read and sam was disabled.
+    let rita = account_id(&pool, "rita@example.com").await;
+    let sam = account_id(&pool, "sam@example.com").await;
+    for (id, change) in [
+        (rita, json!({"role": "viewer"})),
+        (sam, json!({"disabled": true})),
+    ] {
+        let r = app
+            .call(
+                Method::PATCH,
+                &format!("/api/v1/users/{id}"),
+                &[],
+                Some(&change.to_string()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let nobody = common::Creds::default();
+    for path in [&rita_link, &sam_link] {
+        let shown = app.call_as(&nobody, Method::GET, path, &[], None).await;
+        assert_eq!(shown.status, StatusCode::FORBIDDEN, "{}", shown.text);
+        assert!(shown.text.contains("no longer works"), "{}", shown.text);
+        let used = app.form_raw(&nobody, path, String::new(), &[]).await;
+        assert_eq!(used.status, StatusCode::FORBIDDEN, "{}", used.text);
+    }
+    assert_eq!(
+        app.incident_json(&first).await["status"],
+        "triggered",
+        "nobody acknowledged it"
+    );
+    // Neither is paged again: the next incident's step finds nobody who can act.
+    let second = app
+        .incident(json!({"title": "More card failures", "severity": "Sev2", "service": "payments"}))
+        .await;
+    quell::paging::escalator::fire_due(&pool, 50).await.unwrap();
+    let pages: i64 = sqlx::query_scalar(
+        "select count(*) from notifications where payload->'incident'->>'key' = $1",
+    )
+    .bind(&second)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(pages, 0, "no page to a viewer or a disabled account");
+    let paged: Vec<String> = app
+        .timeline(&second)
+        .await
+        .iter()
+        .filter(|e| e["kind"] == "paged")
+        .map(|e| e["headline"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(paged.len(), 1, "{paged:?}");
+    assert!(
+        paged[0].contains("not paged:") && paged[0].contains("cannot acknowledge"),
+        "{paged:?}"
+    );
+}

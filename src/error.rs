@@ -50,8 +50,9 @@ pub enum AppError {
     PreconditionRequired,
     #[error("the Idempotency-Key was already used for a different request body")]
     IdempotencyKeyReused,
-    #[error("the body is larger than 1 MiB")]
-    TooLarge,
+    /// The body is over the route's limit, in MiB.
+    #[error("the body is larger than {limit_mib} MiB")]
+    TooLarge { limit_mib: usize },
     /// Too much at once: safe to retry after `retry_after` seconds. `doing` finishes the
     /// sentence "Quell is busy …".
     #[error("Quell is busy {doing}; retry in {retry_after} s")]
@@ -104,6 +105,11 @@ pub fn is_contention(err: &sqlx::Error) -> bool {
 pub const CONTENTION_RETRY_SECS: i64 = 1;
 
 impl AppError {
+    /// 413 for a body over the usual limit (`http::BODY_LIMIT`, 1 MiB).
+    pub fn too_large() -> Self {
+        Self::TooLarge { limit_mib: 1 }
+    }
+
     /// A change PostgreSQL broke off (see [`is_contention`]): safe to run again.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Database(e) if is_contention(e))
@@ -148,7 +154,7 @@ impl AppError {
             _ if self.unavailable() || self.is_retryable() => StatusCode::SERVICE_UNAVAILABLE,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Throttled(_) | Self::LimitReached(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
@@ -171,7 +177,7 @@ impl AppError {
             Self::Forbidden(_) => "forbidden",
             Self::Throttled(_) => "throttled",
             Self::LimitReached(_) => "limit_reached",
-            Self::TooLarge => "payload_too_large",
+            Self::TooLarge { .. } => "payload_too_large",
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
             Self::Stale { .. } => "stale_version",

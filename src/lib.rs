@@ -34,6 +34,7 @@ pub mod postmortems;
 pub mod related;
 pub mod reports;
 pub mod roles;
+pub mod room;
 pub mod router;
 pub mod routing;
 pub mod runbooks;

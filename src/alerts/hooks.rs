@@ -31,7 +31,7 @@ pub struct HookState {
 fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
     body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::TooLarge
+            AppError::too_large()
         } else {
             AppError::BadRequest {
                 code: "unreadable_body",
@@ -343,7 +343,7 @@ impl IntoResponse for PagerDutyRefusal {
 
 fn pagerduty_body(body: Result<Bytes, BytesRejection>) -> Result<Value, PagerDutyRefusal> {
     let bytes = body_of(body).map_err(|e| match e {
-        AppError::TooLarge => PagerDutyRefusal {
+        AppError::TooLarge { .. } => PagerDutyRefusal {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             ..PagerDutyRefusal::invalid("Request body is larger than 1 MiB", vec![])
         },

@@ -129,6 +129,17 @@ pub struct Parsed {
     tickets: Vec<Ticket>,
 }
 
+/// The most memory reading `upload` may take, for the room it waits for: its bytes, and what
+/// it may keep — a zip up to [`domain::MAX_KEPT`] of text whatever it unpacks to, other files
+/// no more than themselves.
+pub fn work_bytes(upload: &Upload) -> usize {
+    let bytes: usize = upload.files.iter().map(|(_, b)| b.len()).sum();
+    match upload.format {
+        Format::Slack => bytes + domain::MAX_KEPT,
+        _ => bytes * 2,
+    }
+}
+
 /// Reads an upload strictly; CPU-bound, so callers run it off the async threads. An error names
 /// the file, the row or message, and what is wrong.
 pub fn parse(upload: Upload) -> Result<Parsed, DomainError> {

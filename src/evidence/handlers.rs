@@ -13,6 +13,7 @@ use super::db::{self, Item, Row, RowFilter};
 use super::domain::{Evidence, UPLOAD_LIMIT};
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::bodies::Work;
 use crate::http::extract::{ApiJson, ApiQuery, parse_id, query_limit, query_text};
 use crate::incidents::db::get_named;
 use crate::state::AppState;
@@ -89,11 +90,14 @@ pub async fn read_upload(body: Body) -> AppResult<Vec<u8>> {
     axum::body::to_bytes(body, UPLOAD_LIMIT)
         .await
         .map(|b| b.to_vec())
-        .map_err(|_| AppError::TooLarge)
+        .map_err(|_| AppError::TooLarge {
+            limit_mib: UPLOAD_LIMIT / (1024 * 1024),
+        })
 }
 
-/// Parses an upload off the async threads.
-pub async fn parse(upload: Upload) -> AppResult<actions::Parsed> {
+/// Parses an upload off the async threads, once the request holds room for the work.
+pub async fn parse(upload: Upload, work: &Work) -> AppResult<actions::Parsed> {
+    work.need(actions::work_bytes(&upload)).await?;
     tokio::task::spawn_blocking(move || actions::parse(upload))
         .await
         .map_err(|e| AppError::Internal(format!("reading the upload stopped: {e}")))?
@@ -115,17 +119,21 @@ pub async fn upload(
     auth: Auth<Responder>,
     Path(key): Path<String>,
     ApiQuery(q): ApiQuery<UploadQuery>,
+    work: Work,
     body: Body,
 ) -> AppResult<(StatusCode, Json<ImportSummary>)> {
     let format = Format::parse(query_text(&q.format).as_deref().unwrap_or(""))?;
     get_named(&state.pool, &key).await?;
     let bytes = read_upload(body).await?;
     let name = query_text(&q.name).unwrap_or_else(|| "upload".into());
-    let parsed = parse(Upload {
-        format,
-        channel: query_text(&q.channel),
-        files: vec![(name, bytes)],
-    })
+    let parsed = parse(
+        Upload {
+            format,
+            channel: query_text(&q.channel),
+            files: vec![(name, bytes)],
+        },
+        &work,
+    )
     .await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;

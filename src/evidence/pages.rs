@@ -279,22 +279,27 @@ pub async fn upload(
     chrome: Chrome,
     auth: Auth<Responder>,
     Path(key): Path<String>,
+    work: crate::http::bodies::Work,
     form: PageUpload,
 ) -> PageResult<Response> {
     let incident = get_named(&state.pool, &key).await?;
     let held = async {
         let format = Format::parse(form.field("format"))?;
+        let channel = given(form.field("channel"));
         let files = form
             .files
-            .iter()
+            .into_iter()
             .filter(|(field, _, _)| field == "file")
-            .map(|(_, name, bytes)| (name.clone(), bytes.clone()))
+            .map(|(_, name, bytes)| (name, bytes))
             .collect();
-        let parsed = parse(Upload {
-            format,
-            channel: given(form.field("channel")),
-            files,
-        })
+        let parsed = parse(
+            Upload {
+                format,
+                channel,
+                files,
+            },
+            &work,
+        )
         .await?;
         let mut tx = crate::transaction::begin(&state.pool).await?;
         let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;

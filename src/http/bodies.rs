@@ -1,47 +1,39 @@
-//! How much memory request bodies may take at once. A body is read whole before it is parsed,
-//! and parsing multiplies it (a 1 MiB alert post becomes several MiB of JSON values, alerts and
-//! rows before it is stored), so two hundred clients each sending a large body at once would
-//! take gigabytes. Small bodies (up to [`SMALL`]) pass freely; a larger one first takes room
-//! from a budget in proportion to the size it declares, waits its turn (first come, first
-//! served) for at most [`Budget::wait`] and is otherwise answered 503 with `Retry-After`, and
-//! keeps its room until its answer is ready. A body that holds room must arrive within
+//! Room for request bodies before they are read (`crate::room`): a body up to [`SMALL`] passes
+//! freely; a larger one first takes room in proportion to the size it declares, waits its turn
+//! for at most the room's `wait` and is otherwise answered 503 with `Retry-After`, and keeps its
+//! room until its answer is ready. A body that holds room must arrive within
 //! [`Budget::read_within`], so a client that declares a large body and never sends it cannot
-//! hold the budget for long. The budget is this process's own: it bounds this replica's
-//! memory, which is all it is for.
+//! hold the room for long. Every request carries its [`Share`] of the room, which a handler
+//! whose work takes more than its body — unpacking and parsing an export — grows
+//! ([`Work`]), small body or not.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header;
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
 
 use super::BODY_LIMIT;
-use crate::error::AppError;
+use crate::error::{AppError, AppResult};
 use crate::http::page::PageError;
+use crate::room::{Room, Share};
 
 /// Bodies up to this size take no room: forms, API calls and ordinary alert posts.
 pub const SMALL: usize = 64 * 1024;
 
-/// Room is counted in KiB.
-const UNIT: usize = 1024;
-
 /// What a client is asked to wait before sending again.
 const RETRY_AFTER_SECS: i64 = 2;
 
-/// The room large bodies share in this process.
+/// The room bodies share, and how long one that holds room has to arrive.
 #[derive(Clone)]
 pub struct Budget {
-    room: Arc<Semaphore>,
-    units: usize,
-    /// How long a large body waits for room before it is turned away.
-    pub wait: Duration,
+    pub room: Room,
     /// How long a body that holds room has to arrive.
     pub read_within: Duration,
 }
@@ -49,20 +41,16 @@ pub struct Budget {
 impl Budget {
     /// Room for `bytes` of large bodies at once (at least one body of the largest size).
     pub fn new(bytes: usize, wait: Duration, read_within: Duration) -> Self {
-        let units = bytes.div_ceil(UNIT).max(1);
         Self {
-            room: Arc::new(Semaphore::new(units)),
-            units,
-            wait,
+            room: Room::new(bytes, wait),
             read_within,
         }
     }
 
-    /// The room a request's body takes, by what its headers declare: nothing for a small or
-    /// absent body, its length for a large one (at most the whole budget, so a body larger
-    /// than the budget still gets in alone), and the usual limit for one whose length is not
-    /// declared (chunked).
-    fn units_for(&self, req: &Request) -> usize {
+    /// The bytes a request's body takes room for, by what its headers declare: nothing for a
+    /// small or absent body, its length for a large one, and the usual limit for one whose
+    /// length is not declared (chunked).
+    fn bytes_for(req: &Request) -> usize {
         let headers = req.headers();
         let declared = headers
             .get(header::CONTENT_LENGTH)
@@ -73,36 +61,34 @@ impl Budget {
             None if headers.contains_key(header::TRANSFER_ENCODING) => BODY_LIMIT,
             None => 0,
         };
-        if bytes <= SMALL {
-            return 0;
-        }
-        bytes.div_ceil(UNIT).min(self.units)
+        if bytes <= SMALL { 0 } else { bytes }
+    }
+}
+
+fn overloaded(path: &str, doing: &'static str) -> Response {
+    let err = AppError::Overloaded {
+        doing,
+        retry_after: RETRY_AFTER_SECS,
+    };
+    if super::guard::answers_json(path) {
+        err.into_response()
+    } else {
+        PageError(err).into_response()
     }
 }
 
 /// The middleware: room for the body first, then the request.
-pub async fn admit(State(budget): State<Budget>, req: Request, next: Next) -> Response {
-    let units = budget.units_for(&req);
-    if units == 0 {
+pub async fn admit(State(budget): State<Budget>, mut req: Request, next: Next) -> Response {
+    let bytes = Budget::bytes_for(&req);
+    let share = budget.room.share();
+    req.extensions_mut().insert(share.clone());
+    if bytes == 0 {
         return next.run(req).await;
     }
-    let room = budget.room.clone();
-    let wanted = u32::try_from(units).unwrap_or(u32::MAX);
-    let permit = match tokio::time::timeout(budget.wait, room.acquire_many_owned(wanted)).await {
-        Ok(Ok(permit)) => permit,
-        // Timed out (or, never, closed): the body was not read, so nothing was changed.
-        _ => {
-            let err = AppError::Overloaded {
-                doing: "reading other large request bodies",
-                retry_after: RETRY_AFTER_SECS,
-            };
-            return if super::guard::answers_json(req.uri().path()) {
-                err.into_response()
-            } else {
-                PageError(err).into_response()
-            };
-        }
-    };
+    if share.grow_to(bytes).await.is_err() {
+        // The body was not read, so nothing was changed.
+        return overloaded(req.uri().path(), "reading other large request bodies");
+    }
     let req = req.map(|body| {
         Body::new(Deadline {
             inner: body,
@@ -111,8 +97,37 @@ pub async fn admit(State(budget): State<Budget>, req: Request, next: Next) -> Re
         })
     });
     let response = next.run(req).await;
-    drop(permit);
+    drop(share);
     response
+}
+
+/// The request's share of the room, for a handler whose work needs more than its body.
+pub struct Work(Share);
+
+impl Work {
+    /// Holds room for `bytes` of work in all, or answers 503 with `Retry-After`.
+    pub async fn need(&self, bytes: usize) -> AppResult<()> {
+        self.0
+            .grow_to(bytes)
+            .await
+            .map_err(|_| AppError::Overloaded {
+                doing: "unpacking and reading other uploads",
+                retry_after: RETRY_AFTER_SECS,
+            })
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Work {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Share>()
+            .cloned()
+            .map(Work)
+            .ok_or_else(|| AppError::Internal("the room for bodies is not in place".into()))
+    }
 }
 
 /// A body that fails if it has not arrived in full by a deadline.
@@ -166,30 +181,27 @@ mod tests {
     }
 
     #[test]
-    fn only_large_bodies_take_room_and_never_more_than_all_of_it() {
-        let budget = Budget::new(4 * 1024 * 1024, Duration::ZERO, Duration::ZERO);
-        assert_eq!(budget.units_for(&request(&[])), 0, "no body");
+    fn only_large_bodies_take_room() {
+        assert_eq!(Budget::bytes_for(&request(&[])), 0, "no body");
         assert_eq!(
-            budget.units_for(&request(&[("content-length", "65536")])),
+            Budget::bytes_for(&request(&[("content-length", "65536")])),
             0
         );
         assert_eq!(
-            budget.units_for(&request(&[("content-length", "65537")])),
-            65
+            Budget::bytes_for(&request(&[("content-length", "65537")])),
+            65537
         );
         assert_eq!(
-            budget.units_for(&request(&[("content-length", "1048576")])),
-            1024
-        );
-        assert_eq!(
-            budget.units_for(&request(&[("content-length", "26000000")])),
-            4096,
-            "an upload larger than the budget takes all of it, and so still gets in alone"
-        );
-        assert_eq!(
-            budget.units_for(&request(&[("transfer-encoding", "chunked")])),
-            1024,
+            Budget::bytes_for(&request(&[("transfer-encoding", "chunked")])),
+            BODY_LIMIT,
             "an undeclared length counts as the usual limit"
+        );
+        let room = Room::new(4 * 1024 * 1024, Duration::ZERO);
+        assert_eq!(room.units_for(1_048_576), 1024);
+        assert_eq!(
+            room.units_for(26_000_000),
+            4096,
+            "an upload larger than the room takes all of it, and so still gets in alone"
         );
     }
 }

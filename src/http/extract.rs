@@ -45,7 +45,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
     Bytes::from_request(req, state).await.map_err(|e| {
         if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::TooLarge
+            AppError::too_large()
         } else {
             AppError::BadRequest {
                 code: "unreadable_body",
@@ -237,6 +237,8 @@ impl FromRequest<AppState> for PageUpload {
                 message,
             })
         };
+        // Uploads are the one kind of page form with files; their limit is the uploads' own.
+        let upload_mib = crate::http::UPLOAD_LIMIT.div_ceil(1024 * 1024);
         let mut multipart = axum::extract::Multipart::from_request(req, state)
             .await
             .map_err(|e| unreadable(e.body_text()))?;
@@ -249,7 +251,9 @@ impl FromRequest<AppState> for PageUpload {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
                 Err(e) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
-                    return Err(PageError(AppError::TooLarge));
+                    return Err(PageError(AppError::TooLarge {
+                        limit_mib: upload_mib,
+                    }));
                 }
                 Err(e) => return Err(unreadable(e.body_text())),
             };
@@ -257,7 +261,9 @@ impl FromRequest<AppState> for PageUpload {
             let file_name = field.file_name().map(str::to_owned);
             let bytes = field.bytes().await.map_err(|e| {
                 if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    PageError(AppError::TooLarge)
+                    PageError(AppError::TooLarge {
+                        limit_mib: upload_mib,
+                    })
                 } else {
                     unreadable(e.body_text())
                 }

@@ -21,6 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "egress",
             "engine",
             "state",
+            "room",
             "transaction",
         ],
     ),

@@ -750,3 +750,56 @@ impl TestApp {
         ))
     }
 }
+
+/// The test binary's allocator: the system's, counting what each thread holds, so a test can
+/// measure the memory a piece of work on its own thread takes (`held_peak`), undisturbed by the
+/// tests running beside it.
+pub struct Counting;
+
+thread_local! {
+    static HELD: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+    static PEAK: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    // During thread teardown the counters may be gone; nothing is counted then.
+    let _ = HELD.try_with(|h| {
+        let now = h.get() + delta;
+        h.set(now);
+        let _ = PEAK.try_with(|p| {
+            if now > p.get() {
+                p.set(now)
+            }
+        });
+    });
+}
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        count(-(layout.size() as isize));
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new: usize) -> *mut u8 {
+        count(new as isize - layout.size() as isize);
+        unsafe { std::alloc::System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Runs `work` on this thread and returns its result with the most memory it held at once
+/// beyond what the thread held before, in bytes.
+pub fn held_peak<T>(work: impl FnOnce() -> T) -> (T, usize) {
+    let base = HELD.with(|h| h.get());
+    PEAK.with(|p| p.set(base));
+    let out = work();
+    let peak = PEAK.with(|p| p.get());
+    (out, (peak - base).max(0) as usize)
+}

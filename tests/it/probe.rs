@@ -662,3 +662,125 @@ async fn acknowledge_links_act_only_with_the_rights_their_person_has_now(pool: P
         "{paged:?}"
     );
 }
+
+/// A zip of `files`, deflated.
+fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(1));
+    for (name, body) in files {
+        w.start_file(*name, deflated).unwrap();
+        w.write_all(body).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// `[0,0,…,0]` of about `bytes` bytes: each value two bytes of JSON, 32 as a `serde_json::Value`.
+fn zeros(bytes: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(bytes + 2);
+    v.push(b'[');
+    while v.len() < bytes {
+        v.extend_from_slice(b"0,");
+    }
+    v.extend_from_slice(b"0]");
+    v
+}
+
+fn refusal(e: quell::domain::DomainError) -> String {
+    match e {
+        quell::domain::DomainError::Invalid { message, .. } => message,
+        quell::domain::DomainError::Conflict(m) => m,
+    }
+}
+
+const MIB: usize = 1024 * 1024;
+
+/// F1: a 63 KB Slack export took about 0.9 GB: its files were parsed into `serde_json::Value`
+/// trees (about 32 bytes a value) before they were checked. Read a record at a time, a file
+/// that is not what the export writes is refused at its first wrong record, holding next to
+/// nothing, and what a real one keeps is bounded whatever it unpacks to.
+#[sqlx::test]
+async fn exports_that_unpack_to_millions_of_values_are_refused_holding_next_to_nothing(
+    pool: PgPool,
+) {
+    use quell::evidence::domain::{slack, tickets};
+    let day = zeros(64 * MIB);
+    let bomb = zip_of(&[("users.json", b"[]"), ("ops/2026-10-21.json", &day)]);
+    assert!(bomb.len() < 2 * MIB, "a small upload: {} bytes", bomb.len());
+    let (read, held) = common::held_peak(|| slack::read_zip(&bomb));
+    assert_eq!(
+        refusal(read.unwrap_err()),
+        "ops/2026-10-21.json, message 1: expected an object"
+    );
+    assert!(held < 4 * MIB, "reading it held {} MiB", held / MIB);
+    let users = zip_of(&[("users.json", &day), ("ops/2026-10-21.json", b"[]")]);
+    let (read, held) = common::held_peak(|| slack::read_zip(&users));
+    assert_eq!(
+        refusal(read.unwrap_err()),
+        "users.json, user 1: `id` is missing"
+    );
+    assert!(held < 4 * MIB, "reading users.json held {} MiB", held / MIB);
+    let json = zeros(24 * MIB);
+    for tracker in [tickets::Tracker::Linear, tickets::Tracker::Jira] {
+        let (read, held) = common::held_peak(|| tickets::read(tracker, &json));
+        assert!(
+            refusal(read.unwrap_err()).starts_with("[0]: "),
+            "{tracker:?}"
+        );
+        assert!(
+            held < MIB,
+            "{tracker:?}: reading it held {} MiB",
+            held / MIB
+        );
+    }
+    let depth = 100_000;
+    let nested = format!(
+        r#"{{"issues":[{{"key":"PAY-1","fields":{{"summary":"s","created":"2026-01-01T00:00:00Z","description":{}{}}}}}]}}"#,
+        r#"{"type":"doc","content":["#.repeat(depth),
+        "]}".repeat(depth)
+    );
+    let (read, held) =
+        common::held_peak(|| tickets::read(tickets::Tracker::Jira, nested.as_bytes()));
+    let why = refusal(read.unwrap_err());
+    assert!(why.contains("not valid JSON (recursion limit"), "{why}");
+    assert!(
+        held < MIB,
+        "a document nested 100 000 deep held {} MiB",
+        held / MIB
+    );
+    // A real export that holds too much text is refused before it is all kept.
+    let line = format!(
+        r#"{{"type":"message","user":"U1","text":"{}","ts":"1792620840.000200"}}"#,
+        "retry storm ".repeat(800)
+    );
+    let mut big = b"[".to_vec();
+    while big.len() < 40 * MIB {
+        big.extend_from_slice(line.as_bytes());
+        big.push(b',');
+    }
+    big.extend_from_slice(line.as_bytes());
+    big.push(b']');
+    let export = zip_of(&[("ops/2026-10-21.json", &big)]);
+    drop(big);
+    let (read, held) = common::held_peak(|| slack::read_zip(&export));
+    assert!(
+        refusal(read.unwrap_err()).contains("more than 32 MiB of text"),
+        "refused for what it keeps"
+    );
+    assert!(held < 40 * MIB, "reading it held {} MiB", held / MIB);
+    // Through the API, four at once: each refused, naming the file and the message.
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    let uri = format!("/api/v1/incidents/{key}/evidence/imports?format=slack&name=export.zip");
+    let posts = (0..4).map(|_| app.upload(&uri, bomb.clone()));
+    for r in futures_util::future::join_all(posts).await {
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+        assert!(
+            r.text.contains("message 1: expected an object"),
+            "{}",
+            r.text
+        );
+    }
+}

@@ -3,6 +3,7 @@
 //! workspace export in [`slack`], Linear and Jira exports in [`tickets`]).
 
 pub mod slack;
+pub mod stream;
 pub mod tickets;
 
 use chrono::{DateTime, Utc};
@@ -11,13 +12,57 @@ use serde::{Deserialize, Serialize};
 use crate::domain::DomainError;
 
 /// The largest file read: 25 MiB.
-pub const UPLOAD_LIMIT: usize = 25 * 1024 * 1024;
+pub const UPLOAD_LIMIT: usize = crate::http::UPLOAD_LIMIT;
 /// The most one upload may unpack to (a zip cannot expand past it): 200 MiB.
 pub const UNPACKED_LIMIT: u64 = 200 * 1024 * 1024;
 /// The most messages or tickets one import holds.
 pub const MAX_ROWS: usize = 100_000;
 /// The longest text an evidence item holds.
 pub const MAX_TEXT: usize = 50_000;
+/// The most text one import keeps, all its messages or tickets together: 32 MiB.
+pub const MAX_KEPT: usize = 32 * 1024 * 1024;
+
+/// What an import has kept so far, against [`MAX_KEPT`].
+#[derive(Debug, Default)]
+pub struct Kept(usize);
+
+impl Kept {
+    /// Counts `bytes` more, or refuses once the import would keep more than [`MAX_KEPT`].
+    pub fn take(&mut self, bytes: usize) -> Result<(), DomainError> {
+        self.0 += bytes;
+        if self.0 > MAX_KEPT {
+            return Err(DomainError::invalid(
+                "file",
+                format!(
+                    "the export holds more than {} MiB of text; export a shorter period, or fewer channels or tickets",
+                    MAX_KEPT / (1024 * 1024)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Text from a file as it is kept: at most `max` characters, without the NULs PostgreSQL
+/// cannot store (they carry nothing a reader would miss).
+pub fn clean(text: &str, max: usize) -> String {
+    // Sized exactly: an import keeps up to 32 MiB of these, and a string grown a character at
+    // a time holds up to twice its length.
+    let end = text.char_indices().nth(max).map_or(text.len(), |(i, _)| i);
+    let kept = &text[..end];
+    if kept.contains(crate::domain::UNSTORABLE) {
+        kept.replace(crate::domain::UNSTORABLE, "")
+    } else {
+        kept.to_owned()
+    }
+}
+
+/// Whether a time read from a file is one worth keeping (and one PostgreSQL can store, which
+/// stops at 4713 BC): the years 1900 to 9999.
+pub fn storable_time(t: &DateTime<Utc>) -> bool {
+    use chrono::Datelike;
+    (1900..=9999).contains(&t.year())
+}
 
 /// What an evidence item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

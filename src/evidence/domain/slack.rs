@@ -3,13 +3,15 @@
 //! files on their own. Parsing is strict: a file that is not what Slack writes is refused with
 //! its name, the message's position and what is wrong, and nothing is kept.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::Read;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use serde_json::Value;
+use serde::Deserialize;
 
-use super::{MAX_ROWS, Message, UNPACKED_LIMIT};
+use super::stream::{Field, Item, each_in};
+use super::{Kept, MAX_ROWS, Message, UNPACKED_LIMIT};
 use crate::domain::DomainError;
 
 fn bad(message: impl Into<String>) -> DomainError {
@@ -31,13 +33,130 @@ const SKIPPED: &[&str] = &[
     "unpinned_item",
 ];
 
+/// The most people `users.json` may name.
+const MAX_USERS: usize = 200_000;
+
 /// `YYYY-MM-DD.json`, the name of a day's messages.
 fn is_day_file(name: &str) -> bool {
     name.strip_suffix(".json")
         .is_some_and(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").is_ok())
 }
 
-/// Every message of a workspace export zip, each channel's in time order.
+/// A profile's names, as messages and `users.json` carry them.
+#[derive(Debug, Default, Deserialize)]
+struct Profile {
+    #[serde(default)]
+    display_name: Field,
+    #[serde(default)]
+    real_name: Field,
+}
+
+impl Profile {
+    /// The name people know them by, if the profile gives one.
+    fn name(&self) -> Option<&str> {
+        [&self.display_name, &self.real_name]
+            .into_iter()
+            .filter_map(Field::text)
+            .find(|s| !s.trim().is_empty())
+    }
+}
+
+fn profile_name(p: &Item<Profile>) -> Option<&str> {
+    match p {
+        Item::Object(p) => p.name(),
+        Item::Other => None,
+    }
+}
+
+/// A message of a day file: the fields read; the rest is skipped unread.
+#[derive(Debug, Deserialize)]
+struct RawMessage {
+    #[serde(default, rename = "type")]
+    kind: Field,
+    #[serde(default)]
+    subtype: Field,
+    #[serde(default)]
+    ts: Field,
+    #[serde(default)]
+    text: Field,
+    #[serde(default)]
+    user: Field,
+    #[serde(default)]
+    username: Field,
+    #[serde(default)]
+    bot_id: Field,
+    #[serde(default)]
+    user_profile: Item<Profile>,
+}
+
+/// A person of `users.json`.
+#[derive(Debug, Deserialize)]
+struct RawUser {
+    #[serde(default)]
+    id: Field,
+    #[serde(default)]
+    name: Field,
+    #[serde(default)]
+    real_name: Field,
+    #[serde(default)]
+    profile: Item<Profile>,
+}
+
+/// A zip entry read through the archive's unpacking budget: past it, reading fails and
+/// `over` says why.
+struct Unpacked<'a, R> {
+    inner: R,
+    left: &'a Cell<u64>,
+    over: &'a Cell<bool>,
+}
+
+impl<R: Read> Read for Unpacked<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        match self.left.get().checked_sub(n as u64) {
+            Some(left) => {
+                self.left.set(left);
+                Ok(n)
+            }
+            None => {
+                self.over.set(true);
+                Err(std::io::Error::other("the archive unpacks past its limit"))
+            }
+        }
+    }
+}
+
+fn too_large() -> DomainError {
+    bad(format!(
+        "the archive unpacks to more than {} MiB",
+        UNPACKED_LIMIT / (1024 * 1024)
+    ))
+}
+
+/// File `i` of the archive, unpacked as it is read, within what is `left` of the budget.
+fn open<'a>(
+    zip: &'a mut zip::ZipArchive<std::io::Cursor<&[u8]>>,
+    i: usize,
+    name: &str,
+    left: &'a Cell<u64>,
+    over: &'a Cell<bool>,
+) -> Result<impl Read + 'a, DomainError> {
+    let entry = zip
+        .by_index(i)
+        .map_err(|e| bad(format!("{name} cannot be unpacked ({e})")))?;
+    if entry.size() > left.get() {
+        return Err(too_large());
+    }
+    Ok(std::io::BufReader::new(Unpacked {
+        inner: entry,
+        left,
+        over,
+    }))
+}
+
+/// Every message of a workspace export zip, each channel's in time order. Each file is read
+/// straight out of the archive, a message at a time: nothing is unpacked whole, and what is
+/// kept is bounded ([`Kept`]) whatever the archive unpacks to.
 pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| {
         bad(format!(
@@ -50,11 +169,11 @@ pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
             zip.len()
         )));
     }
-    let mut budget = UNPACKED_LIMIT;
-    let mut users = HashMap::new();
-    let mut days: Vec<(String, String, Vec<u8>)> = Vec::new();
+    // Which files to read: users.json, and the day files of each channel.
+    let mut users_at = None;
+    let mut days: Vec<(usize, String, String)> = Vec::new();
     for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| {
+        let entry = zip.by_index_raw(i).map_err(|e| {
             bad(format!(
                 "file {} of the archive cannot be read ({e})",
                 i + 1
@@ -76,39 +195,15 @@ pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
             continue;
         }
         let parts: Vec<&str> = name.split('/').collect();
-        let wanted = match parts.as_slice() {
-            ["users.json"] => true,
-            [channel, day] => is_day_file(day) && !channel.is_empty(),
-            _ => false,
-        };
-        if !wanted {
-            continue;
+        match parts.as_slice() {
+            ["users.json"] => users_at = Some(i),
+            [channel, day] if is_day_file(day) && !channel.is_empty() => {
+                days.push((i, (*channel).to_owned(), name.clone()))
+            }
+            _ => continue,
         }
         if entry.encrypted() {
             return Err(bad(format!("{name} is encrypted")));
-        }
-        if entry.size() > budget {
-            return Err(bad(format!(
-                "the archive unpacks to more than {} MiB",
-                UNPACKED_LIMIT / (1024 * 1024)
-            )));
-        }
-        let mut data = Vec::with_capacity(entry.size() as usize);
-        (&mut entry)
-            .take(budget + 1)
-            .read_to_end(&mut data)
-            .map_err(|e| bad(format!("{name} cannot be unpacked ({e})")))?;
-        if data.len() as u64 > budget {
-            return Err(bad(format!(
-                "the archive unpacks to more than {} MiB",
-                UNPACKED_LIMIT / (1024 * 1024)
-            )));
-        }
-        budget -= data.len() as u64;
-        match parts.as_slice() {
-            ["users.json"] => users = read_users(&data)?,
-            [channel, _] => days.push(((*channel).to_owned(), name.clone(), data)),
-            _ => {}
         }
     }
     if days.is_empty() {
@@ -116,9 +211,30 @@ pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
             "the archive holds no channel messages; a Slack export has a folder per channel with a <YYYY-MM-DD>.json file per day",
         ));
     }
+    let left = Cell::new(UNPACKED_LIMIT);
+    let over = Cell::new(false);
+    let unpacking = |r: Result<(), DomainError>| match r {
+        Err(_) if over.get() => Err(too_large()),
+        other => other,
+    };
+    let mut users = HashMap::new();
+    if let Some(i) = users_at {
+        let reader = open(&mut zip, i, "users.json", &left, &over)?;
+        unpacking(read_users(reader, &mut users))?;
+    }
+    let mut kept = Kept::default();
     let mut out = Vec::new();
-    for (channel, name, data) in &days {
-        read_day(name, data, channel, &users, &mut out)?;
+    for (i, channel, name) in &days {
+        let reader = open(&mut zip, *i, name, &left, &over)?;
+        let read = read_day(
+            serde_json::de::IoRead::new(reader),
+            name,
+            channel,
+            &users,
+            &mut kept,
+            &mut out,
+        );
+        unpacking(read)?;
     }
     out.sort_by(|a, b| a.channel.cmp(&b.channel).then(a.at.cmp(&b.at)));
     Ok(out)
@@ -140,41 +256,51 @@ pub fn read_channel_files(
         return Err(bad("choose at least one file"));
     }
     let mut out = Vec::new();
+    let mut kept = Kept::default();
     let users = HashMap::new();
     for (name, data) in files {
-        read_day(name, data, channel, &users, &mut out)?;
+        read_day(
+            serde_json::de::SliceRead::new(data),
+            name,
+            channel,
+            &users,
+            &mut kept,
+            &mut out,
+        )?;
     }
     out.sort_by_key(|m| m.at);
     Ok(out)
 }
 
 /// `users.json`: id → the name people know them by.
-fn read_users(data: &[u8]) -> Result<HashMap<String, String>, DomainError> {
-    let v: Value = serde_json::from_slice(data)
-        .map_err(|e| bad(format!("users.json is not valid JSON ({e})")))?;
-    let list = v
-        .as_array()
-        .ok_or_else(|| bad("users.json: expected a list of users"))?;
-    let mut users = HashMap::new();
-    for (n, u) in list.iter().enumerate() {
-        let id = u
-            .get("id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(format!("users.json, user {}: `id` is missing", n + 1)))?;
-        let profile = |f: &str| {
-            u.get("profile")
-                .and_then(|p| p.get(f))
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-        };
-        let name = profile("display_name")
-            .or_else(|| profile("real_name"))
-            .or_else(|| u.get("real_name").and_then(Value::as_str))
-            .or_else(|| u.get("name").and_then(Value::as_str))
-            .unwrap_or(id);
-        users.insert(id.to_owned(), name.to_owned());
+fn read_users(reader: impl Read, users: &mut HashMap<String, String>) -> Result<(), DomainError> {
+    let found = each_in(
+        serde_json::de::IoRead::new(reader),
+        "users.json",
+        &[],
+        |_, n, u: Item<RawUser>| {
+            let missing = || bad(format!("users.json, user {}: `id` is missing", n + 1));
+            let Item::Object(u) = u else {
+                return Err(missing());
+            };
+            let id = u.id.text().ok_or_else(missing)?;
+            if users.len() >= MAX_USERS {
+                return Err(bad(format!(
+                    "users.json names more than {MAX_USERS} people"
+                )));
+            }
+            let name = profile_name(&u.profile)
+                .or(u.real_name.text())
+                .or(u.name.text())
+                .unwrap_or(id);
+            users.insert(super::clean(id, 200), super::clean(name, 200));
+            Ok(())
+        },
+    )?;
+    if !found {
+        return Err(bad("users.json: expected a list of users"));
     }
-    Ok(users)
+    Ok(())
 }
 
 /// Slack's `ts`, seconds since the epoch with microseconds: `1603318200.000100`.
@@ -191,77 +317,75 @@ fn parse_ts(ts: &str) -> Option<DateTime<Utc>> {
         return None;
     }
     let micros: u32 = format!("{micros:0<6}").parse().ok()?;
-    DateTime::from_timestamp(secs.parse().ok()?, micros * 1000)
+    DateTime::from_timestamp(secs.parse().ok()?, micros * 1000).filter(super::storable_time)
 }
 
-fn read_day(
+fn read_day<'de>(
+    json: impl serde_json::de::Read<'de>,
     name: &str,
-    data: &[u8],
     channel: &str,
     users: &HashMap<String, String>,
+    kept: &mut Kept,
     out: &mut Vec<Message>,
 ) -> Result<(), DomainError> {
-    let v: Value =
-        serde_json::from_slice(data).map_err(|e| bad(format!("{name} is not valid JSON ({e})")))?;
-    let list = v.as_array().ok_or_else(|| {
-        bad(format!(
-            "{name}: expected a list of messages, as Slack's day files hold"
-        ))
-    })?;
-    for (n, m) in list.iter().enumerate() {
+    let found = each_in(json, name, &[], |_, n, m: Item<RawMessage>| {
         let at = |what: &str| bad(format!("{name}, message {}: {what}", n + 1));
-        let obj = m.as_object().ok_or_else(|| at("expected an object"))?;
-        let string = |field: &str| -> Result<Option<&str>, DomainError> {
-            match obj.get(field) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s)),
-                Some(_) => Err(at(&format!("`{field}` must be text"))),
-            }
+        let Item::Object(m) = m else {
+            return Err(at("expected an object"));
         };
-        if let Some(kind) = string("type")?
+        let string = |field: &str, value: &Field| -> Result<Option<String>, DomainError> {
+            value
+                .optional(|| at(&format!("`{field}` must be text")))
+                .map(|v| v.map(str::to_owned))
+        };
+        if let Some(kind) = string("type", &m.kind)?
             && kind != "message"
         {
-            continue;
+            return Ok(());
         }
-        if string("subtype")?.is_some_and(|s| SKIPPED.contains(&s)) {
-            continue;
+        if string("subtype", &m.subtype)?.is_some_and(|s| SKIPPED.contains(&s.as_str())) {
+            return Ok(());
         }
-        let ts = string("ts")?.ok_or_else(|| at("`ts` is missing"))?;
-        let when = parse_ts(ts).ok_or_else(|| {
+        let ts = string("ts", &m.ts)?.ok_or_else(|| at("`ts` is missing"))?;
+        let when = parse_ts(&ts).ok_or_else(|| {
             at(&format!(
                 "`ts` {ts:?} is not a Slack timestamp like 1603318200.000100"
             ))
         })?;
-        let text = string("text")?.unwrap_or("").trim();
-        if text.is_empty() {
-            continue;
+        let text = string("text", &m.text)?.unwrap_or_default();
+        if text.trim().is_empty() {
+            return Ok(());
         }
-        let profile = |f: &str| {
-            obj.get("user_profile")
-                .and_then(|p| p.get(f))
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-        };
-        let user = string("user")?;
+        let user = string("user", &m.user)?;
+        let username = string("username", &m.username)?;
+        let bot = string("bot_id", &m.bot_id)?;
         let author = user
+            .as_deref()
             .and_then(|u| users.get(u).map(String::as_str))
-            .or_else(|| profile("display_name"))
-            .or_else(|| profile("real_name"))
-            .or(string("username")?)
-            .or(user)
-            .or(string("bot_id")?)
+            .or(profile_name(&m.user_profile))
+            .or(username.as_deref())
+            .or(user.as_deref())
+            .or(bot.as_deref())
             .unwrap_or("unknown");
         if out.len() >= MAX_ROWS {
             return Err(bad(format!(
                 "more than {MAX_ROWS} messages; export a shorter period or fewer channels"
             )));
         }
-        out.push(Message {
-            channel: channel.to_owned(),
-            author: author.chars().take(200).collect(),
+        let message = Message {
+            channel: super::clean(channel, 80),
+            author: super::clean(author, 200),
             at: when,
-            text: plain(text, users).chars().take(10_000).collect(),
-        });
+            text: super::clean(&plain(text.trim(), users), 10_000),
+        };
+        kept.take(message.text.len() + message.author.len() + message.channel.len())?;
+        out.push(message);
+        Ok(())
+    })?;
+    if !found {
+        return Err(bad(format!(
+            "{name}: expected a list of messages, as Slack's day files hold"
+        )));
     }
     Ok(())
 }
@@ -381,6 +505,17 @@ mod tests {
             DomainError::Invalid { field, .. } => assert_eq!(field, "channel"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn nuls_in_messages_are_dropped() {
+        let files = [(
+            "2026-10-21.json".to_owned(),
+            br#"[{"type":"message","user":"U\u0000","text":"ret\u0000ry","ts":"1792620840.000000"}]"#
+                .to_vec(),
+        )];
+        let ms = read_channel_files("ops", &files).unwrap();
+        assert_eq!((ms[0].author.as_str(), ms[0].text.as_str()), ("U", "retry"));
     }
 
     #[test]

@@ -7,11 +7,14 @@
 //! field, a date that is not one, a key given twice is refused naming the row, and nothing is kept.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::{MAX_ROWS, Ticket};
+use super::stream::{Field, Item, each_in};
+use super::{Kept, MAX_ROWS, Ticket};
 use crate::domain::DomainError;
 
 /// Which tracker an export came from.
@@ -100,26 +103,30 @@ fn ticket(
     at: impl Fn(&str) -> DomainError,
     names: [&str; 4],
 ) -> Result<Ticket, DomainError> {
+    let key = super::clean(key.trim(), 101);
     let key = key.trim();
     if key.is_empty() || key.chars().count() > 100 {
         return Err(at(&format!("{} is empty or too long", names[0])));
     }
+    let title = super::clean(title, 500);
     let title = title.trim();
     if title.is_empty() {
         return Err(at(&format!("{key}: {} is empty", names[1])));
     }
-    let created_at = parse_time(created).ok_or_else(|| {
+    let created_at = parse_time(created)
+        .filter(super::storable_time)
+        .ok_or_else(|| {
         at(&format!(
-            "{key}: {} {:?} is not a time (like 2026-10-21T22:10:00Z)",
+            "{key}: {} {:?} is not a time of the years 1900 to 9999 (like 2026-10-21T22:10:00Z)",
             names[3],
             created.trim()
         ))
     })?;
     Ok(Ticket {
         key: key.to_owned(),
-        title: title.chars().take(500).collect(),
+        title: title.to_owned(),
         created_at,
-        text: text.trim().chars().take(super::MAX_TEXT).collect(),
+        text: super::clean(text.trim(), super::MAX_TEXT),
     })
 }
 
@@ -175,115 +182,309 @@ fn read_csv(tracker: Tracker, bytes: &[u8]) -> Result<Vec<Ticket>, DomainError> 
     Ok(out)
 }
 
-/// Text from Atlassian's document format: its text nodes, a line per paragraph.
-fn adf_text(v: &Value, out: &mut String) {
-    if let Some(t) = v.get("text").and_then(Value::as_str) {
-        out.push_str(t);
-    }
-    if let Some(children) = v.get("content").and_then(Value::as_array) {
-        for c in children {
-            adf_text(c, out);
+/// A Linear issue as its export writes it: the fields read; the rest is skipped unread.
+#[derive(Debug, Deserialize)]
+struct LinearIssue {
+    #[serde(default)]
+    identifier: Field,
+    #[serde(default)]
+    title: Field,
+    #[serde(default, rename = "createdAt")]
+    created_at: Field,
+    #[serde(default)]
+    description: Field,
+}
+
+/// A Jira issue of the search API's answer.
+#[derive(Debug, Deserialize)]
+struct JiraIssue {
+    #[serde(default)]
+    key: Field,
+    #[serde(default)]
+    fields: Item<JiraFields>,
+}
+
+#[derive(Debug, Deserialize)]
+struct JiraFields {
+    #[serde(default)]
+    summary: Field,
+    #[serde(default)]
+    created: Field,
+    #[serde(default)]
+    description: Description,
+}
+
+/// A Jira description: plain text, or Atlassian's document format read down to its text.
+#[derive(Debug, Default)]
+enum Description {
+    #[default]
+    None,
+    Text(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Description {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Description;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("text or a document")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Description, E> {
+                Ok(Description::Text(v.to_owned()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Description, E> {
+                Ok(Description::None)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Description, E> {
+                Ok(Description::None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Description, A::Error> {
+                let mut text = String::new();
+                AdfText(&mut text).visit_map(map)?;
+                Ok(Description::Text(text))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Description, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Description::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Description, E> {
+                Ok(Description::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Description, E> {
+                Ok(Description::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Description, E> {
+                Ok(Description::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Description, E> {
+                Ok(Description::Other)
+            }
         }
+        d.deserialize_any(V)
     }
-    let block = matches!(
-        v.get("type").and_then(Value::as_str),
-        Some("paragraph" | "heading" | "codeBlock" | "listItem" | "blockquote")
-    );
-    if block && !out.ends_with('\n') {
-        out.push('\n');
+}
+
+/// Text from a node of Atlassian's document format, as it is read: its text nodes, a line per
+/// paragraph, at most [`super::MAX_TEXT`] characters kept.
+struct AdfText<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for AdfText<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AdfText<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a document node")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut block = false;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "text" => {
+                    if let Field::Text(t) = map.next_value::<Field>()?
+                        && self.0.len() < super::MAX_TEXT * 4
+                    {
+                        self.0.push_str(&t);
+                    }
+                }
+                "content" => map.next_value_seed(AdfChildren(&mut *self.0))?,
+                "type" => {
+                    block = matches!(
+                        map.next_value::<Field>()?.text(),
+                        Some("paragraph" | "heading" | "codeBlock" | "listItem" | "blockquote")
+                    )
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if block && !self.0.ends_with('\n') {
+            self.0.push('\n');
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A node's `content`: each child read for its text.
+struct AdfChildren<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for AdfChildren<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AdfChildren<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of nodes")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(AdfText(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
 }
 
 fn read_json(tracker: Tracker, bytes: &[u8]) -> Result<Vec<Ticket>, DomainError> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| bad(format!("the file is not valid JSON ({e})")))?;
-    let (list, path) = match (&v, tracker) {
-        (Value::Array(a), _) => (a, ""),
-        (Value::Object(_), Tracker::Linear) => {
-            if let Some(a) = v.pointer("/data/issues/nodes").and_then(Value::as_array) {
-                (a, "data.issues.nodes")
-            } else if let Some(a) = v.get("issues").and_then(Value::as_array) {
-                (a, "issues")
-            } else {
-                return Err(bad(
-                    "expected a list of Linear issues, or the API's {\"data\":{\"issues\":{\"nodes\":[…]}}}",
-                ));
-            }
-        }
-        (Value::Object(_), Tracker::Jira) => match v.get("issues").and_then(Value::as_array) {
-            Some(a) => (a, "issues"),
-            None => {
-                return Err(bad(
-                    "expected Jira's search result, {\"issues\":[…]}, or a list of issues",
-                ));
-            }
-        },
-        _ => return Err(bad("expected a list of issues")),
-    };
     let mut out = Vec::new();
-    for (n, issue) in list.iter().enumerate() {
-        let here = if path.is_empty() {
-            format!("[{n}]")
-        } else {
-            format!("{path}[{n}]")
-        };
-        let at = |what: &str| bad(format!("{here}: {what}"));
+    let mut kept = Kept::default();
+    let mut push = |out: &mut Vec<Ticket>, t: Ticket| -> Result<(), DomainError> {
         if out.len() >= MAX_ROWS {
             return Err(bad(format!("more than {MAX_ROWS} tickets")));
         }
-        let (fields, prefix) = match tracker {
-            Tracker::Linear => (issue, ""),
-            Tracker::Jira => (
-                issue
-                    .get("fields")
-                    .filter(|f| f.is_object())
-                    .ok_or_else(|| at("`fields` is missing"))?,
-                "fields.",
-            ),
-        };
-        let string = |obj: &Value, name: &str, shown: &str| -> Result<String, DomainError> {
-            match obj.get(name) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                None | Some(Value::Null) => Err(at(&format!("`{shown}` is missing"))),
-                Some(_) => Err(at(&format!("`{shown}` must be text"))),
+        kept.take(t.key.len() + t.title.len() + t.text.len())?;
+        out.push(t);
+        Ok(())
+    };
+    let here = |path: &str, n: usize| {
+        if path.is_empty() {
+            format!("[{n}]")
+        } else {
+            format!("{path}[{n}]")
+        }
+    };
+    let required = |at: &dyn Fn(&str) -> DomainError, f: &Field, shown: &str| match f {
+        Field::Text(s) => Ok(s.clone()),
+        Field::Null => Err(at(&format!("`{shown}` is missing"))),
+        Field::Other => Err(at(&format!("`{shown}` must be text"))),
+    };
+    let json = serde_json::de::SliceRead::new(bytes);
+    let found = match tracker {
+        Tracker::Linear => each_in(
+            json,
+            "the file",
+            &[&["data", "issues", "nodes"], &["issues"]],
+            |path, n, issue: Item<LinearIssue>| {
+                let where_ = here(path, n);
+                let at = |what: &str| bad(format!("{where_}: {what}"));
+                let Item::Object(i) = issue else {
+                    return Err(at("`identifier` is missing"));
+                };
+                let description = match &i.description {
+                    Field::Null => String::new(),
+                    Field::Text(s) => s.clone(),
+                    Field::Other => return Err(at("`description` must be text")),
+                };
+                let t = ticket(
+                    &required(&at, &i.identifier, "identifier")?,
+                    &required(&at, &i.title, "title")?,
+                    &description,
+                    &required(&at, &i.created_at, "createdAt")?,
+                    at,
+                    ["identifier", "title", "description", "createdAt"],
+                )?;
+                push(&mut out, t)
+            },
+        )?,
+        Tracker::Jira => each_in(
+            json,
+            "the file",
+            &[&["issues"]],
+            |path, n, issue: Item<JiraIssue>| {
+                let where_ = here(path, n);
+                let at = |what: &str| bad(format!("{where_}: {what}"));
+                let Item::Object(i) = issue else {
+                    return Err(at("`key` is missing"));
+                };
+                let Item::Object(f) = &i.fields else {
+                    return Err(at("`fields` is missing"));
+                };
+                let description = match &f.description {
+                    Description::None => String::new(),
+                    Description::Text(s) => s.clone(),
+                    Description::Other => {
+                        return Err(at("`fields.description` must be text or a document"));
+                    }
+                };
+                let t = ticket(
+                    &required(&at, &i.key, "key")?,
+                    &required(&at, &f.summary, "fields.summary")?,
+                    &description,
+                    &required(&at, &f.created, "fields.created")?,
+                    at,
+                    ["key", "summary", "description", "created"],
+                )?;
+                push(&mut out, t)
+            },
+        )?,
+    };
+    if !found {
+        return Err(bad(match tracker {
+            Tracker::Linear => {
+                "expected a list of Linear issues, or the API's {\"data\":{\"issues\":{\"nodes\":[…]}}}"
             }
-        };
-        let (key, title, created, text) = match tracker {
-            Tracker::Linear => (
-                string(issue, "identifier", "identifier")?,
-                string(fields, "title", "title")?,
-                string(fields, "createdAt", "createdAt")?,
-                match fields.get("description") {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(_) => return Err(at("`description` must be text")),
-                },
-            ),
-            Tracker::Jira => (
-                string(issue, "key", "key")?,
-                string(fields, "summary", &format!("{prefix}summary"))?,
-                string(fields, "created", &format!("{prefix}created"))?,
-                match fields.get("description") {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(doc @ Value::Object(_)) => {
-                        let mut s = String::new();
-                        adf_text(doc, &mut s);
-                        s
-                    }
-                    Some(_) => {
-                        return Err(at(&format!(
-                            "`{prefix}description` must be text or a document"
-                        )));
-                    }
-                },
-            ),
-        };
-        let names = match tracker {
-            Tracker::Linear => ["identifier", "title", "description", "createdAt"],
-            Tracker::Jira => ["key", "summary", "description", "created"],
-        };
-        out.push(ticket(&key, &title, &text, &created, at, names)?);
+            Tracker::Jira => "expected Jira's search result, {\"issues\":[…]}, or a list of issues",
+        }));
     }
     Ok(out)
 }
@@ -330,6 +531,25 @@ mod tests {
     }
 
     #[test]
+    fn nuls_are_dropped_and_times_postgresql_cannot_store_are_refused() {
+        let csv = "ID,Title,Description,Created\nPAY-1,Re\u{0}try,Pi\u{0}led up,2026-01-01 00:00\n";
+        let t = read(Tracker::Linear, csv.as_bytes()).unwrap();
+        assert_eq!(
+            (t[0].title.as_str(), t[0].text.as_str()),
+            ("Retry", "Piled up")
+        );
+        for created in [
+            "-5000-01-01 00:00",
+            "+20000-01-01 00:00",
+            "1066-10-14 09:00",
+        ] {
+            let csv = format!("ID,Title,Created\nPAY-1,Old,{created}\n");
+            let got = message(read(Tracker::Linear, csv.as_bytes()).unwrap_err());
+            assert!(got.contains("years 1900 to 9999"), "{created}: {got}");
+        }
+    }
+
+    #[test]
     fn malformed_exports_name_what_is_wrong() {
         let cases: [(Tracker, &str, &str); 8] = [
             (Tracker::Jira, "", "the file is empty"),
@@ -341,7 +561,7 @@ mod tests {
             (
                 Tracker::Linear,
                 "ID,Title,Created\nPAY-1,Works,2026-01-01 00:00\nPAY-2,Broken,last tuesday\n",
-                "row 3: PAY-2: Created \"last tuesday\" is not a time (like 2026-10-21T22:10:00Z)",
+                "row 3: PAY-2: Created \"last tuesday\" is not a time of the years 1900 to 9999 (like 2026-10-21T22:10:00Z)",
             ),
             (
                 Tracker::Linear,

@@ -123,6 +123,13 @@ pub struct ServeArgs {
     /// commas (`hooks.internal,10.20.0.0/16,127.0.0.1`). Without them, a webhook contact method
     /// or channel aimed at loopback, a private or link-local range, the metadata address or
     /// `localhost` is refused when saved and when sent.
+    /// MiB of uploaded exports one person may hold at once (each is held a day, or until its
+    /// uploader removes it); one more is refused with 429.
+    #[arg(long, env = "QUELL_UPLOADS_PER_PERSON_MIB", default_value_t = 256)]
+    pub uploads_per_person_mib: i64,
+    /// MiB of uploaded exports everyone together may hold at once.
+    #[arg(long, env = "QUELL_UPLOADS_TOTAL_MIB", default_value_t = 4096)]
+    pub uploads_total_mib: i64,
     #[arg(long, env = "QUELL_WEBHOOK_ALLOW", default_value = "", value_parser = crate::egress::Allow::parse)]
     pub webhook_allow: crate::egress::Allow,
     /// The SMTP server email is sent through, as a URL: `smtp://host:587?tls=required`,

@@ -240,6 +240,10 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     request_timeout: Duration::from_secs(
                         args.connections.request_timeout_secs.max(1),
                     ),
+                    uploads: state::UploadQuota {
+                        per_person: args.uploads_per_person_mib.max(1) << 20,
+                        total: args.uploads_total_mib.max(1) << 20,
+                    },
                     bodies: state::BodySettings {
                         budget_bytes: args.connections.large_bodies_mib.clamp(1, 1024)
                             * 1024

@@ -31,6 +31,25 @@ pub struct AppConfig {
     pub request_timeout: std::time::Duration,
     /// How much room large request bodies share.
     pub bodies: BodySettings,
+    /// How much uploaded exports may hold at once.
+    pub uploads: UploadQuota,
+}
+
+/// Bytes of text uploaded exports may hold at once (`QUELL_UPLOADS_PER_PERSON_MIB`,
+/// `QUELL_UPLOADS_TOTAL_MIB`).
+#[derive(Debug, Clone, Copy)]
+pub struct UploadQuota {
+    pub per_person: i64,
+    pub total: i64,
+}
+
+impl Default for UploadQuota {
+    fn default() -> Self {
+        Self {
+            per_person: 256 << 20,
+            total: 4096 << 20,
+        }
+    }
 }
 
 /// The room large request bodies share in one process (`http::bodies`).

@@ -17,6 +17,7 @@ use crate::audit::{self, Actor};
 use crate::domain::DomainError;
 use crate::error::{AppError, AppResult};
 use crate::incidents::db::{Incident, get_named};
+use crate::state::UploadQuota;
 
 async fn one(conn: &mut PgConnection, incident: &Incident, id: i64) -> AppResult<Item> {
     db::list(&mut *conn, incident.id, Some(id))
@@ -213,26 +214,101 @@ pub struct ImportSummary {
     pub channels: Vec<Channel>,
 }
 
-/// Holds a parsed export for the incident `key` names (forgetting exports older than a day).
+impl Parsed {
+    /// Bytes of text it keeps, as the upload quota counts them.
+    fn kept_bytes(&self) -> i64 {
+        let messages = self
+            .messages
+            .iter()
+            .map(|m| m.channel.len() + m.author.len() + m.text.len());
+        let tickets = self
+            .tickets
+            .iter()
+            .map(|t| t.key.len() + t.title.len() + t.text.len());
+        messages.chain(tickets).sum::<usize>() as i64
+    }
+}
+
+/// Holds a parsed export for the incident `key` names (forgetting exports older than a day),
+/// unless it would take its uploader or everyone past their quota: 429, saying how much is
+/// held and how to make room.
 pub async fn hold(
     conn: &mut PgConnection,
     actor: &Actor,
     key: &str,
     parsed: &Parsed,
+    quota: &UploadQuota,
 ) -> AppResult<ImportSummary> {
     let incident = get_named(&mut *conn, key).await?;
     db::forget_old_imports(&mut *conn).await?;
+    let bytes = parsed.kept_bytes();
+    let (mine, all) = db::held_bytes(conn, actor.person_id).await?;
+    let mib = |b: i64| (b + (1 << 20) - 1) >> 20;
+    let make_room = format!(
+        "uploads are forgotten {} hours after they are made, or remove one you no longer need",
+        db::IMPORT_HOURS
+    );
+    if actor.person_id.is_some() && mine + bytes > quota.per_person {
+        return Err(AppError::LimitReached(format!(
+            "you hold {} MiB of uploads and this one keeps {} MiB; one person may hold {} MiB \
+             at once ({make_room})",
+            mib(mine),
+            mib(bytes),
+            mib(quota.per_person)
+        )));
+    }
+    if all + bytes > quota.total {
+        return Err(AppError::LimitReached(format!(
+            "uploads hold {} MiB and this one keeps {} MiB; this installation holds at most {} \
+             MiB at once ({make_room})",
+            mib(all),
+            mib(bytes),
+            mib(quota.total)
+        )));
+    }
+    let holder = db::Holder {
+        name: &actor.name,
+        person_id: actor.person_id,
+        bytes,
+    };
     let id = db::insert_import(
         conn,
         incident.id,
         parsed.format.stored(),
         &parsed.file_name,
-        &actor.name,
+        &holder,
         &parsed.messages,
         &parsed.tickets,
     )
     .await?;
     summary(conn, &incident, id).await
+}
+
+/// Forgets upload `id` of the incident `key` names, at its uploader's word or an admin's.
+pub async fn forget(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    admin: bool,
+    key: &str,
+    id: i64,
+) -> AppResult<()> {
+    let incident = get_named(&mut *conn, key).await?;
+    let import = held(conn, &incident, id).await?;
+    if import.person_id != actor.person_id && !admin {
+        return Err(AppError::Forbidden(
+            "Only whoever uploaded it, or an admin, may remove an upload.".into(),
+        ));
+    }
+    db::delete_import(&mut *conn, incident.id, id).await?;
+    audit::record(
+        conn,
+        actor,
+        "evidence.upload.remove",
+        &format!("{} upload {id}", incident.key),
+        Some(json!(import)),
+        None,
+    )
+    .await
 }
 
 /// The export `id` held for the incident, or 404 (also once it has been forgotten).

@@ -138,6 +138,10 @@ pub struct Import {
     pub created_at: DateTime<Utc>,
     /// Messages or tickets it holds
     pub rows: i64,
+    /// Bytes of text it holds, counted against the upload quota
+    pub bytes: i64,
+    #[serde(skip)]
+    pub person_id: Option<i64>,
 }
 
 /// Forgets exports held longer than [`IMPORT_HOURS`].
@@ -151,23 +155,67 @@ pub async fn forget_old_imports(e: impl PgExecutor<'_>) -> AppResult<()> {
     Ok(())
 }
 
+/// Who holds an upload and how much.
+pub struct Holder<'a> {
+    pub name: &'a str,
+    pub person_id: Option<i64>,
+    /// Bytes of text the upload keeps
+    pub bytes: i64,
+}
+
+/// Bytes of text held in uploads not yet forgotten: `person_id`'s, and everyone's. Taken
+/// under a lock, so two uploads at once cannot both slip under a quota.
+pub async fn held_bytes(
+    conn: &mut sqlx::PgConnection,
+    person_id: Option<i64>,
+) -> AppResult<(i64, i64)> {
+    sqlx::query!("select pg_advisory_xact_lock(hashtext('quell_uploads'))")
+        .execute(&mut *conn)
+        .await?;
+    let r = sqlx::query!(
+        r#"select coalesce(sum(kept_bytes) filter (where person_id = $1), 0)::int8 as "mine!",
+                  coalesce(sum(kept_bytes), 0)::int8 as "all!"
+           from evidence_imports
+           where created_at >= now() - make_interval(hours => $2)"#,
+        person_id,
+        IMPORT_HOURS
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((r.mine, r.all))
+}
+
+/// Forgets upload `id` of `incident_id`; `false` when there is none.
+pub async fn delete_import(e: impl PgExecutor<'_>, incident_id: i64, id: i64) -> AppResult<bool> {
+    let done = sqlx::query!(
+        "delete from evidence_imports where incident_id = $1 and id = $2",
+        incident_id,
+        id
+    )
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Holds an export's messages or tickets; its id.
 pub async fn insert_import(
     conn: &mut sqlx::PgConnection,
     incident_id: i64,
     format: &str,
     file_name: &str,
-    by: &str,
+    by: &Holder<'_>,
     messages: &[Message],
     tickets: &[Ticket],
 ) -> AppResult<i64> {
     let id = sqlx::query_scalar!(
-        "insert into evidence_imports (incident_id, format, file_name, created_by)
-         values ($1, $2, $3, $4) returning id",
+        "insert into evidence_imports (incident_id, format, file_name, created_by, person_id, kept_bytes)
+         values ($1, $2, $3, $4, $5, $6) returning id",
         incident_id,
         format,
         file_name,
-        by
+        by.name,
+        by.person_id,
+        by.bytes
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -228,7 +276,8 @@ pub async fn get_import(
     Ok(sqlx::query_as!(
         Import,
         r#"select i.id, i.format, i.file_name, i.created_by, i.created_at,
-                  (select count(*) from evidence_import_rows r where r.import_id = i.id) as "rows!"
+                  (select count(*) from evidence_import_rows r where r.import_id = i.id) as "rows!",
+                  i.kept_bytes as bytes, i.person_id
            from evidence_imports i
            where i.incident_id = $1 and i.id = $2
              and i.created_at >= now() - make_interval(hours => $3)"#,

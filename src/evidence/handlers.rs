@@ -113,6 +113,7 @@ pub async fn parse(upload: Upload, work: &Work) -> AppResult<actions::Parsed> {
     request_body(content = Vec<u8>, content_type = "application/octet-stream"),
     responses((status = 201, description = "Held; its channels (Slack) and number of rows", body = ImportSummary),
               (status = 413, description = "Over 25 MiB", body = crate::error::ErrorBody),
+              (status = 429, description = "It would take you or everyone past the upload quota", body = crate::error::ErrorBody),
               (status = 422, description = "The file is not what the format says (the file, row and problem named), or format or channel is missing", body = crate::error::ErrorBody)))]
 pub async fn upload(
     State(state): State<AppState>,
@@ -136,9 +137,28 @@ pub async fn upload(
     )
     .await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;
+    let held = actions::hold(&mut tx, &auth.actor, &key, &parsed, &state.config.uploads).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(held)))
+}
+
+/// Remove an uploaded export before it is forgotten (its uploader, or an admin), freeing its
+/// room in the upload quota.
+#[utoipa::path(delete, path = "/api/v1/incidents/{key}/evidence/imports/{import_id}", operation_id = "removeEvidenceExport", tag = "incidents",
+    params(("key" = String, Path, description = "e.g. INC-1203"), ("import_id" = i64, Path, description = "The upload's id")),
+    responses((status = 204, description = "Removed"), (status = 403, description = "Someone else's upload", body = crate::error::ErrorBody),
+              (status = 404, description = "No such incident or upload", body = crate::error::ErrorBody)))]
+pub async fn forget(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, import_id)): Path<(String, String)>,
+) -> AppResult<StatusCode> {
+    let import_id = parse_id(&import_id, "upload")?;
+    let admin = auth.user.role == crate::auth::domain::UserRole::Admin;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
+    actions::forget(&mut tx, &auth.actor, admin, &key, import_id).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

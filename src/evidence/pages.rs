@@ -302,7 +302,8 @@ pub async fn upload(
         )
         .await?;
         let mut tx = crate::transaction::begin(&state.pool).await?;
-        let held = actions::hold(&mut tx, &auth.actor, &key, &parsed).await?;
+        let held =
+            actions::hold(&mut tx, &auth.actor, &key, &parsed, &state.config.uploads).await?;
         tx.commit().await?;
         Ok::<_, AppError>(held)
     }
@@ -423,6 +424,23 @@ pub async fn held(
     let import_id = parse_id(&import_id, "upload")?;
     let incident = get_named(&state.pool, &key).await?;
     import_page(&state, chrome, &incident, import_id, &q, vec![]).await
+}
+
+/// `POST …/imports/{id}/remove`: forgets the upload (its uploader, or an admin), back to the
+/// incident's evidence.
+pub async fn remove_upload(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((key, import_id)): Path<(String, String)>,
+    PageForm(_): PageForm<HashMap<String, String>>,
+) -> PageResult<Response> {
+    let import_id = parse_id(&import_id, "upload")?;
+    let admin = auth.user.role == crate::auth::domain::UserRole::Admin;
+    let mut tx = crate::transaction::begin(&state.pool).await?;
+    actions::forget(&mut tx, &auth.actor, admin, &key, import_id).await?;
+    tx.commit().await?;
+    let incident = get_named(&state.pool, &key).await?;
+    Ok(Redirect::to(&format!("/incidents/{}/evidence", incident.key)).into_response())
 }
 
 /// The pick form: a checkbox `row.<n>` per message or ticket, the excerpt's title, and the

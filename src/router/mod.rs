@@ -215,7 +215,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ev::list, ev::attach))
         .routes(routes!(ev::remove))
         .routes(routes!(ev::upload))
-        .routes(routes!(ev::held))
+        .routes(routes!(ev::held, ev::forget))
         .routes(routes!(ev::pick))
         .routes(routes!(ev::from_git))
         .routes(routes!(
@@ -316,6 +316,10 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/incidents/{key}/evidence/imports/{import_id}/pick",
             post(crate::evidence::pages::pick),
+        )
+        .route(
+            "/incidents/{key}/evidence/imports/{import_id}/remove",
+            post(crate::evidence::pages::remove_upload),
         )
         .route("/challenges", get(crate::challenges::pages::list))
         .route("/challenges/{id}", get(crate::challenges::pages::show))

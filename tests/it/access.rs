@@ -139,6 +139,11 @@ const API: &[(&str, &str, &str)] = &[
         "/api/v1/incidents/{key}/evidence/imports/{import_id}/pick",
         "responder",
     ),
+    (
+        "DELETE",
+        "/api/v1/incidents/{key}/evidence/imports/{import_id}",
+        "responder",
+    ),
     ("POST", "/api/v1/incidents/{key}/evidence/git", "responder"),
     ("POST", "/api/v1/incidents/{key}/checklist", "responder"),
     ("GET", "/api/v1/schedules", "viewer"),
@@ -321,6 +326,11 @@ const PAGES: &[(&str, &str, &str)] = &[
     (
         "POST",
         "/incidents/{key}/evidence/imports/{import_id}/pick",
+        "responder",
+    ),
+    (
+        "POST",
+        "/incidents/{key}/evidence/imports/{import_id}/remove",
         "responder",
     ),
     ("GET", "/challenges", "responder"),
@@ -1304,6 +1314,7 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
+            uploads: Default::default(),
         },
     );
     quell::accounts::bootstrap::ensure_account(

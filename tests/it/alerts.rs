@@ -1009,6 +1009,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
+            uploads: Default::default(),
         },
     );
     quell::app_with(state, ingest)

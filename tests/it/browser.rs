@@ -35,6 +35,7 @@ async fn serve(pool: PgPool) -> String {
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
+            uploads: Default::default(),
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

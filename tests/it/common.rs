@@ -110,6 +110,7 @@ impl TestApp {
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
+            uploads: Default::default(),
         };
         change(&mut config);
         let state = AppState::new(pool.clone(), config);
@@ -746,6 +747,7 @@ impl TestApp {
                 live,
                 request_timeout: std::time::Duration::from_secs(30),
                 bodies: Default::default(),
+                uploads: Default::default(),
             },
         ))
     }

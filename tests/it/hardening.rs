@@ -1372,6 +1372,7 @@ async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
             live: Default::default(),
             request_timeout: Duration::from_secs(30),
             bodies: Default::default(),
+            uploads: Default::default(),
         },
     );
     let app = quell::app(state);
@@ -1455,6 +1456,7 @@ async fn large_bodies_wait_for_room_and_a_stalled_one_cannot_keep_it(pool: PgPoo
                 wait: Duration::from_millis(300),
                 read_within: Duration::from_secs(1),
             },
+            uploads: Default::default(),
         },
     );
     let router = quell::app(state);

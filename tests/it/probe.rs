@@ -784,3 +784,97 @@ async fn exports_that_unpack_to_millions_of_values_are_refused_holding_next_to_n
         );
     }
 }
+
+/// A Linear CSV export of `n` tickets, each with a 1 000-byte description.
+fn linear_csv(prefix: &str, n: usize) -> Vec<u8> {
+    let mut csv = String::from("ID,Title,Description,Created\n");
+    for i in 0..n {
+        csv.push_str(&format!(
+            "{prefix}-{i},Retry storm {i},{},2026-10-21 22:10\n",
+            "x".repeat(1000)
+        ));
+    }
+    csv.into_bytes()
+}
+
+/// F8: uploads had no quota; one responder stored 128 MiB in 5 s, each held a day. Now a
+/// person and the installation hold at most so much at once, refused past it with 429 saying
+/// how to make room, and an upload can be removed by whoever made it.
+#[sqlx::test]
+async fn held_uploads_count_against_a_quota_per_person_and_for_everyone(pool: PgPool) {
+    let app = TestApp::with(pool, |c| {
+        c.uploads = quell::state::UploadQuota {
+            per_person: MIB as i64,
+            total: 3 * MIB as i64 / 2,
+        }
+    })
+    .await;
+    let key = app.past_incident(30).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let ben = app.account("ben@example.com", "responder").await;
+    let uri = format!("/api/v1/incidents/{key}/evidence/imports?format=linear&name=pay.csv");
+    let upload = |who: &common::Creds, body: Vec<u8>| {
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(uri.clone())
+            .header("host", "quell.test")
+            .header("content-type", "application/octet-stream")
+            .header(
+                "authorization",
+                format!("Bearer {}", who.token.as_deref().unwrap()),
+            )
+            .body(Body::from(body))
+            .unwrap();
+        app.send(req)
+    };
+    let first = upload(&ana, linear_csv("PAY", 600)).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    let first_id = first.json()["id"].as_i64().unwrap();
+    assert!(first.json()["bytes"].as_i64().unwrap() > 600_000);
+    let second = upload(&ana, linear_csv("OPS", 600)).await;
+    assert_eq!(
+        second.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        second.text
+    );
+    assert!(
+        second.text.contains("one person may hold 1 MiB") && second.text.contains("remove one"),
+        "{}",
+        second.text
+    );
+    // Someone else cannot remove it; its uploader can, and then has room again.
+    let path = format!("/api/v1/incidents/{key}/evidence/imports/{first_id}");
+    let r = app.call_as(&ben, Method::DELETE, &path, &[], None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = app.call_as(&ana, Method::DELETE, &path, &[], None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let r = app.call_as(&ana, Method::GET, &path, &[], None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let again = upload(&ana, linear_csv("OPS", 600)).await;
+    assert_eq!(again.status, StatusCode::CREATED, "{}", again.text);
+    // Everyone together: ben fits once, then the installation is full for anyone.
+    let r = upload(&ben, linear_csv("BEN", 600)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = upload(&app.admin, linear_csv("ADM", 600)).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.text);
+    assert!(
+        r.text.contains("this installation holds at most"),
+        "{}",
+        r.text
+    );
+    let held: i64 = sqlx::query_scalar("select count(*) from evidence_imports")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(held, 2, "what was refused was not kept");
+    // From the browser: the held upload's page offers to remove it.
+    let id = again.json()["id"].as_i64().unwrap();
+    let page = format!("/incidents/{key}/evidence/imports/{id}");
+    let shown = app.call_as(&ana, Method::GET, &page, &[], None).await;
+    assert!(shown.text.contains("Remove this upload"), "{}", shown.text);
+    let r = app.form_as(&ana, &format!("{page}/remove"), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app.call_as(&ana, Method::GET, &page, &[], None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}

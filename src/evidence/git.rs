@@ -30,9 +30,58 @@ fn invalid(field: &str, message: impl Into<String>) -> DomainError {
     DomainError::invalid(field, message)
 }
 
-/// The repository's folder, if it lies inside one of `roots` (after following links, so `..`
-/// and symlinks cannot lead out).
-fn allowed(roots: &[PathBuf], repository: &str) -> Result<PathBuf, DomainError> {
+/// The one answer for a repository Quell will not read, whatever the reason — no such
+/// folder, outside the roots, not a repository, or one whose git or object directories lead
+/// out of them — so a refusal tells nobody what exists on the server or where the roots are.
+fn refused(given: &str) -> DomainError {
+    invalid(
+        "repository",
+        format!(
+            "{given:?} is not a git repository Quell may read: give the folder of a working copy or bare mirror inside the folders an admin listed in QUELL_GIT_ROOTS"
+        ),
+    )
+}
+
+/// Whether `path`, links followed, lies inside one of `roots`.
+fn inside(roots: &[PathBuf], path: &Path) -> bool {
+    std::fs::canonicalize(path).is_ok_and(|real| {
+        roots
+            .iter()
+            .any(|root| std::fs::canonicalize(root).is_ok_and(|r| real.starts_with(r)))
+    })
+}
+
+/// The folders objects are read from: the repository's own, and those its
+/// `objects/info/alternates` name (and theirs, as deep as git follows them).
+fn object_dirs(objects: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![objects.to_path_buf()];
+    let mut at = 0;
+    while at < dirs.len() && dirs.len() <= 6 {
+        let dir = dirs[at].clone();
+        at += 1;
+        let Ok(list) = std::fs::read_to_string(dir.join("info").join("alternates")) else {
+            continue;
+        };
+        for line in list.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let alt = Path::new(line);
+            dirs.push(if alt.is_absolute() {
+                alt.to_path_buf()
+            } else {
+                dir.join(alt)
+            });
+        }
+    }
+    dirs
+}
+
+/// The repository `repository` names, opened, if it and everything it reads from lie inside
+/// `roots`: its folder, its git directory (a `.git` file or link may point elsewhere), its
+/// common directory, and its object directories with their alternates. Opened isolated, so
+/// no environment variable or global configuration redirects it.
+fn open(roots: &[PathBuf], repository: &str) -> Result<gix::Repository, DomainError> {
     if roots.is_empty() {
         return Err(invalid(
             "repository",
@@ -46,29 +95,28 @@ fn allowed(roots: &[PathBuf], repository: &str) -> Result<PathBuf, DomainError> 
             "the path of a repository on this server",
         ));
     }
-    let real = std::fs::canonicalize(given).map_err(|_| {
-        invalid(
-            "repository",
-            format!("there is no folder {given:?} on this server"),
-        )
-    })?;
-    let inside = roots
-        .iter()
-        .any(|root| std::fs::canonicalize(root).is_ok_and(|r| real.starts_with(r)));
-    if !inside {
-        return Err(invalid(
-            "repository",
-            format!(
-                "{given:?} is not inside a folder Quell may read from ({})",
-                roots
-                    .iter()
-                    .map(|r| r.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
+    let dir = Path::new(given);
+    if !inside(roots, dir) {
+        return Err(refused(given));
     }
-    Ok(real)
+    let repo = gix::open_opts(
+        std::fs::canonicalize(dir).map_err(|_| refused(given))?,
+        gix::open::Options::isolated(),
+    )
+    .map_err(|_| refused(given))?;
+    let objects = repo.objects.store_ref().path().to_path_buf();
+    let reads_from = [
+        repo.git_dir().to_path_buf(),
+        repo.common_dir().to_path_buf(),
+    ]
+    .into_iter()
+    .chain(object_dirs(&objects));
+    for path in reads_from {
+        if !inside(roots, &path) {
+            return Err(refused(given));
+        }
+    }
+    Ok(repo)
 }
 
 /// A path inside the repository: relative, no `..`.
@@ -93,14 +141,8 @@ pub fn read_before(
     path: &str,
     before: DateTime<Utc>,
 ) -> Result<FileAt, DomainError> {
-    let dir = allowed(roots, repository)?;
     let file = relative(path)?;
-    let repo = gix::open(&dir).map_err(|_| {
-        invalid(
-            "repository",
-            format!("{:?} is not a git repository", repository.trim()),
-        )
-    })?;
+    let repo = open(roots, repository)?;
     let tip = match reference.map(str::trim).filter(|r| !r.is_empty()) {
         None => repo
             .head_commit()

@@ -423,7 +423,12 @@ async fn a_bad_upload_is_refused_naming_what_is_wrong_and_nothing_is_kept(pool: 
 /// A repository under the test root with two commits of `src/retry.ts`: the deterministic
 /// backoff two hours before the incident, and the fix an hour after it started.
 fn repository() -> (std::path::PathBuf, String) {
-    let dir = git_root().join(format!("payments-{}", uuid::Uuid::new_v4()));
+    repository_at(&git_root())
+}
+
+/// [`repository`], made under `root`.
+pub fn repository_at(root: &std::path::Path) -> (std::path::PathBuf, String) {
+    let dir = root.join(format!("payments-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let git = |args: &[&str], when: &str| {
         let out = Command::new("git")
@@ -500,12 +505,12 @@ async fn git_is_read_as_it_was_at_the_commit_before_the_incident(pool: PgPool) {
         (
             json!({"repository": "/etc", "path": "passwd"}),
             "repository",
-            "not inside a folder",
+            "is not a git repository Quell may read",
         ),
         (
             json!({"repository": format!("{repo}/../../.."), "path": "x"}),
             "repository",
-            "not inside a folder",
+            "is not a git repository Quell may read",
         ),
         (
             json!({"repository": repo, "path": "../secrets"}),
@@ -535,7 +540,7 @@ async fn git_is_read_as_it_was_at_the_commit_before_the_incident(pool: PgPool) {
         (
             json!({"repository": git_root().join("none").display().to_string(), "path": "x"}),
             "repository",
-            "no folder",
+            "is not a git repository Quell may read",
         ),
     ] {
         let r = app.post(&uri, body.clone()).await;

@@ -878,3 +878,83 @@ async fn held_uploads_count_against_a_quota_per_person_and_for_everyone(pool: Pg
     let r = app.call_as(&ana, Method::GET, &page, &[], None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+/// F9: git evidence left `QUELL_GIT_ROOTS` through a `.git` file (`gitdir: …`), a `.git` link
+/// or `objects/info/alternates`, and its refusals told a responder whether a path existed and
+/// listed the roots. Now the repository's real git, common and object directories must all lie
+/// inside the roots, and every refusal reads alike.
+#[sqlx::test]
+async fn git_reads_stay_inside_the_roots_and_every_refusal_reads_alike(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    let root = common::git_root();
+    let outside = std::env::temp_dir().join("quell-it-git-outside");
+    let (secret, _) = crate::evidence::repository_at(&outside);
+    let id = uuid::Uuid::new_v4();
+    // A working copy whose .git is a file pointing outside.
+    let gitfile = root.join(format!("gitfile-{id}"));
+    std::fs::create_dir_all(gitfile.join("src")).unwrap();
+    std::fs::write(
+        gitfile.join(".git"),
+        format!("gitdir: {}\n", secret.join(".git").display()),
+    )
+    .unwrap();
+    // One whose .git is a link to outside.
+    let linked = root.join(format!("linked-{id}"));
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(secret.join(".git"), linked.join(".git")).unwrap();
+    // A bare clone whose objects are borrowed from outside (alternates).
+    let borrowed = root.join(format!("borrowed-{id}.git"));
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--bare", "--shared"])
+        .arg(&secret)
+        .arg(&borrowed)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(borrowed.join("objects/info/alternates").exists());
+    let uri = format!("/api/v1/incidents/{key}/evidence/git");
+    let answer = |repository: String| {
+        let app = &app;
+        let uri = uri.clone();
+        async move {
+            let r = app
+                .post(
+                    &uri,
+                    json!({"repository": repository, "path": "src/retry.ts"}),
+                )
+                .await;
+            assert_eq!(
+                r.status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{repository}: {}",
+                r.text
+            );
+            assert_eq!(r.field(), "repository");
+            // The same sentence whatever the reason, the path given taken out.
+            r.json()["error"]["details"]["fields"][0]["message"]
+                .as_str()
+                .unwrap()
+                .replace(&format!("{repository:?}"), "<repository>")
+        }
+    };
+    let mut said = std::collections::BTreeSet::new();
+    for repository in [
+        gitfile.display().to_string(),
+        linked.display().to_string(),
+        borrowed.display().to_string(),
+        secret.display().to_string(),
+        "/etc".into(),
+        "/no/such/folder".into(),
+        root.join("no-such-repository").display().to_string(),
+        root.display().to_string(),
+    ] {
+        let message = answer(repository).await;
+        assert!(
+            !message.contains(&root.display().to_string()) && !message.contains("quell-it"),
+            "a refusal names no folder of the server: {message}"
+        );
+        said.insert(message);
+    }
+    assert_eq!(said.len(), 1, "every refusal reads alike: {said:?}");
+}

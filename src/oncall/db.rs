@@ -94,41 +94,47 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredSchedule> {
         .ok_or_else(|| AppError::NotFound(format!("There is no schedule {id}.")))
 }
 
-/// The token of `person_id`'s calendar feed, made now if they have none (or `reset`).
-pub async fn feed_token(
+/// Stores the hash of a fresh feed token for `person_id` unless they have a feed already (or
+/// `reset` replaces it); whether the fresh one is now theirs.
+pub async fn make_feed(
     e: impl PgExecutor<'_>,
     person_id: i64,
-    fresh: &str,
+    fresh_hash: &[u8],
     reset: bool,
-) -> AppResult<String> {
+) -> AppResult<bool> {
     Ok(sqlx::query_scalar!(
-        r#"insert into oncall_feeds (person_id, token) values ($1, $2)
+        r#"insert into oncall_feeds (person_id, token_hash) values ($1, $2)
            on conflict (person_id) do update
-           set token = case when $3 then excluded.token else oncall_feeds.token end
-           returning token"#,
+           set token_hash = case when $3 then excluded.token_hash else oncall_feeds.token_hash end,
+               created_at = case when $3 then now() else oncall_feeds.created_at end
+           returning token_hash = $2 as "made!""#,
         person_id,
-        fresh,
+        fresh_hash,
         reset
     )
     .fetch_one(e)
     .await?)
 }
 
-/// The token of `person_id`'s calendar feed, if they made one.
-pub async fn feed_of(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Option<String>> {
+/// When `person_id` made their calendar feed, if they did.
+pub async fn feed_made_at(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+) -> AppResult<Option<DateTime<Utc>>> {
     Ok(sqlx::query_scalar!(
-        "select token from oncall_feeds where person_id = $1",
+        "select created_at from oncall_feeds where person_id = $1",
         person_id
     )
     .fetch_optional(e)
     .await?)
 }
 
-/// The handle whose feed `token` is.
-pub async fn feed_owner(e: impl PgExecutor<'_>, token: &str) -> AppResult<Option<String>> {
+/// The handle whose feed `token_hash` is, while their account is enabled.
+pub async fn feed_owner(e: impl PgExecutor<'_>, token_hash: &[u8]) -> AppResult<Option<String>> {
     Ok(sqlx::query_scalar!(
-        "select p.handle from oncall_feeds f join people p on p.id = f.person_id where f.token = $1",
-        token
+        r#"select p.handle from oncall_feeds f join people p on p.id = f.person_id
+           where f.token_hash = $1 and p.disabled_at is null"#,
+        token_hash
     )
     .fetch_optional(e)
     .await?)

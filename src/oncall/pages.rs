@@ -32,8 +32,10 @@ pub struct Row {
 pub struct SchedulesPage {
     chrome: Chrome,
     rows: Vec<Row>,
-    /// The signed-in person's feed address, if they made one.
-    feed: Option<String>,
+    /// When the signed-in person made their feed, if they did.
+    feed_made: Option<DateTime<Utc>>,
+    /// The feed's address, shown once, as it is made: only its hash is kept.
+    new_feed: Option<String>,
 }
 
 fn feed_address(state: &AppState, token: &str) -> String {
@@ -44,6 +46,14 @@ pub async fn list(
     State(state): State<AppState>,
     chrome: Chrome,
     _auth: Auth<Viewer>,
+) -> PageResult<SchedulesPage> {
+    schedules(&state, chrome, None).await
+}
+
+async fn schedules(
+    state: &AppState,
+    chrome: Chrome,
+    new_feed: Option<String>,
 ) -> PageResult<SchedulesPage> {
     let now = clock::now(&state.pool).await?;
     let mut rows = Vec::new();
@@ -56,13 +66,16 @@ pub async fn list(
             overrides: s.overrides.0.len(),
         });
     }
-    let feed = match &chrome.user {
-        Some(u) => db::feed_of(&state.pool, u.id)
-            .await?
-            .map(|t| feed_address(&state, &t)),
+    let feed_made = match &chrome.user {
+        Some(u) => db::feed_made_at(&state.pool, u.id).await?,
         None => None,
     };
-    Ok(SchedulesPage { chrome, rows, feed })
+    Ok(SchedulesPage {
+        chrome,
+        rows,
+        feed_made,
+        new_feed,
+    })
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -71,20 +84,29 @@ pub struct FeedForm {
     reset: String,
 }
 
-/// Makes (or, with `reset=yes`, replaces) the signed-in person's calendar feed address.
+/// Makes (or, with `reset=yes`, replaces) the signed-in person's calendar feed address and
+/// shows it this once; Quell keeps only its hash, like an API token's.
 pub async fn make_feed(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Viewer>,
     PageForm(form): PageForm<FeedForm>,
 ) -> PageResult<Response> {
-    // 244 random bits; the address is the credential, so it is kept to compare, like a link.
+    // 244 random bits; the address is the credential.
     let fresh = format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    db::feed_token(&state.pool, auth.user.id, &fresh, form.reset == "yes").await?;
-    Ok(Redirect::to("/schedules#feed").into_response())
+    let hash = crate::auth::domain::token_hash(&fresh);
+    let made = db::make_feed(&state.pool, auth.user.id, &hash, form.reset == "yes").await?;
+    if !made {
+        return Ok(Redirect::to("/schedules#feed").into_response());
+    }
+    let address = feed_address(&state, &fresh);
+    Ok(schedules(&state, chrome, Some(address))
+        .await?
+        .into_response())
 }
 
 /// A bar on the four-week timeline, placed in percent of its width.
@@ -200,7 +222,7 @@ async fn render(
 pub async fn feed(State(state): State<AppState>, Path(file): Path<String>) -> PageResult<Response> {
     let not_found = || AppError::NotFound("There is no such calendar feed.".into());
     let token = file.strip_suffix(".ics").ok_or_else(not_found)?;
-    let handle = db::feed_owner(&state.pool, token)
+    let handle = db::feed_owner(&state.pool, &crate::auth::domain::token_hash(token))
         .await?
         .ok_or_else(not_found)?;
     let now = clock::now(&state.pool).await?;

@@ -932,12 +932,14 @@ async fn the_pages_show_who_is_on_call_and_let_people_set_how_they_are_reached(p
     assert!(app.get("/oncall").await.text.contains("Ana Ribeiro"));
     // Her calendar feed, made on the Schedules page, read without signing in.
     let made = app.form_as(&ana, "/oncall/feed", &[]).await;
-    assert_eq!(made.status, StatusCode::SEE_OTHER);
+    assert_eq!(made.status, StatusCode::OK, "its address is shown once");
+    let at = made.text.find("http://quell.test/oncall/").unwrap() + "http://quell.test".len();
+    let feed_path = made.text[at..].split('<').next().unwrap().to_owned();
     let list = app
         .call_as(&ana, Method::GET, "/schedules", &[], None)
         .await;
-    let at = list.text.find("http://quell.test/oncall/").unwrap() + "http://quell.test".len();
-    let feed_path = list.text[at..].split('<').next().unwrap().to_owned();
+    assert!(!list.text.contains(&feed_path), "and never again");
+    assert!(list.text.contains("You made your calendar feed"));
     let feed = app
         .call_as(&Creds::default(), Method::GET, &feed_path, &[], None)
         .await;

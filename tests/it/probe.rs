@@ -958,3 +958,43 @@ async fn git_reads_stay_inside_the_roots_and_every_refusal_reads_alike(pool: PgP
     }
     assert_eq!(said.len(), 1, "every refusal reads alike: {said:?}");
 }
+
+/// F10: a disabled person's calendar feed kept working, and feed tokens were stored in clear.
+#[sqlx::test]
+async fn calendar_feeds_are_kept_hashed_and_end_with_their_persons_account(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let made = app.form_as(&ana, "/oncall/feed", &[]).await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.text);
+    let at = made.text.find("/oncall/").unwrap();
+    let path = made.text[at..].split('<').next().unwrap().to_owned();
+    let token = path
+        .trim_start_matches("/oncall/")
+        .trim_end_matches(".ics")
+        .to_owned();
+    let nobody = common::Creds::default();
+    let r = app.call_as(&nobody, Method::GET, &path, &[], None).await;
+    assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text);
+    let stored: Vec<u8> = sqlx::query_scalar("select token_hash from oncall_feeds")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_ne!(stored, token.as_bytes(), "only a hash is kept");
+    assert_eq!(stored.len(), 32);
+    let id = account_id(&pool, "ana@example.com").await;
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/users/{id}"),
+            &[],
+            Some(r#"{"disabled": true}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app.call_as(&nobody, Method::GET, &path, &[], None).await;
+    assert_eq!(
+        r.status,
+        StatusCode::NOT_FOUND,
+        "a disabled person's feed ends"
+    );
+}

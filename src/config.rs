@@ -71,8 +71,11 @@ pub struct DbArgs {
     /// PostgreSQL connection string.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
-    /// Most connections this process opens to PostgreSQL.
-    #[arg(long, env = "QUELL_DB_MAX_CONNECTIONS", default_value_t = 20)]
+    /// Most connections of the pool pages, the API and the engines share; at least 4 (the SLA
+    /// engine keeps one, and the others take one a round). The engines' and live pages'
+    /// `LISTEN` connections (one each, five in all) and the alert lanes' are their own, on top.
+    #[arg(long, env = "QUELL_DB_MAX_CONNECTIONS", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(4..))]
     pub db_max_connections: u32,
     /// Milliseconds a request waits for a database connection (a free one, or a new one while
     /// PostgreSQL is unreachable) before it is answered 503 with `Retry-After`.

@@ -7,6 +7,21 @@ use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 use std::time::Duration;
 
+/// A `LISTEN` connection of its own, outside `pool`: a listener holds its connection for as
+/// long as it runs, and taken from the serving pool, the engines' and the live pages' listeners
+/// left a small pool nothing for requests (with `QUELL_DB_MAX_CONNECTIONS=5`, every request
+/// answered 503 once a live page opened). It connects as `pool` does, and again after a loss.
+pub async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let own = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .min_connections(0)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy_with((*pool.connect_options()).clone());
+    PgListener::connect_with(&own).await
+}
+
 /// An engine's ear on its `NOTIFY` channel; without one (the listen failed) it only polls.
 pub struct Waker {
     listener: Option<PgListener>,
@@ -15,7 +30,7 @@ pub struct Waker {
 
 impl Waker {
     pub async fn listen(pool: &PgPool, channel: &'static str) -> Self {
-        let listener = match PgListener::connect_with(pool).await {
+        let listener = match listener(pool).await {
             Ok(mut l) => match l.listen(channel).await {
                 Ok(()) => Some(l),
                 Err(e) => {

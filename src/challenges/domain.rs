@@ -103,6 +103,23 @@ impl ChallengeDraft {
                     "at least one phrasing, none blank",
                 ));
             }
+            // Grading compares every phrasing with every answer: a few short ones, not a book.
+            if c.phrases.len() > 50 || c.phrases.iter().any(|p| p.chars().count() > 200) {
+                return Err(DomainError::invalid(
+                    &at("phrases"),
+                    "at most 50 phrasings of at most 200 characters each",
+                ));
+            }
+            if c.synonyms.len() > 50
+                || c.synonyms
+                    .iter()
+                    .any(|g| g.len() > 20 || g.iter().any(|w| w.chars().count() > 100))
+            {
+                return Err(DomainError::invalid(
+                    &at("synonyms"),
+                    "at most 50 groups of at most 20 words or phrases of at most 100 characters",
+                ));
+            }
         }
         Ok(())
     }
@@ -832,6 +849,18 @@ mod tests {
         let mut d = draft();
         d.rubric[0].weight = 0.0;
         assert_eq!(field(d), "rubric[0].weight");
+        let mut d = draft();
+        d.rubric[0].phrases.push("herd ".repeat(180_000));
+        assert_eq!(field(d), "rubric[0].phrases", "no 900 KB phrasing");
+        let mut d = draft();
+        d.rubric[0].synonyms = vec![vec!["x".repeat(101)]];
+        assert_eq!(field(d), "rubric[0].synonyms");
+        let mut d = draft();
+        d.evidence[0].source.commit = Some("f".repeat(900_000));
+        assert_eq!(field(d), "evidence[0].source.commit", "no 900 KB commit");
+        let mut d = draft();
+        d.evidence[0].source.language = Some("rust".repeat(200));
+        assert_eq!(field(d), "evidence[0].source.language");
         assert!(check_hypothesis("  ").is_err());
         assert!(check_hypothesis(&"x".repeat(2001)).is_err());
     }

@@ -87,6 +87,14 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<ApiJson<T>, AppEr
     if let Some(field) = unstorable_at(&raw) {
         return Err(AppError::invalid(&field, UNSTORABLE_MESSAGE));
     }
+    // Every body of the API is an object; serde would also read a struct from a list of its
+    // fields' values, so `[]` could clear whatever an object with no fields leaves unset.
+    if !raw.is_object() {
+        return Err(AppError::invalid(
+            "body",
+            "expected a JSON object ({…}) with the fields this request takes",
+        ));
+    }
     let value = serde_path_to_error::deserialize(&raw).map_err(field_error)?;
     Ok(ApiJson { value, raw })
 }

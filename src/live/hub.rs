@@ -134,7 +134,7 @@ impl Hub {
 }
 
 async fn connect(pool: &PgPool) -> Option<PgListener> {
-    match PgListener::connect_with(pool).await {
+    match crate::engine::listener(pool).await {
         Ok(mut l) => match l.listen(CHANNEL).await {
             Ok(()) => Some(l),
             Err(e) => {

@@ -998,3 +998,92 @@ async fn calendar_feeds_are_kept_hashed_and_end_with_their_persons_account(pool:
         "a disabled person's feed ends"
     );
 }
+
+/// F10: with `QUELL_DB_MAX_CONNECTIONS=5`, a replica answered 503 to everything once the first
+/// live page opened: the engines' listeners and the live hub's held the pool's connections.
+#[sqlx::test]
+async fn listeners_take_no_connection_a_request_needs(pool: PgPool) {
+    let small = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(5)
+        .acquire_timeout(Duration::from_millis(750))
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let app = TestApp::with(small.clone(), |_| {}).await;
+    let viewer = app.account("vic@example.com", "viewer").await;
+    // The four engines of a replica listen on the same pool...
+    let mut wakers = Vec::new();
+    for channel in [
+        "quell_timers",
+        "quell_paging",
+        "quell_outbox",
+        "quell_reports",
+    ] {
+        wakers.push(quell::engine::Waker::listen(&small, channel).await);
+    }
+    // ... and a live page opens, starting the hub's listener.
+    let mut stream = common::open_stream(&app.router, &viewer, "/incidents/events", &[]).await;
+    assert_eq!(stream.status, StatusCode::OK);
+    let _ = stream.next_event(Duration::from_millis(50)).await;
+    for _ in 0..10 {
+        let r = app
+            .call_as(&viewer, Method::GET, "/api/v1/incidents", &[], None)
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    assert!(
+        small.size() <= 5 && small.num_idle() >= 1,
+        "the pool keeps room for requests (size {}, idle {})",
+        small.size(),
+        small.num_idle()
+    );
+    drop(wakers);
+}
+
+/// F10: both bridge PUTs took a JSON list (`[]` cleared the links), and evidence took 900 KB
+/// commit names.
+#[sqlx::test]
+async fn bodies_must_be_objects_and_evidence_sources_short(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments").await;
+    let key = app.past_incident(30).await;
+    let links = json!({"call_url": "https://meet.example.com/inc", "chat_url": "https://chat.example.com/c/1"});
+    for path in [
+        format!("/api/v1/incidents/{key}/bridge"),
+        "/api/v1/services/payments/bridge".to_owned(),
+    ] {
+        let r = app
+            .call(Method::PUT, &path, &[], Some(&links.to_string()))
+            .await;
+        assert!(r.status.is_success(), "{path}: {}", r.text);
+        for list in ["[]", "[null, null]", "\"x\"", "42"] {
+            let r = app.call(Method::PUT, &path, &[], Some(list)).await;
+            assert_eq!(
+                r.status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{path} {list}: {}",
+                r.text
+            );
+            assert_eq!(r.field(), "body");
+        }
+        let now = app.get(&path).await.json();
+        assert_eq!(
+            now["call_url"], links["call_url"],
+            "{path}: nothing was cleared"
+        );
+    }
+    let r = app
+        .post(
+            &format!("/api/v1/incidents/{key}/evidence"),
+            json!({"kind": "code", "title": "retry.ts", "text": "x",
+                   "source": {"repository": "payments", "path": "src/retry.ts", "commit": "f".repeat(900_000)}}),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        &r.text[..200.min(r.text.len())]
+    );
+    assert_eq!(r.field(), "source.commit");
+}

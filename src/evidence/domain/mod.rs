@@ -142,6 +142,19 @@ impl Evidence {
         check_text(&under("text"), &self.text, MAX_TEXT)?;
         let s = &self.source;
         let field = |f: &str| under(&format!("source.{f}"));
+        for (name, value) in [
+            ("repository", &s.repository),
+            ("path", &s.path),
+            ("commit", &s.commit),
+            ("language", &s.language),
+            ("channel", &s.channel),
+            ("author", &s.author),
+            ("key", &s.key),
+        ] {
+            if value.as_deref().is_some_and(|v| v.chars().count() > 500) {
+                return Err(DomainError::invalid(&field(name), "at most 500 characters"));
+            }
+        }
         match self.kind {
             EvidenceKind::Code => {
                 needs(&field("repository"), &s.repository, "the repository")?;

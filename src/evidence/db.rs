@@ -245,9 +245,17 @@ pub async fn insert_import(
         at.push(t.created_at);
         body.push(&t.text);
     }
-    // Large exports go in slices, so no one statement carries the whole file.
-    for start in (0..ns.len()).step_by(5_000) {
-        let end = (start + 5_000).min(ns.len());
+    // Large exports go in slices of at most 5,000 rows and about 2 MiB, so no one statement
+    // carries the whole file: a statement's arguments are encoded whole before it is sent.
+    let mut start = 0;
+    while start < ns.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < ns.len() && end - start < 5_000 && (bytes < 2 << 20 || end == start) {
+            bytes += channel[end].len() + author[end].len() + key[end].len();
+            bytes += title[end].len() + body[end].len();
+            end += 1;
+        }
         sqlx::query!(
             "insert into evidence_import_rows (import_id, n, channel, author, key, title, at, body)
              select $1, * from unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
@@ -263,6 +271,7 @@ pub async fn insert_import(
         )
         .execute(&mut *conn)
         .await?;
+        start = end;
     }
     Ok(id)
 }

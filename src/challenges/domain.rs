@@ -110,14 +110,14 @@ impl ChallengeDraft {
                     "at most 50 phrasings of at most 200 characters each",
                 ));
             }
-            if c.synonyms.len() > 50
+            if c.synonyms.len() > 100
                 || c.synonyms
                     .iter()
-                    .any(|g| g.len() > 20 || g.iter().any(|w| w.chars().count() > 100))
+                    .any(|g| g.len() > 100 || g.iter().any(|w| w.chars().count() > 100))
             {
                 return Err(DomainError::invalid(
                     &at("synonyms"),
-                    "at most 50 groups of at most 20 words or phrases of at most 100 characters",
+                    "at most 100 groups of at most 100 words or phrases of at most 100 characters",
                 ));
             }
         }

@@ -13,6 +13,42 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 
 use crate::domain::DomainError;
 
+/// The visitor methods for JSON's scalars, each answering `$value`, for visitors that read
+/// lists and objects and pass over anything else: `@null` (null, absent), `@number` (numbers
+/// and booleans), or all of them with text too.
+macro_rules! scalars_are {
+    (@null $value:expr) => {
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+    (@number $value:expr) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+    ($value:expr) => {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        $crate::evidence::domain::stream::scalars_are!(@null $value);
+        $crate::evidence::domain::stream::scalars_are!(@number $value);
+    };
+}
+pub(crate) use scalars_are;
+
 /// A field as exports write it: text, nothing (absent or null), or something else.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub enum Field {
@@ -61,29 +97,8 @@ impl<'de> Visitor<'de> for FieldVisitor {
         Ok(Field::Text(v))
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Field, E> {
-        Ok(Field::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Field, E> {
-        Ok(Field::Null)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Field, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Field, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Field, E> {
-        Ok(Field::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Field, E> {
-        Ok(Field::Other)
-    }
+    scalars_are!(@null Field::Null);
+    scalars_are!(@number Field::Other);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -127,33 +142,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ItemVisitor<T> {
         FieldVisitor.visit_seq(seq).map(|_| Item::Other)
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Item<T>, E> {
-        Ok(Item::Other)
-    }
+    scalars_are!(Item::Other);
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Item<T> {
@@ -249,29 +238,7 @@ where
         Ok(())
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_are!(());
 }
 
 /// Hands each element of the list `json` holds — at the top, or under one of `paths` — to

@@ -13,7 +13,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::stream::{Field, Item, each_in};
+use super::stream::{Field, Item, each_in, scalars_are};
 use super::{Kept, MAX_ROWS, Ticket};
 use crate::domain::DomainError;
 
@@ -249,18 +249,7 @@ impl<'de> Deserialize<'de> for Description {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Description::Other)
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Description, E> {
-                Ok(Description::Other)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Description, E> {
-                Ok(Description::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Description, E> {
-                Ok(Description::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Description, E> {
-                Ok(Description::Other)
-            }
+            scalars_are!(@number Description::Other);
         }
         d.deserialize_any(V)
     }
@@ -318,29 +307,7 @@ impl<'de> Visitor<'de> for AdfText<'_> {
         Ok(())
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_are!(());
 }
 
 /// A node's `content`: each child read for its text.
@@ -370,29 +337,7 @@ impl<'de> Visitor<'de> for AdfChildren<'_> {
         Ok(())
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_are!(());
 }
 
 fn read_json(tracker: Tracker, bytes: &[u8]) -> Result<Vec<Ticket>, DomainError> {

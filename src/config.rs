@@ -122,10 +122,6 @@ pub struct ServeArgs {
     /// from, separated by `:`; none by default, which turns reading from git off.
     #[arg(long, env = "QUELL_GIT_ROOTS", value_delimiter = ':')]
     pub git_roots: Vec<std::path::PathBuf>,
-    /// Internal places webhooks may reach: host names, addresses and networks, separated by
-    /// commas (`hooks.internal,10.20.0.0/16,127.0.0.1`). Without them, a webhook contact method
-    /// or channel aimed at loopback, a private or link-local range, the metadata address or
-    /// `localhost` is refused when saved and when sent.
     /// MiB of uploaded exports one person may hold at once (each is held a day, or until its
     /// uploader removes it); one more is refused with 429.
     #[arg(long, env = "QUELL_UPLOADS_PER_PERSON_MIB", default_value_t = 256)]
@@ -133,6 +129,10 @@ pub struct ServeArgs {
     /// MiB of uploaded exports everyone together may hold at once.
     #[arg(long, env = "QUELL_UPLOADS_TOTAL_MIB", default_value_t = 4096)]
     pub uploads_total_mib: i64,
+    /// Internal places webhooks may reach: host names, addresses and networks, separated by
+    /// commas (`hooks.internal,10.20.0.0/16,127.0.0.1`). Without them, a webhook contact method
+    /// or channel aimed at loopback, a private or link-local range, the metadata address or
+    /// `localhost` is refused when saved and when sent.
     #[arg(long, env = "QUELL_WEBHOOK_ALLOW", default_value = "", value_parser = crate::egress::Allow::parse)]
     pub webhook_allow: crate::egress::Allow,
     /// The SMTP server email is sent through, as a URL: `smtp://host:587?tls=required`,
@@ -188,6 +188,11 @@ pub struct ConnectionArgs {
     /// wait their turn up to 5 s and are then answered 503 with Retry-After.
     #[arg(long, env = "QUELL_LARGE_BODIES_MIB", default_value_t = 2)]
     pub large_bodies_mib: usize,
+    /// MiB that uploaded exports — their bytes, what unpacking holds and what they keep — may
+    /// take at once in one process, apart from other bodies; more wait their turn up to 5 s and
+    /// are then answered 503 with Retry-After.
+    #[arg(long, env = "QUELL_UPLOAD_WORK_MIB", default_value_t = 96)]
+    pub upload_work_mib: usize,
     /// Seconds a stopping replica waits for requests in flight (and open event streams) before
     /// it exits.
     #[arg(long, env = "QUELL_SHUTDOWN_DRAIN_SECS", default_value_t = 10)]

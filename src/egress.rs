@@ -131,6 +131,14 @@ fn internal_v4(ip: Ipv4Addr) -> bool {
 
 fn internal_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
+    let v4_at = |hi: u16, lo: u16| {
+        internal_v4(Ipv4Addr::new(
+            (hi >> 8) as u8,
+            hi as u8,
+            (lo >> 8) as u8,
+            lo as u8,
+        ))
+    };
     ip.is_loopback()
         || ip.is_unspecified()
         || ip.is_multicast()
@@ -138,14 +146,15 @@ fn internal_v6(ip: Ipv6Addr) -> bool {
         || (s[0] & 0xffc0) == 0xfe80
         || (s[0] & 0xffc0) == 0xfec0
         || (s[0] == 0x2001 && s[1] == 0x0db8)
-        // NAT64 (64:ff9b::/96) and IPv4-compatible (::/96) forms carry an IPv4 address.
-        || ((s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4]) || s[0..6] == [0; 6])
-            && internal_v4(Ipv4Addr::new(
-                (s[6] >> 8) as u8,
-                s[6] as u8,
-                (s[7] >> 8) as u8,
-                s[7] as u8,
-            ))
+        // Local-use NAT64 (64:ff9b:1::/48) translates to whatever the network chooses.
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+        // Forms that carry an IPv4 address: NAT64 (64:ff9b::/96), IPv4-compatible (::/96),
+        // IPv4-translated (::ffff:0:0:0/96) in the last 32 bits; 6to4 (2002::/16) in bits 16-48.
+        || ((s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4])
+            || s[0..6] == [0; 6]
+            || s[0..4] == [0; 4] && s[4] == 0xffff && s[5] == 0)
+            && v4_at(s[6], s[7])
+        || s[0] == 0x2002 && v4_at(s[1], s[2])
 }
 
 /// Names that mean this machine whatever DNS says (RFC 6761).
@@ -209,6 +218,10 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::808:808",
+            "::ffff:0:7f00:1",
+            "2002:7f00:1::1",
+            "2002:a9fe:a9fe::",
         ] {
             assert!(is_internal(ip(inside)), "{inside} is inside");
         }
@@ -219,6 +232,7 @@ mod tests {
             "100.128.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "2002:808:808::1",
         ] {
             assert!(!is_internal(ip(public)), "{public} is public");
         }

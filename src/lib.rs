@@ -248,6 +248,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                         budget_bytes: args.connections.large_bodies_mib.clamp(1, 1024)
                             * 1024
                             * 1024,
+                        upload_bytes: args.connections.upload_work_mib.clamp(1, 16 * 1024)
+                            * 1024
+                            * 1024,
                         ..Default::default()
                     },
                 },

@@ -76,23 +76,28 @@ impl Share {
     }
 
     /// Holds room for `bytes` in all (what it holds already counts), waiting at most the
-    /// room's `wait`. To grow, it lets go of what it holds and queues for the whole amount, so
-    /// two shares each holding part and wanting more cannot wait on each other.
+    /// room's `wait` for the rest. It keeps what it holds while it waits — the memory it stands
+    /// for is still taken — so two shares each holding part and wanting more may both wait;
+    /// the wait's limit ends that, and the one turned away lets go.
     pub async fn grow_to(&self, bytes: usize) -> Result<(), Full> {
         let wanted = self.room.units_for(bytes);
-        if wanted <= self.held() {
+        let held = self.held();
+        if wanted <= held {
             return Ok(());
         }
-        self.slot().take();
-        let units = u32::try_from(wanted).unwrap_or(u32::MAX);
+        let more = u32::try_from(wanted - held).unwrap_or(u32::MAX);
         match tokio::time::timeout(
             self.room.wait,
-            self.room.room.clone().acquire_many_owned(units),
+            self.room.room.clone().acquire_many_owned(more),
         )
         .await
         {
             Ok(Ok(permit)) => {
-                *self.slot() = Some(permit);
+                let mut slot = self.slot();
+                match slot.as_mut() {
+                    Some(p) => p.merge(permit),
+                    None => *slot = Some(permit),
+                }
                 Ok(())
             }
             _ => Err(Full),

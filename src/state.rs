@@ -57,6 +57,8 @@ impl Default for UploadQuota {
 pub struct BodySettings {
     /// Bytes of large bodies read and handled at once (`QUELL_LARGE_BODIES_MIB`).
     pub budget_bytes: usize,
+    /// Bytes uploads and the work on them take at once, apart (`QUELL_UPLOAD_WORK_MIB`).
+    pub upload_bytes: usize,
     /// How long a large body waits for room before it is answered 503.
     pub wait: std::time::Duration,
     /// How long a body that holds room has to arrive.
@@ -67,6 +69,7 @@ impl Default for BodySettings {
     fn default() -> Self {
         Self {
             budget_bytes: 2 * 1024 * 1024,
+            upload_bytes: 96 * 1024 * 1024,
             wait: std::time::Duration::from_secs(5),
             read_within: std::time::Duration::from_secs(10),
         }

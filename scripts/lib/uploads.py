@@ -46,6 +46,13 @@ def messages(text_mib):
     return b"[" + b",".join([line] * n) + b"]"
 
 
+def mentions(mib):
+    users = json.dumps([{"id": "U1", "name": "n" * 200}]).encode()
+    day = json.dumps([{"type": "message", "user": "U1", "text": "<@U1>" * (mib * MIB // 5),
+                       "ts": "1792620840.000200"}]).encode()
+    return zipped([("users.json", users), ("ops/2026-10-21.json", day)])
+
+
 def nested(depth):
     head = b'{"issues":[{"key":"PAY-1","fields":{"summary":"s","created":"2026-01-01T00:00:00Z","description":'
     return head + b'{"type":"doc","content":[' * depth + b"]}" * depth + b"}}]}"
@@ -55,9 +62,11 @@ CASES = [
     ("slack: a day file of 64 MiB [0,0,...]", "slack", lambda: zipped([("ops/2026-10-21.json", zeros(64 * MIB))])),
     ("slack: users.json of 64 MiB [0,0,...]", "slack", lambda: zipped([("users.json", zeros(64 * MIB)), ("ops/2026-10-21.json", b"[]")])),
     ("slack: a day file of 190 MiB [0,0,...]", "slack", lambda: zipped([("ops/2026-10-21.json", zeros(190 * MIB))])),
+    ("slack: 20 MiB of mentions of a 200-char name", "slack", lambda: mentions(20)),
     ("linear: 24 MiB JSON [0,0,...]", "linear", lambda: zeros(24 * MIB)),
     ("jira: a description nested 800,000 deep", "jira", lambda: nested(800_000)),
-    ("slack: 40 MiB of real messages (over 32 MiB)", "slack", lambda: zipped([("ops/2026-10-21.json", messages(40))])),
+    ("slack: 40 MiB of real messages (over 32 MiB)", "slack",
+     lambda: zipped([("ops/2026-10-21.json", messages(20)), ("ops/2026-10-22.json", messages(20))])),
     ("slack: 20 MiB of real messages (kept)", "slack", lambda: zipped([("ops/2026-10-21.json", messages(20))])),
 ]
 

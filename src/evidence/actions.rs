@@ -131,12 +131,12 @@ pub struct Parsed {
 }
 
 /// The most memory reading `upload` may take, for the room it waits for: its bytes, and what
-/// it may keep — a zip up to [`domain::MAX_KEPT`] of text whatever it unpacks to, other files
-/// no more than themselves.
+/// it may keep — a zip up to [`domain::MAX_KEPT`] of text whatever it unpacks to, plus the one
+/// file being unpacked, other files no more than themselves.
 pub fn work_bytes(upload: &Upload) -> usize {
     let bytes: usize = upload.files.iter().map(|(_, b)| b.len()).sum();
     match upload.format {
-        Format::Slack => bytes + domain::MAX_KEPT,
+        Format::Slack => bytes + domain::MAX_KEPT + domain::FILE_UNPACKED_LIMIT as usize,
         _ => bytes * 2,
     }
 }
@@ -214,17 +214,21 @@ pub struct ImportSummary {
     pub channels: Vec<Channel>,
 }
 
+/// What a held row costs beside its text (its other columns, its index entries), as the upload
+/// quota counts it, so 100,000 empty tickets are not free.
+const ROW_BYTES: usize = 128;
+
 impl Parsed {
-    /// Bytes of text it keeps, as the upload quota counts them.
+    /// Bytes it holds, as the upload quota counts them: its text, and [`ROW_BYTES`] a row.
     fn kept_bytes(&self) -> i64 {
         let messages = self
             .messages
             .iter()
-            .map(|m| m.channel.len() + m.author.len() + m.text.len());
+            .map(|m| m.channel.len() + m.author.len() + m.text.len() + ROW_BYTES);
         let tickets = self
             .tickets
             .iter()
-            .map(|t| t.key.len() + t.title.len() + t.text.len());
+            .map(|t| t.key.len() + t.title.len() + t.text.len() + ROW_BYTES);
         messages.chain(tickets).sum::<usize>() as i64
     }
 }

@@ -138,7 +138,7 @@ pub struct Import {
     pub created_at: DateTime<Utc>,
     /// Messages or tickets it holds
     pub rows: i64,
-    /// Bytes of text it holds, counted against the upload quota
+    /// Bytes it holds (its text, and 128 a row), counted against the upload quota
     pub bytes: i64,
     #[serde(skip)]
     pub person_id: Option<i64>,

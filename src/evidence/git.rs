@@ -51,30 +51,27 @@ fn inside(roots: &[PathBuf], path: &Path) -> bool {
     })
 }
 
-/// The folders objects are read from: the repository's own, and those its
-/// `objects/info/alternates` name (and theirs, as deep as git follows them).
-fn object_dirs(objects: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![objects.to_path_buf()];
-    let mut at = 0;
-    while at < dirs.len() && dirs.len() <= 6 {
-        let dir = dirs[at].clone();
-        at += 1;
-        let Ok(list) = std::fs::read_to_string(dir.join("info").join("alternates")) else {
-            continue;
-        };
-        for line in list.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let alt = Path::new(line);
-            dirs.push(if alt.is_absolute() {
-                alt.to_path_buf()
-            } else {
-                dir.join(alt)
-            });
-        }
-    }
-    dirs
+/// The folders objects are read from: the repository's own, and every alternate gix itself
+/// would follow from it (`objects/info/alternates`, nested, resolved as gix resolves them); an
+/// unreadable alternates file reads as outside (`None`).
+fn object_dirs(objects: &Path) -> Option<Vec<PathBuf>> {
+    let cwd = std::env::current_dir().ok()?;
+    let mut dirs = gix::odb::alternate::resolve(objects.to_path_buf(), &cwd).ok()?;
+    dirs.push(objects.to_path_buf());
+    Some(dirs)
+}
+
+/// Whether anything directly in an objects folder, or in its `pack` and `info` folders, is a
+/// link: a pack or an object fan-out folder linked from outside the roots would be read too.
+fn links_inside(objects: &Path) -> bool {
+    let linked = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+        })
+    };
+    linked(objects) || linked(&objects.join("pack")) || linked(&objects.join("info"))
 }
 
 /// The repository `repository` names, opened, if it and everything it reads from lie inside
@@ -105,16 +102,20 @@ fn open(roots: &[PathBuf], repository: &str) -> Result<gix::Repository, DomainEr
     )
     .map_err(|_| refused(given))?;
     let objects = repo.objects.store_ref().path().to_path_buf();
+    let object_dirs = object_dirs(&objects).ok_or_else(|| refused(given))?;
     let reads_from = [
         repo.git_dir().to_path_buf(),
         repo.common_dir().to_path_buf(),
     ]
     .into_iter()
-    .chain(object_dirs(&objects));
+    .chain(object_dirs.iter().cloned());
     for path in reads_from {
         if !inside(roots, &path) {
             return Err(refused(given));
         }
+    }
+    if object_dirs.iter().any(|d| links_inside(d)) {
+        return Err(refused(given));
     }
     Ok(repo)
 }

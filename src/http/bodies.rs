@@ -19,7 +19,7 @@ use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::BODY_LIMIT;
+use super::UPLOAD_LIMIT;
 use crate::error::{AppError, AppResult};
 use crate::http::page::PageError;
 use crate::room::{Room, Share};
@@ -30,10 +30,17 @@ pub const SMALL: usize = 64 * 1024;
 /// What a client is asked to wait before sending again.
 const RETRY_AFTER_SECS: i64 = 2;
 
-/// The room bodies share, and how long one that holds room has to arrive.
+/// Tells the requests that upload an export (the router knows which).
+pub type IsUpload = fn(&Request) -> bool;
+
+/// The room bodies share, and how long one that holds room has to arrive. Uploads (which the
+/// router tells apart) have a room of their own, so a responder's export being unpacked never
+/// keeps a large alert post waiting.
 #[derive(Clone)]
 pub struct Budget {
     pub room: Room,
+    /// The uploads' room, and which requests are uploads.
+    pub uploads: Option<(Room, IsUpload)>,
     /// How long a body that holds room has to arrive.
     pub read_within: Duration,
 }
@@ -43,13 +50,27 @@ impl Budget {
     pub fn new(bytes: usize, wait: Duration, read_within: Duration) -> Self {
         Self {
             room: Room::new(bytes, wait),
+            uploads: None,
             read_within,
         }
     }
 
+    /// Uploads, as `is_upload` tells them, take room from a room of `bytes` of their own.
+    pub fn with_uploads(mut self, bytes: usize, is_upload: IsUpload) -> Self {
+        self.uploads = Some((Room::new(bytes, self.room.wait), is_upload));
+        self
+    }
+
+    fn room_for(&self, req: &Request) -> &Room {
+        match &self.uploads {
+            Some((room, is_upload)) if is_upload(req) => room,
+            _ => &self.room,
+        }
+    }
+
     /// The bytes a request's body takes room for, by what its headers declare: nothing for a
-    /// small or absent body, its length for a large one, and the usual limit for one whose
-    /// length is not declared (chunked).
+    /// small or absent body, its length for a large one, and the largest any route takes (an
+    /// upload's) for one whose length is not declared (chunked).
     fn bytes_for(req: &Request) -> usize {
         let headers = req.headers();
         let declared = headers
@@ -58,7 +79,7 @@ impl Budget {
             .and_then(|v| v.trim().parse::<u64>().ok());
         let bytes = match declared {
             Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            None if headers.contains_key(header::TRANSFER_ENCODING) => BODY_LIMIT,
+            None if headers.contains_key(header::TRANSFER_ENCODING) => UPLOAD_LIMIT,
             None => 0,
         };
         if bytes <= SMALL { 0 } else { bytes }
@@ -80,7 +101,7 @@ fn overloaded(path: &str, doing: &'static str) -> Response {
 /// The middleware: room for the body first, then the request.
 pub async fn admit(State(budget): State<Budget>, mut req: Request, next: Next) -> Response {
     let bytes = Budget::bytes_for(&req);
-    let share = budget.room.share();
+    let share = budget.room_for(&req).share();
     req.extensions_mut().insert(share.clone());
     if bytes == 0 {
         return next.run(req).await;
@@ -193,7 +214,7 @@ mod tests {
         );
         assert_eq!(
             Budget::bytes_for(&request(&[("transfer-encoding", "chunked")])),
-            BODY_LIMIT,
+            UPLOAD_LIMIT,
             "an undeclared length counts as the usual limit"
         );
         let room = Room::new(4 * 1024 * 1024, Duration::ZERO);

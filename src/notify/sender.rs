@@ -59,13 +59,17 @@ impl Default for SenderConfig {
     }
 }
 
-/// The HTTP client webhooks go through: no redirects (a redirect could point anywhere), and
+/// The HTTP client webhooks go through: no redirects (a redirect could point anywhere), no
+/// proxy, and
 /// host names resolved through [`Guarded`], so a name that resolves inside the network is
 /// refused at the moment of sending, and the connection goes to an address that was checked.
 pub fn http_client(timeout: Duration, allow: &crate::egress::Allow) -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(timeout)
         .redirect(reqwest::redirect::Policy::none())
+        // Straight to the target, never through HTTP(S)_PROXY: a proxy would resolve the name
+        // itself, past the check below.
+        .no_proxy()
         .dns_resolver(std::sync::Arc::new(Guarded {
             allow: allow.clone(),
         }))

@@ -616,6 +616,12 @@ fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
 
 /// The whole application, its alert lanes writing through `state`'s own pool (tests, small
 /// installs). Must be called inside the Tokio runtime: it starts the lanes.
+/// An export uploaded for picking evidence (API or page): its body and its unpacking take room
+/// in the uploads' own room.
+fn is_upload(req: &axum::extract::Request) -> bool {
+    req.method() == axum::http::Method::POST && req.uri().path().ends_with("/evidence/imports")
+}
+
 pub fn app(state: AppState) -> Router {
     let ingest = Ingestor::start(state.pool.clone());
     app_with(state, ingest)
@@ -659,7 +665,8 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         .layer(middleware::from_fn(guard::refuse_unstorable_uri))
         // Room for a large body before it is read (`http::bodies`); small ones pass.
         .layer(middleware::from_fn_with_state(
-            bodies::Budget::new(b.budget_bytes, b.wait, b.read_within),
+            bodies::Budget::new(b.budget_bytes, b.wait, b.read_within)
+                .with_uploads(b.upload_bytes, is_upload),
             bodies::admit,
         ))
         // Bodies are read through our extractors, which answer 413 in our format.

@@ -1455,6 +1455,7 @@ async fn large_bodies_wait_for_room_and_a_stalled_one_cannot_keep_it(pool: PgPoo
                 budget_bytes: 1024 * 1024,
                 wait: Duration::from_millis(300),
                 read_within: Duration::from_secs(1),
+                ..Default::default()
             },
             uploads: Default::default(),
         },

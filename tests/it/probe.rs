@@ -696,7 +696,7 @@ async fn exports_that_unpack_to_millions_of_values_are_refused_holding_next_to_n
     pool: PgPool,
 ) {
     use quell::evidence::domain::{slack, tickets};
-    let day = zeros(64 * MIB);
+    let day = zeros(30 * MIB);
     let bomb = zip_of(&[("users.json", b"[]"), ("ops/2026-10-21.json", &day)]);
     assert!(bomb.len() < 2 * MIB, "a small upload: {} bytes", bomb.len());
     let (read, held) = common::held_peak(|| slack::read_zip(&bomb));
@@ -712,6 +712,14 @@ async fn exports_that_unpack_to_millions_of_values_are_refused_holding_next_to_n
         "users.json, user 1: `id` is missing"
     );
     assert!(held < 4 * MIB, "reading users.json held {} MiB", held / MIB);
+    // A file larger than any day of a channel is refused before it is read.
+    let huge = zip_of(&[("ops/2026-10-21.json", &zeros(64 * MIB))]);
+    let (read, held) = common::held_peak(|| slack::read_zip(&huge));
+    assert_eq!(
+        refusal(read.unwrap_err()),
+        "ops/2026-10-21.json unpacks to more than 32 MiB; export a shorter period"
+    );
+    assert!(held < MIB, "refusing it held {} MiB", held / MIB);
     let json = zeros(24 * MIB);
     for tracker in [tickets::Tracker::Linear, tickets::Tracker::Jira] {
         let (read, held) = common::held_peak(|| tickets::read(tracker, &json));
@@ -740,19 +748,43 @@ async fn exports_that_unpack_to_millions_of_values_are_refused_holding_next_to_n
         "a document nested 100 000 deep held {} MiB",
         held / MIB
     );
+    // Mentions that each stand for a 200-character name: 10 MiB of `<@U1>` is not expanded
+    // 160-fold, only what a message keeps.
+    let users = format!(r#"[{{"id":"U1","name":"{}"}}]"#, "n".repeat(200));
+    let day = format!(
+        r#"[{{"type":"message","user":"U1","text":"{}","ts":"1792620840.000200"}}]"#,
+        "<@U1>".repeat(2 * MIB)
+    );
+    let mentions = zip_of(&[
+        ("users.json", users.as_bytes()),
+        ("ops/2026-10-21.json", day.as_bytes()),
+    ]);
+    drop(day);
+    let (read, held) = common::held_peak(|| slack::read_zip(&mentions));
+    let read = read.unwrap();
+    assert_eq!(
+        read[0].text.chars().count(),
+        10_000,
+        "a message keeps 10,000 characters"
+    );
+    assert!(
+        held < 24 * MIB,
+        "expanding mentions held {} MiB",
+        held / MIB
+    );
     // A real export that holds too much text is refused before it is all kept.
     let line = format!(
         r#"{{"type":"message","user":"U1","text":"{}","ts":"1792620840.000200"}}"#,
         "retry storm ".repeat(800)
     );
     let mut big = b"[".to_vec();
-    while big.len() < 40 * MIB {
+    while big.len() < 20 * MIB {
         big.extend_from_slice(line.as_bytes());
         big.push(b',');
     }
     big.extend_from_slice(line.as_bytes());
     big.push(b']');
-    let export = zip_of(&[("ops/2026-10-21.json", &big)]);
+    let export = zip_of(&[("ops/2026-10-21.json", &big), ("ops/2026-10-22.json", &big)]);
     drop(big);
     let (read, held) = common::held_peak(|| slack::read_zip(&export));
     assert!(
@@ -817,8 +849,18 @@ async fn held_uploads_count_against_a_quota_per_person_and_for_everyone(pool: Pg
             .unwrap();
         app.send(req)
     };
-    let first = upload(&ana, linear_csv("PAY", 600)).await;
-    assert_eq!(first.status, StatusCode::CREATED, "{}", first.text);
+    // Four at once: the quota is checked under a lock, so exactly one fits.
+    let four = futures_util::future::join_all(
+        ["PAY", "PBY", "PCY", "PDY"].map(|p| upload(&ana, linear_csv(p, 600))),
+    )
+    .await;
+    let mut statuses: Vec<u16> = four.iter().map(|r| r.status.as_u16()).collect();
+    statuses.sort_unstable();
+    assert_eq!(statuses, [201, 429, 429, 429], "one of four at once fits");
+    let first = four
+        .into_iter()
+        .find(|r| r.status == StatusCode::CREATED)
+        .unwrap();
     let first_id = first.json()["id"].as_i64().unwrap();
     assert!(first.json()["bytes"].as_i64().unwrap() > 600_000);
     let second = upload(&ana, linear_csv("OPS", 600)).await;
@@ -903,6 +945,35 @@ async fn git_reads_stay_inside_the_roots_and_every_refusal_reads_alike(pool: PgP
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(borrowed.join("objects/info/alternates").exists());
+    // One borrowing from that one: the way out is two alternates deep.
+    let clone = |from: &std::path::Path, to: &std::path::Path, shared: bool| {
+        let mut git = std::process::Command::new("git");
+        git.args(["clone", "-q", "--bare"]);
+        if shared {
+            git.arg("--shared");
+        }
+        let out = git.arg(from).arg(to).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    let deeper = root.join(format!("deeper-{id}.git"));
+    clone(&borrowed, &deeper, true);
+    // A copy of its own whose pack folder holds a link to a pack outside.
+    let packed = root.join(format!("packed-{id}.git"));
+    clone(&secret, &packed, false);
+    let out = std::process::Command::new("git")
+        .args(["-C"])
+        .arg(&secret)
+        .args(["repack", "-q", "-a", "-d"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let pack = std::fs::read_dir(secret.join(".git/objects/pack"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "pack"))
+        .unwrap()
+        .path();
+    std::os::unix::fs::symlink(&pack, packed.join("objects/pack/outside.pack")).unwrap();
     let uri = format!("/api/v1/incidents/{key}/evidence/git");
     let answer = |repository: String| {
         let app = &app;
@@ -933,6 +1004,8 @@ async fn git_reads_stay_inside_the_roots_and_every_refusal_reads_alike(pool: PgP
         gitfile.display().to_string(),
         linked.display().to_string(),
         borrowed.display().to_string(),
+        deeper.display().to_string(),
+        packed.display().to_string(),
         secret.display().to_string(),
         "/etc".into(),
         "/no/such/folder".into(),
@@ -1013,7 +1086,6 @@ async fn listeners_take_no_connection_a_request_needs(pool: PgPool) {
             .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     }
-    assert!(small.size() <= 5, "the pool stays within its size");
     drop(wakers);
 }
 

@@ -15,6 +15,9 @@ use crate::domain::DomainError;
 pub const UPLOAD_LIMIT: usize = crate::http::UPLOAD_LIMIT;
 /// The most one upload may unpack to (a zip cannot expand past it): 200 MiB.
 pub const UNPACKED_LIMIT: u64 = 200 * 1024 * 1024;
+/// The most one file of an archive may unpack to (a day of one channel, or the list of
+/// people): 32 MiB. Read a record at a time, only its longest string is ever held whole.
+pub const FILE_UNPACKED_LIMIT: u64 = 32 * 1024 * 1024;
 /// The most messages or tickets one import holds.
 pub const MAX_ROWS: usize = 100_000;
 /// The longest text an evidence item holds.

@@ -11,7 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::Deserialize;
 
 use super::stream::{Field, Item, each_in};
-use super::{Kept, MAX_ROWS, Message, UNPACKED_LIMIT};
+use super::{FILE_UNPACKED_LIMIT, Kept, MAX_ROWS, Message, UNPACKED_LIMIT};
 use crate::domain::DomainError;
 
 fn bad(message: impl Into<String>) -> DomainError {
@@ -32,6 +32,9 @@ const SKIPPED: &[&str] = &[
     "pinned_item",
     "unpinned_item",
 ];
+
+/// The longest message kept, in characters.
+const MESSAGE_CHARS: usize = 10_000;
 
 /// The most people `users.json` may name.
 const MAX_USERS: usize = 200_000;
@@ -106,31 +109,51 @@ struct RawUser {
 /// `over` says why.
 struct Unpacked<'a, R> {
     inner: R,
+    /// What the archive may still unpack to.
     left: &'a Cell<u64>,
-    over: &'a Cell<bool>,
+    /// What this file may still unpack to.
+    file_left: u64,
+    over: &'a Cell<Option<Over>>,
+}
+
+/// Which limit unpacking ran into.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Over {
+    Archive,
+    File,
 }
 
 impl<R: Read> Read for Unpacked<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        match self.left.get().checked_sub(n as u64) {
-            Some(left) => {
+        let n = self.inner.read(buf)? as u64;
+        let over = match (
+            self.left.get().checked_sub(n),
+            self.file_left.checked_sub(n),
+        ) {
+            (Some(left), Some(file_left)) => {
                 self.left.set(left);
-                Ok(n)
+                self.file_left = file_left;
+                return Ok(n as usize);
             }
-            None => {
-                self.over.set(true);
-                Err(std::io::Error::other("the archive unpacks past its limit"))
-            }
-        }
+            (None, _) => Over::Archive,
+            (_, None) => Over::File,
+        };
+        self.over.set(Some(over));
+        Err(std::io::Error::other("unpacking ran past its limit"))
     }
 }
 
-fn too_large() -> DomainError {
-    bad(format!(
-        "the archive unpacks to more than {} MiB",
-        UNPACKED_LIMIT / (1024 * 1024)
-    ))
+fn too_large(over: Over, name: &str) -> DomainError {
+    match over {
+        Over::Archive => bad(format!(
+            "the archive unpacks to more than {} MiB",
+            UNPACKED_LIMIT / (1024 * 1024)
+        )),
+        Over::File => bad(format!(
+            "{name} unpacks to more than {} MiB; export a shorter period",
+            FILE_UNPACKED_LIMIT / (1024 * 1024)
+        )),
+    }
 }
 
 /// File `i` of the archive, unpacked as it is read, within what is `left` of the budget.
@@ -139,17 +162,21 @@ fn open<'a>(
     i: usize,
     name: &str,
     left: &'a Cell<u64>,
-    over: &'a Cell<bool>,
+    over: &'a Cell<Option<Over>>,
 ) -> Result<impl Read + 'a, DomainError> {
     let entry = zip
         .by_index(i)
         .map_err(|e| bad(format!("{name} cannot be unpacked ({e})")))?;
+    if entry.size() > FILE_UNPACKED_LIMIT {
+        return Err(too_large(Over::File, name));
+    }
     if entry.size() > left.get() {
-        return Err(too_large());
+        return Err(too_large(Over::Archive, name));
     }
     Ok(std::io::BufReader::new(Unpacked {
         inner: entry,
         left,
+        file_left: FILE_UNPACKED_LIMIT,
         over,
     }))
 }
@@ -212,17 +239,17 @@ pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
         ));
     }
     let left = Cell::new(UNPACKED_LIMIT);
-    let over = Cell::new(false);
-    let unpacking = |r: Result<(), DomainError>| match r {
-        Err(_) if over.get() => Err(too_large()),
-        other => other,
+    let over = Cell::new(None);
+    let unpacking = |r: Result<(), DomainError>, name: &str| match (r, over.get()) {
+        (Err(_), Some(o)) => Err(too_large(o, name)),
+        (r, _) => r,
     };
     let mut users = HashMap::new();
+    let mut kept = Kept::default();
     if let Some(i) = users_at {
         let reader = open(&mut zip, i, "users.json", &left, &over)?;
-        unpacking(read_users(reader, &mut users))?;
+        unpacking(read_users(reader, &mut users, &mut kept), "users.json")?;
     }
-    let mut kept = Kept::default();
     let mut out = Vec::new();
     for (i, channel, name) in &days {
         let reader = open(&mut zip, *i, name, &left, &over)?;
@@ -234,7 +261,7 @@ pub fn read_zip(bytes: &[u8]) -> Result<Vec<Message>, DomainError> {
             &mut kept,
             &mut out,
         );
-        unpacking(read)?;
+        unpacking(read, name)?;
     }
     out.sort_by(|a, b| a.channel.cmp(&b.channel).then(a.at.cmp(&b.at)));
     Ok(out)
@@ -273,7 +300,11 @@ pub fn read_channel_files(
 }
 
 /// `users.json`: id → the name people know them by.
-fn read_users(reader: impl Read, users: &mut HashMap<String, String>) -> Result<(), DomainError> {
+fn read_users(
+    reader: impl Read,
+    users: &mut HashMap<String, String>,
+    kept: &mut Kept,
+) -> Result<(), DomainError> {
     let found = each_in(
         serde_json::de::IoRead::new(reader),
         "users.json",
@@ -293,7 +324,10 @@ fn read_users(reader: impl Read, users: &mut HashMap<String, String>) -> Result<
                 .or(u.real_name.text())
                 .or(u.name.text())
                 .unwrap_or(id);
-            users.insert(super::clean(id, 200), super::clean(name, 200));
+            let (id, name) = (super::clean(id, 200), super::clean(name, 200));
+            // What the map holds counts against what an import keeps.
+            kept.take(id.len() + name.len() + 64)?;
+            users.insert(id, name);
             Ok(())
         },
     )?;
@@ -349,7 +383,8 @@ fn read_day<'de>(
         let ts = string("ts", &m.ts)?.ok_or_else(|| at("`ts` is missing"))?;
         let when = parse_ts(&ts).ok_or_else(|| {
             at(&format!(
-                "`ts` {ts:?} is not a Slack timestamp like 1603318200.000100"
+                "`ts` {:?} is not a Slack timestamp like 1603318200.000100",
+                crate::domain::shorten(&ts, 40)
             ))
         })?;
         let text = string("text", &m.text)?.unwrap_or_default();
@@ -376,7 +411,7 @@ fn read_day<'de>(
             channel: super::clean(channel, 80),
             author: super::clean(author, 200),
             at: when,
-            text: super::clean(&plain(text.trim(), users), 10_000),
+            text: super::clean(&plain(text.trim(), users, MESSAGE_CHARS), MESSAGE_CHARS),
         };
         kept.take(message.text.len() + message.author.len() + message.channel.len())?;
         out.push(message);
@@ -391,11 +426,18 @@ fn read_day<'de>(
 }
 
 /// Slack's markup as people read it: `<@U1>` → `@maria`, `<#C1|ops>` → `#ops`,
-/// `<https://x|label>` → `label (https://x)`, and `&lt;` `&gt;` `&amp;` unescaped.
-pub fn plain(text: &str, users: &HashMap<String, String>) -> String {
+/// `<https://x|label>` → `label (https://x)`, and `&lt;` `&gt;` `&amp;` unescaped; read no
+/// further than `max` characters of `text`, and written no longer than about that (a mention
+/// of five bytes may stand for a 200-character name).
+pub fn plain(text: &str, users: &HashMap<String, String>, max: usize) -> String {
+    let text = &text[..text.char_indices().nth(max).map_or(text.len(), |(i, _)| i)];
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('<') {
+        if out.len() >= max * 4 {
+            rest = "";
+            break;
+        }
         out.push_str(&rest[..open]);
         let Some(close) = rest[open..].find('>') else {
             out.push_str(&rest[open..]);

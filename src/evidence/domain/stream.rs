@@ -49,6 +49,21 @@ macro_rules! scalars_are {
 }
 pub(crate) use scalars_are;
 
+/// The longest text a field keeps, in bytes: longer is cut there (nothing an import keeps is
+/// that long), so a 200 MiB string is not copied again and again on its way to being refused.
+pub const FIELD_BYTES: usize = 256 * 1024;
+
+/// Where `v` is cut to at most [`FIELD_BYTES`], on a character's boundary.
+fn cut(v: &str) -> usize {
+    if v.len() <= FIELD_BYTES {
+        return v.len();
+    }
+    (0..=FIELD_BYTES)
+        .rev()
+        .find(|i| v.is_char_boundary(*i))
+        .unwrap_or(0)
+}
+
 /// A field as exports write it: text, nothing (absent or null), or something else.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub enum Field {
@@ -90,10 +105,11 @@ impl<'de> Visitor<'de> for FieldVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Field, E> {
-        Ok(Field::Text(v.to_owned()))
+        Ok(Field::Text(v[..cut(v)].to_owned()))
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Field, E> {
+    fn visit_string<E: de::Error>(self, mut v: String) -> Result<Field, E> {
+        v.truncate(cut(&v));
         Ok(Field::Text(v))
     }
 

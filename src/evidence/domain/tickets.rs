@@ -119,7 +119,7 @@ fn ticket(
         at(&format!(
             "{key}: {} {:?} is not a time of the years 1900 to 9999 (like 2026-10-21T22:10:00Z)",
             names[3],
-            created.trim()
+            crate::domain::shorten(created.trim(), 40)
         ))
     })?;
     Ok(Ticket {

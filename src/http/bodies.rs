@@ -33,6 +33,16 @@ const RETRY_AFTER_SECS: i64 = 2;
 /// Tells the requests that upload an export (the router knows which).
 pub type IsUpload = fn(&Request) -> bool;
 
+/// Uploads' own room. An upload takes, as it arrives, room for all the work it may do — its
+/// bytes, and beside them the larger of its bytes again (a file read into records) and
+/// `extra` (what unpacking a zip may hold) — so it never holds part and waits for more.
+#[derive(Clone)]
+pub struct Uploads {
+    room: Room,
+    is_upload: IsUpload,
+    extra: usize,
+}
+
 /// The room bodies share, and how long one that holds room has to arrive. Uploads (which the
 /// router tells apart) have a room of their own, so a responder's export being unpacked never
 /// keeps a large alert post waiting.
@@ -40,7 +50,7 @@ pub type IsUpload = fn(&Request) -> bool;
 pub struct Budget {
     pub room: Room,
     /// The uploads' room, and which requests are uploads.
-    pub uploads: Option<(Room, IsUpload)>,
+    pub uploads: Option<Uploads>,
     /// How long a body that holds room has to arrive.
     pub read_within: Duration,
 }
@@ -55,34 +65,50 @@ impl Budget {
         }
     }
 
-    /// Uploads, as `is_upload` tells them, take room from a room of `bytes` of their own.
-    pub fn with_uploads(mut self, bytes: usize, is_upload: IsUpload) -> Self {
-        self.uploads = Some((Room::new(bytes, self.room.wait), is_upload));
+    /// Uploads, as `is_upload` tells them, take room from a room of `bytes` of their own, for
+    /// their bytes and the work on them (see [`Uploads`]).
+    pub fn with_uploads(mut self, bytes: usize, is_upload: IsUpload, extra: usize) -> Self {
+        self.uploads = Some(Uploads {
+            room: Room::new(bytes, self.room.wait),
+            is_upload,
+            extra,
+        });
         self
     }
 
-    fn room_for(&self, req: &Request) -> &Room {
+    /// The room a request takes from, and the bytes it takes room for.
+    fn room_for(&self, req: &Request) -> (&Room, usize) {
         match &self.uploads {
-            Some((room, is_upload)) if is_upload(req) => room,
-            _ => &self.room,
+            Some(u) if (u.is_upload)(req) => {
+                let body = Self::declared(req);
+                (&u.room, body + body.max(u.extra))
+            }
+            _ => {
+                let body = Self::declared(req);
+                (&self.room, if body <= SMALL { 0 } else { body })
+            }
         }
     }
 
-    /// The bytes a request's body takes room for, by what its headers declare: nothing for a
-    /// small or absent body, its length for a large one, and the largest any route takes (an
-    /// upload's) for one whose length is not declared (chunked).
-    fn bytes_for(req: &Request) -> usize {
+    /// The size a request's body declares: its length, nothing when there is none, and the
+    /// largest any route takes (an upload's) when its length is not known (chunked).
+    fn declared(req: &Request) -> usize {
         let headers = req.headers();
         let declared = headers
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let bytes = match declared {
+        // Without a length header, a body that knows its size (one built in this process, as
+        // in tests) says so; one arriving chunked may be as large as any route takes.
+        match declared {
             Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
             None if headers.contains_key(header::TRANSFER_ENCODING) => UPLOAD_LIMIT,
-            None => 0,
-        };
-        if bytes <= SMALL { 0 } else { bytes }
+            None => req
+                .body()
+                .size_hint()
+                .exact()
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        }
     }
 }
 
@@ -100,8 +126,8 @@ fn overloaded(path: &str, doing: &'static str) -> Response {
 
 /// The middleware: room for the body first, then the request.
 pub async fn admit(State(budget): State<Budget>, mut req: Request, next: Next) -> Response {
-    let bytes = Budget::bytes_for(&req);
-    let share = budget.room_for(&req).share();
+    let (room, bytes) = budget.room_for(&req);
+    let share = room.share();
     req.extensions_mut().insert(share.clone());
     if bytes == 0 {
         return next.run(req).await;
@@ -202,20 +228,34 @@ mod tests {
     }
 
     #[test]
-    fn only_large_bodies_take_room() {
-        assert_eq!(Budget::bytes_for(&request(&[])), 0, "no body");
-        assert_eq!(
-            Budget::bytes_for(&request(&[("content-length", "65536")])),
-            0
+    fn only_large_bodies_take_room_and_uploads_take_it_for_their_work() {
+        let budget = Budget::new(4 << 20, Duration::ZERO, Duration::ZERO).with_uploads(
+            64 << 20,
+            |r| r.uri().path() == "/up",
+            10 << 20,
         );
+        let bytes = |headers: &[(&str, &str)]| budget.room_for(&request(headers)).1;
+        assert_eq!(bytes(&[]), 0, "no body");
+        assert_eq!(bytes(&[("content-length", "65536")]), 0);
+        assert_eq!(bytes(&[("content-length", "65537")]), 65537);
         assert_eq!(
-            Budget::bytes_for(&request(&[("content-length", "65537")])),
-            65537
-        );
-        assert_eq!(
-            Budget::bytes_for(&request(&[("transfer-encoding", "chunked")])),
+            bytes(&[("transfer-encoding", "chunked")]),
             UPLOAD_LIMIT,
-            "an undeclared length counts as the usual limit"
+            "an undeclared length counts as the largest body"
+        );
+        let mut upload = request(&[("content-length", "1000")]);
+        *upload.uri_mut() = "/up".parse().unwrap();
+        assert_eq!(
+            budget.room_for(&upload).1,
+            1000 + (10 << 20),
+            "a small upload still takes room for unpacking"
+        );
+        let mut upload = request(&[("content-length", "20000000")]);
+        *upload.uri_mut() = "/up".parse().unwrap();
+        assert_eq!(
+            budget.room_for(&upload).1,
+            40_000_000,
+            "and a large one twice itself"
         );
         let room = Room::new(4 * 1024 * 1024, Duration::ZERO);
         assert_eq!(room.units_for(1_048_576), 1024);

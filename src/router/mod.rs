@@ -666,7 +666,12 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         // Room for a large body before it is read (`http::bodies`); small ones pass.
         .layer(middleware::from_fn_with_state(
             bodies::Budget::new(b.budget_bytes, b.wait, b.read_within)
-                .with_uploads(b.upload_bytes, is_upload),
+                .with_uploads(
+                    b.upload_bytes,
+                    is_upload,
+                    crate::evidence::domain::MAX_KEPT
+                        + crate::evidence::domain::FILE_UNPACKED_LIMIT as usize,
+                ),
             bodies::admit,
         ))
         // Bodies are read through our extractors, which answer 413 in our format.

@@ -136,7 +136,7 @@ pub struct Parsed {
 pub fn work_bytes(upload: &Upload) -> usize {
     let bytes: usize = upload.files.iter().map(|(_, b)| b.len()).sum();
     match upload.format {
-        Format::Slack => bytes + domain::MAX_KEPT + domain::FILE_UNPACKED_LIMIT as usize,
+        Format::Slack => bytes + domain::UNPACK_WORK,
         _ => bytes * 2,
     }
 }

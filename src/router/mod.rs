@@ -669,8 +669,7 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
                 .with_uploads(
                     b.upload_bytes,
                     is_upload,
-                    crate::evidence::domain::MAX_KEPT
-                        + crate::evidence::domain::FILE_UNPACKED_LIMIT as usize,
+                    crate::evidence::domain::UNPACK_WORK,
                 ),
             bodies::admit,
         ))

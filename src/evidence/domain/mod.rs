@@ -18,6 +18,9 @@ pub const UNPACKED_LIMIT: u64 = 200 * 1024 * 1024;
 /// The most one file of an archive may unpack to (a day of one channel, or the list of
 /// people): 32 MiB. Read a record at a time, only its longest string is ever held whole.
 pub const FILE_UNPACKED_LIMIT: u64 = 32 * 1024 * 1024;
+/// The most an upload's unpacking may hold beside the upload itself: what it keeps, and the
+/// one file being read. The room an upload waits for counts it.
+pub const UNPACK_WORK: usize = MAX_KEPT + FILE_UNPACKED_LIMIT as usize;
 /// The most messages or tickets one import holds.
 pub const MAX_ROWS: usize = 100_000;
 /// The longest text an evidence item holds.

@@ -7,7 +7,7 @@
 //! shift; an override puts one person in place of another (or of whoever is on call) for a
 //! period. Pure rules, no I/O.
 
-use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
@@ -174,16 +174,45 @@ pub fn parse_zone(field: &str, name: &str) -> Result<Tz, DomainError> {
     })
 }
 
-/// A wall-clock time in `zone` as an instant: in a gap (clocks going forward) the first instant
-/// after it, in a repeated hour the first of the two.
+/// A wall-clock time in `zone` as an instant: in a gap (clocks going forward) the instant the
+/// clocks jumped, the first one after it; in a repeated hour the first of the two. Monotonic:
+/// a later wall-clock time is never an earlier instant, so handoffs keep their order.
 fn instant(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
-    let mut probe = local;
-    for _ in 0..4 {
-        if let Some(t) = zone.from_local_datetime(&probe).earliest() {
-            return t.with_timezone(&Utc);
-        }
-        probe += Duration::minutes(30);
+    match zone.from_local_datetime(&local) {
+        LocalResult::Single(t) => t.with_timezone(&Utc),
+        LocalResult::Ambiguous(a, b) => a.min(b).with_timezone(&Utc),
+        LocalResult::None => gap_end(zone, local),
     }
+}
+
+/// The instant a gap holding the wall-clock time `local` ended. The first wall-clock time after
+/// it that exists (in steps of a quarter hour; the longest gap on record is a day) bounds the
+/// jump from above, a quarter hour before it from below, and halving finds the second.
+fn gap_end(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
+    let step = Duration::minutes(15);
+    let mut after = local;
+    for _ in 0..(26 * 4) {
+        after += step;
+        if let Some(t) = zone.from_local_datetime(&after).earliest() {
+            // Whole seconds: zones change their clocks on a second.
+            let (mut before, mut at) = (t.timestamp() - step.num_seconds(), t.timestamp());
+            // Before the jump the wall clock reads earlier than `local`, from it on later.
+            while at - before > 1 {
+                let mid = before + (at - before) / 2;
+                let wall = DateTime::from_timestamp(mid, 0)
+                    .expect("within a quarter hour of a real time")
+                    .with_timezone(&zone)
+                    .naive_local();
+                if wall > local {
+                    at = mid;
+                } else {
+                    before = mid;
+                }
+            }
+            return DateTime::from_timestamp(at, 0).expect("a real time");
+        }
+    }
+    // No zone skips more than a day; read the time as UTC rather than fail.
     Utc.from_utc_datetime(&local)
 }
 
@@ -207,40 +236,47 @@ impl Rotation {
         Ok(())
     }
 
-    /// The shift number at `t` (negative before the rotation starts), and its start and end.
-    fn shift_at(&self, t: DateTime<Utc>) -> (i64, DateTime<Utc>, DateTime<Utc>) {
+    /// When shift `k` starts: the start's wall-clock time `k` days or weeks later in the zone,
+    /// or `k` times the shift's hours after the start. Never earlier for a later shift.
+    fn handoff(&self, k: i64) -> DateTime<Utc> {
         match self.length {
             ShiftLength::Hours { hours } => {
-                let start = instant(self.zone, self.start);
-                let len = Duration::hours(i64::from(hours));
-                let k = (t - start).num_seconds().div_euclid(len.num_seconds());
-                let from = start + len * k as i32;
-                (k, from, from + len)
+                instant(self.zone, self.start) + Duration::hours(i64::from(hours) * k)
             }
+            ShiftLength::Day => instant(self.zone, self.start + Duration::days(k)),
+            ShiftLength::Week => instant(self.zone, self.start + Duration::days(7 * k)),
+        }
+    }
+
+    /// The shift number at `t` (negative before the rotation starts), and its start and end:
+    /// the last shift whose handoff is at or before `t`, so `at` and `spans` give one answer.
+    fn shift_at(&self, t: DateTime<Utc>) -> (i64, DateTime<Utc>, DateTime<Utc>) {
+        let mut k = match self.length {
+            ShiftLength::Hours { hours } => {
+                let len = i64::from(hours) * 3600;
+                (t - instant(self.zone, self.start))
+                    .num_seconds()
+                    .div_euclid(len)
+            }
+            // The wall clock gives the shift to within one: around a daylight-saving change it
+            // runs an hour twice or skips one. The handoffs' instants settle it below.
             ShiftLength::Day | ShiftLength::Week => {
-                let days = if self.length == ShiftLength::Day {
+                let period = if self.length == ShiftLength::Day {
                     1
                 } else {
                     7
-                };
-                // Calendar arithmetic on the zone's wall clock: the handoff keeps its local time.
+                } * 86_400;
                 let local = t.with_timezone(&self.zone).naive_local();
-                let elapsed = (local - self.start).num_seconds();
-                let k = elapsed.div_euclid(days * 86_400);
-                let from_local = self.start + Duration::days(days * k);
-                let mut from = instant(self.zone, from_local);
-                let mut to = instant(self.zone, from_local + Duration::days(days));
-                // In the repeated hour the wall clock runs twice; keep the instant inside.
-                if t < from {
-                    to = from;
-                    from = instant(self.zone, from_local - Duration::days(days));
-                } else if t >= to {
-                    from = to;
-                    to = instant(self.zone, from_local + Duration::days(2 * days));
-                }
-                (k, from, to)
+                (local - self.start).num_seconds().div_euclid(period)
             }
+        };
+        while self.handoff(k) > t {
+            k -= 1;
         }
+        while self.handoff(k + 1) <= t {
+            k += 1;
+        }
+        (k, self.handoff(k), self.handoff(k + 1))
     }
 
     /// Who is on call at `t`, from when to when; nobody before the rotation starts.
@@ -486,6 +522,268 @@ mod tests {
         assert_eq!(hourly.at(utc("2026-03-29T08:00:00Z")).unwrap().person, "y");
         assert_eq!(hourly.at(utc("2026-03-29T20:00:00Z")).unwrap().person, "z");
         assert_eq!(hourly.at(utc("2026-03-30T08:00:00Z")).unwrap().person, "x");
+    }
+
+    /// Berlin repeats 02:00-03:00 on 25 October 2026 (00:00-02:00 UTC). A daily handoff at 02:30
+    /// happens once, at the first 02:30 (00:30 UTC); during the second 02:00-02:30 (01:00-01:30
+    /// UTC) the next person is on call, as the spans say.
+    #[test]
+    fn a_handoff_in_the_repeated_hour_happens_once() {
+        let daily = Rotation {
+            length: ShiftLength::Day,
+            start: local("2026-10-20 02:30"),
+            zone: chrono_tz::Europe::Berlin,
+            people: vec!["a".into(), "b".into()],
+        };
+        // 20 Oct is a (shift 0), so 25 Oct is b (shift 5).
+        for (at, who) in [
+            ("2026-10-25T00:29:59Z", "a"),
+            ("2026-10-25T00:30:00Z", "b"),
+            ("2026-10-25T01:00:00Z", "b"),
+            ("2026-10-25T01:15:00Z", "b"),
+            ("2026-10-25T01:29:59Z", "b"),
+            ("2026-10-25T01:30:00Z", "b"),
+            ("2026-10-26T01:29:59Z", "b"),
+            ("2026-10-26T01:30:00Z", "a"),
+        ] {
+            assert_eq!(daily.at(utc(at)).unwrap().person, who, "{at}");
+        }
+        let s = daily.at(utc("2026-10-25T01:15:00Z")).unwrap();
+        assert_eq!(
+            (s.from, s.to),
+            (utc("2026-10-25T00:30:00Z"), utc("2026-10-26T01:30:00Z"))
+        );
+        let schedule = Schedule {
+            layers: vec![daily],
+            overrides: vec![],
+        };
+        check_agreement(
+            &schedule,
+            utc("2026-10-24T00:00:00Z"),
+            utc("2026-10-27T00:00:00Z"),
+            60,
+        )
+        .unwrap();
+    }
+
+    /// A wall-clock time in a gap is the instant the clocks jumped, to the second, even for a
+    /// zone that skipped a whole day (Samoa, 30 December 2011).
+    #[test]
+    fn a_time_in_a_gap_is_the_instant_the_clocks_jumped() {
+        assert_eq!(
+            instant(chrono_tz::Europe::Berlin, local("2026-03-29 02:30")),
+            utc("2026-03-29T01:00:00Z")
+        );
+        assert_eq!(
+            instant(chrono_tz::Pacific::Apia, local("2011-12-30 09:00")),
+            utc("2011-12-30T10:00:00Z")
+        );
+        // Lord Howe moves its clocks by half an hour.
+        assert_eq!(
+            instant(chrono_tz::Australia::Lord_Howe, local("2026-10-04 02:10")),
+            utc("2026-10-03T15:30:00Z")
+        );
+    }
+
+    /// Checks that who is on call at each instant (every `step` seconds from `from` to `to`, and
+    /// either side of every span's edges) is who the spans of the period name, and that the
+    /// spans are in order and do not overlap.
+    fn check_agreement(
+        s: &Schedule,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        step: i64,
+    ) -> Result<Vec<Span>, String> {
+        let spans = s.spans(from, to);
+        for w in spans.windows(2) {
+            if w[0].to > w[1].from || (w[0].to == w[1].from && w[0].person == w[1].person) {
+                return Err(format!("spans out of order or unmerged: {w:?}"));
+            }
+        }
+        let named = |t: DateTime<Utc>| {
+            spans
+                .iter()
+                .find(|sp| sp.from <= t && t < sp.to)
+                .map(|sp| sp.person.clone())
+        };
+        let mut instants: Vec<DateTime<Utc>> = Vec::new();
+        let mut t = from;
+        while t < to {
+            instants.push(t);
+            t += Duration::seconds(step);
+        }
+        for sp in &spans {
+            for e in [sp.from, sp.to] {
+                for d in [-1, 0, 1] {
+                    let i = e + Duration::seconds(d);
+                    if from <= i && i < to {
+                        instants.push(i);
+                    }
+                }
+            }
+        }
+        for t in instants {
+            if s.on_call(t) != named(t) {
+                return Err(format!(
+                    "at {t}: on call {:?}, the spans name {:?}; spans {spans:?}",
+                    s.on_call(t),
+                    named(t)
+                ));
+            }
+        }
+        Ok(spans)
+    }
+
+    /// The instants a zone's offset changes in `year`, to the second.
+    fn transitions(zone: Tz, year: i32) -> Vec<DateTime<Utc>> {
+        use chrono::Offset;
+        let offset = |t: DateTime<Utc>| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
+        let mut out = Vec::new();
+        let mut t = Utc.with_ymd_and_hms(year, 1, 1, 0, 0, 0).unwrap();
+        let end = Utc.with_ymd_and_hms(year + 1, 1, 1, 0, 0, 0).unwrap();
+        while t < end {
+            let next = t + Duration::hours(12);
+            if offset(t) != offset(next) {
+                let (mut a, mut b) = (t, next);
+                while b - a > Duration::seconds(1) {
+                    let mid = a + Duration::seconds((b - a).num_seconds() / 2);
+                    if offset(mid) == offset(a) {
+                        a = mid;
+                    } else {
+                        b = mid;
+                    }
+                }
+                out.push(b);
+            }
+            t = next;
+        }
+        out
+    }
+
+    /// Every zone whose clocks change in 2026 (daylight saving or otherwise), daily and weekly
+    /// rotations handing off just before, at, inside and after each change: who is on call at
+    /// every ten minutes of the change's two days agrees with the spans, and the spans name the
+    /// rotation's people in turn (each handoff once).
+    #[test]
+    fn on_call_and_spans_agree_around_every_zones_clock_changes() {
+        let mut zones = 0;
+        for zone in chrono_tz::TZ_VARIANTS {
+            let changes = transitions(zone, 2026);
+            if !changes.is_empty() {
+                zones += 1;
+            }
+            for change in changes {
+                // The wall-clock time just before the change.
+                let before = (change - Duration::seconds(1))
+                    .with_timezone(&zone)
+                    .naive_local();
+                for minutes in [-61, -30, 0, 1, 15, 30, 45, 59, 60, 61, 90, 120] {
+                    let handoff = before + Duration::minutes(minutes);
+                    for length in [ShiftLength::Day, ShiftLength::Week] {
+                        let rotation = Rotation {
+                            length,
+                            start: handoff - Duration::days(21),
+                            zone,
+                            people: vec!["a".into(), "b".into(), "c".into()],
+                        };
+                        let s = Schedule {
+                            layers: vec![rotation],
+                            overrides: vec![],
+                        };
+                        let spans = check_agreement(
+                            &s,
+                            change - Duration::days(1),
+                            change + Duration::days(1),
+                            600,
+                        )
+                        .unwrap_or_else(|e| panic!("{zone} {handoff} {length:?}: {e}"));
+                        in_turn(&spans, &s.layers[0])
+                            .unwrap_or_else(|e| panic!("{zone} {handoff} {length:?}: {e}"));
+                    }
+                }
+            }
+        }
+        assert!(
+            zones > 100,
+            "only {zones} zones change their clocks in 2026"
+        );
+    }
+
+    /// The spans of a one-layer schedule name its people in turn: each handoff once, none
+    /// repeated, and none skipped but a shift of no length (a day a zone skipped).
+    fn in_turn(spans: &[Span], r: &Rotation) -> Result<(), String> {
+        for w in spans.windows(2) {
+            let (k1, ..) = r.shift_at(w[1].from - Duration::seconds(1));
+            let (k2, ..) = r.shift_at(w[1].from);
+            let empty_between = (k1 + 1..k2).all(|j| r.handoff(j) == r.handoff(j + 1));
+            if w[0].to != w[1].from || k2 <= k1 || !empty_between {
+                return Err(format!("not in turn ({k1} then {k2}): {w:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Any zone, any year from 1990 to 2037, any handoff time near one of its clock changes,
+        /// any shift length, with an override: on call and spans agree at every instant, and a
+        /// one-layer rotation hands off in turn.
+        #[test]
+        fn on_call_and_spans_never_disagree(
+            zone in proptest::sample::select(chrono_tz::TZ_VARIANTS.to_vec()),
+            year in 1990i32..2038,
+            pick in 0usize..8,
+            minutes in -180i64..180,
+            seconds in 0i64..60,
+            back in 0i64..40,
+            kind in 0u8..4,
+            people in 1usize..5,
+            cover in proptest::option::of((0i64..2880, 1i64..600)),
+        ) {
+            let changes = transitions(zone, year);
+            // A zone that keeps its clocks that year still has to agree, around midsummer.
+            let change = changes
+                .get(pick % changes.len().max(1))
+                .copied()
+                .unwrap_or_else(|| Utc.with_ymd_and_hms(year, 6, 21, 0, 0, 0).unwrap());
+            let before = (change - Duration::seconds(1)).with_timezone(&zone).naive_local();
+            let handoff = before + Duration::minutes(minutes) + Duration::seconds(seconds);
+            let length = match kind {
+                0 => ShiftLength::Day,
+                1 => ShiftLength::Week,
+                2 => ShiftLength::Hours { hours: 1 },
+                _ => ShiftLength::Hours { hours: 25 },
+            };
+            let names: Vec<String> = (0..people).map(|n| format!("p{n}")).collect();
+            let rotation = Rotation {
+                length,
+                start: handoff - Duration::days(back),
+                zone,
+                people: names,
+            };
+            let from = change - Duration::hours(36);
+            let to = change + Duration::hours(36);
+            let alone = Schedule { layers: vec![rotation.clone()], overrides: vec![] };
+            let spans = check_agreement(&alone, from, to, 300)
+                .map_err(proptest::test_runner::TestCaseError::fail)?;
+            if people > 1 {
+                in_turn(&spans, &alone.layers[0]).map_err(proptest::test_runner::TestCaseError::fail)?;
+            }
+            if let Some((at, long)) = cover {
+                let o_from = from + Duration::minutes(at);
+                let covered = Schedule {
+                    layers: vec![rotation],
+                    overrides: vec![Override {
+                        from: o_from,
+                        to: o_from + Duration::minutes(long),
+                        replaces: None,
+                        with: "cover".into(),
+                    }],
+                };
+                check_agreement(&covered, from, to, 300)
+                    .map_err(proptest::test_runner::TestCaseError::fail)?;
+            }
+        }
     }
 
     #[test]

@@ -27,13 +27,10 @@ fn check_name(field: &str, name: &str) -> AppResult<String> {
     Ok(name.to_owned())
 }
 
-/// What channels heard before subscriptions existed, and what a new one hears unless told.
-pub fn default_events() -> Vec<String> {
-    vec![Event::SlaBreached.as_str().to_owned()]
-}
-
-/// Adds a channel subscribed to `events` (SLA breaches when `None`) of every service and
-/// severity; a webhook gets a Standard Webhooks signing secret, returned this once.
+/// Adds a channel. It hears nothing until it is subscribed to something: `events`, when given,
+/// subscribes it to those events of every service and severity in the same step (the API's
+/// shortcut); `None` leaves it without subscriptions. A webhook gets a Standard Webhooks signing
+/// secret, returned this once.
 pub async fn create_channel(
     conn: &mut PgConnection,
     actor: &Actor,
@@ -50,24 +47,31 @@ pub async fn create_channel(
         ChannelKind::Email => format!("mailto:{address}"),
         _ => address,
     };
-    let subscription = SubscriptionDraft {
-        events: events.unwrap_or_else(default_events),
-        services: vec![],
-        severities: vec![],
-        audiences: vec![],
-    }
-    .checked()?;
+    let subscription = events
+        .map(|events| {
+            SubscriptionDraft {
+                events,
+                services: vec![],
+                severities: vec![],
+                audiences: vec![],
+            }
+            .checked()
+        })
+        .transpose()?;
     let secret = (kind == ChannelKind::Webhook).then(fresh_secret);
     let channel =
         db::insert_channel(&mut *conn, &name, kind.as_str(), &url, secret.as_deref()).await?;
-    db::insert_subscription(&mut *conn, channel.id, &subscription).await?;
+    if let Some(subscription) = &subscription {
+        db::insert_subscription(&mut *conn, channel.id, subscription).await?;
+    }
+    let events = subscription.map(|s| s.events).unwrap_or_default();
     audit::record(
         conn,
         actor,
         "notification_channel.create",
         &channel.name,
         None,
-        Some(json!({ "kind": channel.kind, "url": channel.url, "events": subscription.events })),
+        Some(json!({ "kind": channel.kind, "url": channel.url, "events": events })),
     )
     .await?;
     Ok((channel, secret))
@@ -75,18 +79,43 @@ pub async fn create_channel(
 
 /// Removes channel `id` (its subscriptions and queued notifications go with it).
 pub async fn delete_channel(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
-    if !db::delete_channel(&mut *conn, id).await? {
+    let Some(channel) = channel(&mut *conn, id).await? else {
         return Err(AppError::NotFound(format!("There is no channel {id}.")));
-    }
+    };
+    let subscriptions = subscriptions_of(&mut *conn, id).await?.len();
+    db::delete_channel(&mut *conn, id).await?;
     audit::record(
         conn,
         actor,
         "notification_channel.delete",
         &id.to_string(),
-        None,
+        Some(
+            json!({ "name": channel.name, "kind": channel.kind, "url": channel.url,
+                     "subscriptions": subscriptions }),
+        ),
         None,
     )
     .await
+}
+
+/// Channel `id`, if there is one.
+pub async fn channel(conn: &mut PgConnection, id: i64) -> AppResult<Option<Channel>> {
+    Ok(db::channels(&mut *conn)
+        .await?
+        .into_iter()
+        .find(|c| c.id == id))
+}
+
+/// The subscriptions of channel `id`.
+pub async fn subscriptions_of(
+    conn: &mut PgConnection,
+    id: i64,
+) -> AppResult<Vec<db::Subscription>> {
+    Ok(db::subscriptions(&mut *conn)
+        .await?
+        .into_iter()
+        .filter(|s| s.channel_id == id)
+        .collect())
 }
 
 /// Subscribes channel `channel_id` to what `d` names; every service named must exist.

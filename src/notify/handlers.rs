@@ -40,8 +40,9 @@ pub struct NewChannel {
     pub kind: String,
     /// A URL; for email, an address (or `mailto:` address)
     pub url: String,
-    /// Events the channel is told of, for every service and severity (default: sla.breached);
-    /// narrower subscriptions are added at /api/v1/subscriptions
+    /// Events the channel is told of, for every service and severity. Left out, the channel
+    /// has no subscription and hears nothing until one is added at /api/v1/subscriptions
+    /// (where narrower ones are made too)
     #[serde(default)]
     pub events: Option<Vec<String>>,
 }
@@ -54,7 +55,8 @@ pub struct CreatedChannel {
     pub secret: Option<String>,
 }
 
-/// Add a channel. A webhook gets a signing secret, returned once.
+/// Add a channel; it hears nothing until subscribed (`events`, or /api/v1/subscriptions). A
+/// webhook gets a signing secret, returned once.
 #[utoipa::path(post, path = "/api/v1/notification-channels", operation_id = "createNotificationChannel", tag = "sla", request_body = NewChannel,
     responses((status = 201, description = "Created", body = CreatedChannel),
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),

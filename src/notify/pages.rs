@@ -1,5 +1,5 @@
 //! `/admin/channels`: where notifications go — list, add (a webhook's signing secret shown
-//! once), remove. Admins only.
+//! once), subscribe, remove (after a page that asks). Admins only.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -37,6 +37,16 @@ pub struct ChannelsPage {
     issued: Option<(Channel, Option<String>)>,
     form: ChannelForm,
     errors: Vec<FieldError>,
+}
+
+impl ChannelsPage {
+    /// How many subscriptions channel `id` has (none: it hears nothing).
+    fn subscription_count(&self, id: i64) -> usize {
+        self.subscriptions
+            .iter()
+            .filter(|s| s.channel_id == id)
+            .count()
+    }
 }
 
 async fn page(
@@ -100,10 +110,42 @@ pub async fn create(
     }
 }
 
+/// The question a removal asks first: the channel, and the subscriptions that go with it.
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/channel_remove.html")]
+pub struct RemovePage {
+    chrome: Chrome,
+    channel: Channel,
+    subscriptions: Vec<db::Subscription>,
+}
+
+/// `GET /admin/channels/{id}/delete`: asks before removing (works without JavaScript); its
+/// button posts to the same address.
+pub async fn confirm_delete(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    _auth: Auth<Admin>,
+    Path(id): Path<String>,
+) -> PageResult<RemovePage> {
+    let id = parse_id(&id, "channel")?;
+    let mut conn = state.pool.acquire().await?;
+    let channel = actions::channel(&mut conn, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no channel {id}.")))?;
+    let subscriptions = actions::subscriptions_of(&mut conn, id).await?;
+    Ok(RemovePage {
+        chrome,
+        channel,
+        subscriptions,
+    })
+}
+
+/// `POST /admin/channels/{id}/delete`: the confirmation page's button.
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
+    PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "channel")?;
     let mut tx = crate::transaction::begin(&state.pool).await?;

@@ -509,7 +509,7 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route(
             "/admin/channels/{id}/delete",
-            post(crate::notify::pages::delete),
+            get(crate::notify::pages::confirm_delete).post(crate::notify::pages::delete),
         )
         .route(
             "/admin/subscriptions",

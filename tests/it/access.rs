@@ -366,6 +366,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/admin/integrations/{id}/rotate", "admin"),
     ("GET", "/admin/channels", "admin"),
     ("POST", "/admin/channels", "admin"),
+    ("GET", "/admin/channels/{id}/delete", "admin"),
     ("POST", "/admin/channels/{id}/delete", "admin"),
     ("POST", "/admin/subscriptions", "admin"),
     ("POST", "/admin/subscriptions/{id}/delete", "admin"),

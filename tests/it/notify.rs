@@ -51,11 +51,13 @@ fn fast() -> SenderConfig {
     }
 }
 
+/// A channel subscribed to SLA breaches of every service and severity (a new channel hears
+/// nothing until subscribed).
 async fn channel(app: &TestApp, name: &str, kind: &str, url: &str) -> Value {
     let r = app
         .post(
             "/api/v1/notification-channels",
-            json!({"name": name, "kind": kind, "url": url}),
+            json!({"name": name, "kind": kind, "url": url, "events": ["sla.breached"]}),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
@@ -407,4 +409,157 @@ async fn admins_add_and_remove_channels_on_their_page(pool: PgPool) {
             .unwrap()
             .is_empty()
     );
+}
+
+async fn notifications(app: &TestApp) -> i64 {
+    sqlx::query_scalar("select count(*) from notifications")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+/// A new channel used to be subscribed to every service's SLA breaches without anyone choosing
+/// it. Now it hears nothing until subscribed, and its page says so.
+#[sqlx::test]
+async fn a_new_channel_hears_nothing_until_someone_subscribes_it(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let (hook, url) = receiver(StatusCode::OK).await;
+    let added = app
+        .form(
+            "/admin/channels",
+            &[("name", "ops-hook"), ("kind", "webhook"), ("url", &url)],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.text);
+    assert!(
+        added
+            .text
+            .contains("ops-hook has no subscriptions yet and receives nothing"),
+        "{}",
+        added.text
+    );
+    let r = app
+        .post(
+            "/api/v1/notification-channels",
+            json!({"name": "ops-api", "kind": "slack", "url": url}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let subscriptions = app.get("/api/v1/subscriptions").await.json();
+    assert_eq!(subscriptions["items"], json!([]), "nobody chose any");
+    let page = app.get("/admin/channels").await;
+    assert!(
+        page.text
+            .contains("a channel without subscriptions receives nothing"),
+        "{}",
+        page.text
+    );
+    assert_eq!(
+        page.text.matches("none: receives nothing").count(),
+        2,
+        "each channel says it hears nothing: {}",
+        page.text
+    );
+
+    app.incident(json!({"title": "Cards down", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)}))
+        .await;
+    assert_eq!(fire_due(&app.pool, 100).await.unwrap(), 1);
+    assert_eq!(notifications(&app).await, 0, "a breach told no channel");
+
+    // Subscribed on the page, the webhook hears the next breach.
+    let id = app.get("/api/v1/notification-channels").await.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ops-hook")
+        .unwrap()["id"]
+        .to_string();
+    let r = app
+        .form(
+            "/admin/subscriptions",
+            &[("channel_id", id.as_str()), ("events", "sla.breached")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let page = app.get("/admin/channels").await;
+    assert_eq!(page.text.matches("none: receives nothing").count(), 1);
+    app.incident(json!({"title": "Search down", "severity": "Sev1", "started_at": ago(20), "detected_at": ago(20)}))
+        .await;
+    assert_eq!(fire_due(&app.pool, 100).await.unwrap(), 1);
+    assert_eq!(notifications(&app).await, 1);
+    let http = http_client(fast().timeout, &fast().allow);
+    deliver_once(&app.pool, &http, &fast()).await.unwrap();
+    let got = hook.got.lock().unwrap();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].1.contains("Search down"), "{}", got[0].1);
+}
+
+/// "Remove" deleted a channel with its subscriptions at one click. Now the list links to a
+/// page that asks, naming the subscriptions that go with it, and only its button removes.
+#[sqlx::test]
+async fn removing_a_channel_asks_first_naming_its_subscriptions(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let created = channel(&app, "ops-slack", "slack", "https://hooks.example/x").await;
+    let id = created["id"].as_i64().unwrap();
+    let r = app
+        .post(
+            "/api/v1/subscriptions",
+            json!({"channel_id": id, "events": ["incident.opened"], "severities": ["Sev1"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let list = app.get("/admin/channels").await;
+    let ask = format!("/admin/channels/{id}/delete");
+    assert!(
+        list.text
+            .contains(&format!(r#"<a class="danger" href="{ask}">"#)),
+        "{}",
+        list.text
+    );
+    assert!(
+        !list.text.contains(&format!(r#"action="{ask}""#)),
+        "the list itself removes nothing: {}",
+        list.text
+    );
+
+    let question = app.get(&ask).await;
+    assert_eq!(question.status, StatusCode::OK, "{}", question.text);
+    assert!(
+        question
+            .text
+            .contains("Remove channel ops-slack and its 2 subscriptions?"),
+        "{}",
+        question.text
+    );
+    assert!(question.text.contains("incident.opened"));
+    assert!(
+        question.text.contains(&format!(
+            r#"<form method="post" action="{ask}" class="row">"#
+        )),
+        "{}",
+        question.text
+    );
+    // No inline script or style: the page works under its own CSP, without JavaScript.
+    for inline in ["style=", "<script>", " onclick=", " onsubmit="] {
+        assert!(
+            !question.text.contains(inline),
+            "{inline}: {}",
+            question.text
+        );
+    }
+    let still = app.get("/api/v1/subscriptions").await.json();
+    assert_eq!(
+        still["items"].as_array().unwrap().len(),
+        2,
+        "asking removed nothing"
+    );
+
+    let r = app.form(&ask, &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(r.header("location"), Some("/admin/channels"));
+    assert_eq!(
+        app.get("/api/v1/subscriptions").await.json()["items"],
+        json!([])
+    );
+    assert_eq!(app.get(&ask).await.status, StatusCode::NOT_FOUND);
 }

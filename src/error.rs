@@ -29,6 +29,10 @@ pub enum AppError {
     /// It existed and is no more: a used or expired link.
     #[error("{0}")]
     Gone(String),
+    /// The address exists but does not take this method; the `Allow` header lists those it
+    /// does.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// The client's copy is older than the stored one (a stale `If-Match` or form version).
     #[error(
         "it changed since you loaded it (now version {current_version}); load it again and redo your change"
@@ -157,6 +161,7 @@ impl AppError {
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
+            Self::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Self::Stale { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Self::Database(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -180,6 +185,7 @@ impl AppError {
             Self::TooLarge { .. } => "payload_too_large",
             Self::Conflict(_) => "conflict",
             Self::Gone(_) => "gone",
+            Self::MethodNotAllowed(_) => "method_not_allowed",
             Self::Stale { .. } => "stale_version",
             Self::PreconditionRequired => "precondition_required",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
@@ -254,8 +260,9 @@ pub struct ErrorBody {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
-    /// Stable, machine-readable: `malformed_json`, `invalid_field`, `not_found`, `conflict`,
-    /// `stale_version`, `precondition_required`, `idempotency_key_reused`, `internal`
+    /// Stable, machine-readable: `malformed_json`, `invalid_field`, `not_found`,
+    /// `method_not_allowed`, `conflict`, `stale_version`, `precondition_required`,
+    /// `idempotency_key_reused`, `internal`
     pub code: &'static str,
     /// A sentence for people
     pub message: String,

@@ -139,6 +139,7 @@ fn title_for(status: StatusCode, said: &Said) -> String {
         (401, _) => "Sign in first".into(),
         (403, _) => "You can't do that".into(),
         (404, _) => "Not found".into(),
+        (405, _) => "That method is not allowed here".into(),
         (409, _) => "That clashes with what is there now".into(),
         (413, _) => "That is too large".into(),
         (429, _) => "Too many tries; wait a moment".into(),

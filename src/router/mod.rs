@@ -4,7 +4,7 @@
 //! body limit, panic guard, security headers), and hands the webhooks the alert lanes.
 
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, HeaderValue, Request, header};
+use axum::http::{HeaderName, HeaderValue, Method, Request, Uri, header};
 use axum::response::IntoResponse;
 use axum::routing::{any, get, post};
 use axum::{Router, middleware};
@@ -80,6 +80,33 @@ fn api(state: &AppState) -> Router<AppState> {
             "/api/v1/{*rest}",
             any(|| async { AppError::NotFound("No such API endpoint.".into()) }),
         )
+        .method_not_allowed_fallback(api_method_not_allowed)
+}
+
+/// An API route or webhook asked with a method it does not take: our JSON error (axum adds
+/// the `Allow` header).
+async fn api_method_not_allowed(method: Method, uri: Uri) -> AppError {
+    AppError::MethodNotAllowed(format!(
+        "{} does not take {method}; the Allow header lists the methods it does.",
+        uri.path()
+    ))
+}
+
+/// A page route asked with a method it does not take (`GET` on the address a form posts to):
+/// the error page with the person's own header, not the browser's bare 405 (axum adds the
+/// `Allow` header).
+async fn page_method_not_allowed(method: Method, uri: Uri) -> page::PageError {
+    let path = uri.path();
+    page::PageError(AppError::MethodNotAllowed(
+        if method == Method::GET || method == Method::HEAD {
+            format!(
+                "{method} is not allowed on {path}: it is where a form of another page is sent, \
+                 not a page to open. Open the page with the form instead."
+            )
+        } else {
+            format!("{method} is not allowed on {path}: it is a page to open, not a form to send.")
+        },
+    ))
 }
 
 /// The API's routes and their OpenAPI description, built from the same handler list so they
@@ -575,6 +602,8 @@ fn pages(state: &AppState) -> Router<AppState> {
         )
         .route("/auth/oidc/login", get(crate::accounts::oidc::start))
         .route("/auth/oidc/callback", get(crate::accounts::oidc::callback))
+        // After every route: each route's own wrong methods answer the styled page.
+        .method_not_allowed_fallback(page_method_not_allowed)
         .fallback(|| async { page::PageError(AppError::NotFound("There is no such page.".into())) })
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -608,6 +637,7 @@ fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
         .route("/hooks/{format}/{id}", post(hooks::hook))
         .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
+        .method_not_allowed_fallback(api_method_not_allowed)
         .with_state(HookState {
             app: state.clone(),
             ingest,

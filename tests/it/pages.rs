@@ -753,3 +753,61 @@ async fn the_incident_page_asks_before_dangerous_steps_and_warns_before_resolvin
     );
     assert!(!r.text.contains("Before resolving"));
 }
+
+/// `GET` on an address only forms post to gave the browser's bare "HTTP ERROR 405". A wrong
+/// method on a page route now answers the app's own error page (the person's header, what is
+/// wrong, a way on) with an `Allow` header; the API keeps its JSON error format.
+#[sqlx::test]
+async fn wrong_methods_answer_a_styled_page_and_the_api_its_json(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    for path in ["/escalation-policies", "/admin/subscriptions"] {
+        let r = app.call_as(&ana, Method::GET, path, &[], None).await;
+        assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{path}");
+        assert!(
+            r.header("content-type")
+                .is_some_and(|t| t.starts_with("text/html")),
+            "{path}: {:?}",
+            r.headers
+        );
+        assert_eq!(r.header("allow"), Some("POST"), "{path}");
+        assert!(
+            r.text.contains(r#"<header class="top">"#) && r.text.contains("Sign out"),
+            "{path}: the app's header, signed in: {}",
+            r.text
+        );
+        assert!(
+            r.text.contains("That method is not allowed here")
+                && r.text.contains(&format!("GET is not allowed on {path}")),
+            "{path}: {}",
+            r.text
+        );
+        assert!(r.text.contains(r#"href="/incidents""#), "a way on");
+    }
+    // A form sent to a page that only opens: the same page, and nothing was changed.
+    let r = app.form_as(&ana, "/incidents/new", &[]).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(r.header("allow"), Some("GET,HEAD"));
+    assert!(
+        r.text.contains("POST is not allowed on /incidents/new")
+            && r.text.contains("Nothing was changed"),
+        "{}",
+        r.text
+    );
+    // The API answers in its own format.
+    let r = app
+        .call(Method::DELETE, "/api/v1/incidents", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{}", r.text);
+    assert_eq!(r.header("allow"), Some("GET,HEAD,POST"));
+    assert_eq!(r.code(), "method_not_allowed");
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/api/v1/incidents does not take DELETE"),
+        "{}",
+        r.text
+    );
+    assert!(r.json()["error"].get("details").is_some());
+}

@@ -80,6 +80,9 @@ struct ErrorPage<'a> {
     attempted: bool,
     /// Where the person came from, on this site
     back: String,
+    /// The incident the failed request was about (a page under `/incidents/{key}/…`), to
+    /// offer the way to it
+    incident: Option<String>,
 }
 
 /// What an error page says, kept on its response so it can be rendered again with the
@@ -95,6 +98,20 @@ struct Said {
 pub struct Whence {
     pub attempted: bool,
     pub back: Option<String>,
+    /// The incident whose sub-page was asked for (`/incidents/INC-12/ack/…` → `INC-12`)
+    pub incident: Option<String>,
+}
+
+/// The incident a path below an incident's page is about: `/incidents/INC-12/ack/…` →
+/// `INC-12`; `None` for the incident page itself and for other paths.
+pub fn incident_of(path: &str) -> Option<String> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    if parts.next() != Some("incidents") {
+        return None;
+    }
+    let key = crate::domain::IncidentKey::parse(parts.next()?)?;
+    parts.next().filter(|p| !p.is_empty())?;
+    Some(key.to_string())
 }
 
 /// A form field's name as people read it: `detected_at` → "Detected", `evidence[2].source.path`
@@ -141,6 +158,7 @@ fn title_for(status: StatusCode, said: &Said) -> String {
         (404, _) => "Not found".into(),
         (405, _) => "That method is not allowed here".into(),
         (409, _) => "That clashes with what is there now".into(),
+        (410, _) => "No longer possible".into(),
         (413, _) => "That is too large".into(),
         (429, _) => "Too many tries; wait a moment".into(),
         (s, _) if s >= 500 => "Something went wrong on our side".into(),
@@ -160,6 +178,11 @@ fn render(status: StatusCode, said: &Said, chrome: Chrome, whence: &Whence) -> O
             .collect(),
         attempted: whence.attempted,
         back: whence.back.clone().unwrap_or_else(|| "/incidents".into()),
+        // Not when the way back leads there already.
+        incident: whence
+            .incident
+            .clone()
+            .filter(|k| whence.back.as_deref() != Some(format!("/incidents/{k}").as_str())),
     }
     .render()
     .ok()
@@ -231,6 +254,7 @@ pub async fn with_signed_in_header(
             axum::http::Method::GET | axum::http::Method::HEAD
         ),
         back: same_site_referer(&req),
+        incident: incident_of(req.uri().path()),
     };
     let res = next.run(req).await;
     let Some(said) = res.extensions().get::<Said>().cloned() else {
@@ -291,6 +315,23 @@ mod tests {
             title_for(StatusCode::NOT_FOUND, &said("x", "y")),
             "Not found"
         );
+    }
+
+    #[test]
+    fn errors_below_an_incident_page_know_the_incident() {
+        assert_eq!(
+            incident_of("/incidents/INC-12/ack/abc").as_deref(),
+            Some("INC-12")
+        );
+        assert_eq!(
+            incident_of("/incidents/inc-7/evidence").as_deref(),
+            Some("INC-7")
+        );
+        assert_eq!(incident_of("/incidents/INC-12"), None);
+        assert_eq!(incident_of("/incidents/INC-12/"), None);
+        assert_eq!(incident_of("/incidents/new"), None);
+        assert_eq!(incident_of("/incidents/events"), None);
+        assert_eq!(incident_of("/services/INC-12/x"), None);
     }
 }
 

@@ -224,10 +224,20 @@ pub async fn check_link(
         .await?
         .filter(|l| l.incident_id == incident_id)
         .ok_or_else(invalid)?;
-    if let Some(at) = link.used_at {
+    if let Some(used) = link.used_at {
+        let when = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+        let acknowledged =
+            match crate::timeline::db::acknowledgement(&mut *conn, incident_id).await? {
+                Some(a) => format!(
+                    "{incident_key} was acknowledged by {} at {}. ",
+                    a.by,
+                    when(a.at)
+                ),
+                None => String::new(),
+            };
         return Err(AppError::Gone(format!(
-            "This acknowledge link was used at {} UTC; each link works once.",
-            at.format("%Y-%m-%d %H:%M")
+            "{acknowledged}This acknowledge link was used at {}; each link works once.",
+            when(used)
         )));
     }
     if link.expired {

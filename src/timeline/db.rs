@@ -187,3 +187,29 @@ pub async fn newest_id(e: impl PgExecutor<'_>, incident_id: Option<i64>) -> AppR
         }
     })
 }
+
+/// Who acknowledged an incident, and when.
+#[derive(Debug, Clone)]
+pub struct Acknowledgement {
+    pub by: String,
+    pub at: DateTime<Utc>,
+}
+
+/// The incident's latest acknowledgement: its `acknowledged` entry, or a step that went past
+/// acknowledging (resolved straight from triggered); `None` if it was never acknowledged.
+pub async fn acknowledgement(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+) -> AppResult<Option<Acknowledgement>> {
+    Ok(sqlx::query_as!(
+        Acknowledgement,
+        r#"select author as by, occurred_at as at from timeline_events
+           where incident_id = $1
+             and (kind = 'acknowledged' or details -> 'skipped' ? 'acknowledged')
+           order by occurred_at desc, id desc
+           limit 1"#,
+        incident_id
+    )
+    .fetch_optional(e)
+    .await?)
+}

@@ -441,6 +441,80 @@ async fn an_acknowledge_link_works_once_until_it_expires_and_only_as_sent(pool: 
     assert_eq!(post(first).await, StatusCode::GONE);
 }
 
+/// "Acknowledged by … at …", as a used link's page says it, from the incident's timeline.
+async fn acknowledged_line(app: &TestApp, key: &str) -> String {
+    let timeline = app.timeline(key).await;
+    let ack = timeline
+        .iter()
+        .find(|e| e["kind"] == "acknowledged")
+        .expect("an acknowledgement");
+    let at: chrono::DateTime<chrono::Utc> = ack["occurred_at"].as_str().unwrap().parse().unwrap();
+    format!(
+        "{key} was acknowledged by {} at {}",
+        ack["author"].as_str().unwrap(),
+        at.format("%Y-%m-%d %H:%M UTC")
+    )
+}
+
+/// Reopening a used acknowledge link said only "Gone" and led to the incident list. Its page now
+/// says who acknowledged the incident and when (UTC), and leads to the incident itself; also
+/// when someone else acknowledged before the link was used.
+#[sqlx::test]
+async fn a_used_acknowledge_link_says_who_acknowledged_and_links_to_the_incident(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    payments(&app).await;
+    method(&app, "ana", "email", "ana@example.com").await;
+    let mut keys = Vec::new();
+    for title in ["Cards down", "Refunds slow"] {
+        keys.push(
+            app.incident(
+                json!({"title": title, "severity": "Sev2", "service": "payments-gateway"}),
+            )
+            .await,
+        );
+    }
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 2);
+    let links = links(&app.pool).await;
+    let nobody = Creds::default();
+
+    // Ana acknowledges with her link; opening it again names her, when, and the incident.
+    let (key, link) = links[0].clone();
+    let done = app.form_raw(&nobody, &link, String::new(), &[]).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    let again = app.call_as(&nobody, Method::GET, &link, &[], None).await;
+    assert_eq!(again.status, StatusCode::GONE, "{}", again.text);
+    let said = acknowledged_line(&app, &key).await;
+    assert!(said.contains("by Ana Ribeiro at 20"), "{said}");
+    assert!(again.text.contains(&said), "{said}: {}", again.text);
+    assert!(
+        again.text.contains(&format!(
+            r#"<a class="button primary" href="/incidents/{key}">Open {key}</a>"#
+        )),
+        "{}",
+        again.text
+    );
+    assert!(
+        again.text.contains(r#"<header class="top">"#),
+        "the styled page"
+    );
+    assert!(!again.text.contains(">Gone<"), "{}", again.text);
+
+    // Someone else acknowledged first; the link is used up by pressing it anyway.
+    let (key, link) = links[1].clone();
+    let r = app
+        .post_empty(&format!("/api/v1/incidents/{key}/acknowledge"))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let pressed = app.form_raw(&nobody, &link, String::new(), &[]).await;
+    assert_eq!(pressed.status, StatusCode::OK, "{}", pressed.text);
+    let again = app.call_as(&nobody, Method::GET, &link, &[], None).await;
+    assert_eq!(again.status, StatusCode::GONE);
+    let said = acknowledged_line(&app, &key).await;
+    assert!(!said.contains("Ana Ribeiro"), "{said}");
+    assert!(again.text.contains(&said), "{said}: {}", again.text);
+    assert!(again.text.contains(&format!(r#"href="/incidents/{key}""#)));
+}
+
 #[sqlx::test]
 async fn rules_delay_methods_and_an_acknowledgement_calls_off_what_was_not_sent(pool: PgPool) {
     let app = TestApp::new(pool).await;

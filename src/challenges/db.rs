@@ -420,7 +420,7 @@ pub async fn starting_grant(e: impl PgExecutor<'_>) -> AppResult<i32> {
     )
 }
 
-/// A finished attempt on the leaderboard.
+/// A person on the leaderboard: their best finished attempt.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Standing {
     pub name: String,
@@ -430,19 +430,34 @@ pub struct Standing {
     pub seconds: i64,
     /// solved or gave_up
     pub outcome: String,
+    /// How many attempts they finished
+    pub attempts: i64,
 }
 
-/// Finished attempts: best score first, then fewer hints, then faster.
+impl Standing {
+    /// The outcome in words: "solved", "gave up".
+    pub fn outcome_words(&self) -> &'static str {
+        super::domain::outcome_words(&self.outcome)
+    }
+}
+
+/// One row per person, their best finished attempt (best score, then fewer hints, then less
+/// time); people in the same order.
 pub async fn leaderboard(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Standing>> {
     Ok(sqlx::query_as!(
         Standing,
-        r#"select p.name, a.best_score,
-                  (select count(*) from attempt_hints h where h.attempt_id = a.id) as "hints_used!",
-                  extract(epoch from a.ended_at - a.started_at)::int8 as "seconds!",
-                  a.outcome as "outcome!"
-           from attempts a join people p on p.id = a.person_id
-           where a.challenge_id = $1 and a.ended_at is not null
-           order by a.best_score desc, 3, 4
+        r#"select b.name as "name!", b.best_score as "best_score!", b.hints_used as "hints_used!",
+                  b.seconds as "seconds!", b.outcome as "outcome!", b.attempts as "attempts!"
+           from (select distinct on (a.person_id) p.name, a.best_score,
+                        (select count(*) from attempt_hints h where h.attempt_id = a.id)
+                            as hints_used,
+                        extract(epoch from a.ended_at - a.started_at)::int8 as seconds,
+                        a.outcome,
+                        count(*) over (partition by a.person_id) as attempts
+                 from attempts a join people p on p.id = a.person_id
+                 where a.challenge_id = $1 and a.ended_at is not null
+                 order by a.person_id, a.best_score desc, hints_used, seconds, a.id) b
+           order by b.best_score desc, b.hints_used, b.seconds, b.name
            limit 100"#,
         challenge_id
     )

@@ -175,6 +175,16 @@ pub fn check_hypothesis(text: &str) -> Result<&str, DomainError> {
     Ok(t)
 }
 
+/// An attempt's outcome as people read it: `solved`, `gave_up` → "gave up", none yet → "still
+/// playing".
+pub fn outcome_words(outcome: &str) -> &'static str {
+    match outcome {
+        "solved" => "solved",
+        "gave_up" => "gave up",
+        _ => "still playing",
+    }
+}
+
 /// What a published postmortem and its incident offer a challenge, gathered by the caller.
 #[derive(Debug, Clone, Default)]
 pub struct Material {
@@ -761,6 +771,13 @@ mod grading_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcomes_read_as_words() {
+        assert_eq!(outcome_words("solved"), "solved");
+        assert_eq!(outcome_words("gave_up"), "gave up");
+        assert_eq!(outcome_words(""), "still playing");
+    }
 
     #[test]
     fn hints_read_back_as_written_and_a_bad_cost_names_its_line() {

@@ -311,7 +311,8 @@ pub struct Leaderboard {
     pub items: Vec<Standing>,
 }
 
-/// Finished attempts: best score first, then fewer hints, then faster.
+/// One row per person, their best finished attempt: best score first, then fewer hints, then
+/// faster.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", operation_id = "getLeaderboard", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "OK", body = Leaderboard), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]

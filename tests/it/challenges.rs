@@ -833,3 +833,100 @@ async fn an_editor_drafts_refines_and_publishes_a_challenge_in_the_browser(pool:
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert!(!r.text.contains("copied from another client"));
 }
+
+/// The leaderboard listed every attempt, with its raw `gave_up`. Now it is one row per person,
+/// their best finished attempt (best score, then fewer hints, then less time), with the outcome
+/// in words and how many attempts they finished.
+#[sqlx::test]
+async fn the_leaderboard_is_one_row_per_person_with_the_outcome_in_words(pool: PgPool) {
+    use axum::http::Method;
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    let right = "After the processor hiccup every failed payment was retried at the same moment because the backoff has no randomness, so the workers got flooded. Add jitter.";
+    // Petra gives up, plays again and solves it; Quinn gives up twice.
+    let mut names = Vec::new();
+    for (email, plays) in [
+        ("petra@example.com", ["give-up", "solve"]),
+        ("quinn@example.com", ["give-up", "give-up"]),
+    ] {
+        let who = app.account(email, "responder").await;
+        let me = app
+            .call_as(&who, Method::GET, "/api/v1/me", &[], None)
+            .await
+            .json();
+        names.push(me["name"].as_str().unwrap().to_owned());
+        for play in plays {
+            let r = app
+                .call_as(
+                    &who,
+                    Method::POST,
+                    &format!("/api/v1/challenges/{id}/attempts"),
+                    &[],
+                    Some("{}"),
+                )
+                .await;
+            assert!(r.status.is_success(), "{}", r.text);
+            let base = format!(
+                "/api/v1/challenges/{id}/attempts/{}",
+                r.json()["id"].as_i64().unwrap()
+            );
+            let r = match play {
+                "solve" => {
+                    let body = json!({ "text": right }).to_string();
+                    let path = format!("{base}/hypotheses");
+                    app.call_as(&who, Method::POST, &path, &[], Some(&body))
+                        .await
+                }
+                _ => {
+                    let path = format!("{base}/give-up");
+                    app.call_as(&who, Method::POST, &path, &[], None).await
+                }
+            };
+            assert!(r.status.is_success(), "{play}: {}", r.text);
+        }
+    }
+    let board = app
+        .get(&format!("/api/v1/challenges/{id}/leaderboard"))
+        .await
+        .json();
+    let rows: Vec<(String, String, i64)> = board["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| names.iter().any(|n| s["name"] == n.as_str()))
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["outcome"].as_str().unwrap().to_owned(),
+                s["attempts"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (names[0].clone(), "solved".to_owned(), 2),
+            (names[1].clone(), "gave_up".to_owned(), 2)
+        ],
+        "one row each, the best first: {board}"
+    );
+    let page = app.get(&format!("/challenges/{id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let at = page
+        .text
+        .find(r#"id="leaderboard""#)
+        .expect("a leaderboard");
+    let section = &page.text[at..page.text[at..].find("</section>").unwrap() + at];
+    for name in &names {
+        assert_eq!(
+            section.matches(&format!("<td>{name}</td>")).count(),
+            1,
+            "{name} once: {section}"
+        );
+    }
+    assert!(
+        section.contains("<td>solved</td>") && section.contains("<td>gave up</td>"),
+        "{section}"
+    );
+    assert!(!section.contains("gave_up"), "{section}");
+}

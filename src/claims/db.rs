@@ -104,3 +104,21 @@ pub async fn release(e: impl PgExecutor<'_>, id: i64, by: &str) -> AppResult<()>
     .await?;
     Ok(())
 }
+
+/// Releases every claim of the incident still held (not released, not lapsed) as `by`; returns
+/// their ids.
+pub async fn release_held(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    by: &str,
+) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"update incident_claims set released_at = now(), released_by = $2
+           where incident_id = $1 and released_at is null and expires_at > now()
+           returning id"#,
+        incident_id,
+        by
+    )
+    .fetch_all(e)
+    .await?)
+}

@@ -383,6 +383,8 @@ pub async fn transition(
         // Its alert groups close and its alerts resolve with it: the next alert opens a new
         // incident instead of joining a finished one.
         crate::alert_store::db::close_for_incident(conn, incident.id).await?;
+        // Nobody is still looking into anything of a resolved incident: its claims end.
+        crate::claims::actions::end_with_incident(conn, incident.id, &actor.name).await?;
     }
     let kind = match transition {
         Transition::Acknowledge => Kind::Acknowledged,

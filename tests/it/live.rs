@@ -624,3 +624,129 @@ async fn a_service_form_sets_the_bridge_its_major_incidents_start_with(pool: PgP
         "https://meet.example.com/search"
     );
 }
+
+/// The part of the incident page that says who is looking into what.
+fn claims_panel(page: &str) -> &str {
+    let at = page.find(r#"id="claims""#).expect("the claims panel");
+    let end = page[at..].find("</section>").unwrap() + at;
+    &page[at..end]
+}
+
+/// Claims kept saying "lapses at …" on a resolved incident. Now they end with it, in the
+/// resolve's transaction, whether a person resolves it or its alerts do: the page shows no
+/// live claim and no lapsing, the API lists none, and each is recorded as released by whoever
+/// resolved it.
+#[sqlx::test]
+async fn claims_end_when_their_incident_is_resolved(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let claim = |key: String, subject: &'static str| {
+        let (app, ana) = (&app, &ana);
+        async move {
+            let r = send(
+                app,
+                ana,
+                Method::POST,
+                &format!("/api/v1/incidents/{key}/claims"),
+                json!({ "subject": subject }),
+            )
+            .await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        }
+    };
+    let released = |key: String| {
+        let app = &app;
+        async move {
+            sqlx::query_as::<_, (bool, Option<String>)>(
+                "select c.released_at is not null, c.released_by from incident_claims c
+                 join incidents i on i.id = c.incident_id where i.number = $1",
+            )
+            .bind(key.trim_start_matches("INC-").parse::<i64>().unwrap())
+            .fetch_all(&app.pool)
+            .await
+            .unwrap()
+        }
+    };
+
+    // A responder resolves it.
+    let key = app.past_incident(10).await;
+    claim(key.clone(), "processor status page").await;
+    let page = app
+        .call_as(&ana, Method::GET, &format!("/incidents/{key}"), &[], None)
+        .await;
+    assert!(
+        claims_panel(&page.text).contains("lapses"),
+        "{}",
+        claims_panel(&page.text)
+    );
+    let r = send(
+        &app,
+        &ana,
+        Method::POST,
+        &format!("/api/v1/incidents/{key}/resolve"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let page = app
+        .call_as(&ana, Method::GET, &format!("/incidents/{key}"), &[], None)
+        .await;
+    let panel = claims_panel(&page.text);
+    assert!(
+        !panel.contains("lapses") && !panel.contains("processor status page"),
+        "{panel}"
+    );
+    assert!(!page.text.contains("data-lapses-at"), "{}", page.text);
+    let listed = app.get(&format!("/api/v1/incidents/{key}/claims")).await;
+    assert_eq!(listed.json()["items"], json!([]));
+    let me = app
+        .call_as(&ana, Method::GET, "/api/v1/me", &[], None)
+        .await
+        .json();
+    assert_eq!(
+        released(key.clone()).await,
+        [(true, Some(me["name"].as_str().unwrap().to_owned()))]
+    );
+
+    // Its alerts resolve it.
+    let r = app
+        .post(
+            "/api/v1/integrations",
+            json!({"name": "am", "format": "alertmanager", "on_all_resolved": "resolve"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let j = r.json();
+    let hook = crate::common::Hook {
+        id: j["id"].as_str().unwrap().into(),
+        key: j["key"].as_str().unwrap().into(),
+        secret: None,
+    };
+    let firing = crate::common::alertmanager_payload("CardsDown", &[("c1", "firing")], json!({}));
+    assert_eq!(
+        app.alert("alertmanager", &hook, &firing).await.status,
+        StatusCode::ACCEPTED
+    );
+    let key = app
+        .incident_keys()
+        .await
+        .into_iter()
+        .find(|k| *k != key)
+        .unwrap();
+    claim(key.clone(), "card network status").await;
+    let quiet = crate::common::alertmanager_payload("CardsDown", &[("c1", "resolved")], json!({}));
+    assert_eq!(
+        app.alert("alertmanager", &hook, &quiet).await.status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(app.incident_json(&key).await["status"], "resolved");
+    let page = app
+        .call_as(&ana, Method::GET, &format!("/incidents/{key}"), &[], None)
+        .await;
+    let panel = claims_panel(&page.text);
+    assert!(
+        !panel.contains("lapses") && !panel.contains("card network status"),
+        "{panel}"
+    );
+    assert_eq!(released(key).await, [(true, Some("am (alerts)".to_owned()))]);
+}

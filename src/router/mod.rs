@@ -6,11 +6,11 @@
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Uri, header};
 use axum::response::IntoResponse;
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, get_service, post};
 use axum::{Router, middleware};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::services::ServeDir;
+use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -668,9 +668,18 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
             header::CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=31536000, immutable"),
         ));
+    // Browsers ask for /favicon.ico on every page, whatever the page links to.
+    let favicon = get_service(ServeFile::new(
+        std::path::Path::new(&static_dir()).join("favicon.ico"),
+    ))
+    .layer(SetResponseHeaderLayer::overriding(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=86400"),
+    ));
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route_service("/favicon.ico", favicon)
         .merge(api(&state))
         .merge(hooks(&state, ingest))
         .nest_service("/static", static_files)

@@ -811,3 +811,32 @@ async fn wrong_methods_answer_a_styled_page_and_the_api_its_json(pool: PgPool) {
     );
     assert!(r.json()["error"].get("details").is_some());
 }
+
+/// `/favicon.ico` was a 404 on every page. It is an icon now, to anyone (browsers ask before
+/// signing in), and the same icon is served as SVG among the static files.
+#[sqlx::test]
+async fn the_favicon_is_served_to_anyone(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let nobody = common::Creds::default();
+    let r = app
+        .call_as(&nobody, Method::GET, "/favicon.ico", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("image/x-icon"));
+    assert!(
+        r.header("cache-control")
+            .is_some_and(|c| c.contains("max-age"))
+    );
+    let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/favicon.ico")).unwrap();
+    assert_eq!(&body[..4], [0, 0, 1, 0], "an icon file");
+    assert_eq!(
+        r.header("content-length"),
+        Some(body.len().to_string().as_str())
+    );
+    let r = app
+        .call_as(&nobody, Method::GET, "/static/favicon.svg", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("image/svg+xml"));
+    assert!(r.text.starts_with("<svg"), "{}", r.text);
+}

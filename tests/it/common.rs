@@ -18,6 +18,8 @@ pub struct TestApp {
     pub pool: PgPool,
     /// The admin every request acts as unless told otherwise.
     pub admin: Creds,
+    /// This app's own folder for files (its git root among them), removed with the app.
+    pub files: TempDir,
 }
 
 /// How a request authenticates: a bearer token for the API, a session cookie and its CSRF
@@ -101,11 +103,14 @@ impl TestApp {
 
     /// An app whose configuration `change` alters from the tests' usual one.
     pub async fn with(pool: PgPool, change: impl FnOnce(&mut AppConfig)) -> Self {
+        let files = TempDir::new("app");
+        let git_root = files.path().join("git");
+        std::fs::create_dir_all(&git_root).unwrap();
         let mut config = AppConfig {
             base_url: "http://quell.test".into(),
             trust_forwarded_for: true,
             oidc: None,
-            git_roots: vec![git_root()],
+            git_roots: vec![git_root],
             webhook_allow: loopback_allowed(),
             live: Default::default(),
             request_timeout: std::time::Duration::from_secs(30),
@@ -118,6 +123,7 @@ impl TestApp {
             router: quell::app(state),
             pool,
             admin: Creds::default(),
+            files,
         };
         app.admin = app.account(ADMIN_EMAIL, "admin").await;
         app
@@ -545,11 +551,39 @@ pub fn alertmanager_payload(group: &str, alerts: &[(&str, &str)], labels: Value)
     })
 }
 
-/// The folder test apps may read git repositories from (`QUELL_GIT_ROOTS`).
-pub fn git_root() -> std::path::PathBuf {
-    let root = std::env::temp_dir().join("quell-it-git");
-    std::fs::create_dir_all(&root).unwrap();
-    root
+/// A folder of one test's own under the system's temp directory, named so that no other test,
+/// process or account can hold it (a fixed name made the suite fail for the next account with
+/// "Permission denied"), and removed when dropped.
+#[derive(Debug)]
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(what: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "quell-it-{what}-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        ));
+        std::fs::create_dir(&dir).expect("a fresh folder");
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl TestApp {
+    /// The folder this app may read git repositories from (`QUELL_GIT_ROOTS`).
+    pub fn git_root(&self) -> std::path::PathBuf {
+        self.files.path().join("git")
+    }
 }
 
 impl TestApp {

@@ -9,7 +9,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-use crate::common::{TestApp, git_root};
+use crate::common::TestApp;
 
 fn zip_of(files: &[(&str, &str)]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -420,10 +420,10 @@ async fn a_bad_upload_is_refused_naming_what_is_wrong_and_nothing_is_kept(pool: 
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
-/// A repository under the test root with two commits of `src/retry.ts`: the deterministic
-/// backoff two hours before the incident, and the fix an hour after it started.
-fn repository() -> (std::path::PathBuf, String) {
-    repository_at(&git_root())
+/// A repository under the app's git root with two commits of `src/retry.ts`: the
+/// deterministic backoff two hours before the incident, and the fix an hour after it started.
+fn repository(app: &TestApp) -> (std::path::PathBuf, String) {
+    repository_at(&app.git_root())
 }
 
 /// [`repository`], made under `root`.
@@ -470,7 +470,7 @@ pub fn repository_at(root: &std::path::Path) -> (std::path::PathBuf, String) {
 async fn git_is_read_as_it_was_at_the_commit_before_the_incident(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let key = orbitpay(&app).await;
-    let (dir, before) = repository();
+    let (dir, before) = repository(&app);
     let repo = dir.display().to_string();
     let uri = format!("/api/v1/incidents/{key}/evidence/git");
     let r = app
@@ -538,7 +538,7 @@ async fn git_is_read_as_it_was_at_the_commit_before_the_incident(pool: PgPool) {
             "no branch or tag",
         ),
         (
-            json!({"repository": git_root().join("none").display().to_string(), "path": "x"}),
+            json!({"repository": app.git_root().join("none").display().to_string(), "path": "x"}),
             "repository",
             "is not a git repository Quell may read",
         ),

@@ -792,13 +792,14 @@ struct SmtpServer {
     child: std::process::Child,
     maildir: std::path::PathBuf,
     url: String,
+    /// Holds the maildir; removed after the server stops (fields drop after `drop`).
+    _folder: crate::common::TempDir,
 }
 
 impl Drop for SmtpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.maildir);
     }
 }
 
@@ -808,7 +809,9 @@ async fn smtp_server() -> SmtpServer {
         .local_addr()
         .unwrap()
         .port();
-    let maildir = std::env::temp_dir().join(format!("quell-smtp-{port}-{}", std::process::id()));
+    // The server makes the maildir itself: a name inside a folder of this test's own.
+    let folder = crate::common::TempDir::new("smtp");
+    let maildir = folder.path().join("mail");
     let child = std::process::Command::new("/usr/bin/python3")
         .args([
             "-m",
@@ -827,6 +830,7 @@ async fn smtp_server() -> SmtpServer {
         child,
         maildir,
         url: format!("smtp://127.0.0.1:{port}"),
+        _folder: folder,
     };
     for _ in 0..100 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))

@@ -919,9 +919,9 @@ async fn held_uploads_count_against_a_quota_per_person_and_for_everyone(pool: Pg
 async fn git_reads_stay_inside_the_roots_and_every_refusal_reads_alike(pool: PgPool) {
     let app = TestApp::new(pool).await;
     let key = app.past_incident(30).await;
-    let root = common::git_root();
-    let outside = std::env::temp_dir().join("quell-it-git-outside");
-    let (secret, _) = crate::evidence::repository_at(&outside);
+    let root = app.git_root();
+    let outside = common::TempDir::new("git-outside");
+    let (secret, _) = crate::evidence::repository_at(outside.path());
     let id = uuid::Uuid::new_v4();
     // A working copy whose .git is a file pointing outside.
     let gitfile = root.join(format!("gitfile-{id}"));

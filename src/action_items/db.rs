@@ -99,6 +99,7 @@ pub struct ListedItem {
 #[derive(Debug, Default)]
 pub struct ItemFilter {
     pub owner: Option<String>,
+    /// One status, or `unfinished` (open or in progress)
     pub status: Option<String>,
     pub kind: Option<String>,
     pub overdue: bool,
@@ -127,7 +128,8 @@ pub async fn list_items(
            join incidents i on i.id = pm.incident_id
            left join people p on p.id = a.owner_id
            where ($1::text is null or p.handle = $1 or lower(p.email) = lower($1))
-             and ($2::text is null or a.status = $2)
+             and ($2::text is null or a.status = $2
+                  or ($2 = 'unfinished' and a.status in ('open', 'in_progress')))
              and ($3::text is null or a.type = $3)
              and (not $4 or (a.due_on < (now() at time zone 'utc')::date
                              and a.status in ('open', 'in_progress')))

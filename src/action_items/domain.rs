@@ -37,6 +37,27 @@ pub fn check_item_status(s: &str) -> Result<String, DomainError> {
     }
 }
 
+/// The status filter of the action-item list: one status, `unfinished` (open or in progress),
+/// or `any` (`None`: no filter).
+pub fn check_status_filter(s: &str) -> Result<Option<String>, DomainError> {
+    match s.trim() {
+        "any" => Ok(None),
+        UNFINISHED => Ok(Some(UNFINISHED.to_owned())),
+        other => check_item_status(other).map(Some).map_err(|_| {
+            DomainError::invalid(
+                "status",
+                format!(
+                    "{other:?} is not a status; use open, in_progress, done, wont_do, unfinished \
+                     or any"
+                ),
+            )
+        }),
+    }
+}
+
+/// The status filter for items still to do: open or in progress.
+pub const UNFINISHED: &str = "unfinished";
+
 /// Share of items done per type, for the completion rates: (type, done, all), from the number
 /// of items of each (type, status).
 pub fn completion_by_type<'a>(
@@ -104,6 +125,20 @@ impl ItemCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_status_filter_takes_a_status_unfinished_or_any() {
+        assert_eq!(check_status_filter("any").unwrap(), None);
+        assert_eq!(
+            check_status_filter("unfinished").unwrap().as_deref(),
+            Some("unfinished")
+        );
+        assert_eq!(
+            check_status_filter("In progress").unwrap().as_deref(),
+            Some("in_progress")
+        );
+        assert!(check_status_filter("later").is_err());
+    }
 
     #[test]
     fn cursors_read_back_what_they_wrote_and_nothing_else() {

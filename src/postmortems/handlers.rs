@@ -26,7 +26,7 @@ use crate::state::AppState;
 pub struct ItemQuery {
     /// The owner's handle or email
     pub owner: Option<String>,
-    /// open, in_progress, done or wont_do
+    /// open, in_progress, done, wont_do, unfinished (open or in progress) or any (the default)
     pub status: Option<String>,
     /// prevent, detect, mitigate or process
     #[serde(rename = "type")]
@@ -40,12 +40,19 @@ pub struct ItemQuery {
 }
 
 impl ItemQuery {
+    /// The filters; no status given means any.
     pub fn filter(&self) -> AppResult<ItemFilter> {
+        self.filter_or("any")
+    }
+
+    /// The filters, with `status` when none is given (the page lists unfinished items unless
+    /// asked).
+    pub fn filter_or(&self, status: &str) -> AppResult<ItemFilter> {
         Ok(ItemFilter {
             owner: query_text(&self.owner),
-            status: query_text(&self.status)
-                .map(|s| domain::check_item_status(&s))
-                .transpose()?,
+            status: crate::action_items::domain::check_status_filter(
+                &query_text(&self.status).unwrap_or_else(|| status.to_owned()),
+            )?,
             kind: query_text(&self.kind)
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,

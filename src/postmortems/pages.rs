@@ -15,6 +15,7 @@ use super::actions::{self, ItemDraft};
 use super::db::{Facts, ItemRow};
 use super::document::Document;
 use super::domain::{SafeHtml, Section, render_markdown};
+use crate::action_items::domain::UNFINISHED;
 use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
@@ -437,6 +438,7 @@ pub struct ActionItemsPage {
     items: Vec<super::db::ListedItem>,
     rates: Vec<(&'static str, usize, usize)>,
     owner: String,
+    /// The status filter chosen: a status, `unfinished` (the default) or `any`
     status: String,
     kind: String,
     overdue: bool,
@@ -454,7 +456,9 @@ pub async fn action_items(
     _auth: Auth<Viewer>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<super::handlers::ItemQuery>,
 ) -> PageResult<ActionItemsPage> {
-    let filter = q.filter()?;
+    // Unfinished items unless asked: a list of everything opens on the ones long done.
+    let filter = q.filter_or(UNFINISHED)?;
+    let status = filter.status.clone().unwrap_or_else(|| "any".to_owned());
     let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
     let (items, next) = actions::list_items(&mut conn, &filter, after, limit).await?;
@@ -466,7 +470,7 @@ pub async fn action_items(
     );
     let back = crate::http::page::filters_query([
         ("owner", filter.owner.as_deref()),
-        ("status", filter.status.as_deref()),
+        ("status", Some(status.as_str()).filter(|s| *s != UNFINISHED)),
         ("type", filter.kind.as_deref()),
         ("overdue", filter.overdue.then_some("true")),
     ]);
@@ -478,7 +482,7 @@ pub async fn action_items(
         later_page: after.is_some(),
         rates,
         owner: filter.owner.unwrap_or_default(),
-        status: filter.status.unwrap_or_default(),
+        status,
         kind: filter.kind.unwrap_or_default(),
         back,
         overdue: filter.overdue,

@@ -476,6 +476,69 @@ async fn action_items_come_a_page_at_a_time_each_once_in_due_order(pool: PgPool)
     assert!(second.text.contains("First page"));
 }
 
+/// The action-item list opened on a hundred items long done. It now lists what is left to do
+/// (open or in progress) unless asked, a page at a time with that filter kept, and links to the
+/// whole list.
+#[sqlx::test]
+async fn the_action_item_list_opens_on_what_is_left_to_do(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let key = app.past_incident(60).await;
+    // 130 done, due first; then 120 open or in progress.
+    sqlx::raw_sql(&format!(
+        "insert into postmortems (incident_id, status, summary, root_cause)
+         select id, 'published', 'Slow', 'A limit' from incidents where number = {n};
+         insert into action_items (postmortem_id, number, action, type, due_on, work_item, status)
+         select (select id from postmortems), g, 'Item ' || g, 'detect',
+                date '2026-01-01' + g,  '',
+                case when g <= 130 then 'done' when g % 2 = 0 then 'open' else 'in_progress' end
+         from generate_series(1, 250) g;",
+        n = key.trim_start_matches("INC-")
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let rows = |html: &str| html.matches("<td><a href=\"/incidents/").count();
+    let done_rows = |html: &str| html.matches(r#"<option value="done" selected>"#).count();
+    let page = app.get("/action-items").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(rows(&page.text), 100);
+    assert_eq!(done_rows(&page.text), 0, "nothing done on the first page");
+    assert!(
+        page.text
+            .contains(r#"<option value="unfinished" selected>"#),
+        "the filter says what is shown"
+    );
+    assert!(
+        page.text
+            .contains(r#"<a href="/action-items?status=any">Show done ones too</a>"#)
+    );
+    let next = next_page_link(&page.text);
+    let second = app.get(&next).await;
+    assert_eq!(second.status, StatusCode::OK);
+    assert_eq!(rows(&second.text), 20, "{next}");
+    assert_eq!(done_rows(&second.text), 0);
+
+    // Asked for, the whole list, a page at a time with the filter kept.
+    let all = app.get("/action-items?status=any").await;
+    assert_eq!(rows(&all.text), 100);
+    assert_eq!(done_rows(&all.text), 100, "due first, the done ones");
+    assert!(next_page_link(&all.text).contains("status=any"));
+    let done = app.get("/action-items?status=done").await;
+    assert_eq!(rows(&done.text), 100);
+    assert_eq!(done_rows(&done.text), 101, "each row, and the filter");
+    // The API's default stays the whole list; it can ask for what is left too.
+    let api = app.get("/api/v1/action-items?limit=500").await.json();
+    assert_eq!(api["items"].as_array().unwrap().len(), 250);
+    let left = app
+        .get("/api/v1/action-items?status=unfinished&limit=500")
+        .await
+        .json();
+    assert_eq!(left["items"].as_array().unwrap().len(), 120);
+    let r = app.get("/action-items?status=later").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("Check status"), "{}", r.text);
+}
+
 /// The managers' list comes a page at a time too, newest incident first, each postmortem once,
 /// its filters kept from page to page.
 #[sqlx::test]

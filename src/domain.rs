@@ -154,6 +154,22 @@ pub fn format_minutes(secs: i64) -> String {
     format!("{sign}{}", parts.join(" "))
 }
 
+/// How wide `text` is drawn at `font` pixels (or SVG units), over-estimated so a chart that
+/// leaves this much room never clips it: digits and most letters take at most 0.62 of the
+/// size in the sans-serif fonts browsers pick, wide letters (m, w, M, W) 0.9, a space 0.32.
+pub fn text_width(text: &str, font: f64) -> f64 {
+    text.chars()
+        .map(|c| match c {
+            ' ' => 0.32,
+            'm' | 'w' | 'M' | 'W' | '−' | '—' => 0.9,
+            'i' | 'l' | 'j' | '.' | ',' | ':' | '\'' | '|' => 0.32,
+            c if c.is_ascii_uppercase() => 0.72,
+            _ => 0.62,
+        })
+        .sum::<f64>()
+        * font
+}
+
 /// `0:45`, `3:33`, `27:05`: hours and minutes, as the postmortem header writes a duration.
 pub fn format_hmm(secs: i64) -> String {
     let total = secs.max(0) / 60;

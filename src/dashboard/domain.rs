@@ -90,6 +90,8 @@ pub struct Chart {
     pub last_day: String,
     /// The largest day's figure, the scale's top
     pub top: String,
+    /// Each day with a figure and the figure, as words (read without hovering, on a phone)
+    pub figures: Vec<(String, String)>,
 }
 
 /// The chart of `trend` over `days` (oldest first), with the mean over the whole period's
@@ -145,6 +147,11 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
             .map(|d| d.day.format("%b %-d").to_string())
             .unwrap_or_default(),
         top: trend.text(max),
+        figures: days
+            .iter()
+            .zip(&values)
+            .filter_map(|(d, v)| Some((d.day.format("%Y-%m-%d").to_string(), trend.text((*v)?))))
+            .collect(),
     }
 }
 
@@ -180,6 +187,13 @@ mod tests {
         assert_eq!(ack.bars.len(), 2, "no acknowledgement that day, no bar");
         assert_eq!(ack.top, "10 min");
         assert_eq!(ack.bars[1].title, "Nov 3: 5 min");
+        assert_eq!(
+            ack.figures,
+            [
+                ("2026-11-01".to_owned(), "10 min".to_owned()),
+                ("2026-11-03".to_owned(), "5 min".to_owned())
+            ]
+        );
         assert_eq!(
             (ack.first_day.as_str(), ack.last_day.as_str()),
             ("Nov 1", "Nov 3")

@@ -14,13 +14,13 @@ use super::db::{self, Incident};
 use super::domain::{IncidentKey, Severity, Transition};
 use super::handlers::parse_key;
 use super::pages::{
-    IncidentForm, TimelineRow, field_errors, see_other, service_names, timeline_rows,
+    IncidentForm, TimelineRow, field_errors, refused, saved, service_names, timeline_rows,
 };
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Responder};
 use crate::http::extract::{PageForm, form_time, parse_form_time};
 use crate::http::page::Chrome;
-use crate::http::page::{PageError, PageResult};
+use crate::http::page::PageResult;
 use crate::roles::domain::Role;
 use crate::state::AppState;
 use crate::timeline;
@@ -55,14 +55,27 @@ impl ConfirmPage {
     }
 }
 
-/// Runs one change from a form rendered at `seen_version`. A stale version answers 409 with what
-/// changed since; a bad field answers with an error page naming it.
+/// A form of the incident page as sent: where it sits, what was typed, and what saving it says.
+struct Sent {
+    key: IncidentKey,
+    /// The version the form was rendered from
+    seen_version: i32,
+    /// What the person tried, for the 409 page
+    attempted: String,
+    /// What the page says once it is saved (a key of `pages::SAVED`)
+    saved: &'static str,
+    /// The part of the page it sits in, and its fields, for a refusal that keeps them
+    part: &'static str,
+    values: Vec<(&'static str, String)>,
+}
+
+/// Runs one change from a form rendered at `sent.seen_version`. A stale version answers 409
+/// with what changed since; a bad field answers with the page again, the error beside the form
+/// and what was typed still in it.
 async fn apply_form<'a, F>(
     state: &AppState,
     chrome: Chrome,
-    key: IncidentKey,
-    seen_version: i32,
-    attempted: String,
+    sent: Sent,
     change: F,
 ) -> PageResult<Response>
 where
@@ -72,11 +85,11 @@ where
     ) -> crate::transaction::Attempt<'t, Incident>,
 {
     match crate::transaction::write(&state.pool, change).await {
-        Ok(_) => Ok(see_other(key)),
+        Ok(_) => Ok(saved(sent.key, sent.saved)),
         Err(AppError::Stale { .. }) => {
-            stale_response(state, chrome, key, seen_version, attempted).await
+            stale_response(state, chrome, sent.key, sent.seen_version, sent.attempted).await
         }
-        Err(err) => Err(PageError(err)),
+        Err(err) => refused(state, chrome, sent.key, err, sent.part, sent.values).await,
     }
 }
 
@@ -146,20 +159,27 @@ pub async fn transition(
             .response());
         }
     }
+    let sent = Sent {
+        key,
+        seen_version: f.version,
+        attempted: t.label().to_owned(),
+        saved: t.as_str(),
+        part: "live-head",
+        values: vec![("note", f.note.clone()), ("at", f.at.clone())],
+    };
+    let at = match parse_form_time("at", &f.at) {
+        Ok(at) => at,
+        Err(err) => return refused(&state, chrome, key, err, sent.part, sent.values).await,
+    };
     let change = Change {
         key,
         expected_version: Some(f.version),
-        at: parse_form_time("at", &f.at)?,
+        at,
         actor: &auth.actor,
     };
-    apply_form(
-        &state,
-        chrome,
-        key,
-        f.version,
-        t.label().to_owned(),
-        |tx, _| Box::pin(actions::transition(tx, &change, t, &f.note)),
-    )
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::transition(tx, &change, t, &f.note))
+    })
     .await
 }
 
@@ -188,7 +208,31 @@ pub async fn change_severity(
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let to = Severity::parse("severity", &f.severity)?;
+    let sent = Sent {
+        key,
+        seen_version: f.version,
+        attempted: format!("change the severity to {}", f.severity.trim()),
+        saved: "severity",
+        part: "severity",
+        values: vec![
+            ("severity", f.severity.clone()),
+            ("reason", f.reason.clone()),
+            ("at", f.at.clone()),
+            ("call_url", f.call_url.clone()),
+            ("chat_url", f.chat_url.clone()),
+        ],
+    };
+    let parsed = (|| {
+        Ok::<_, AppError>((
+            Severity::parse("severity", &f.severity)?,
+            parse_form_time("at", &f.at)?,
+            crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?,
+        ))
+    })();
+    let (to, at, bridge) = match parsed {
+        Ok(p) => p,
+        Err(err) => return refused(&state, chrome, key, err, sent.part, sent.values).await,
+    };
     if f.confirm != "yes" {
         let i = db::get(&state.pool, key).await?;
         if let Some(why) = super::domain::severity_confirmation(i.severity, to)
@@ -216,13 +260,11 @@ pub async fn change_severity(
     let change = Change {
         key,
         expected_version: Some(f.version),
-        at: parse_form_time("at", &f.at)?,
+        at,
         actor: &auth.actor,
     };
-    let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
-    let attempted = format!("change the severity to {to}");
     let (bridge, change, reason) = (&bridge, &change, &f.reason);
-    apply_form(&state, chrome, key, f.version, attempted, |tx, _| {
+    apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(async move {
             // Set first, so the severity change's notifications carry it.
             if !bridge.is_empty() {
@@ -252,11 +294,16 @@ pub async fn set_role(
     PageForm(f): PageForm<RoleForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let role = Role::parse(&f.role)?;
+    let values = vec![("role", f.role.clone()), ("person", f.person.clone())];
+    let parsed = (|| Ok::<_, AppError>((Role::parse(&f.role)?, parse_form_time("at", &f.at)?)))();
+    let (role, at) = match parsed {
+        Ok(p) => p,
+        Err(err) => return refused(&state, chrome, key, err, "roles", values).await,
+    };
     let change = Change {
         key,
         expected_version: Some(f.version),
-        at: parse_form_time("at", &f.at)?,
+        at,
         actor: &auth.actor,
     };
     let attempted = match f.person.trim() {
@@ -264,7 +311,15 @@ pub async fn set_role(
         who => format!("make {who} the {}", role.label().to_lowercase()),
     };
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
-    apply_form(&state, chrome, key, f.version, attempted, |tx, _| {
+    let sent = Sent {
+        key,
+        seen_version: f.version,
+        attempted,
+        saved: "role",
+        part: "roles",
+        values,
+    };
+    apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::set_role(tx, &change, role, person))
     })
     .await
@@ -281,21 +336,36 @@ pub struct NoteForm {
 
 pub async fn add_note(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<NoteForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let change = Change {
-        key,
-        expected_version: None,
-        at: parse_form_time("at", &f.at)?,
-        actor: &auth.actor,
-    };
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::add_note(&mut tx, &change, f.kind.as_deref(), &f.body).await?;
-    tx.commit().await?;
-    Ok(see_other(key))
+    let written = async {
+        let change = Change {
+            key,
+            expected_version: None,
+            at: parse_form_time("at", &f.at)?,
+            actor: &auth.actor,
+        };
+        let mut tx = crate::transaction::begin(&state.pool).await?;
+        actions::add_note(&mut tx, &change, f.kind.as_deref(), &f.body).await?;
+        tx.commit().await?;
+        Ok::<_, AppError>(())
+    }
+    .await;
+    match written {
+        Ok(()) => Ok(saved(key, "note")),
+        Err(err) => {
+            let values = vec![
+                ("body", f.body.clone()),
+                ("kind", f.kind.clone().unwrap_or_default()),
+                ("at", f.at.clone()),
+            ];
+            refused(&state, chrome, key, err, "timeline-panel", values).await
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -310,21 +380,36 @@ pub struct UpdateForm {
 
 pub async fn add_update(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<UpdateForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let change = Change {
-        key,
-        expected_version: None,
-        at: parse_form_time("at", &f.at)?,
-        actor: &auth.actor,
-    };
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::add_stakeholder_update(&mut tx, &change, &f.audience, &f.body).await?;
-    tx.commit().await?;
-    Ok(see_other(key))
+    let written = async {
+        let change = Change {
+            key,
+            expected_version: None,
+            at: parse_form_time("at", &f.at)?,
+            actor: &auth.actor,
+        };
+        let mut tx = crate::transaction::begin(&state.pool).await?;
+        actions::add_stakeholder_update(&mut tx, &change, &f.audience, &f.body).await?;
+        tx.commit().await?;
+        Ok::<_, AppError>(())
+    }
+    .await;
+    match written {
+        Ok(()) => Ok(saved(key, "update")),
+        Err(err) => {
+            let values = vec![
+                ("audience", f.audience.clone()),
+                ("body", f.body.clone()),
+                ("at", f.at.clone()),
+            ];
+            refused(&state, chrome, key, err, "updates", values).await
+        }
+    }
 }
 
 #[derive(Template, WebTemplate)]
@@ -403,7 +488,7 @@ pub async fn edit(
     match actions::edit(&mut tx, &change, patch).await {
         Ok(_) => {
             tx.commit().await?;
-            Ok(see_other(key))
+            Ok(saved(key, "details"))
         }
         Err(AppError::Stale { .. }) => {
             tx.rollback().await?;
@@ -467,10 +552,10 @@ pub async fn judge_suspect(
     )
     .await?;
     tx.commit().await?;
-    Ok(
-        axum::response::Redirect::to(&format!("/incidents/{key}#suspect-{change_id}"))
-            .into_response(),
-    )
+    Ok(axum::response::Redirect::to(&format!(
+        "/incidents/{key}?saved=verdict#suspect-{change_id}"
+    ))
+    .into_response())
 }
 
 #[derive(Deserialize)]
@@ -509,10 +594,10 @@ pub async fn tick_checklist(
     )
     .await?;
     tx.commit().await?;
-    Ok(
-        axum::response::Redirect::to(&format!("/incidents/{key}#runbook-{runbook_id}"))
-            .into_response(),
-    )
+    Ok(axum::response::Redirect::to(&format!(
+        "/incidents/{key}?saved=check#runbook-{runbook_id}"
+    ))
+    .into_response())
 }
 
 #[derive(Deserialize)]
@@ -558,9 +643,17 @@ pub async fn claim(
             .response());
         }
     }
-    actions::claim(&mut tx, &change, &f.subject, true, minutes).await?;
-    tx.commit().await?;
-    Ok(see_other(key))
+    match actions::claim(&mut tx, &change, &f.subject, true, minutes).await {
+        Ok(_) => {
+            tx.commit().await?;
+            Ok(saved(key, "claim"))
+        }
+        Err(err) => {
+            tx.rollback().await?;
+            let values = vec![("subject", f.subject.clone())];
+            refused(&state, chrome, key, err, "claims", values).await
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -580,13 +673,15 @@ pub async fn claim_action(
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor);
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    match f.action.as_str() {
+    let done = match f.action.as_str() {
         "renew" => {
             let minutes = state.config.live.claim_minutes;
             actions::renew_claim(&mut tx, &change, id, minutes).await?;
+            "renew"
         }
         "release" => {
             actions::release_claim(&mut tx, &change, id).await?;
+            "release"
         }
         other => {
             return Err(AppError::invalid(
@@ -595,9 +690,9 @@ pub async fn claim_action(
             )
             .into());
         }
-    }
+    };
     tx.commit().await?;
-    Ok(see_other(key))
+    Ok(saved(key, done))
 }
 
 #[derive(Deserialize)]
@@ -611,15 +706,29 @@ pub struct BridgeForm {
 /// `POST /incidents/{key}/bridge`
 pub async fn set_bridge(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<BridgeForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
-    let change = Change::now(key, &auth.actor);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::set_bridge(&mut tx, &change, &bridge).await?;
-    tx.commit().await?;
-    Ok(see_other(key))
+    let written = async {
+        let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
+        let change = Change::now(key, &auth.actor);
+        let mut tx = crate::transaction::begin(&state.pool).await?;
+        actions::set_bridge(&mut tx, &change, &bridge).await?;
+        tx.commit().await?;
+        Ok::<_, AppError>(())
+    }
+    .await;
+    match written {
+        Ok(()) => Ok(saved(key, "bridge")),
+        Err(err) => {
+            let values = vec![
+                ("call_url", f.call_url.clone()),
+                ("chat_url", f.chat_url.clone()),
+            ];
+            refused(&state, chrome, key, err, "bridge-form", values).await
+        }
+    }
 }

@@ -36,6 +36,54 @@ pub(super) fn see_other(key: IncidentKey) -> Response {
     Redirect::to(&format!("/incidents/{key}")).into_response()
 }
 
+/// What a form on the incident page saves: (what, the part of the page it changed, what the
+/// page says there). A form answers with [`saved`], which opens the page at that part with the
+/// notice (`?saved=`; quell.js drops it from the address once shown, so a reload is quiet).
+const SAVED: &[(&str, &str, &str)] = &[
+    ("note", "timeline-panel", "Added to the timeline."),
+    ("acknowledge", "live-head", "Acknowledged."),
+    ("mitigate", "live-head", "Marked mitigated."),
+    ("resolve", "live-head", "Resolved."),
+    ("reopen", "live-head", "Reopened."),
+    ("details", "live-head", "Details saved."),
+    ("severity", "severity", "Severity changed."),
+    ("role", "roles", "Role saved."),
+    ("update", "updates", "Stakeholder update recorded."),
+    ("bridge", "bridge-form", "Bridge saved."),
+    ("claim", "claims", "Claim saved."),
+    ("renew", "claims", "Claim renewed."),
+    ("release", "claims", "Claim ended."),
+    ("verdict", "suspects", "Verdict saved."),
+    ("check", "runbooks", "Checklist saved."),
+];
+
+/// The incident's page after a form saved `what`: at the part that changed, saying so.
+pub(super) fn saved(key: IncidentKey, what: &str) -> Response {
+    match SAVED.iter().find(|s| s.0 == what) {
+        Some((what, part, _)) => {
+            Redirect::to(&format!("/incidents/{key}?saved={what}#{part}")).into_response()
+        }
+        None => see_other(key),
+    }
+}
+
+/// A form of the incident page sent back because a field was wrong: the page again (422), the
+/// error beside that form and what was typed still in it.
+#[derive(Default)]
+pub(super) struct Typed {
+    /// The part of the page the form sits in (as in [`SAVED`])
+    pub part: &'static str,
+    pub values: Vec<(&'static str, String)>,
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct ShowQuery {
+    /// What a form just saved (see [`SAVED`])
+    #[serde(default)]
+    saved: Option<String>,
+}
+
 struct ListRow {
     key: String,
     title: String,
@@ -458,9 +506,48 @@ pub struct ShowPage {
     me: Option<i64>,
     /// The newest timeline entry shown: the live stream starts after it
     newest: i64,
+    /// What a form just saved: the part and what the page says there
+    saved: Option<(&'static str, &'static str)>,
+    /// A form sent back refused, with what was typed
+    sent_back: Typed,
 }
 
 impl ShowPage {
+    /// The notice for `part`, when a form just saved something there.
+    fn notice(&self, part: &str) -> Option<&'static str> {
+        self.saved.filter(|(p, _)| *p == part).map(|(_, text)| text)
+    }
+
+    /// What was typed into `field` of the form in `part`, when it came back refused.
+    fn typed(&self, part: &str, field: &str) -> &str {
+        if self.sent_back.part != part {
+            return "";
+        }
+        self.sent_back
+            .values
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// Whether `value` was chosen in `field` of the form in `part`, refused; else `default`.
+    fn chosen(&self, part: &str, field: &str, value: &str, default: bool) -> bool {
+        if self.sent_back.part == part {
+            self.typed(part, field) == value
+        } else {
+            default
+        }
+    }
+
+    /// Why the form in `part` was refused, field by field.
+    fn errors_in(&self, part: &str) -> &[FieldError] {
+        if self.sent_back.part == part {
+            &self.sent_back.errors
+        } else {
+            &[]
+        }
+    }
+
     /// Whether a claim is the signed-in person's own.
     fn mine(&self, person_id: impl std::borrow::Borrow<i64>) -> bool {
         self.me == Some(*person_id.borrow())
@@ -482,11 +569,47 @@ pub async fn show(
     chrome: Chrome,
     _auth: Auth<Viewer>,
     Path(key): Path<String>,
+    ApiQuery(q): ApiQuery<ShowQuery>,
 ) -> PageResult<ShowPage> {
+    let saved = q
+        .saved
+        .and_then(|what| SAVED.iter().find(|s| s.0 == what))
+        .map(|(_, part, text)| (*part, *text));
+    Ok(page(&state, chrome, parse_key(&key)?, saved, Typed::default()).await?)
+}
+
+/// A form of the page refused: the page again with the error beside it and what was typed, or
+/// the error page when what went wrong is not a field.
+pub(super) async fn refused(
+    state: &AppState,
+    chrome: Chrome,
+    key: IncidentKey,
+    err: AppError,
+    part: &'static str,
+    values: Vec<(&'static str, String)>,
+) -> PageResult<Response> {
+    let errors = field_errors(err)?;
+    let typed = Typed {
+        part,
+        values,
+        errors,
+    };
+    let page = page(state, chrome, key, None, typed).await?;
+    Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+}
+
+/// The incident's page, with what a form just saved or a refused form's typing.
+async fn page(
+    state: &AppState,
+    chrome: Chrome,
+    key: IncidentKey,
+    saved: Option<(&'static str, &'static str)>,
+    typed: Typed,
+) -> Result<ShowPage, AppError> {
     // Read on one connection: a pooled connection is checked with a round trip each time it is
     // taken and given back, which would double the page's thirty-odd statements.
     let mut c = state.pool.acquire().await?;
-    let i = db::get(&mut *c, parse_key(&key)?).await?;
+    let i = db::get(&mut *c, key).await?;
     let events = timeline::db::for_incident(&mut *c, i.id).await?;
     let assigned = roles::db::for_incident(&mut *c, i.id).await?;
     let now = clock::now(&mut *c).await?;
@@ -575,6 +698,8 @@ pub async fn show(
         people,
         severities: Severity::ALL,
         i,
+        saved,
+        sent_back: typed,
     })
 }
 

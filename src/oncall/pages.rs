@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::actions;
 use super::db::{self, StoredSchedule};
-use super::domain::{OverrideDoc, Shift, ical};
+use super::domain::{OverrideDoc, Shift, Span, ical};
 use crate::clock;
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Manager, Viewer};
@@ -109,21 +109,36 @@ pub async fn make_feed(
         .into_response())
 }
 
-/// A bar on the four-week timeline, placed in percent of its width.
+/// A shift on the four-week timeline, placed in percent of the drawing's width (SVG attributes,
+/// so the page's style policy has nothing to block).
 pub struct Bar {
-    pub person: String,
     pub left: f64,
     pub width: f64,
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
-    /// Which of six colours: the person's place among the schedule's people
-    pub tone: usize,
 }
 
+/// One person's row on the timeline: their name above their shifts.
+pub struct Lane {
+    pub person: String,
+    /// Which of six colours: the person's place among the schedule's people
+    pub tone: usize,
+    /// Where the name's baseline and the bars' top sit, in pixels from the drawing's top
+    pub label_y: i64,
+    pub bar_y: i64,
+    pub bars: Vec<Bar>,
+}
+
+/// A day line across the timeline; Mondays are labelled.
 pub struct Tick {
     pub left: f64,
-    pub label: String,
+    pub label: Option<String>,
 }
+
+/// Pixels: the date labels' row, then a row per person (name, then bar).
+const TICKS_ROW: i64 = 22;
+const LANE: i64 = 40;
+pub const BAR: i64 = 18;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "oncall/schedule.html")]
@@ -132,8 +147,15 @@ pub struct SchedulePage {
     s: StoredSchedule,
     now: DateTime<Utc>,
     on_call_now: Option<String>,
-    bars: Vec<Bar>,
+    /// Who is on call over the four weeks, in order (the table under the drawing)
+    spans: Vec<Span>,
+    lanes: Vec<Lane>,
     ticks: Vec<Tick>,
+    /// The drawing's height in pixels
+    height: i64,
+    /// The period drawn
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
     /// Where "now" sits on the timeline, in percent
     now_at: f64,
     /// What was wrong with the override just sent
@@ -168,41 +190,56 @@ async fn render(
     let total = (to - from).num_seconds() as f64;
     let pct =
         |t: DateTime<Utc>| ((t - from).num_seconds() as f64 / total * 100.0).clamp(0.0, 100.0);
-    let mut people: Vec<String> = Vec::new();
+    // People in the order the layers name them (their colours), then anyone an override adds.
+    let mut lanes: Vec<Lane> = Vec::new();
     for l in &s.layers.0 {
         for p in &l.people {
-            if !people.contains(p) {
-                people.push(p.clone());
+            if !lanes.iter().any(|lane| lane.person == *p) {
+                lanes.push(Lane {
+                    person: p.clone(),
+                    tone: lanes.len() % 6,
+                    label_y: 0,
+                    bar_y: 0,
+                    bars: vec![],
+                });
             }
         }
     }
-    let bars = rules
-        .spans(from, to)
-        .into_iter()
-        .map(|sp| {
-            let tone = match people.iter().position(|p| *p == sp.person) {
-                Some(i) => i % 6,
-                None => {
-                    people.push(sp.person.clone());
-                    (people.len() - 1) % 6
-                }
-            };
-            Bar {
-                left: pct(sp.from),
-                width: pct(sp.to) - pct(sp.from),
-                person: sp.person,
-                from: sp.from,
-                to: sp.to,
-                tone,
+    let spans = rules.spans(from, to);
+    for sp in &spans {
+        let n = match lanes.iter().position(|l| l.person == sp.person) {
+            Some(n) => n,
+            None => {
+                lanes.push(Lane {
+                    person: sp.person.clone(),
+                    tone: lanes.len() % 6,
+                    label_y: 0,
+                    bar_y: 0,
+                    bars: vec![],
+                });
+                lanes.len() - 1
             }
-        })
-        .collect();
-    let ticks = (0..4)
-        .map(|w| {
-            let t = from + Duration::weeks(w);
+        };
+        lanes[n].bars.push(Bar {
+            left: pct(sp.from),
+            width: pct(sp.to) - pct(sp.from),
+            from: sp.from,
+            to: sp.to,
+        });
+    }
+    // Only people on call in the period get a row.
+    lanes.retain(|l| !l.bars.is_empty());
+    for (n, lane) in lanes.iter_mut().enumerate() {
+        let top = TICKS_ROW + LANE * n as i64;
+        lane.label_y = top + 14;
+        lane.bar_y = top + 18;
+    }
+    let ticks = (0..28)
+        .map(|d| {
+            let t = from + Duration::days(d);
             Tick {
                 left: pct(t),
-                label: t.format("%a %d %b").to_string(),
+                label: (d % 7 == 0).then(|| t.format("%a %d %b").to_string()),
             }
         })
         .collect();
@@ -211,9 +248,13 @@ async fn render(
         errors,
         on_call_now: rules.on_call(now),
         now_at: pct(now),
+        height: TICKS_ROW + LANE * lanes.len() as i64 + 4,
+        from,
+        to,
         s,
         now,
-        bars,
+        spans,
+        lanes,
         ticks,
     })
 }

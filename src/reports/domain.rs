@@ -114,26 +114,51 @@ impl Row {
     }
 }
 
-/// A bar of a chart, in SVG user units.
+/// A bar of a chart, in SVG user units, with what it says under and above it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
     pub x: i64,
     pub y: i64,
     pub width: i64,
     pub height: i64,
+    /// The month as the data names it (`2026-06`), for the bar's title
     pub label: String,
+    /// The mean, written out
     pub value: String,
+    /// The centre of the bar, where its texts are anchored
     pub label_x: i64,
+    /// The month's name under the bar (`Jun`), when this bar is one that is labelled
+    pub month: Option<String>,
+    /// The year under the month, at the first named month of each year
+    pub year: Option<String>,
+    /// Whether the mean is written above the bar (when every bar's mean fits its slot)
+    pub value_shown: bool,
+}
+
+/// A bar chart of the mean per month, laid out for its labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub width: i64,
+    pub height: i64,
+    /// Where the plot starts: left of it, the y axis's labels, as wide as the widest needs
+    pub left: i64,
+    /// Where the plot ends: under it, the months and years
+    pub bottom: i64,
+    pub ticks: Vec<Tick>,
+    pub bars: Vec<Bar>,
 }
 
 /// Narrow enough that its 14-unit labels stay readable when a phone shrinks it to ~330 px.
 pub const CHART_WIDTH: i64 = 480;
-pub const CHART_HEIGHT: i64 = 220;
-/// Room under the plot for the month labels.
-pub const AXIS: i64 = 28;
-/// Room left of the plot for the y axis's labels.
-pub const LEFT: i64 = 64;
-const TOP: i64 = 22;
+pub const CHART_HEIGHT: i64 = 240;
+/// The size of the chart's text, in its units.
+pub const FONT: f64 = 14.0;
+/// Room under the plot for the months and, under them, the years.
+const AXIS: i64 = 40;
+/// Room above the tallest bar for its figure.
+const TOP: i64 = 24;
+/// Room right of the last bar.
+const RIGHT: i64 = 4;
 
 /// A labelled line across the plot at a value of the y axis.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,47 +167,93 @@ pub struct Tick {
     pub label: String,
 }
 
-/// The y axis: zero, half the largest mean and the largest, each at its height.
-pub fn ticks(rows: &[Row]) -> Vec<Tick> {
-    if rows.is_empty() {
-        return vec![];
-    }
-    let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
-    let plot = CHART_HEIGHT - AXIS - TOP;
-    [0.0, 0.5, 1.0]
-        .into_iter()
-        .map(|f| Tick {
-            y: TOP + plot - (f * plot as f64).round() as i64,
-            label: format_minutes((f * max).round() as i64),
-        })
-        .collect()
+fn width_of(text: &str) -> i64 {
+    crate::domain::text_width(text, FONT).ceil() as i64
 }
 
-/// Bars of the mean per group, scaled to the largest.
-pub fn bars(rows: &[Row]) -> Vec<Bar> {
-    if rows.is_empty() {
-        return vec![];
-    }
+/// The chart of the mean per month (`rows` by month, oldest first). The y axis has zero, half
+/// the largest mean and the largest; the plot starts where the widest of their labels ends.
+/// Months are named under every bar when the names fit, else under every second or third
+/// (always the newest); the figures stand above the bars when each fits its slot, and the table
+/// beside the chart has them all.
+pub fn chart(rows: &[Row]) -> Chart {
     let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
-    let slot = (CHART_WIDTH - LEFT) / rows.len() as i64;
+    let bottom = CHART_HEIGHT - AXIS;
+    let plot = bottom - TOP;
+    let ticks: Vec<Tick> = if rows.is_empty() {
+        vec![]
+    } else {
+        [0.0, 0.5, 1.0]
+            .into_iter()
+            .map(|f| Tick {
+                y: bottom - (f * plot as f64).round() as i64,
+                label: format_minutes((f * max).round() as i64),
+            })
+            .collect()
+    };
+    let left = ticks.iter().map(|t| width_of(&t.label)).max().unwrap_or(0) + 10;
+    let n = rows.len().max(1) as i64;
+    let slot = (CHART_WIDTH - left - RIGHT) / n;
     let width = (slot * 7 / 10).max(4);
-    let plot = CHART_HEIGHT - AXIS - TOP;
-    rows.iter()
+    let month = |r: &Row| month_name(&r.group);
+    // Every k-th month is named, counting back from the newest, so names never touch.
+    let widest = rows
+        .iter()
+        .map(|r| width_of(&month(r).0))
+        .max()
+        .unwrap_or(0)
+        + 6;
+    let every = ((widest + slot - 1) / slot.max(1)).max(1) as usize;
+    let values_fit = rows.iter().all(|r| width_of(&r.mean_text()) + 4 <= slot);
+    let mut last_year = String::new();
+    let bars = rows
+        .iter()
         .enumerate()
-        .map(|(n, r)| {
+        .map(|(i, r)| {
             let height = ((r.mean_secs / max) * plot as f64).round().max(1.0) as i64;
-            let x = LEFT + n as i64 * slot + (slot - width) / 2;
+            let x = left + i as i64 * slot + (slot - width) / 2;
+            let named = (rows.len() - 1 - i).is_multiple_of(every);
+            let (name, year) = month(r);
+            let year = (named && year != last_year).then(|| {
+                last_year.clone_from(&year);
+                year
+            });
             Bar {
                 x,
-                y: TOP + plot - height,
+                y: bottom - height,
                 width,
                 height,
                 label: r.group.clone(),
                 value: r.mean_text(),
                 label_x: x + width / 2,
+                month: named.then_some(name),
+                year,
+                value_shown: values_fit,
             }
         })
-        .collect()
+        .collect();
+    Chart {
+        width: CHART_WIDTH,
+        height: CHART_HEIGHT,
+        left,
+        bottom,
+        ticks,
+        bars,
+    }
+}
+
+/// `2026-06` as (`Jun`, `2026`); anything else as it is.
+fn month_name(group: &str) -> (String, String) {
+    const NAMES: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    match group.split_once('-') {
+        Some((year, m)) => match m.parse::<usize>() {
+            Ok(m @ 1..=12) => (NAMES[m - 1].to_owned(), year.to_owned()),
+            _ => (group.to_owned(), String::new()),
+        },
+        None => (group.to_owned(), String::new()),
+    }
 }
 
 #[cfg(test)]
@@ -210,21 +281,73 @@ mod tests {
 
     #[test]
     fn bars_scale_to_the_largest_and_stay_inside_the_chart() {
-        let b = bars(&[row("2026-08", 540.0), row("2026-09", 1080.0)]);
+        let c = chart(&[row("2026-08", 540.0), row("2026-09", 1080.0)]);
+        let b = &c.bars;
         assert_eq!(b.len(), 2);
         assert!(b[1].height > b[0].height);
-        assert_eq!(b[1].height, CHART_HEIGHT - AXIS - 22);
-        let t = ticks(&[row("2026-08", 540.0), row("2026-09", 1080.0)]);
+        assert_eq!(b[1].height, c.bottom - TOP);
         assert_eq!(
-            t.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(),
+            c.ticks.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(),
             ["0 min", "9 min", "18 min"]
         );
-        assert_eq!(t[2].y, b[1].y, "the top tick is the tallest bar");
+        assert_eq!(c.ticks[2].y, b[1].y, "the top tick is the tallest bar");
         assert_eq!(b[0].height * 2, b[1].height);
-        for bar in &b {
-            assert!(bar.x >= LEFT && bar.x + bar.width <= CHART_WIDTH && bar.y >= 0);
+        for bar in b {
+            assert!(bar.x >= c.left && bar.x + bar.width <= CHART_WIDTH && bar.y >= 0);
         }
         assert_eq!(b[1].value, "18 min");
-        assert!(bars(&[]).is_empty());
+        assert!(b.iter().all(|b| b.value_shown), "two months leave room");
+        assert_eq!(
+            b.iter().map(|b| b.month.as_deref()).collect::<Vec<_>>(),
+            [Some("Aug"), Some("Sep")]
+        );
+        assert_eq!(b[0].year.as_deref(), Some("2026"));
+        assert_eq!(b[1].year, None);
+        assert!(chart(&[]).bars.is_empty());
+    }
+
+    /// "6 h 53 min" read "53 min" when the y axis had a fixed 64 units: the plot now starts
+    /// where the widest label ends, so every label lies inside the drawing.
+    #[test]
+    fn the_y_axis_is_as_wide_as_its_longest_label() {
+        let c = chart(&[row("2026-06", 3.0 * 86_400.0 + 6.0 * 3600.0 + 53.0 * 60.0)]);
+        let widest = c.ticks.iter().map(|t| width_of(&t.label)).max().unwrap();
+        assert_eq!(c.ticks[2].label, "3 d 6 h 53 min");
+        // The labels end 6 units left of the plot and start inside the drawing.
+        assert!(c.left - 6 - widest >= 0, "{} {widest}", c.left);
+        assert!(c.left >= widest + 6);
+    }
+
+    /// Fourteen months: names thinned so they never touch (the newest always named), a year at
+    /// the first name of each; the figures left to the table when they do not fit.
+    #[test]
+    fn many_months_are_named_without_running_together() {
+        let rows: Vec<Row> = (0..14)
+            .map(|n| {
+                let (y, m) = (2025 + (n + 10) / 12, (n + 10) % 12 + 1);
+                row(&format!("{y}-{m:02}"), 3600.0 * (n + 1) as f64 + 60.0)
+            })
+            .collect();
+        let c = chart(&rows);
+        let named: Vec<&Bar> = c.bars.iter().filter(|b| b.month.is_some()).collect();
+        assert!(
+            c.bars.last().unwrap().month.is_some(),
+            "the newest is named"
+        );
+        for w in named.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let room = b.label_x - a.label_x;
+            let need =
+                (width_of(a.month.as_deref().unwrap()) + width_of(b.month.as_deref().unwrap())) / 2;
+            assert!(room > need, "{:?} and {:?} touch", a.month, b.month);
+        }
+        let years: Vec<&str> = c.bars.iter().filter_map(|b| b.year.as_deref()).collect();
+        assert!(years.contains(&"2026"), "{years:?}");
+        assert!(
+            c.bars.iter().all(|b| !b.value_shown),
+            "14 means do not fit their slots"
+        );
+        assert_eq!(month_name("2026-01"), ("Jan".into(), "2026".into()));
+        assert_eq!(month_name("later"), ("later".into(), String::new()));
     }
 }

@@ -6,9 +6,7 @@ use askama_web::WebTemplate;
 use axum::extract::State;
 
 use super::db;
-use super::domain::{
-    AXIS, Bar, CHART_HEIGHT, CHART_WIDTH, GroupBy, LEFT, Metric, Row, Tick, bars, ticks,
-};
+use super::domain::{Chart, GroupBy, Metric, Row, chart};
 use crate::changes::domain::{FAILURE_RATE_DEFINITION, FailureGroup, FailureRate};
 use crate::http::access::{Auth, Manager};
 use crate::http::page::Chrome;
@@ -17,8 +15,9 @@ use crate::state::AppState;
 
 pub struct Section {
     metric: Metric,
-    by_month: Vec<Bar>,
-    ticks: Vec<Tick>,
+    chart: Chart,
+    /// The chart's figures as a table: each month's incidents, mean and median
+    by_month: Vec<Row>,
     by_service: Vec<Row>,
     by_severity: Vec<Row>,
 }
@@ -35,11 +34,6 @@ pub struct ReportsPage {
     failure_by_service: Vec<FailureRate>,
     failure_overall: FailureRate,
     failure_definition: &'static str,
-    width: i64,
-    height: i64,
-    /// Where the plot starts (left of it, the y axis's labels) and ends (under it, the months).
-    left: i64,
-    axis: i64,
 }
 
 pub async fn index(
@@ -52,8 +46,8 @@ pub async fn index(
         let monthly = db::figures(&state.pool, metric, GroupBy::Month).await?;
         sections.push(Section {
             metric,
-            by_month: bars(&monthly),
-            ticks: ticks(&monthly),
+            chart: chart(&monthly),
+            by_month: monthly,
             by_service: db::figures(&state.pool, metric, GroupBy::Service).await?,
             by_severity: db::figures(&state.pool, metric, GroupBy::Severity).await?,
         });
@@ -71,9 +65,5 @@ pub async fn index(
         failure_by_month,
         failure_by_service: rates(FailureGroup::Service).await?,
         failure_definition: FAILURE_RATE_DEFINITION,
-        width: CHART_WIDTH,
-        height: CHART_HEIGHT,
-        left: LEFT,
-        axis: AXIS,
     })
 }

@@ -21,7 +21,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn serve(pool: PgPool) -> String {
+pub(crate) async fn serve(pool: PgPool) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let state = AppState::new(
@@ -42,12 +42,12 @@ async fn serve(pool: PgPool) -> String {
     format!("http://{addr}")
 }
 
-async fn chromedriver() -> (Child, String) {
+pub(crate) async fn chromedriver() -> (Child, String) {
     chromedriver_in("UTC").await
 }
 
 /// chromedriver, and the chromium it starts, in time zone `tz` (a scribe two hours east of UTC).
-async fn chromedriver_in(tz: &str) -> (Child, String) {
+pub(crate) async fn chromedriver_in(tz: &str) -> (Child, String) {
     let port = free_port();
     let child = Command::new("chromedriver")
         .env("TZ", tz)
@@ -71,13 +71,15 @@ async fn chromedriver_in(tz: &str) -> (Child, String) {
     panic!("chromedriver did not start");
 }
 
-async fn browser(driver: &str) -> Client {
+pub(crate) async fn browser(driver: &str) -> Client {
     browser_sized(driver, 1280, 1000).await
 }
 
 /// A headless chromium whose window is `width` × `height` CSS pixels.
-async fn browser_sized(driver: &str, width: u32, height: u32) -> Client {
+pub(crate) async fn browser_sized(driver: &str, width: u32, height: u32) -> Client {
     let mut caps = json!({
+        // Chromium's console, read by `console_problems`.
+        "goog:loggingPrefs": {"browser": "ALL"},
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -104,7 +106,7 @@ async fn browser_sized(driver: &str, width: u32, height: u32) -> Client {
 
 /// The text of the first element matching `css` once it satisfies `ready`; a click's navigation
 /// may still be under way, so this polls (for at most 10 s) instead of reading once.
-async fn text_when(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
+pub(crate) async fn text_when(c: &Client, css: &str, ready: impl Fn(&str) -> bool) -> String {
     let mut last = String::new();
     for _ in 0..100 {
         if let Ok(el) = c.find(Locator::Css(css)).await
@@ -139,7 +141,12 @@ async fn click_transition(c: &Client, action: &str) {
 }
 
 /// An account that can sign in with the password `correct horse battery`.
-async fn account(pool: &PgPool, email: &str, name: &str, role: quell::auth::domain::UserRole) {
+pub(crate) async fn account(
+    pool: &PgPool,
+    email: &str,
+    name: &str,
+    role: quell::auth::domain::UserRole,
+) {
     quell::accounts::bootstrap::ensure_account(
         pool,
         &quell::accounts::bootstrap::Account {
@@ -154,7 +161,7 @@ async fn account(pool: &PgPool, email: &str, name: &str, role: quell::auth::doma
     .unwrap();
 }
 
-async fn type_into(c: &Client, css: &str, text: &str) {
+pub(crate) async fn type_into(c: &Client, css: &str, text: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -163,7 +170,7 @@ async fn type_into(c: &Client, css: &str, text: &str) {
         .unwrap();
 }
 
-async fn click(c: &Client, css: &str) {
+pub(crate) async fn click(c: &Client, css: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -173,7 +180,7 @@ async fn click(c: &Client, css: &str) {
 }
 
 /// Asks for `url`, is sent to the sign-in form, signs in, and lands back on `url`.
-async fn sign_in_at(c: &Client, url: &str, email: &str) {
+pub(crate) async fn sign_in_at(c: &Client, url: &str, email: &str) {
     c.goto(url).await.unwrap();
     type_into(c, r#"input[name="email"]"#, email).await;
     type_into(c, r#"input[name="password"]"#, "correct horse battery").await;
@@ -353,6 +360,7 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
         })
         .await;
         assert!(body.contains("Severity raised from Sev2 to Sev1"), "{body}");
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
     c.close().await.ok();
@@ -365,6 +373,59 @@ async fn snapshot(c: &Client, name: &str) {
         let png = c.screenshot().await.unwrap();
         std::fs::write(format!("{dir}/{name}.png"), png).unwrap();
     }
+}
+
+/// Reads what chromium's console logged since the last read: chromedriver's own command
+/// (`POST /session/{id}/se/log`), which `goog:loggingPrefs` turns on.
+#[derive(Debug)]
+struct ReadConsole;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for ReadConsole {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (axum::http::Method, Option<String>) {
+        (
+            axum::http::Method::POST,
+            Some(r#"{"type": "browser"}"#.to_owned()),
+        )
+    }
+}
+
+/// The console's errors and warnings since the last read: a policy violation (an inline style
+/// or script the page's CSP refused), a script error, a resource that failed to load. A page
+/// answered with an error status on purpose is named in `error_pages`, so its own load is not
+/// counted.
+pub(crate) async fn console_problems(c: &Client, error_pages: &[&str]) -> Vec<String> {
+    let logs = c
+        .issue_cmd(ReadConsole)
+        .await
+        .expect("chromedriver reads the browser's console");
+    logs.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| matches!(e["level"].as_str(), Some("SEVERE" | "WARNING")))
+        .filter_map(|e| e["message"].as_str().map(str::to_owned))
+        .filter(|m| {
+            !(m.contains("Failed to load resource")
+                && error_pages.iter().any(|p| m.starts_with(&format!("{p} "))))
+        })
+        .collect()
+}
+
+/// Fails the test with what the console logged, if it logged a problem.
+pub(crate) async fn assert_console_clean(c: &Client, what: &str) {
+    let problems = console_problems(c, &[]).await;
+    assert!(
+        problems.is_empty(),
+        "the console logged problems during {what}:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[sqlx::test]
@@ -436,6 +497,7 @@ async fn an_admin_connects_alertmanager_from_the_browser_and_its_alert_opens_an_
         c.goto(&format!("{base}/admin/routing")).await.unwrap();
         text_when(&c, "main h1", |t| t == "Routing rules").await;
         snapshot(&c, "routing").await;
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
@@ -516,6 +578,7 @@ async fn a_manager_reviews_the_inc_1187_postmortem_in_chromium(pool: PgPool) {
         click(&c, "#lessons > details.more button[type=\"submit\"]").await;
         text_when(&c, "#lessons", |t| t.contains("at 5 minutes notice.")).await;
         text_when(&c, "main", |t| t.contains("Edited since publication on")).await;
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
@@ -569,6 +632,7 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
         })
         .await;
         snapshot(&c, "challenge").await;
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
@@ -576,7 +640,7 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
 }
 
 /// Opens an incident that started and was detected `minutes_ago`; its key.
-async fn open_incident(
+pub(crate) async fn open_incident(
     pool: &PgPool,
     title: &str,
     severity: quell::domain::Severity,
@@ -610,145 +674,6 @@ async fn open_incident(
     .unwrap();
     tx.commit().await.unwrap();
     opened.key.to_string()
-}
-
-/// The pages a person uses every day, and the ones admins use, as their links read.
-const MAIN_PAGES: &[&str] = &[
-    "/",
-    "/incidents",
-    "/incidents/INC-1187",
-    "/incidents/INC-1203",
-    "/incidents/INC-1187/postmortem",
-    "/incidents/INC-1203/evidence",
-    "/incidents/new",
-    "/services",
-    "/services/payments-gateway",
-    "/changes",
-    "/runbooks",
-    "/postmortems",
-    "/action-items",
-    "/reports",
-    "/near-misses",
-    "/search?q=payments",
-    "/challenges",
-    "/account",
-    "/admin/users",
-    "/admin/policies",
-    "/admin/integrations",
-    "/admin/routing",
-    "/admin/trackers",
-    "/admin/audit",
-    "/admin/channels",
-    "/incidents/INC-999999",
-];
-
-/// What sticks out past the window's right edge, for the failure message.
-const OVERFLOW: &str = r#"
-const w = arguments[0];
-const out = [];
-for (const el of document.querySelectorAll('body *')) {
-  if (!el.checkVisibility()) continue;
-  const r = el.getBoundingClientRect();
-  if (r.right > w + 1 && r.width > 0) {
-    let p = el.parentElement, clipped = false;
-    while (p) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') { clipped = true; break; } p = p.parentElement; }
-    if (!clipped) out.push(el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' ' + Math.round(r.right));
-  }
-}
-return [document.documentElement.scrollWidth, w, out.slice(0, 8).join(', ')];
-"#;
-
-/// Every main page, signed in as an admin (who sees every link), at a phone's 360 px and at
-/// 1280 px: nothing scrolls sideways. Screenshots of each go to target/screenshots/ (or
-/// `QUELL_SCREENSHOTS`), kept as the run's artifacts.
-#[sqlx::test]
-async fn no_page_scrolls_sideways_on_a_phone_or_a_laptop(pool: PgPool) {
-    quell::demo::load(&pool).await.unwrap();
-    // The whole world, so the dashboard's screenshots show what a real one holds.
-    quell::demo::world::load(&pool).await.unwrap();
-    account(
-        &pool,
-        "root@example.com",
-        "Rui Admin",
-        quell::auth::domain::UserRole::Admin,
-    )
-    .await;
-    // An open Sev1 with a long title and summary, as a phone meets it at 3 a.m.
-    let open_key = open_incident(
-        &pool,
-        "payments-gateway authorization timeouts for every card processor region after the connection pool change",
-        quell::domain::Severity::Sev1,
-        Some("payments-gateway"),
-        "Card authorizations time out for most merchants; checkout-api retries make it worse.",
-        0,
-    )
-    .await;
-    let base = serve(pool.clone()).await;
-    let (_driver, driver_url) = chromedriver().await;
-    let dir = std::env::var("QUELL_SCREENSHOTS")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/screenshots").to_owned());
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut problems = Vec::new();
-    for width in [360u32, 1280] {
-        let c = browser_sized(&driver_url, width, 800).await;
-        let run = async {
-            sign_in_at(&c, &format!("{base}/incidents"), "root@example.com").await;
-            text_when(&c, "main h1", |_| true).await;
-            for page in MAIN_PAGES {
-                c.goto(&format!("{base}{page}")).await.unwrap();
-                text_when(&c, "main", |_| true).await;
-                let got = c.execute(OVERFLOW, vec![json!(width)]).await.unwrap();
-                let scroll = got[0].as_i64().unwrap();
-                if scroll > i64::from(width) {
-                    problems.push(format!(
-                        "{page} at {width} px: {scroll} px wide ({})",
-                        got[2]
-                    ));
-                }
-                if *page == "/incidents/INC-999999" {
-                    let header = text_when(&c, "header.top", |_| true).await;
-                    if !header.contains("Open incident") {
-                        problems.push(format!(
-                            "the 404 page at {width} px lost the signed-in header: {header}"
-                        ));
-                    }
-                }
-                let name = match page.trim_start_matches('/') {
-                    "" => "dashboard".to_owned(),
-                    p => p.replace(['/', '?', '='], "_"),
-                };
-                let png = c.screenshot().await.unwrap();
-                std::fs::write(format!("{dir}/{name}-{width}.png"), png).unwrap();
-            }
-        };
-        let outcome = tokio::time::timeout(Duration::from_secs(180), run).await;
-        outcome.expect("the pages were visited within three minutes");
-        // The open incident's next step is on the first screen.
-        c.goto(&format!("{base}/incidents/{open_key}"))
-            .await
-            .unwrap();
-        text_when(&c, ".incident-head .actions", |_| true).await;
-        let bottom = c
-            .execute(
-                "return document.querySelector('.incident-head .actions .primary').getBoundingClientRect().bottom",
-                vec![],
-            )
-            .await
-            .unwrap();
-        if bottom.as_f64().unwrap() > 800.0 {
-            problems.push(format!(
-                "the next step sits at {bottom} px at {width} px, below the first screen"
-            ));
-        }
-        let png = c.screenshot().await.unwrap();
-        std::fs::write(format!("{dir}/incident-open-{width}.png"), png).unwrap();
-        c.close().await.ok();
-    }
-    assert!(
-        problems.is_empty(),
-        "pages wider than the window:\n{}",
-        problems.join("\n")
-    );
 }
 
 /// A scribe whose browser runs two hours ahead of UTC enters a past note: the time typed is UTC,
@@ -826,6 +751,7 @@ async fn a_scribe_in_berlin_enters_a_past_note_in_utc(pool: PgPool) {
             .map(|w| w[0].to_owned())
             .unwrap_or_default();
         assert_eq!(line, past.format("%H:%M").to_string(), "{timeline}");
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
@@ -915,6 +841,8 @@ async fn two_browsers_on_one_incident_see_each_other_live(pool: PgPool) {
         click(&ana, "main form button.primary").await;
         text_when(&ben, "#claims", |t| t.contains("Ana Ribeiro")).await;
         snapshot(&ben, "live-claims").await;
+        assert_console_clean(&ana, "this run").await;
+        assert_console_clean(&ben, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
     ana.close().await.ok();
@@ -996,6 +924,7 @@ async fn keyboard_shortcuts_work_and_never_fire_while_typing(pool: PgPool) {
         press(&c, '\u{E00C}').await;
         press(&c, 'a').await;
         wait_status(&c, "acknowledged").await;
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(90), run).await;
     c.close().await.ok();
@@ -1118,6 +1047,7 @@ async fn axe_finds_nothing_serious_on_the_incident_page_dashboard_and_postmortem
             }
         }
         assert!(findings.is_empty(), "axe found:\n{}", findings.join("\n"));
+        assert_console_clean(&c, "this run").await;
     };
     let outcome = tokio::time::timeout(Duration::from_secs(120), run).await;
     c.close().await.ok();

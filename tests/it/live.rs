@@ -748,5 +748,8 @@ async fn claims_end_when_their_incident_is_resolved(pool: PgPool) {
         !panel.contains("lapses") && !panel.contains("card network status"),
         "{panel}"
     );
-    assert_eq!(released(key).await, [(true, Some("am (alerts)".to_owned()))]);
+    assert_eq!(
+        released(key).await,
+        [(true, Some("am (alerts)".to_owned()))]
+    );
 }

@@ -30,6 +30,7 @@ mod probe;
 mod related;
 mod reports;
 mod runbooks;
+mod seen;
 mod services_api;
 mod sla;
 mod timers;

@@ -129,3 +129,73 @@ async fn bad_schedules_are_refused_naming_the_field(pool: PgPool) {
     let r = app.get("/api/v1/schedules/999/on-call").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+/// Berlin repeats 02:00-03:00 on 25 October 2026. A daily rotation handing off at 02:30 hands
+/// off once, at the first 02:30 (00:30 UTC): asked instant by instant through the day of the
+/// change, who is on call (what the escalation engine pages) is who the day's spans name.
+#[sqlx::test]
+async fn who_is_on_call_at_each_instant_of_a_repeated_hour_is_who_the_spans_name(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    for (name, handle) in [("Ana Ribeiro", "ana"), ("Dev Shah", "dev")] {
+        app.person(name, handle).await;
+    }
+    let layer = json!({"length": {"every": "day"}, "start": "2026-10-20T02:30:00",
+                       "time_zone": "Europe/Berlin", "people": ["ana", "dev"]});
+    let r = app
+        .post(
+            "/api/v1/schedules",
+            json!({"name": "nights", "layers": [layer]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let day = app
+        .get(&format!(
+            "/api/v1/schedules/{id}/on-call?from=2026-10-24T22:00:00Z&to=2026-10-26T02:00:00Z"
+        ))
+        .await
+        .json();
+    let spans: Vec<(
+        String,
+        chrono::DateTime<chrono::Utc>,
+        chrono::DateTime<chrono::Utc>,
+    )> = day["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let t = |k: &str| crate::common::at(s[k].as_str().unwrap());
+            (s["person"].as_str().unwrap().to_owned(), t("from"), t("to"))
+        })
+        .collect();
+    // One handoff on the day of the change, at the first 02:30 (00:30 UTC).
+    assert_eq!(
+        spans
+            .iter()
+            .map(|(p, f, _)| (p.as_str(), f.to_rfc3339()))
+            .collect::<Vec<_>>(),
+        [
+            ("ana", "2026-10-24T22:00:00+00:00".to_owned()),
+            ("dev", "2026-10-25T00:30:00+00:00".to_owned()),
+            ("ana", "2026-10-26T01:30:00+00:00".to_owned()),
+        ]
+    );
+    let mut t = crate::common::at("2026-10-24T22:00:00Z");
+    while t < crate::common::at("2026-10-26T02:00:00Z") {
+        let r = app
+            .get(&format!(
+                "/api/v1/schedules/{id}/on-call?from={}&to={}",
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                (t + chrono::Duration::minutes(1))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ))
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let named = spans
+            .iter()
+            .find(|(_, f, to)| *f <= t && t < *to)
+            .map(|(p, ..)| p.as_str());
+        assert_eq!(r.json()["at_from"].as_str(), named, "at {t}");
+        t += chrono::Duration::minutes(10);
+    }
+}

@@ -271,20 +271,15 @@ async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
             &[("referer", &format!("http://quell.test/incidents/{key}"))],
         )
         .await;
+    // The incident's page again, the reason beside the note form and the note still in it.
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(
-        r.text.contains("<h1>That time is too early</h1>"),
-        "{}",
-        r.text
-    );
     assert!(r.text.contains("choose the kind Background"), "{}", r.text);
     assert!(
-        r.text.contains(&format!(
-            r#"<a href="/incidents/{key}">Go back to where you were</a>"#
-        )),
-        "{}",
         r.text
+            .contains(r#"<p class="field-error" role="alert"><strong>at</strong>"#)
     );
+    assert!(r.text.contains("deploy went out</textarea>"), "{}", r.text);
+    assert!(r.text.contains(r#"value="2020-01-01 10:00""#));
 }
 
 #[sqlx::test]
@@ -839,4 +834,170 @@ async fn the_favicon_is_served_to_anyone(pool: PgPool) {
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.header("content-type"), Some("image/svg+xml"));
     assert!(r.text.starts_with("<svg"), "{}", r.text);
+}
+
+/// After a form the page opens at the part that changed, saying it was saved; a refused form
+/// comes back with the error beside it and what was typed still in it, and changes nothing.
+#[sqlx::test]
+async fn forms_return_to_the_part_they_changed_and_a_refusal_keeps_the_typing(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    // (form, its fields, where the page opens after, what it says there)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str, &'a str);
+    let cases: [Case; 4] = [
+        (
+            "notes",
+            vec![
+                ("body", "rolled back the deploy"),
+                ("at", ""),
+                ("kind", "note"),
+            ],
+            "?saved=note#timeline-panel",
+            "Added to the timeline.",
+        ),
+        (
+            "updates",
+            vec![
+                ("audience", "internal"),
+                ("body", "Checkout is failing for some"),
+                ("at", ""),
+            ],
+            "?saved=update#updates",
+            "Stakeholder update recorded.",
+        ),
+        (
+            "bridge",
+            vec![
+                ("call_url", "https://meet.example.com/inc"),
+                ("chat_url", ""),
+            ],
+            "?saved=bridge#bridge-form",
+            "Bridge saved.",
+        ),
+        (
+            "claims",
+            vec![("subject", "the processor's status page")],
+            "?saved=claim#claims",
+            "Claim saved.",
+        ),
+    ];
+    for (form, fields, place, notice) in cases {
+        let r = app.form(&format!("/incidents/{key}/{form}"), &fields).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{form}: {}", r.text);
+        let to = r.header("location").unwrap().to_owned();
+        assert_eq!(to, format!("/incidents/{key}{place}"), "{form}");
+        let page = app.get(to.split('#').next().unwrap()).await.text;
+        assert!(
+            page.contains(&format!(
+                r#"<p class="notice saved" role="status">{notice}</p>"#
+            )),
+            "{form}: no notice on the page"
+        );
+    }
+    // Without `saved`, no notice.
+    assert!(
+        !app.get(&format!("/incidents/{key}"))
+            .await
+            .text
+            .contains("notice saved")
+    );
+
+    let before = app.timeline(&key).await.len();
+    let typed = "found the bad config <b>push</b>";
+    let r = app
+        .form(
+            &format!("/incidents/{key}/notes"),
+            &[
+                ("body", typed),
+                ("at", "yesterday-ish"),
+                ("kind", "context"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    let html = &r.text;
+    assert!(
+        html.contains(r#"<p class="field-error" role="alert"><strong>at</strong>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains("found the bad config &#60;b&#62;push&#60;/b&#62;</textarea>")
+            || html.contains("found the bad config &lt;b&gt;push&lt;/b&gt;</textarea>"),
+        "the typed note is kept, escaped"
+    );
+    assert!(html.contains(r#"value="yesterday-ish""#));
+    assert!(html.contains(r#"<option value="context" selected>"#));
+    assert_eq!(
+        app.timeline(&key).await.len(),
+        before,
+        "nothing was written"
+    );
+
+    let r = app
+        .form(
+            &format!("/incidents/{key}/updates"),
+            &[
+                ("audience", "executives"),
+                ("body", "Half of checkouts fail"),
+                ("at", "13:99"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains("Half of checkouts fail</textarea>"));
+    assert!(r.text.contains(r#"<option value="executives" selected>"#));
+
+    let version = app.incident_json(&key).await["version"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let r = app
+        .form(
+            &format!("/incidents/{key}/severity"),
+            &[
+                ("version", &version),
+                ("severity", "Sev1"),
+                ("reason", "every card fails"),
+                ("at", "soon"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text.contains(r#"value="every card fails""#));
+    assert!(r.text.contains(r#"<option value="Sev1" selected>"#));
+    assert_eq!(app.incident_json(&key).await["severity"], "Sev2");
+}
+
+/// A viewer reads an incident but is shown no form they could not send: no note, severity,
+/// role, update, bridge, claim, step or link form, and no link to edit it.
+#[sqlx::test]
+async fn a_viewer_is_not_shown_the_forms_a_responder_uses(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let key = app.past_incident(30).await;
+    let viewer = app.account("vic@example.com", "viewer").await;
+    let r = app
+        .call_as(
+            &viewer,
+            Method::GET,
+            &format!("/incidents/{key}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let main = &r.text[r.text.find("<main").unwrap()..];
+    assert!(main.contains(&key));
+    assert!(
+        !main.contains(r#"method="post""#),
+        "a viewer sees a form: {main}"
+    );
+    assert!(!main.contains(&format!("/incidents/{key}/edit")));
+    // A responder sees them.
+    let html = app.get(&format!("/incidents/{key}")).await.text;
+    for action in ["notes", "severity", "roles", "updates", "bridge", "claims"] {
+        assert!(
+            html.contains(&format!(r#"action="/incidents/{key}/{action}""#)),
+            "{action}"
+        );
+    }
 }

@@ -39,6 +39,8 @@ pub struct ChangesPage {
     /// The record-a-change form as typed, and what was wrong with it.
     form: ChangeForm,
     errors: Vec<FieldError>,
+    /// What is wrong with the filters as typed (nothing is listed then, answered 422)
+    filter_errors: Vec<FieldError>,
     /// Service names for the form's suggestions.
     services: Vec<String>,
 }
@@ -61,7 +63,12 @@ async fn page(
             .ok_or_else(|| AppError::NotFound(format!("There is no service named {name:?}.")))?;
         q.service = Some(name.clone());
     }
-    let (changes, next) = q.page(&state.pool, PAGE).await?;
+    // Filters that cannot be read are shown again as typed, named, with nothing listed.
+    let (changes, next, filter_errors) = match q.page(&state.pool, PAGE).await {
+        Ok((changes, next)) => (changes, next, vec![]),
+        Err(AppError::Validation(errors)) => (vec![], None, errors),
+        Err(other) => return Err(other.into()),
+    };
     let text = |v: &Option<String>| query_text(v).unwrap_or_default();
     let next = next.map(|cursor| {
         let cursor = cursor.encode();
@@ -87,6 +94,7 @@ async fn page(
             ..Default::default()
         },
         errors: vec![],
+        filter_errors,
         services: super::db::service_names(&state.pool).await?,
         q_service: text(&q.service),
         q_kind: text(&q.kind),
@@ -104,8 +112,8 @@ pub async fn list(
     chrome: Chrome,
     _auth: Auth<Viewer>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
-) -> PageResult<ChangesPage> {
-    page(&state, chrome, None, q).await
+) -> PageResult<Response> {
+    Ok(answer(page(&state, chrome, None, q).await?))
 }
 
 pub async fn for_service(
@@ -114,8 +122,17 @@ pub async fn for_service(
     _auth: Auth<Viewer>,
     Path(name): Path<String>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
-) -> PageResult<ChangesPage> {
-    page(&state, chrome, Some(name), q).await
+) -> PageResult<Response> {
+    Ok(answer(page(&state, chrome, Some(name), q).await?))
+}
+
+/// The list, or 422 when its filters could not be read.
+fn answer(page: ChangesPage) -> Response {
+    if page.filter_errors.is_empty() {
+        page.into_response()
+    } else {
+        (StatusCode::UNPROCESSABLE_ENTITY, page).into_response()
+    }
 }
 
 /// The record-a-change form as typed: numbers stay text until checked.

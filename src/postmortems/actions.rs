@@ -168,10 +168,12 @@ async fn checked<'a>(conn: &mut PgConnection, d: &ItemDraft<'a>) -> AppResult<Ne
         None => None,
     };
     let due_on = match d.due_on.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(s) => Some(
-            NaiveDate::parse_from_str(s, "%Y-%m-%d")
-                .map_err(|_| AppError::invalid("due_on", "a date such as 2026-09-24"))?,
-        ),
+        Some(s) => Some(NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| {
+            AppError::invalid(
+                "due_on",
+                format!("{s:?} is not a date; write it as YYYY-MM-DD, such as 2026-09-24"),
+            )
+        })?),
         None => None,
     };
     let work_item = d.work_item.trim();

@@ -5,7 +5,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use form_urlencoded as form;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use super::document::Document;
 use super::domain::{SafeHtml, Section, render_markdown};
 use crate::action_items::domain::UNFINISHED;
 use crate::clock;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, FieldError};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
@@ -50,6 +50,29 @@ pub struct PostmortemPage {
     comments: Vec<super::db::Comment>,
     /// Every published version, newest first.
     versions: Vec<super::db::VersionInfo>,
+    /// An action-item form just refused, as typed, to show again with what was wrong.
+    refused: Option<RefusedItem>,
+}
+
+/// An action item's form as shown: the item's own values, or what was typed when it was
+/// refused (then with what was wrong, and open).
+#[derive(Clone, Default)]
+pub struct ItemFormView {
+    action: String,
+    kind: String,
+    /// The owner's handle; empty for nobody
+    owner: String,
+    /// As typed: `YYYY-MM-DD`, or anything a refusal shows again
+    due_on: String,
+    work_item: String,
+    status: String,
+    errors: Vec<FieldError>,
+}
+
+/// A refused action-item form: the item it edits (`None`: the new one) and its fields as typed.
+pub struct RefusedItem {
+    item: Option<i64>,
+    form: ItemFormView,
 }
 
 impl PostmortemPage {
@@ -86,8 +109,35 @@ impl PostmortemPage {
             .map_or("this part", |(_, t)| t)
     }
 
-    fn owns(&self, a: &super::db::ActionItem, p: &crate::people::db::Person) -> bool {
-        a.owner.as_deref() == Some(p.name.as_str())
+    /// The edit form of item `a`: its values, or what was typed if this form was refused.
+    fn item_form(&self, a: &crate::action_items::db::ActionItem) -> ItemFormView {
+        if let Some(r) = &self.refused
+            && r.item == Some(a.id)
+        {
+            return r.form.clone();
+        }
+        ItemFormView {
+            action: a.action.clone(),
+            kind: a.kind.clone(),
+            owner: a
+                .owner
+                .as_deref()
+                .and_then(|name| self.people.iter().find(|p| p.name == name))
+                .map(|p| p.handle.clone())
+                .unwrap_or_default(),
+            due_on: a.due_on.map(|d| d.to_string()).unwrap_or_default(),
+            work_item: a.work_item.clone(),
+            status: a.status.clone(),
+            errors: vec![],
+        }
+    }
+
+    /// The add-an-item form: empty, or what was typed if it was refused.
+    fn new_item_form(&self) -> ItemFormView {
+        match &self.refused {
+            Some(r) if r.item.is_none() => r.form.clone(),
+            _ => ItemFormView::default(),
+        }
     }
 }
 
@@ -114,8 +164,18 @@ pub async fn show(
     Path(key): Path<String>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<ShowQuery>,
 ) -> PageResult<PostmortemPage> {
-    let i = incident(&state, &key).await?;
-    let doc = document(&state, &i).await?;
+    page(&state, chrome, &key, q.edit.is_some()).await
+}
+
+/// The postmortem page; editing a published one when `edit`.
+async fn page(
+    state: &AppState,
+    chrome: Chrome,
+    key: &str,
+    edit: bool,
+) -> PageResult<PostmortemPage> {
+    let i = incident(state, key).await?;
+    let doc = document(state, &i).await?;
     let sections = Section::ALL
         .into_iter()
         .map(|s| SectionView {
@@ -132,7 +192,7 @@ pub async fn show(
     let versions = super::db::versions(&state.pool, doc.pm.id).await?;
     let published = versions.first().cloned();
     let edited_after = doc.edited_after_publication();
-    let editing = chrome.can("responder") && (doc.pm.status != "published" || q.edit.is_some());
+    let editing = chrome.can("responder") && (doc.pm.status != "published" || edit);
     Ok(PostmortemPage {
         editing,
         today: crate::clock::now(&state.pool).await?.date_naive(),
@@ -144,7 +204,28 @@ pub async fn show(
         people: crate::people::db::list(&state.pool).await?,
         comments: super::db::comments(&state.pool, doc_id).await?,
         versions,
+        refused: None,
     })
+}
+
+/// The answer to an action-item form: back to the postmortem, or, when a field is wrong, the
+/// page again (422) with the form as typed and what is wrong with it.
+async fn item_answer<T>(
+    state: &AppState,
+    chrome: Chrome,
+    key: &str,
+    done: Result<(Incident, T), PageError>,
+    refused: impl FnOnce(Vec<FieldError>) -> RefusedItem,
+) -> PageResult<Response> {
+    match done {
+        Ok((i, _)) => Ok(back(&i).into_response()),
+        Err(PageError(AppError::Validation(errors))) => {
+            let mut again = page(state, chrome, key, true).await?;
+            again.refused = Some(refused(errors));
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, again).into_response())
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// The Markdown export (`text/markdown`, never rendered by the browser: nosniff is set).
@@ -310,10 +391,11 @@ pub struct ItemForm {
 
 pub async fn add_item(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<ItemForm>,
-) -> PageResult<Redirect> {
+) -> PageResult<Response> {
     let draft = ItemDraft {
         action: &form.action,
         kind: &form.kind,
@@ -321,11 +403,23 @@ pub async fn add_item(
         due_on: Some(&form.due_on),
         work_item: &form.work_item,
     };
-    let (i, _) = change(&state, &key, async |tx, i| {
+    let done = change(&state, &key, async |tx, i| {
         actions::add_action_item(tx, &auth.actor, i, &draft).await
     })
-    .await?;
-    Ok(back(&i))
+    .await;
+    item_answer(&state, chrome, &key, done, |errors| RefusedItem {
+        item: None,
+        form: ItemFormView {
+            action: form.action.clone(),
+            kind: form.kind.clone(),
+            owner: form.owner.clone(),
+            due_on: form.due_on.clone(),
+            work_item: form.work_item.clone(),
+            status: String::new(),
+            errors,
+        },
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -390,10 +484,11 @@ async fn own_item(conn: &mut PgConnection, i: &Incident, id: i64) -> AppResult<I
 
 pub async fn edit_item(
     State(state): State<AppState>,
+    chrome: Chrome,
     auth: Auth<Responder>,
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<ItemEditForm>,
-) -> PageResult<Redirect> {
+) -> PageResult<Response> {
     let id = crate::http::extract::parse_id(&id, "action item")?;
     let edit = actions::ItemEdit {
         action: Some(&form.action),
@@ -403,12 +498,24 @@ pub async fn edit_item(
         work_item: Some(&form.work_item),
         status: Some(&form.status),
     };
-    let (i, _) = change(&state, &key, async |tx, i| {
+    let done = change(&state, &key, async |tx, i| {
         let was = own_item(tx, i, id).await?;
         actions::edit_action_item(tx, &auth.actor, &was, Some(form.version), &edit).await
     })
-    .await?;
-    Ok(back(&i))
+    .await;
+    item_answer(&state, chrome, &key, done, |errors| RefusedItem {
+        item: Some(id),
+        form: ItemFormView {
+            action: form.action.clone(),
+            kind: form.kind.clone(),
+            owner: form.owner.clone(),
+            due_on: form.due_on.clone(),
+            work_item: form.work_item.clone(),
+            status: form.status.clone(),
+            errors,
+        },
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -636,6 +743,8 @@ pub struct ListPage {
     first_page: Option<String>,
     /// The next page's address, when there are more
     next_page: Option<String>,
+    /// What is wrong with the filters as typed (the list is then empty, answered 422)
+    errors: Vec<FieldError>,
 }
 
 impl ListPage {
@@ -652,7 +761,8 @@ impl ListPage {
     }
 }
 
-/// The managers' view: postmortems with their figures and open action items, filtered.
+/// The managers' view: postmortems with their figures and open action items, filtered. A
+/// filter that cannot be read is shown again as typed, named, with nothing listed (422).
 pub async fn list(
     State(state): State<AppState>,
     chrome: Chrome,
@@ -660,9 +770,28 @@ pub async fn list(
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
         super::handlers::PostmortemQuery,
     >,
-) -> PageResult<ListPage> {
-    let filter = q.filter()?;
-    let (after, limit) = q.page()?;
+) -> PageResult<Response> {
+    let services = crate::services::db::list(&state.pool)
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    let (filter, (after, limit)) = match q.filter().and_then(|f| q.page().map(|p| (f, p))) {
+        Ok(read) => read,
+        Err(AppError::Validation(errors)) => {
+            let page = ListPage {
+                chrome,
+                rows: vec![],
+                services,
+                q,
+                first_page: None,
+                next_page: None,
+                errors,
+            };
+            return Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response());
+        }
+        Err(other) => return Err(other.into()),
+    };
     let (rows, next) = super::db::list(&state.pool, &filter, after, limit).await?;
     let rows = rows
         .into_iter()
@@ -680,11 +809,6 @@ pub async fn list(
     let next_page =
         next.map(|c| crate::http::page::next_page("/postmortems", &filters, &c.encode()));
     let first_page = after.is_some().then(|| format!("/postmortems?{filters}"));
-    let services = crate::services::db::list(&state.pool)
-        .await?
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
     Ok(ListPage {
         chrome,
         rows,
@@ -692,5 +816,7 @@ pub async fn list(
         q,
         first_page,
         next_page,
-    })
+        errors: vec![],
+    }
+    .into_response())
 }

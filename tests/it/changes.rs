@@ -885,3 +885,39 @@ async fn a_change_recorded_from_the_page_is_checked_and_a_bad_one_is_shown_again
     let page = app.get("/changes").await;
     assert!(page.text.contains("under-provisioned") && page.text.contains("→ 84 short"));
 }
+
+/// The change list's date filters read mm/dd/yyyy in an en-US browser. They are ISO text now,
+/// and a filter the server cannot read is named on the list page itself (422), kept as typed.
+#[sqlx::test]
+async fn the_change_lists_take_iso_dates_and_name_one_they_cannot_read(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("payments-gateway").await;
+    let page = app.get("/changes").await;
+    assert!(!page.text.contains(r#"type="date""#), "{}", page.text);
+    assert!(
+        page.text.contains(
+            r#"name="from" inputmode="numeric" pattern="\d{4}-\d{2}-\d{2}" placeholder="YYYY-MM-DD""#
+        ),
+        "{}",
+        page.text
+    );
+    for path in ["/changes", "/services/payments-gateway/changes"] {
+        let r = app.get(&format!("{path}?from=09%2F17%2F2026")).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        assert!(
+            r.text
+                .contains(r#"<p class="field-error" role="alert"><strong>From</strong>"#),
+            "{path}: {}",
+            r.text
+        );
+        assert!(
+            r.text.contains(r#"value="09/17/2026""#),
+            "{path}: kept as typed: {}",
+            r.text
+        );
+        assert!(r.text.contains("Fix the filters"), "{path}");
+    }
+    let r = app.get("/changes?from=2026-09-17&to=2026-09-18").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.text.contains(r#"value="2026-09-17""#));
+}

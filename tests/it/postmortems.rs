@@ -1011,3 +1011,131 @@ async fn the_kept_item_counts_follow_every_change(pool: PgPool) {
         .unwrap();
     agree(&app.pool, "a postmortem's cascade").await;
 }
+
+/// The postmortem pages' date fields read mm/dd/yyyy in an en-US browser while Quell writes
+/// ISO dates. Every one is ISO text now; a date the server cannot read is named, and the form
+/// comes back as typed (422) with nothing saved: the list's filters and an action item's due
+/// date, new or edited.
+#[sqlx::test]
+async fn postmortem_dates_are_iso_and_a_bad_one_comes_back_as_typed(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.person("Ana Ribeiro", "ana").await;
+    let key = app.past_incident(60).await;
+    sqlx::raw_sql(&format!(
+        "insert into postmortems (incident_id, status, summary, root_cause)
+         select id, 'draft', 'Slow', 'A limit' from incidents where number = {n};
+         insert into action_items (postmortem_id, number, action, type, due_on, work_item)
+         select id, 1, 'Raise the pool limit', 'prevent', date '2026-10-01', '' from postmortems;",
+        n = key.trim_start_matches("INC-")
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    let iso = r#"inputmode="numeric" pattern="\d{4}-\d{2}-\d{2}" placeholder="YYYY-MM-DD""#;
+
+    // The list's filters.
+    let list = app.get("/postmortems?status=any").await;
+    assert!(!list.text.contains(r#"type="date""#), "{}", list.text);
+    assert_eq!(list.text.matches(iso).count(), 2, "{}", list.text);
+    let r = app.get("/postmortems?status=any&to=17%2F09%2F2026").await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        r.text.contains("<strong>To</strong>") && r.text.contains(r#"value="17/09/2026""#),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("Fix the filters"));
+    assert!(
+        !r.text.contains(&key),
+        "nothing listed under a filter it could not read"
+    );
+
+    // An action item's due date, on the postmortem page.
+    let page_uri = format!("/incidents/{key}/postmortem");
+    let page = app.get(&page_uri).await;
+    assert!(!page.text.contains(r#"type="date""#), "{}", page.text);
+    assert_eq!(page.text.matches(iso).count(), 2, "the edit and add forms");
+    let items = format!("{page_uri}/action-items");
+    let r = app
+        .form(
+            &items,
+            &[
+                ("action", "Alert on pool saturation"),
+                ("type", "detect"),
+                ("owner", "ana"),
+                ("due_on", "10/15/2026"),
+                ("work_item", "AB#77"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text
+            .contains(r#"<details class="more no-print" id="add-item" open>"#),
+        "the form is open: {}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("<strong>Due on</strong>: &#34;10/15/2026&#34; is not a date"),
+        "{}",
+        r.text
+    );
+    for kept in [
+        ">Alert on pool saturation</textarea>",
+        r#"value="10/15/2026""#,
+        r#"value="AB#77""#,
+        "<option selected>detect</option>",
+        r#"<option value="ana" selected>Ana Ribeiro</option>"#,
+    ] {
+        assert!(r.text.contains(kept), "{kept}: {}", r.text);
+    }
+    let listed = app.get("/api/v1/action-items").await.json();
+    assert_eq!(
+        listed["items"].as_array().unwrap().len(),
+        1,
+        "nothing added"
+    );
+
+    let item = listed["items"][0].clone();
+    let r = app
+        .form(
+            &format!("{items}/{}", item["id"]),
+            &[
+                ("action", "Raise the pool limit to 200"),
+                ("type", "prevent"),
+                ("owner", ""),
+                ("due_on", "1 Oct"),
+                ("work_item", ""),
+                ("status", "in_progress"),
+                ("version", &item["version"].to_string()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains(r#"<details class="more" open>"#),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains(">Raise the pool limit to 200</textarea>"));
+    assert!(r.text.contains(r#"value="1 Oct""#));
+    let after = app.get("/api/v1/action-items").await.json();
+    assert_eq!(after["items"][0]["action"], "Raise the pool limit");
+    assert_eq!(after["items"][0]["due_on"], "2026-10-01");
+
+    // Written as ISO, it is saved.
+    let r = app
+        .form(
+            &items,
+            &[
+                ("action", "Alert on pool saturation"),
+                ("type", "detect"),
+                ("owner", "ana"),
+                ("due_on", "2026-10-15"),
+                ("work_item", ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+}

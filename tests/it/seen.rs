@@ -204,6 +204,20 @@ for (const el of document.querySelectorAll('button, a.button, input:not([type=hi
 return out.slice(0, 8);
 "#;
 
+/// Text squeezed into a column narrower than two letters, which then breaks at every letter.
+const SQUEEZED: &str = r#"
+const out = [];
+for (const el of document.querySelectorAll('main th, main td, main dt, main dd, main li, main p, main h1, main h2')) {
+  if (!el.checkVisibility()) continue;
+  const text = el.textContent.trim();
+  if (text.length < 4) continue;
+  const r = el.getBoundingClientRect(), css = getComputedStyle(el), size = parseFloat(css.fontSize);
+  const inner = r.width - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight);
+  if (r.width > 0 && inner < 2 * size) out.push(`"${text.slice(0, 30)}" is squeezed into ${Math.round(inner)} px`);
+}
+return out.slice(0, 8);
+"#;
+
 /// Tables wider than a phone that neither stack nor show that they scroll.
 const HIDDEN_COLUMNS: &str = r#"
 const out = [];
@@ -275,6 +289,20 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
         let run = async {
             sign_in_at(&c, &format!("{base}/incidents"), email).await;
             text_when(&c, "main h1", |_| true).await;
+            // A challenge being played: started, so its page shows the attempt under way.
+            c.goto(&format!("{base}/challenges/{}", w.challenge))
+                .await
+                .unwrap();
+            text_when(&c, "main h1", |_| true).await;
+            if let Ok(start) = c
+                .find(fantoccini::Locator::Css(
+                    r#"#attempt form[action$="/attempts"] button"#,
+                ))
+                .await
+            {
+                start.click().await.unwrap();
+                text_when(&c, "#attempt", |t| t.contains("hint")).await;
+            }
             console_problems(&c, &[]).await;
             for page in &pages {
                 c.goto(&format!("{base}{page}")).await.unwrap();
@@ -297,6 +325,9 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
                 for p in strings(c.execute(CHART_TEXT, vec![]).await.unwrap()) {
                     problems.push(format!("{at}: {p}"));
                 }
+                for p in strings(c.execute(SQUEEZED, vec![]).await.unwrap()) {
+                    problems.push(format!("{at}: {p}"));
+                }
                 if width == 360 {
                     for p in strings(c.execute(TAP_TARGETS, vec![]).await.unwrap()) {
                         problems.push(format!("{at}: a small tap target: {p}"));
@@ -317,7 +348,8 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
                     )
                     .await
                     .unwrap();
-                if signed_in != json!(true) {
+                // The acknowledge link's page stands outside sign-in: its token is the key.
+                if signed_in != json!(true) && !page.contains("/ack/") {
                     problems.push(format!("{at}: the page lost the signed-in header"));
                 }
                 let png = c.screenshot().await.unwrap();

@@ -87,6 +87,16 @@
   });
 })();
 
+// A form's "saved" notice shows once: the address forgets it, so a reload or the live page's
+// next read of itself is quiet.
+(function () {
+  if (!window.URL || !window.history || !history.replaceState) return;
+  var url = new URL(location.href);
+  if (!url.searchParams.has("saved")) return;
+  url.searchParams.delete("saved");
+  history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+})();
+
 // Live pages: an element #live names the page's event stream. Each event makes the page read
 // itself again and swap in the parts marked data-live, except a part you are typing in (it
 // waits for your submit). A stream that drops or falls silent shows the page may be stale;

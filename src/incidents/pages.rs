@@ -716,10 +716,19 @@ pub struct AckPage {
     person: String,
     /// Set once this link acknowledged the incident.
     done: bool,
+    /// Who acknowledged it and when, once someone has
+    acknowledged: Option<crate::timeline::db::Acknowledgement>,
 }
 
-fn ack_page(chrome: Chrome, i: &Incident, person: String, done: bool) -> AckPage {
+fn ack_page(
+    chrome: Chrome,
+    i: &Incident,
+    person: String,
+    done: bool,
+    acknowledged: Option<crate::timeline::db::Acknowledgement>,
+) -> AckPage {
     AckPage {
+        acknowledged,
         chrome,
         key: i.key.to_string(),
         title: i.title.clone(),
@@ -741,7 +750,8 @@ pub async fn ack_link(
     let (_, link) =
         crate::paging::actions::check_link(&mut tx, &i.key.to_string(), i.id, &token).await?;
     tx.rollback().await?;
-    Ok(ack_page(chrome, &i, link.person, false))
+    let acknowledged = crate::timeline::db::acknowledgement(&state.pool, i.id).await?;
+    Ok(ack_page(chrome, &i, link.person, false, acknowledged))
 }
 
 /// `POST /incidents/{key}/ack/{token}`: acknowledges as the person the link was sent to, and
@@ -781,6 +791,7 @@ pub async fn ack_by_link(
         i
     };
     crate::paging::actions::use_link(&mut tx, nonce).await?;
+    let acknowledged = crate::timeline::db::acknowledgement(&mut *tx, after.id).await?;
     tx.commit().await?;
-    Ok(ack_page(chrome, &after, link.person, acted).into_response())
+    Ok(ack_page(chrome, &after, link.person, acted, acknowledged).into_response())
 }

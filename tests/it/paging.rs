@@ -505,6 +505,21 @@ async fn a_used_acknowledge_link_says_who_acknowledged_and_links_to_the_incident
         .post_empty(&format!("/api/v1/incidents/{key}/acknowledge"))
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // Opened before it is pressed, the link's page names who acknowledged, and when.
+    let opened = app.call_as(&nobody, Method::GET, &link, &[], None).await;
+    assert_eq!(opened.status, StatusCode::OK, "{}", opened.text);
+    let said = acknowledged_line(&app, &key).await;
+    let (by, at) = said
+        .trim_start_matches(&format!("{key} was acknowledged by "))
+        .split_once(" at ")
+        .unwrap();
+    assert!(
+        opened
+            .text
+            .contains(&format!("{by} acknowledged {key} at {at}")),
+        "{said}: {}",
+        opened.text
+    );
     let pressed = app.form_raw(&nobody, &link, String::new(), &[]).await;
     assert_eq!(pressed.status, StatusCode::OK, "{}", pressed.text);
     let again = app.call_as(&nobody, Method::GET, &link, &[], None).await;

@@ -519,3 +519,44 @@ return {
     c.close().await.ok();
     outcome.expect("the page was read in time");
 }
+
+/// After a note the browser is back at the timeline, scrolled to it, saying the note was added;
+/// the address then forgets the notice, so reading the page again is quiet.
+#[sqlx::test]
+async fn a_note_brings_the_page_back_to_the_timeline_saying_so(pool: PgPool) {
+    let w = world(&pool).await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let c = browser_sized(&driver_url, 1280, 800).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
+        text_when(&c, ".note-form", |_| true).await;
+        crate::browser::type_into(&c, ".note-form textarea[name=body]", "pool size back to 50")
+            .await;
+        crate::browser::click(&c, ".note-form button[type=submit]").await;
+        text_when(&c, "#timeline-panel .notice", |t| {
+            t == "Added to the timeline."
+        })
+        .await;
+        text_when(&c, "#timeline", |t| t.contains("pool size back to 50")).await;
+        let got = c
+            .execute(
+                "return [location.hash, location.search, document.getElementById('timeline-panel').getBoundingClientRect().top]",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(got[0], "#timeline-panel", "{got}");
+        assert_eq!(got[1], "", "the address forgot the notice: {got}");
+        let top = got[2].as_f64().unwrap();
+        assert!(
+            (-2.0..400.0).contains(&top),
+            "the timeline is in view: {got}"
+        );
+        let problems = console_problems(&c, &[]).await;
+        assert!(problems.is_empty(), "{problems:?}");
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the note was added in time");
+}

@@ -97,6 +97,20 @@
   history.replaceState(history.state, "", url.pathname + url.search + url.hash);
 })();
 
+// A refused form came back as the page with the reason beside it (the browser has already moved
+// to it: the reason has autofocus). The address still names the form's target, which a reload
+// would send again; it becomes the page's own, at the part with the form.
+(function () {
+  var root = document.getElementById("live");
+  var refused = document.querySelector(".field-error[autofocus]");
+  if (!root || !refused || !window.history || !history.replaceState) return;
+  var page = root.getAttribute("data-page");
+  var part = refused.closest("[id]");
+  if (page && location.pathname !== page) {
+    history.replaceState(history.state, "", page + (part ? "#" + part.id : ""));
+  }
+})();
+
 // Live pages: an element #live names the page's event stream. Each event makes the page read
 // itself again and swap in the parts marked data-live, except a part you are typing in (it
 // waits for your submit). A stream that drops or falls silent shows the page may be stale;

@@ -125,7 +125,7 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
                 y: plot - height,
                 width,
                 height,
-                title: format!("{}: {}", d.day.format("%b %-d"), trend.text(v)),
+                title: format!("{}: {}", d.day.format("%Y-%m-%d"), trend.text(v)),
             })
         })
         .collect();
@@ -140,11 +140,11 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
         summary,
         first_day: days
             .first()
-            .map(|d| d.day.format("%b %-d").to_string())
+            .map(|d| d.day.format("%Y-%m-%d").to_string())
             .unwrap_or_default(),
         last_day: days
             .last()
-            .map(|d| d.day.format("%b %-d").to_string())
+            .map(|d| d.day.format("%Y-%m-%d").to_string())
             .unwrap_or_default(),
         top: trend.text(max),
         figures: days
@@ -181,12 +181,12 @@ mod tests {
         assert_eq!(opened.bars[0].height, (HEIGHT - AXIS) / 2);
         assert_eq!(opened.bars[1].height, 0);
         assert_eq!(opened.summary, "6 in 30 days");
-        assert_eq!(opened.bars[0].title, "Nov 1: 2");
+        assert_eq!(opened.bars[0].title, "2026-11-01: 2");
         let ack = chart(Trend::Acknowledge, &days, Some(500.0));
         assert_eq!(ack.summary, "mean 8 min over 30 days");
         assert_eq!(ack.bars.len(), 2, "no acknowledgement that day, no bar");
         assert_eq!(ack.top, "10 min");
-        assert_eq!(ack.bars[1].title, "Nov 3: 5 min");
+        assert_eq!(ack.bars[1].title, "2026-11-03: 5 min");
         assert_eq!(
             ack.figures,
             [
@@ -196,7 +196,7 @@ mod tests {
         );
         assert_eq!(
             (ack.first_day.as_str(), ack.last_day.as_str()),
-            ("Nov 1", "Nov 3")
+            ("2026-11-01", "2026-11-03")
         );
     }
 

@@ -539,6 +539,26 @@ impl ShowPage {
         }
     }
 
+    /// What a person calls a form's field, for a refusal beside the form.
+    fn label_of<'a>(&self, field: &'a str) -> &'a str {
+        match field {
+            "at" => "When",
+            "body" => "Text",
+            "kind" => "Kind",
+            "note" => "Note",
+            "reason" => "Reason",
+            "severity" => "Severity",
+            "audience" => "Audience",
+            "role" => "Role",
+            "person" => "Person",
+            "subject" => "What you are looking into",
+            "call_url" => "Call link",
+            "chat_url" => "Chat channel link",
+            "version" => "Version",
+            other => other,
+        }
+    }
+
     /// Why the form in `part` was refused, field by field.
     fn errors_in(&self, part: &str) -> &[FieldError] {
         if self.sent_back.part == part {

@@ -239,7 +239,7 @@ async fn render(
             let t = from + Duration::days(d);
             Tick {
                 left: pct(t),
-                label: (d % 7 == 0).then(|| t.format("%a %d %b").to_string()),
+                label: (d % 7 == 0).then(|| t.format("%Y-%m-%d").to_string()),
             }
         })
         .collect();

@@ -127,10 +127,8 @@ pub struct Bar {
     pub value: String,
     /// The centre of the bar, where its texts are anchored
     pub label_x: i64,
-    /// The month's name under the bar (`Jun`), when this bar is one that is labelled
+    /// The month under the bar (`2026-06`), when this bar is one that is labelled
     pub month: Option<String>,
-    /// The year under the month, at the first named month of each year
-    pub year: Option<String>,
     /// Whether the mean is written above the bar (when every bar's mean fits its slot)
     pub value_shown: bool,
 }
@@ -142,7 +140,7 @@ pub struct Chart {
     pub height: i64,
     /// Where the plot starts: left of it, the y axis's labels, as wide as the widest needs
     pub left: i64,
-    /// Where the plot ends: under it, the months and years
+    /// Where the plot ends: under it, the months
     pub bottom: i64,
     pub ticks: Vec<Tick>,
     pub bars: Vec<Bar>,
@@ -153,8 +151,8 @@ pub const CHART_WIDTH: i64 = 480;
 pub const CHART_HEIGHT: i64 = 240;
 /// The size of the chart's text, in its units.
 pub const FONT: f64 = 14.0;
-/// Room under the plot for the months and, under them, the years.
-const AXIS: i64 = 40;
+/// Room under the plot for the months.
+const AXIS: i64 = 26;
 /// Room above the tallest bar for its figure.
 const TOP: i64 = 24;
 /// Room right of the last bar.
@@ -173,8 +171,8 @@ fn width_of(text: &str) -> i64 {
 
 /// The chart of the mean per month (`rows` by month, oldest first). The y axis has zero, half
 /// the largest mean and the largest; the plot starts where the widest of their labels ends.
-/// Months are named under every bar when the names fit, else under every second or third
-/// (always the newest); the figures stand above the bars when each fits its slot, and the table
+/// Months (`2026-06`, as the tables write them) are named under every bar when the names fit,
+/// else under every second or third (always the newest); the figures stand above the bars when each fits its slot, and the table
 /// beside the chart has them all.
 pub fn chart(rows: &[Row]) -> Chart {
     let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
@@ -195,17 +193,10 @@ pub fn chart(rows: &[Row]) -> Chart {
     let n = rows.len().max(1) as i64;
     let slot = (CHART_WIDTH - left - RIGHT) / n;
     let width = (slot * 7 / 10).max(4);
-    let month = |r: &Row| month_name(&r.group);
     // Every k-th month is named, counting back from the newest, so names never touch.
-    let widest = rows
-        .iter()
-        .map(|r| width_of(&month(r).0))
-        .max()
-        .unwrap_or(0)
-        + 6;
+    let widest = rows.iter().map(|r| width_of(&r.group)).max().unwrap_or(0) + 6;
     let every = ((widest + slot - 1) / slot.max(1)).max(1) as usize;
     let values_fit = rows.iter().all(|r| width_of(&r.mean_text()) + 4 <= slot);
-    let mut last_year = String::new();
     let bars = rows
         .iter()
         .enumerate()
@@ -213,11 +204,6 @@ pub fn chart(rows: &[Row]) -> Chart {
             let height = ((r.mean_secs / max) * plot as f64).round().max(1.0) as i64;
             let x = left + i as i64 * slot + (slot - width) / 2;
             let named = (rows.len() - 1 - i).is_multiple_of(every);
-            let (name, year) = month(r);
-            let year = (named && year != last_year).then(|| {
-                last_year.clone_from(&year);
-                year
-            });
             Bar {
                 x,
                 y: bottom - height,
@@ -226,8 +212,7 @@ pub fn chart(rows: &[Row]) -> Chart {
                 label: r.group.clone(),
                 value: r.mean_text(),
                 label_x: x + width / 2,
-                month: named.then_some(name),
-                year,
+                month: named.then(|| r.group.clone()),
                 value_shown: values_fit,
             }
         })
@@ -239,20 +224,6 @@ pub fn chart(rows: &[Row]) -> Chart {
         bottom,
         ticks,
         bars,
-    }
-}
-
-/// `2026-06` as (`Jun`, `2026`); anything else as it is.
-fn month_name(group: &str) -> (String, String) {
-    const NAMES: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    match group.split_once('-') {
-        Some((year, m)) => match m.parse::<usize>() {
-            Ok(m @ 1..=12) => (NAMES[m - 1].to_owned(), year.to_owned()),
-            _ => (group.to_owned(), String::new()),
-        },
-        None => (group.to_owned(), String::new()),
     }
 }
 
@@ -299,10 +270,8 @@ mod tests {
         assert!(b.iter().all(|b| b.value_shown), "two months leave room");
         assert_eq!(
             b.iter().map(|b| b.month.as_deref()).collect::<Vec<_>>(),
-            [Some("Aug"), Some("Sep")]
+            [Some("2026-08"), Some("2026-09")]
         );
-        assert_eq!(b[0].year.as_deref(), Some("2026"));
-        assert_eq!(b[1].year, None);
         assert!(chart(&[]).bars.is_empty());
     }
 
@@ -318,8 +287,8 @@ mod tests {
         assert!(c.left >= widest + 6);
     }
 
-    /// Fourteen months: names thinned so they never touch (the newest always named), a year at
-    /// the first name of each; the figures left to the table when they do not fit.
+    /// Fourteen months: names thinned so they never touch (the newest always named); the
+    /// figures left to the table when they do not fit.
     #[test]
     fn many_months_are_named_without_running_together() {
         let rows: Vec<Row> = (0..14)
@@ -341,13 +310,9 @@ mod tests {
                 (width_of(a.month.as_deref().unwrap()) + width_of(b.month.as_deref().unwrap())) / 2;
             assert!(room > need, "{:?} and {:?} touch", a.month, b.month);
         }
-        let years: Vec<&str> = c.bars.iter().filter_map(|b| b.year.as_deref()).collect();
-        assert!(years.contains(&"2026"), "{years:?}");
         assert!(
             c.bars.iter().all(|b| !b.value_shown),
             "14 means do not fit their slots"
         );
-        assert_eq!(month_name("2026-01"), ("Jan".into(), "2026".into()));
-        assert_eq!(month_name("later"), ("later".into(), String::new()));
     }
 }

@@ -274,10 +274,9 @@ async fn forms_acknowledge_mitigate_resolve_and_add_notes(pool: PgPool) {
     // The incident's page again, the reason beside the note form and the note still in it.
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(r.text.contains("choose the kind Background"), "{}", r.text);
-    assert!(
-        r.text
-            .contains(r#"<p class="field-error" role="alert"><strong>at</strong>"#)
-    );
+    assert!(r.text.contains(
+        r#"<p class="field-error" role="alert" tabindex="-1" autofocus><strong>When</strong>"#
+    ));
     assert!(r.text.contains("deploy went out</textarea>"), "{}", r.text);
     assert!(r.text.contains(r#"value="2020-01-01 10:00""#));
 }
@@ -917,7 +916,9 @@ async fn forms_return_to_the_part_they_changed_and_a_refusal_keeps_the_typing(po
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     let html = &r.text;
     assert!(
-        html.contains(r#"<p class="field-error" role="alert"><strong>at</strong>"#),
+        html.contains(
+            r#"<p class="field-error" role="alert" tabindex="-1" autofocus><strong>When</strong>"#
+        ),
         "{html}"
     );
     assert!(

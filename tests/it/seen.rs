@@ -559,4 +559,45 @@ async fn a_note_brings_the_page_back_to_the_timeline_saying_so(pool: PgPool) {
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
     c.close().await.ok();
     outcome.expect("the note was added in time");
+
+    // On a phone a refused note comes back in view, the reason above it in words and the
+    // typing kept; the address is the incident's again.
+    let c = browser_sized(&driver_url, 360, 800).await;
+    let run = async {
+        sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
+        text_when(&c, ".note-form", |_| true).await;
+        crate::browser::type_into(
+            &c,
+            ".note-form textarea[name=body]",
+            "checked the pool graphs",
+        )
+        .await;
+        crate::browser::type_into(&c, ".note-form input[name=at]", "2026-02-30 25:00").await;
+        crate::browser::click(&c, ".note-form button[type=submit]").await;
+        let said = text_when(&c, "#timeline-panel .field-error", |_| true).await;
+        assert!(said.starts_with("When: "), "{said}");
+        let got = c
+            .execute(
+                "return [location.pathname + location.hash, document.querySelector('#timeline-panel .field-error').getBoundingClientRect().top, document.querySelector('.note-form textarea').value]",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got[0],
+            format!("/incidents/{}#timeline-panel", w.open_key),
+            "{got}"
+        );
+        let top = got[1].as_f64().unwrap();
+        assert!(
+            (0.0..800.0).contains(&top),
+            "the reason is on the screen: {got}"
+        );
+        assert_eq!(got[2], "checked the pool graphs");
+        let problems = console_problems(&c, &["/notes"]).await;
+        assert!(problems.is_empty(), "{problems:?}");
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    c.close().await.ok();
+    outcome.expect("the refused note came back in time");
 }

@@ -58,10 +58,6 @@ impl ConfirmPage {
 /// A form of the incident page as sent: where it sits, what was typed, and what saving it says.
 struct Sent {
     key: IncidentKey,
-    /// The version the form was rendered from
-    seen_version: i32,
-    /// What the person tried, for the 409 page
-    attempted: String,
     /// What the page says once it is saved (a key of `pages::SAVED`)
     saved: &'static str,
     /// The part of the page it sits in, and its fields, for a refusal that keeps them
@@ -69,13 +65,34 @@ struct Sent {
     values: Vec<(&'static str, String)>,
 }
 
-/// Runs one change from a form rendered at `sent.seen_version`. A stale version answers 409
-/// with what changed since; a bad field answers with the page again, the error beside the form
-/// and what was typed still in it.
+/// A versioned form: the version it was rendered from, and what the person tried (for the 409
+/// page).
+struct Seen {
+    version: i32,
+    attempted: String,
+}
+
+/// The answer to a form: the page at the part it changed, saying so; or, refused, the page again
+/// with the reason beside the form and what was typed still in it.
+async fn answer(
+    state: &AppState,
+    chrome: Chrome,
+    sent: Sent,
+    written: Result<(), AppError>,
+) -> PageResult<Response> {
+    match written {
+        Ok(()) => Ok(saved(sent.key, sent.saved)),
+        Err(err) => refused(state, chrome, sent.key, err, sent.part, sent.values).await,
+    }
+}
+
+/// Runs one change from a form rendered at `seen.version`. A stale version answers 409 with
+/// what changed since; otherwise as [`answer`].
 async fn apply_form<'a, F>(
     state: &AppState,
     chrome: Chrome,
     sent: Sent,
+    seen: Seen,
     change: F,
 ) -> PageResult<Response>
 where
@@ -85,11 +102,10 @@ where
     ) -> crate::transaction::Attempt<'t, Incident>,
 {
     match crate::transaction::write(&state.pool, change).await {
-        Ok(_) => Ok(saved(sent.key, sent.saved)),
         Err(AppError::Stale { .. }) => {
-            stale_response(state, chrome, sent.key, sent.seen_version, sent.attempted).await
+            stale_response(state, chrome, sent.key, seen.version, seen.attempted).await
         }
-        Err(err) => refused(state, chrome, sent.key, err, sent.part, sent.values).await,
+        written => answer(state, chrome, sent, written.map(|_| ())).await,
     }
 }
 
@@ -161,11 +177,13 @@ pub async fn transition(
     }
     let sent = Sent {
         key,
-        seen_version: f.version,
-        attempted: t.label().to_owned(),
         saved: t.as_str(),
         part: "live-head",
         values: vec![("note", f.note.clone()), ("at", f.at.clone())],
+    };
+    let seen = Seen {
+        version: f.version,
+        attempted: t.label().to_owned(),
     };
     let at = match parse_form_time("at", &f.at) {
         Ok(at) => at,
@@ -177,7 +195,7 @@ pub async fn transition(
         at,
         actor: &auth.actor,
     };
-    apply_form(&state, chrome, sent, |tx, _| {
+    apply_form(&state, chrome, sent, seen, |tx, _| {
         Box::pin(actions::transition(tx, &change, t, &f.note))
     })
     .await
@@ -208,10 +226,12 @@ pub async fn change_severity(
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
+    let seen = Seen {
+        version: f.version,
+        attempted: format!("change the severity to {}", f.severity.trim()),
+    };
     let sent = Sent {
         key,
-        seen_version: f.version,
-        attempted: format!("change the severity to {}", f.severity.trim()),
         saved: "severity",
         part: "severity",
         values: vec![
@@ -264,7 +284,7 @@ pub async fn change_severity(
         actor: &auth.actor,
     };
     let (bridge, change, reason) = (&bridge, &change, &f.reason);
-    apply_form(&state, chrome, sent, |tx, _| {
+    apply_form(&state, chrome, sent, seen, |tx, _| {
         Box::pin(async move {
             // Set first, so the severity change's notifications carry it.
             if !bridge.is_empty() {
@@ -313,13 +333,15 @@ pub async fn set_role(
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
     let sent = Sent {
         key,
-        seen_version: f.version,
-        attempted,
         saved: "role",
         part: "roles",
         values,
     };
-    apply_form(&state, chrome, sent, |tx, _| {
+    let seen = Seen {
+        version: f.version,
+        attempted,
+    };
+    apply_form(&state, chrome, sent, seen, |tx, _| {
         Box::pin(actions::set_role(tx, &change, role, person))
     })
     .await
@@ -355,17 +377,17 @@ pub async fn add_note(
         Ok::<_, AppError>(())
     }
     .await;
-    match written {
-        Ok(()) => Ok(saved(key, "note")),
-        Err(err) => {
-            let values = vec![
-                ("body", f.body.clone()),
-                ("kind", f.kind.clone().unwrap_or_default()),
-                ("at", f.at.clone()),
-            ];
-            refused(&state, chrome, key, err, "timeline-panel", values).await
-        }
-    }
+    let sent = Sent {
+        key,
+        saved: "note",
+        part: "timeline-panel",
+        values: vec![
+            ("body", f.body.clone()),
+            ("kind", f.kind.clone().unwrap_or_default()),
+            ("at", f.at.clone()),
+        ],
+    };
+    answer(&state, chrome, sent, written).await
 }
 
 #[derive(Deserialize)]
@@ -399,17 +421,17 @@ pub async fn add_update(
         Ok::<_, AppError>(())
     }
     .await;
-    match written {
-        Ok(()) => Ok(saved(key, "update")),
-        Err(err) => {
-            let values = vec![
-                ("audience", f.audience.clone()),
-                ("body", f.body.clone()),
-                ("at", f.at.clone()),
-            ];
-            refused(&state, chrome, key, err, "updates", values).await
-        }
-    }
+    let sent = Sent {
+        key,
+        saved: "update",
+        part: "updates",
+        values: vec![
+            ("audience", f.audience.clone()),
+            ("body", f.body.clone()),
+            ("at", f.at.clone()),
+        ],
+    };
+    answer(&state, chrome, sent, written).await
 }
 
 #[derive(Template, WebTemplate)]
@@ -721,14 +743,14 @@ pub async fn set_bridge(
         Ok::<_, AppError>(())
     }
     .await;
-    match written {
-        Ok(()) => Ok(saved(key, "bridge")),
-        Err(err) => {
-            let values = vec![
-                ("call_url", f.call_url.clone()),
-                ("chat_url", f.chat_url.clone()),
-            ];
-            refused(&state, chrome, key, err, "bridge-form", values).await
-        }
-    }
+    let sent = Sent {
+        key,
+        saved: "bridge",
+        part: "bridge-form",
+        values: vec![
+            ("call_url", f.call_url.clone()),
+            ("chat_url", f.chat_url.clone()),
+        ],
+    };
+    answer(&state, chrome, sent, written).await
 }

@@ -132,6 +132,8 @@
   function stale(text) { broken = true; say(text, "live-stale"); }
 
   function dirty(region) {
+    // A refused form, its reason beside it and the typing in it, stays until sent again.
+    if (region.querySelector(".field-error")) return true;
     var active = document.activeElement;
     if (active && active !== document.body && region.contains(active) &&
         /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;

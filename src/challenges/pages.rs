@@ -35,6 +35,15 @@ pub struct ListPage {
     chrome: Chrome,
     challenges: Vec<Summary>,
     balance: i32,
+    /// Challenges the signed-in person is playing now: their editor stays closed until the
+    /// attempt ends (it shows the answer)
+    playing: Vec<i64>,
+}
+
+impl ListPage {
+    fn playing(&self, id: &i64) -> bool {
+        self.playing.contains(id)
+    }
 }
 
 pub async fn list(
@@ -45,11 +54,23 @@ pub async fn list(
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
     let challenges = db::list(&mut *tx, player(&auth).editor).await?;
+    let mut playing = Vec::new();
+    if chrome.can("manager") {
+        for c in &challenges {
+            if db::open_attempt(&mut *tx, c.id, auth.user.id)
+                .await?
+                .is_some()
+            {
+                playing.push(c.id);
+            }
+        }
+    }
     tx.commit().await?;
     Ok(ListPage {
         chrome,
         challenges,
         balance: credits.balance,
+        playing,
     })
 }
 

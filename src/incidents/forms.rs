@@ -179,7 +179,11 @@ pub async fn transition(
         key,
         saved: t.as_str(),
         part: "live-head",
-        values: vec![("note", f.note.clone()), ("at", f.at.clone())],
+        values: vec![
+            ("version", f.version.to_string()),
+            ("note", f.note.clone()),
+            ("at", f.at.clone()),
+        ],
     };
     let seen = Seen {
         version: f.version,
@@ -235,6 +239,7 @@ pub async fn change_severity(
         saved: "severity",
         part: "severity",
         values: vec![
+            ("version", f.version.to_string()),
             ("severity", f.severity.clone()),
             ("reason", f.reason.clone()),
             ("at", f.at.clone()),
@@ -314,7 +319,11 @@ pub async fn set_role(
     PageForm(f): PageForm<RoleForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let values = vec![("role", f.role.clone()), ("person", f.person.clone())];
+    let values = vec![
+        ("version", f.version.to_string()),
+        ("role", f.role.clone()),
+        ("person", f.person.clone()),
+    ];
     let parsed = (|| Ok::<_, AppError>((Role::parse(&f.role)?, parse_form_time("at", &f.at)?)))();
     let (role, at) = match parsed {
         Ok(p) => p,

@@ -539,6 +539,15 @@ impl ShowPage {
         }
     }
 
+    /// The version a form in `part` carries: the one it was first rendered from when it came
+    /// back refused (so a change made meanwhile is still caught as stale), else the incident's.
+    fn version_in(&self, part: &str) -> String {
+        match self.typed(part, "version") {
+            "" => self.i.version.to_string(),
+            seen => seen.to_owned(),
+        }
+    }
+
     /// What a person calls a form's field, for a refusal beside the form.
     fn label_of<'a>(&self, field: &'a str) -> &'a str {
         match field {

@@ -7,7 +7,7 @@
 //! shift; an override puts one person in place of another (or of whoever is on call) for a
 //! period. Pure rules, no I/O.
 
-use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
@@ -192,24 +192,25 @@ fn gap_end(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
     let step = Duration::minutes(15);
     let mut after = local;
     for _ in 0..(26 * 4) {
-        after += step;
+        let Some(next) = after.checked_add_signed(step) else {
+            break;
+        };
+        after = next;
         if let Some(t) = zone.from_local_datetime(&after).earliest() {
             // Whole seconds: zones change their clocks on a second.
             let (mut before, mut at) = (t.timestamp() - step.num_seconds(), t.timestamp());
             // Before the jump the wall clock reads earlier than `local`, from it on later.
             while at - before > 1 {
                 let mid = before + (at - before) / 2;
-                let wall = DateTime::from_timestamp(mid, 0)
-                    .expect("within a quarter hour of a real time")
-                    .with_timezone(&zone)
-                    .naive_local();
-                if wall > local {
+                let wall =
+                    DateTime::from_timestamp(mid, 0).map(|t| t.with_timezone(&zone).naive_local());
+                if wall.is_none_or(|wall| wall > local) {
                     at = mid;
                 } else {
                     before = mid;
                 }
             }
-            return DateTime::from_timestamp(at, 0).expect("a real time");
+            return DateTime::from_timestamp(at, 0).unwrap_or(t.with_timezone(&Utc));
         }
     }
     // No zone skips more than a day; read the time as UTC rather than fail.
@@ -231,6 +232,14 @@ impl Rotation {
             return Err(DomainError::invalid(
                 &format!("{at}.length.hours"),
                 "a shift of 1 to 8760 hours",
+            ));
+        }
+        // Far from the calendar's ends, so every handoff of a period anyone asks about is a
+        // time chrono can add to and read in a zone.
+        if !(1900..=2199).contains(&self.start.year()) {
+            return Err(DomainError::invalid(
+                &format!("{at}.start"),
+                "a first handoff from the year 1900 to 2199",
             ));
         }
         Ok(())
@@ -848,6 +857,12 @@ mod tests {
         s.layers[0] = weekly_berlin();
         s.layers[0].length = ShiftLength::Hours { hours: 0 };
         assert_eq!(field(&s), "layers[0].length.hours");
+        // A first handoff near the calendar's ends would overflow chrono's arithmetic.
+        s.layers[0] = weekly_berlin();
+        s.layers[0].start = local("2500-01-05 09:00");
+        assert_eq!(field(&s), "layers[0].start");
+        s.layers[0].start = local("1899-12-31 09:00");
+        assert_eq!(field(&s), "layers[0].start");
         s.layers[0] = weekly_berlin();
         let o = |from: &str, to: &str| Override {
             from: utc(from),

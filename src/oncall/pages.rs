@@ -129,7 +129,7 @@ pub struct Lane {
     pub bars: Vec<Bar>,
 }
 
-/// A day line across the timeline; Mondays are labelled.
+/// A day line across the timeline; every seventh, from today, carries its date.
 pub struct Tick {
     pub left: f64,
     pub label: Option<String>,
@@ -193,10 +193,11 @@ async fn render(
     // People in the order the layers name them (their colours), then anyone an override adds.
     let mut lanes: Vec<Lane> = Vec::new();
     for l in &s.layers.0 {
-        for p in &l.people {
-            if !lanes.iter().any(|lane| lane.person == *p) {
+        // Trimmed, as the rotation reads them, so a row names the person its bars are.
+        for p in l.people.iter().map(|p| p.trim()) {
+            if !lanes.iter().any(|lane| lane.person == p) {
                 lanes.push(Lane {
-                    person: p.clone(),
+                    person: p.to_owned(),
                     tone: lanes.len() % 6,
                     label_y: 0,
                     bar_y: 0,

@@ -127,8 +127,10 @@ pub struct Bar {
     pub value: String,
     /// The centre of the bar, where its texts are anchored
     pub label_x: i64,
-    /// The month under the bar (`2026-06`), when this bar is one that is labelled
+    /// The month under the bar (`2026-06`), when this bar is one that is labelled, and where
+    /// its text is centred (under the bar, or moved in from the drawing's edge)
     pub month: Option<String>,
+    pub month_x: i64,
     /// Whether the mean is written above the bar (when every bar's mean fits its slot)
     pub value_shown: bool,
 }
@@ -157,6 +159,8 @@ const AXIS: i64 = 26;
 const TOP: i64 = 24;
 /// Room right of the last bar.
 const RIGHT: i64 = 4;
+/// The most months a chart draws.
+pub const CHART_MONTHS: usize = 24;
 
 /// A labelled line across the plot at a value of the y axis.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +179,8 @@ fn width_of(text: &str) -> i64 {
 /// else under every second or third (always the newest); the figures stand above the bars when each fits its slot, and the table
 /// beside the chart has them all.
 pub fn chart(rows: &[Row]) -> Chart {
+    // The newest two years: older months stay in the table beside the chart.
+    let rows = &rows[rows.len().saturating_sub(CHART_MONTHS)..];
     let max = rows.iter().map(|r| r.mean_secs).fold(1.0_f64, f64::max);
     let bottom = CHART_HEIGHT - AXIS;
     let plot = bottom - TOP;
@@ -197,13 +203,12 @@ pub fn chart(rows: &[Row]) -> Chart {
     let widest = rows.iter().map(|r| width_of(&r.group)).max().unwrap_or(0) + 6;
     let every = ((widest + slot - 1) / slot.max(1)).max(1) as usize;
     let values_fit = rows.iter().all(|r| width_of(&r.mean_text()) + 4 <= slot);
-    let bars = rows
+    let mut bars: Vec<Bar> = rows
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let height = ((r.mean_secs / max) * plot as f64).round().max(1.0) as i64;
             let x = left + i as i64 * slot + (slot - width) / 2;
-            let named = (rows.len() - 1 - i).is_multiple_of(every);
             Bar {
                 x,
                 y: bottom - height,
@@ -212,11 +217,28 @@ pub fn chart(rows: &[Row]) -> Chart {
                 label: r.group.clone(),
                 value: r.mean_text(),
                 label_x: x + width / 2,
-                month: named.then(|| r.group.clone()),
+                month: None,
+                month_x: 0,
                 value_shown: values_fit,
             }
         })
         .collect();
+    // Name every k-th month from the newest, each kept inside the drawing and clear of the
+    // next one named.
+    // (where the last name kept begins, less the gap names keep between them)
+    let mut next_left = CHART_WIDTH + 6;
+    for (i, bar) in bars.iter_mut().enumerate().rev() {
+        if !(rows.len() - 1 - i).is_multiple_of(every) {
+            continue;
+        }
+        let half = width_of(&bar.label) / 2 + 1;
+        let x = bar.label_x.clamp(half, (CHART_WIDTH - half).max(half));
+        if x + half + 6 <= next_left {
+            bar.month = Some(bar.label.clone());
+            bar.month_x = x;
+            next_left = x - half;
+        }
+    }
     Chart {
         width: CHART_WIDTH,
         height: CHART_HEIGHT,
@@ -277,6 +299,37 @@ mod tests {
 
     /// "6 h 53 min" read "53 min" when the y axis had a fixed 64 units: the plot now starts
     /// where the widest label ends, so every label lies inside the drawing.
+    /// Two years of months with day-long means: every named month lies inside the drawing and
+    /// clear of the others; more history than that is left to the table.
+    #[test]
+    fn month_names_stay_inside_the_drawing_and_apart() {
+        let rows: Vec<Row> = (0..40)
+            .map(|n| {
+                row(
+                    &format!("{}-{:02}", 2023 + n / 12, n % 12 + 1),
+                    86_400.0 * 1.3,
+                )
+            })
+            .collect();
+        let c = chart(&rows);
+        assert_eq!(c.bars.len(), CHART_MONTHS);
+        assert_eq!(c.bars.last().unwrap().label, "2026-04");
+        let named: Vec<(i64, i64)> = c
+            .bars
+            .iter()
+            .filter_map(|b| b.month.as_deref().map(|m| (b.month_x, width_of(m))))
+            .collect();
+        assert!(named.len() >= 4, "{named:?}");
+        for (x, w) in &named {
+            assert!(x - w / 2 >= 0 && x + w / 2 <= CHART_WIDTH, "{x} {w}");
+        }
+        for pair in named.windows(2) {
+            let ((a, wa), (b, wb)) = (pair[0], pair[1]);
+            assert!(a + wa / 2 < b - wb / 2, "{a} and {b} touch");
+        }
+        assert!(c.bars.iter().all(|b| b.width >= 4 && b.x >= c.left));
+    }
+
     #[test]
     fn the_y_axis_is_as_wide_as_its_longest_label() {
         let c = chart(&[row("2026-06", 3.0 * 86_400.0 + 6.0 * 3600.0 + 53.0 * 60.0)]);
@@ -305,7 +358,7 @@ mod tests {
         );
         for w in named.windows(2) {
             let (a, b) = (w[0], w[1]);
-            let room = b.label_x - a.label_x;
+            let room = b.month_x - a.month_x;
             let need =
                 (width_of(a.month.as_deref().unwrap()) + width_of(b.month.as_deref().unwrap())) / 2;
             assert!(room > need, "{:?} and {:?} touch", a.month, b.month);

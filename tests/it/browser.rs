@@ -320,19 +320,8 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
             .path()
             .trim_start_matches("/incidents/")
             .to_owned();
-        let mut tx = pool.begin().await.unwrap();
-        let ana = quell::audit::Actor::system("Ana");
-        let change = quell::incidents::actions::Change {
-            key: quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
-            expected_version: None,
-            at: None,
-            actor: &ana,
-        };
-        let sev1 = quell::domain::Severity::Sev1;
-        quell::incidents::actions::change_severity(&mut tx, &change, sev1, "checkout failing")
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        // The form is half filled in when the other change lands (a part being filled in is
+        // not refreshed under the person's hands), so it is sent stale.
         c.find(Locator::Css(r#"input[name="reason"]"#))
             .await
             .unwrap()
@@ -347,6 +336,19 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
         .select_by_value("Sev3")
         .await
         .unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        let ana = quell::audit::Actor::system("Ana");
+        let change = quell::incidents::actions::Change {
+            key: quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
+            expected_version: None,
+            at: None,
+            actor: &ana,
+        };
+        let sev1 = quell::domain::Severity::Sev1;
+        quell::incidents::actions::change_severity(&mut tx, &change, sev1, "checkout failing")
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
         c.find(Locator::Css(
             r#"form[action$="/severity"] button[type=submit]"#,
         ))

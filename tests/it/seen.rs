@@ -229,6 +229,27 @@ for (const t of document.querySelectorAll('main table')) {
 return out;
 "#;
 
+/// Every link of the page not followed yet (`arguments[0]`), followed (a few at a time, without
+/// following redirects): [address, status].
+const LINKS: &str = r#"
+const done = arguments[arguments.length - 1];
+const seen = new Set(arguments[0]);
+const todo = [...new Set([...document.querySelectorAll('a[href]')]
+  .map(a => new URL(a.getAttribute('href'), location.href))
+  .filter(u => u.origin === location.origin)
+  // (a page's links to itself, an error page's reload, are not followed)
+  .map(u => u.pathname + u.search))].filter(h => !seen.has(h) && h !== location.pathname + location.search);
+const out = [];
+(async () => {
+  for (let i = 0; i < todo.length; i += 4) {
+    const batch = todo.slice(i, i + 4);
+    out.push(...await Promise.all(batch.map(h => fetch(h, { credentials: 'same-origin', redirect: 'manual' })
+      .then(r => [h, r.status]).catch(() => [h, 0]))));
+  }
+  done(out);
+})();
+"#;
+
 /// The actions of the forms on the page that change something.
 const POST_FORMS: &str = r#"
 return [...document.querySelectorAll('form')]
@@ -282,6 +303,7 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/screenshots").to_owned());
     std::fs::create_dir_all(&dir).unwrap();
     let mut problems = Vec::new();
+    let mut followed: Vec<String> = Vec::new();
     let mut pages = pages(&w);
     pages.extend(ERROR_PAGES.iter().map(|p| (*p).to_owned()));
     for width in [360u32, 1280] {
@@ -336,6 +358,17 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
                         problems.push(format!("{at}: {p}"));
                     }
                 }
+                // Every link leads somewhere this person may go: no refusal, nothing missing.
+                let links = c.execute_async(LINKS, vec![json!(followed)]).await.unwrap();
+                for link in links.as_array().into_iter().flatten() {
+                    let (href, status) = (link[0].as_str().unwrap(), link[1].as_i64().unwrap());
+                    followed.push(href.to_owned());
+                    if matches!(status, 403 | 404 | 405 | 409) || status >= 500 || status == 0 {
+                        problems.push(format!("{at}: links to {href}, which answers {status}"));
+                    }
+                }
+                // What the links answered is logged too; it was judged above.
+                console_problems(&c, &[]).await;
                 for action in strings(c.execute(POST_FORMS, vec![]).await.unwrap()) {
                     if !may_send(role, &action) {
                         problems.push(format!("{at}: shows a form to {action} it may not send"));

@@ -1,11 +1,55 @@
 //! How the background engines (SLA timers, escalation, the notification sender) wait between
 //! rounds: until their next deadline, or until a transaction wakes them with `NOTIFY` on their
 //! channel, or the poll interval as a safety net for a missed notification, whichever comes
-//! first. Every replica runs each engine; the waiting is all they share.
+//! first; and how they are kept running. Every replica runs each engine; the waiting is all they
+//! share.
 
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
+use std::future::Future;
 use std::time::Duration;
+
+/// Runs a background engine for as long as the process runs: started again a second after it
+/// ends or panics (the panic is logged), so one bad row cannot stop a replica's timers, paging
+/// or messages for good. Aborting the handle stops the engine too.
+pub fn supervise<F, Fut>(name: &'static str, start: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    supervise_after(Duration::from_secs(1), name, start)
+}
+
+fn supervise_after<F, Fut>(
+    pause: Duration,
+    name: &'static str,
+    start: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    /// The running engine, aborted when its supervisor is.
+    struct Running(tokio::task::JoinHandle<()>);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    tokio::spawn(async move {
+        loop {
+            let mut running = Running(tokio::spawn(start()));
+            match (&mut running.0).await {
+                Ok(()) => tracing::warn!(engine = name, "engine stopped; starting it again"),
+                Err(e) if e.is_panic() => {
+                    tracing::error!(engine = name, "engine panicked; starting it again")
+                }
+                Err(_) => return,
+            }
+            tokio::time::sleep(pause).await;
+        }
+    })
+}
 
 /// A `LISTEN` connection of its own, outside `pool`: a listener holds its connection for as
 /// long as it runs, and taken from the serving pool, the engines' and the live pages' listeners
@@ -84,5 +128,44 @@ mod tests {
         assert_eq!(wait_for(Some(1.5), poll), Duration::from_millis(1500));
         assert_eq!(wait_for(Some(-3.0), poll), Duration::ZERO);
         assert_eq!(wait_for(Some(3600.0), poll), poll);
+    }
+
+    /// An engine that panics is started again; aborting the supervisor stops it.
+    #[tokio::test]
+    async fn a_panicking_engine_is_started_again() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let starts = Arc::new(AtomicUsize::new(0));
+        let counted = starts.clone();
+        let pause = Duration::from_millis(20);
+        let handle = supervise_after(pause, "test", move || {
+            let starts = counted.clone();
+            async move {
+                if starts.fetch_add(1, Ordering::SeqCst) < 2 {
+                    panic!("a bad row");
+                }
+                std::future::pending::<()>().await;
+            }
+        });
+        // Waits on the starts, not on a clock: at most 10 s.
+        for _ in 0..500 {
+            if starts.load(Ordering::SeqCst) >= 3 {
+                break;
+            }
+            tokio::time::sleep(pause).await;
+        }
+        assert_eq!(
+            starts.load(Ordering::SeqCst),
+            3,
+            "twice panicked, then running"
+        );
+        handle.abort();
+        let _ = handle.await;
+        tokio::time::sleep(pause * 5).await;
+        assert_eq!(
+            starts.load(Ordering::SeqCst),
+            3,
+            "stopped with its supervisor"
+        );
     }
 }

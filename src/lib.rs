@@ -255,21 +255,29 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     },
                 },
             );
-            let sweeper = tokio::spawn(sweep(state.pool.clone()));
-            let engine = tokio::spawn(sla::timers::run(state.pool.clone()));
-            let escalator = tokio::spawn(paging::escalator::run(state.pool.clone()));
-            let reports = tokio::spawn(reports::refresher::run(state.pool.clone()));
-            let sender = tokio::spawn(notify::sender::run(
-                state.pool.clone(),
-                notify::sender::SenderConfig {
-                    base_url: state.config.base_url.clone(),
-                    smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
-                    mail_from: args.smtp_from.clone(),
-                    lease_secs: args.notify_lease_secs.clamp(1.0, 3600.0),
-                    allow: args.webhook_allow.clone(),
-                    ..Default::default()
-                },
-            ));
+            // Each engine is started again if it ever stops or panics (`engine::supervise`).
+            let pool = state.pool.clone();
+            let sweeper = engine::supervise("sweeper", move || sweep(pool.clone()));
+            let pool = state.pool.clone();
+            let engine = engine::supervise("sla timers", move || sla::timers::run(pool.clone()));
+            let pool = state.pool.clone();
+            let escalator =
+                engine::supervise("escalator", move || paging::escalator::run(pool.clone()));
+            let pool = state.pool.clone();
+            let reports =
+                engine::supervise("reports", move || reports::refresher::run(pool.clone()));
+            let pool = state.pool.clone();
+            let sending = notify::sender::SenderConfig {
+                base_url: state.config.base_url.clone(),
+                smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
+                mail_from: args.smtp_from.clone(),
+                lease_secs: args.notify_lease_secs.clamp(1.0, 3600.0),
+                allow: args.webhook_allow.clone(),
+                ..Default::default()
+            };
+            let sender = engine::supervise("sender", move || {
+                notify::sender::run(pool.clone(), sending.clone())
+            });
             let listener = tokio::net::TcpListener::bind(&args.bind)
                 .await
                 .map_err(|e| RunError::Bind(args.bind.clone(), e))?;

@@ -33,8 +33,10 @@ const VIEWER: &str = "vic@example.com";
 
 async fn world(pool: &PgPool) -> World {
     quell::demo::load(pool).await.unwrap();
-    // The whole world, so the dashboard and reports show what a real installation holds.
+    // The whole world, so the dashboard and reports show what a real installation holds (the
+    // reports' figures computed now, as the refresher would).
     quell::demo::world::load(pool).await.unwrap();
+    quell::reports::db::refresh(pool, true).await.unwrap();
     account(pool, ADMIN, "Rui Admin", UserRole::Admin).await;
     account(pool, RESPONDER, "Rita Responder", UserRole::Responder).await;
     account(pool, VIEWER, "Vic Viewer", UserRole::Viewer).await;

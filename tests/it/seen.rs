@@ -194,7 +194,7 @@ return out.slice(0, 8);
 /// Controls on a phone smaller than 44 px (a check box or radio button counts its label).
 const TAP_TARGETS: &str = r#"
 const out = [];
-for (const el of document.querySelectorAll('button, a.button, input:not([type=hidden]), select, textarea, summary, header a')) {
+for (const el of document.querySelectorAll('button, a.button, a.link, input:not([type=hidden]), select, textarea, summary, header a')) {
   if (!el.checkVisibility()) continue;
   let target = el;
   if ((el.type === 'checkbox' || el.type === 'radio') && el.closest('label')) target = el.closest('label');

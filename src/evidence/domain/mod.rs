@@ -112,6 +112,32 @@ pub struct Source {
     pub key: Option<String>,
 }
 
+impl Source {
+    /// Where the item comes from, as the pages write it: the parts it has, in order
+    /// (repository, path @ commit, language, channel, author, key, when in UTC), each once.
+    pub fn parts(&self) -> Vec<String> {
+        let path = match (&self.path, &self.commit) {
+            (Some(p), Some(c)) => Some(format!("{p} @ {c}")),
+            (Some(p), None) => Some(p.clone()),
+            (None, Some(c)) => Some(format!("@ {c}")),
+            (None, None) => None,
+        };
+        [
+            self.repository.clone(),
+            path,
+            self.language.clone(),
+            self.channel.clone(),
+            self.author.clone(),
+            self.key.clone(),
+            self.at.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.trim().is_empty())
+        .collect()
+    }
+}
+
 /// One piece of evidence the learner may inspect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -527,4 +553,46 @@ pub fn code_evidence(c: &CodeAt) -> Result<Evidence, DomainError> {
     };
     e.check("")?;
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the parts an item has, joined once each: a timeline entry with only a time read
+    /// "· 14:05 UTC", its separator before nothing.
+    #[test]
+    fn a_source_reads_only_the_parts_it_has() {
+        let at = DateTime::parse_from_rfc3339("2026-09-24T14:05:00Z")
+            .unwrap()
+            .to_utc();
+        let timeline = Source {
+            at: Some(at),
+            ..Default::default()
+        };
+        assert_eq!(timeline.parts(), ["2026-09-24 14:05 UTC"]);
+        let code = Source {
+            repository: Some("orbitpay/payments-worker".into()),
+            path: Some("src/retry/retryQueue.ts".into()),
+            commit: Some("4e1c2aa".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            code.parts(),
+            [
+                "orbitpay/payments-worker",
+                "src/retry/retryQueue.ts @ 4e1c2aa"
+            ]
+        );
+        let chat = Source {
+            channel: Some("#payments-oncall".into()),
+            author: Some("maya".into()),
+            at: Some(at),
+            ..Default::default()
+        };
+        assert_eq!(
+            chat.parts().join(" · "),
+            "#payments-oncall · maya · 2026-09-24 14:05 UTC"
+        );
+    }
 }

@@ -154,6 +154,28 @@ pub fn format_minutes(secs: i64) -> String {
     format!("{sign}{}", parts.join(" "))
 }
 
+/// `text` cut into runs, each marked whether it is a date as Quell writes one
+/// (`2026-09-17`, with `14:05` and `UTC` when they follow), so a page can keep each date on one
+/// line: a browser would otherwise break `2026-` from `09-17`.
+pub fn date_runs(text: &str) -> Vec<(bool, &str)> {
+    static DATE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\b\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}(?: UTC)?)?").expect("a pattern")
+    });
+    let mut runs = Vec::new();
+    let mut at = 0;
+    for m in DATE.find_iter(text) {
+        if m.start() > at {
+            runs.push((false, &text[at..m.start()]));
+        }
+        runs.push((true, m.as_str()));
+        at = m.end();
+    }
+    if at < text.len() {
+        runs.push((false, &text[at..]));
+    }
+    runs
+}
+
 /// How wide `text` is drawn at `font` pixels (or SVG units), over-estimated so a chart that
 /// leaves this much room never clips it: digits and most letters take at most 0.62 of the
 /// size in the sans-serif fonts browsers pick, wide letters (m, w, M, W) 0.9, a space 0.32.
@@ -366,6 +388,21 @@ pub mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_told_apart_from_the_text_around_them() {
+        assert_eq!(
+            date_runs("deploy (payments-gateway at 2026-09-17 14:05 UTC) went out"),
+            [
+                (false, "deploy (payments-gateway at "),
+                (true, "2026-09-17 14:05 UTC"),
+                (false, ") went out")
+            ]
+        );
+        assert_eq!(date_runs("2026-12-02"), [(true, "2026-12-02")]);
+        assert_eq!(date_runs("no date here"), [(false, "no date here")]);
+        assert!(date_runs("").is_empty());
+    }
 
     #[test]
     fn a_page_says_where_the_next_starts_only_when_there_is_one() {

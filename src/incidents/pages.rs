@@ -425,6 +425,13 @@ pub struct TimelineRow {
     pub(super) recorded: Option<String>,
 }
 
+impl TimelineRow {
+    /// The headline in runs, its dates marked, so each date stays on one line.
+    fn headline_runs(&self) -> Vec<(bool, &str)> {
+        crate::domain::date_runs(&self.headline)
+    }
+}
+
 pub(super) fn timeline_rows(events: &[Event], detected_at: DateTime<Utc>) -> Vec<TimelineRow> {
     let mut last_day = None;
     events

@@ -220,6 +220,24 @@ for (const el of document.querySelectorAll('main th, main td, main dt, main dd, 
 return out.slice(0, 8);
 "#;
 
+/// Dates (2026-09-17) and months (2026-09) broken across two lines, outside machine text (code).
+const SPLIT_DATES: &str = r#"
+const out = [];
+const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+const pattern = /(?<![\w-])\d{4}-\d{2}(-\d{2})?/g;
+for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+  if (!node.parentElement.checkVisibility() || node.parentElement.closest('code, pre')) continue;
+  for (const m of node.textContent.matchAll(pattern)) {
+    const range = document.createRange();
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+    if (tops.size > 1) out.push(`"${m[0]}" breaks across lines (in ${node.parentElement.tagName.toLowerCase()}.${node.parentElement.className})`);
+  }
+}
+return [...new Set(out)].slice(0, 8);
+"#;
+
 /// Tables wider than a phone that neither stack nor show that they scroll.
 const HIDDEN_COLUMNS: &str = r#"
 const out = [];
@@ -357,6 +375,9 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
                         problems.push(format!("{at}: a small tap target: {p}"));
                     }
                     for p in strings(c.execute(HIDDEN_COLUMNS, vec![]).await.unwrap()) {
+                        problems.push(format!("{at}: {p}"));
+                    }
+                    for p in strings(c.execute(SPLIT_DATES, vec![]).await.unwrap()) {
                         problems.push(format!("{at}: {p}"));
                     }
                 }

@@ -537,13 +537,57 @@ return { bars, rows };
 #[sqlx::test]
 async fn the_commanders_controls_are_on_a_laptops_first_screen(pool: PgPool) {
     let w = world(&pool).await;
+    // A busier one: no bridge yet (its form folded), three stakeholder updates, two claims.
+    let busy = open_incident(
+        &pool,
+        "checkout-api 5xx for card payments in every region",
+        quell::domain::Severity::Sev2,
+        Some("checkout-api"),
+        "",
+        50,
+    )
+    .await;
+    {
+        let root = quell::people::db::find(&pool, ADMIN)
+            .await
+            .unwrap()
+            .unwrap();
+        let actor = quell::audit::Actor {
+            person_id: Some(root.id),
+            name: root.name.clone(),
+            ..Default::default()
+        };
+        let key = quell::incidents::domain::IncidentKey::parse(&busy).unwrap();
+        let change = quell::incidents::actions::Change::now(key, &actor);
+        let mut tx = pool.begin().await.unwrap();
+        for body in [
+            "We are looking into failed card payments at checkout.",
+            "Card payments fail for about a third of attempts; a fix is being tested.",
+            "The fix is rolling out; failures are falling.",
+        ] {
+            quell::incidents::actions::add_stakeholder_update(&mut tx, &change, "internal", body)
+                .await
+                .unwrap();
+        }
+        for subject in [
+            "the processor's status page",
+            "checkout-api's connection pool graphs",
+        ] {
+            quell::incidents::actions::claim(&mut tx, &change, subject, false, 30)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
     let c = browser_sized(&driver_url, 1280, 800).await;
     let run = async {
         sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
-        text_when(&c, ".incident-head .actions", |_| true).await;
-        let got = c
+        for key in [&w.open_key, &busy] {
+            c.goto(&format!("{base}/incidents/{key}")).await.unwrap();
+            text_when(&c, ".incident-head .actions", |_| true).await;
+            let got = c
             .execute(
                 r#"
 const at = s => { const e = document.querySelector(s); return e ? e.getBoundingClientRect().bottom : null; };
@@ -561,14 +605,15 @@ return {
             )
             .await
             .unwrap();
-        for (name, bottom) in got.as_object().unwrap() {
-            let bottom = bottom
-                .as_f64()
-                .unwrap_or_else(|| panic!("no {name} control: {got}"));
-            assert!(
-                bottom <= 800.0,
-                "the {name} control ends at {bottom} px, below a 1280×800 first screen"
-            );
+            for (name, bottom) in got.as_object().unwrap() {
+                let bottom = bottom
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("no {name} control on {key}: {got}"));
+                assert!(
+                    bottom <= 800.0,
+                    "on {key} the {name} control ends at {bottom} px, below a 1280×800 first screen"
+                );
+            }
         }
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;

@@ -87,27 +87,25 @@
   });
 })();
 
-// A form's "saved" notice shows once: the address forgets it, so a reload or the live page's
-// next read of itself is quiet.
+// The address names the page as it now stands, so a reload or the live page's next read of
+// itself asks for the page and not the form: a "saved" notice shows once (?saved= is dropped);
+// a refused form came back as the page with the reason beside it (the browser has moved to it:
+// the reason has autofocus), under the form's own address, which becomes the page's, at the part
+// with the form.
 (function () {
   if (!window.URL || !window.history || !history.replaceState) return;
   var url = new URL(location.href);
-  if (!url.searchParams.has("saved")) return;
-  url.searchParams.delete("saved");
-  history.replaceState(history.state, "", url.pathname + url.search + url.hash);
-})();
-
-// A refused form came back as the page with the reason beside it (the browser has already moved
-// to it: the reason has autofocus). The address still names the form's target, which a reload
-// would send again; it becomes the page's own, at the part with the form.
-(function () {
   var root = document.getElementById("live");
+  var page = root && root.getAttribute("data-page");
   var refused = document.querySelector(".field-error[autofocus]");
-  if (!root || !refused || !window.history || !history.replaceState) return;
-  var page = root.getAttribute("data-page");
-  var part = refused.closest("[id]");
-  if (page && location.pathname !== page) {
-    history.replaceState(history.state, "", page + (part ? "#" + part.id : ""));
+  if (page && refused && url.pathname !== page) {
+    var part = refused.closest("[id]");
+    url = new URL(page + (part ? "#" + part.id : ""), location.href);
+  }
+  url.searchParams.delete("saved");
+  var address = url.pathname + url.search + url.hash;
+  if (address !== location.pathname + location.search + location.hash) {
+    history.replaceState(history.state, "", address);
   }
 })();
 

@@ -180,6 +180,16 @@ pub async fn open_attempt(
         .filter(|a| a.ended_at.is_none()))
 }
 
+/// The challenges the person has an attempt in progress at.
+pub async fn playing(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        "select challenge_id from attempts where person_id = $1 and ended_at is null",
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
 /// The person's latest attempt at the challenge, in progress or ended.
 pub async fn latest_attempt(
     e: impl PgExecutor<'_>,

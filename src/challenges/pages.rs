@@ -54,17 +54,7 @@ pub async fn list(
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
     let challenges = db::list(&mut *tx, player(&auth).editor).await?;
-    let mut playing = Vec::new();
-    if chrome.can("manager") {
-        for c in &challenges {
-            if db::open_attempt(&mut *tx, c.id, auth.user.id)
-                .await?
-                .is_some()
-            {
-                playing.push(c.id);
-            }
-        }
-    }
+    let playing = db::playing(&mut *tx, auth.user.id).await?;
     tx.commit().await?;
     Ok(ListPage {
         chrome,

@@ -69,14 +69,25 @@ pub const HEIGHT: i64 = 90;
 /// Room under the bars for the first and last day.
 const AXIS: i64 = 16;
 
-/// A day's bar in SVG user units, with what it says on hover.
+/// A day's bar in SVG user units, with its day and figure (said on hover and in the table of
+/// each day's figure).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
     pub x: i64,
     pub y: i64,
     pub width: i64,
     pub height: i64,
-    pub title: String,
+    /// The day, `2026-11-03`
+    pub day: String,
+    /// The day's figure, written out
+    pub value: String,
+}
+
+impl Bar {
+    /// What the bar says on hover: `2026-11-03: 5 min`.
+    pub fn title(&self) -> String {
+        format!("{}: {}", self.day, self.value)
+    }
 }
 
 /// A small bar chart of one trend over the days.
@@ -90,8 +101,6 @@ pub struct Chart {
     pub last_day: String,
     /// The largest day's figure, the scale's top
     pub top: String,
-    /// Each day with a figure and the figure, as words (read without hovering, on a phone)
-    pub figures: Vec<(String, String)>,
 }
 
 /// The chart of `trend` over `days` (oldest first), with the mean over the whole period's
@@ -125,7 +134,8 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
                 y: plot - height,
                 width,
                 height,
-                title: format!("{}: {}", d.day.format("%Y-%m-%d"), trend.text(v)),
+                day: d.day.format("%Y-%m-%d").to_string(),
+                value: trend.text(v),
             })
         })
         .collect();
@@ -147,11 +157,6 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
             .map(|d| d.day.format("%Y-%m-%d").to_string())
             .unwrap_or_default(),
         top: trend.text(max),
-        figures: days
-            .iter()
-            .zip(&values)
-            .filter_map(|(d, v)| Some((d.day.format("%Y-%m-%d").to_string(), trend.text((*v)?))))
-            .collect(),
     }
 }
 
@@ -181,14 +186,17 @@ mod tests {
         assert_eq!(opened.bars[0].height, (HEIGHT - AXIS) / 2);
         assert_eq!(opened.bars[1].height, 0);
         assert_eq!(opened.summary, "6 in 30 days");
-        assert_eq!(opened.bars[0].title, "2026-11-01: 2");
+        assert_eq!(opened.bars[0].title(), "2026-11-01: 2");
         let ack = chart(Trend::Acknowledge, &days, Some(500.0));
         assert_eq!(ack.summary, "mean 8 min over 30 days");
         assert_eq!(ack.bars.len(), 2, "no acknowledgement that day, no bar");
         assert_eq!(ack.top, "10 min");
-        assert_eq!(ack.bars[1].title, "2026-11-03: 5 min");
+        assert_eq!(ack.bars[1].title(), "2026-11-03: 5 min");
         assert_eq!(
-            ack.figures,
+            ack.bars
+                .iter()
+                .map(|b| (b.day.clone(), b.value.clone()))
+                .collect::<Vec<_>>(),
             [
                 ("2026-11-01".to_owned(), "10 min".to_owned()),
                 ("2026-11-03".to_owned(), "5 min".to_owned())

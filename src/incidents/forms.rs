@@ -14,7 +14,7 @@ use super::db::{self, Incident};
 use super::domain::{IncidentKey, Severity, Transition};
 use super::handlers::parse_key;
 use super::pages::{
-    IncidentForm, TimelineRow, field_errors, refused, saved, service_names, timeline_rows,
+    IncidentForm, TimelineRow, field_errors, refused, saved, saved_at, service_names, timeline_rows,
 };
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Responder};
@@ -55,7 +55,8 @@ impl ConfirmPage {
     }
 }
 
-/// A form of the incident page as sent: where it sits, what was typed, and what saving it says.
+/// A form of the incident page as sent: where it sits, what was typed, what saving it says,
+/// and (for a versioned form) what the person saw.
 struct Sent {
     key: IncidentKey,
     /// What the page says once it is saved (a key of `pages::SAVED`)
@@ -63,49 +64,42 @@ struct Sent {
     /// The part of the page it sits in, and its fields, for a refusal that keeps them
     part: &'static str,
     values: Vec<(&'static str, String)>,
+    /// The version it was rendered from and what the person tried, for the 409 page
+    seen: Option<(i32, String)>,
 }
 
-/// A versioned form: the version it was rendered from, and what the person tried (for the 409
-/// page).
-struct Seen {
-    version: i32,
-    attempted: String,
-}
-
-/// The answer to a form: the page at the part it changed, saying so; or, refused, the page again
-/// with the reason beside the form and what was typed still in it.
-async fn answer(
-    state: &AppState,
-    chrome: Chrome,
-    sent: Sent,
-    written: Result<(), AppError>,
-) -> PageResult<Response> {
-    match written {
-        Ok(()) => Ok(saved(sent.key, sent.saved)),
-        Err(err) => refused(state, chrome, sent.key, err, sent.part, sent.values).await,
+impl Sent {
+    /// Refused before anything was tried (a field that does not parse).
+    async fn refuse(self, state: &AppState, chrome: Chrome, err: AppError) -> PageResult<Response> {
+        refused(state, chrome, self.key, err, self.part, self.values).await
     }
 }
 
-/// Runs one change from a form rendered at `seen.version`. A stale version answers 409 with
-/// what changed since; otherwise as [`answer`].
-async fn apply_form<'a, F>(
+/// Runs one change from a form in a transaction of its own (run again if PostgreSQL broke it
+/// off). Saved, the page opens at the part it changed, saying so; a stale version answers 409
+/// with what changed since; refused, the page comes again with the reason beside the form and
+/// what was typed still in it.
+async fn apply_form<'a, T, F>(
     state: &AppState,
     chrome: Chrome,
     sent: Sent,
-    seen: Seen,
     change: F,
 ) -> PageResult<Response>
 where
     F: for<'t> FnMut(
         &'t mut sqlx::PgConnection,
         crate::transaction::Within<'t, 'a>,
-    ) -> crate::transaction::Attempt<'t, Incident>,
+    ) -> crate::transaction::Attempt<'t, T>,
 {
-    match crate::transaction::write(&state.pool, change).await {
-        Err(AppError::Stale { .. }) => {
-            stale_response(state, chrome, sent.key, seen.version, seen.attempted).await
+    match (
+        crate::transaction::write(&state.pool, change).await,
+        sent.seen,
+    ) {
+        (Ok(_), _) => Ok(saved(sent.key, sent.saved)),
+        (Err(AppError::Stale { .. }), Some((version, attempted))) => {
+            stale_response(state, chrome, sent.key, version, attempted).await
         }
-        written => answer(state, chrome, sent, written.map(|_| ())).await,
+        (Err(err), _) => refused(state, chrome, sent.key, err, sent.part, sent.values).await,
     }
 }
 
@@ -152,6 +146,17 @@ pub async fn transition(
     let key = parse_key(&key)?;
     let t = Transition::parse(&f.action)
         .ok_or_else(|| AppError::invalid("action", format!("{:?} is not an action", f.action)))?;
+    let sent = Sent {
+        key,
+        saved: t.as_str(),
+        part: "live-head",
+        values: vec![
+            ("version", f.version.to_string()),
+            ("note", f.note.clone()),
+            ("at", f.at.clone()),
+        ],
+        seen: Some((f.version, t.label().to_owned())),
+    };
     if f.confirm != "yes" {
         let i = db::get(&state.pool, key).await?;
         // A stale form is answered as stale first: what changed may settle the question.
@@ -165,33 +170,17 @@ pub async fn transition(
                 why: why.to_owned(),
                 action: format!("/incidents/{key}/transition"),
                 yes: format!("Yes, {}", t.label().to_lowercase()),
-                fields: vec![
-                    ("version", f.version.to_string()),
-                    ("action", f.action.clone()),
-                    ("note", f.note.clone()),
-                    ("at", f.at.clone()),
-                ],
+                fields: [("action", f.action.clone())]
+                    .into_iter()
+                    .chain(sent.values)
+                    .collect(),
             }
             .response());
         }
     }
-    let sent = Sent {
-        key,
-        saved: t.as_str(),
-        part: "live-head",
-        values: vec![
-            ("version", f.version.to_string()),
-            ("note", f.note.clone()),
-            ("at", f.at.clone()),
-        ],
-    };
-    let seen = Seen {
-        version: f.version,
-        attempted: t.label().to_owned(),
-    };
     let at = match parse_form_time("at", &f.at) {
         Ok(at) => at,
-        Err(err) => return refused(&state, chrome, key, err, sent.part, sent.values).await,
+        Err(err) => return sent.refuse(&state, chrome, err).await,
     };
     let change = Change {
         key,
@@ -199,7 +188,7 @@ pub async fn transition(
         at,
         actor: &auth.actor,
     };
-    apply_form(&state, chrome, sent, seen, |tx, _| {
+    apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::transition(tx, &change, t, &f.note))
     })
     .await
@@ -230,10 +219,6 @@ pub async fn change_severity(
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let seen = Seen {
-        version: f.version,
-        attempted: format!("change the severity to {}", f.severity.trim()),
-    };
     let sent = Sent {
         key,
         saved: "severity",
@@ -246,6 +231,10 @@ pub async fn change_severity(
             ("call_url", f.call_url.clone()),
             ("chat_url", f.chat_url.clone()),
         ],
+        seen: Some((
+            f.version,
+            format!("change the severity to {}", f.severity.trim()),
+        )),
     };
     let parsed = (|| {
         Ok::<_, AppError>((
@@ -256,7 +245,7 @@ pub async fn change_severity(
     })();
     let (to, at, bridge) = match parsed {
         Ok(p) => p,
-        Err(err) => return refused(&state, chrome, key, err, sent.part, sent.values).await,
+        Err(err) => return sent.refuse(&state, chrome, err).await,
     };
     if f.confirm != "yes" {
         let i = db::get(&state.pool, key).await?;
@@ -270,14 +259,7 @@ pub async fn change_severity(
                 why: why.to_owned(),
                 action: format!("/incidents/{key}/severity"),
                 yes: format!("Yes, make it {to}"),
-                fields: vec![
-                    ("version", f.version.to_string()),
-                    ("severity", f.severity.clone()),
-                    ("reason", f.reason.clone()),
-                    ("at", f.at.clone()),
-                    ("call_url", f.call_url.clone()),
-                    ("chat_url", f.chat_url.clone()),
-                ],
+                fields: sent.values,
             }
             .response());
         }
@@ -289,7 +271,7 @@ pub async fn change_severity(
         actor: &auth.actor,
     };
     let (bridge, change, reason) = (&bridge, &change, &f.reason);
-    apply_form(&state, chrome, sent, seen, |tx, _| {
+    apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(async move {
             // Set first, so the severity change's notifications carry it.
             if !bridge.is_empty() {
@@ -319,15 +301,21 @@ pub async fn set_role(
     PageForm(f): PageForm<RoleForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let values = vec![
-        ("version", f.version.to_string()),
-        ("role", f.role.clone()),
-        ("person", f.person.clone()),
-    ];
+    let mut sent = Sent {
+        key,
+        saved: "role",
+        part: "roles",
+        values: vec![
+            ("version", f.version.to_string()),
+            ("role", f.role.clone()),
+            ("person", f.person.clone()),
+        ],
+        seen: None,
+    };
     let parsed = (|| Ok::<_, AppError>((Role::parse(&f.role)?, parse_form_time("at", &f.at)?)))();
     let (role, at) = match parsed {
         Ok(p) => p,
-        Err(err) => return refused(&state, chrome, key, err, "roles", values).await,
+        Err(err) => return sent.refuse(&state, chrome, err).await,
     };
     let change = Change {
         key,
@@ -340,17 +328,8 @@ pub async fn set_role(
         who => format!("make {who} the {}", role.label().to_lowercase()),
     };
     let person = Some(f.person.as_str()).filter(|p| !p.trim().is_empty());
-    let sent = Sent {
-        key,
-        saved: "role",
-        part: "roles",
-        values,
-    };
-    let seen = Seen {
-        version: f.version,
-        attempted,
-    };
-    apply_form(&state, chrome, sent, seen, |tx, _| {
+    sent.seen = Some((f.version, attempted));
+    apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::set_role(tx, &change, role, person))
     })
     .await
@@ -373,19 +352,6 @@ pub async fn add_note(
     PageForm(f): PageForm<NoteForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let written = async {
-        let change = Change {
-            key,
-            expected_version: None,
-            at: parse_form_time("at", &f.at)?,
-            actor: &auth.actor,
-        };
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::add_note(&mut tx, &change, f.kind.as_deref(), &f.body).await?;
-        tx.commit().await?;
-        Ok::<_, AppError>(())
-    }
-    .await;
     let sent = Sent {
         key,
         saved: "note",
@@ -395,8 +361,23 @@ pub async fn add_note(
             ("kind", f.kind.clone().unwrap_or_default()),
             ("at", f.at.clone()),
         ],
+        seen: None,
     };
-    answer(&state, chrome, sent, written).await
+    let at = match parse_form_time("at", &f.at) {
+        Ok(at) => at,
+        Err(err) => return sent.refuse(&state, chrome, err).await,
+    };
+    let change = Change {
+        key,
+        expected_version: None,
+        at,
+        actor: &auth.actor,
+    };
+    let (change, kind, body) = (&change, f.kind.as_deref(), &f.body);
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::add_note(tx, change, kind, body))
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -417,19 +398,6 @@ pub async fn add_update(
     PageForm(f): PageForm<UpdateForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let written = async {
-        let change = Change {
-            key,
-            expected_version: None,
-            at: parse_form_time("at", &f.at)?,
-            actor: &auth.actor,
-        };
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::add_stakeholder_update(&mut tx, &change, &f.audience, &f.body).await?;
-        tx.commit().await?;
-        Ok::<_, AppError>(())
-    }
-    .await;
     let sent = Sent {
         key,
         saved: "update",
@@ -439,8 +407,23 @@ pub async fn add_update(
             ("body", f.body.clone()),
             ("at", f.at.clone()),
         ],
+        seen: None,
     };
-    answer(&state, chrome, sent, written).await
+    let at = match parse_form_time("at", &f.at) {
+        Ok(at) => at,
+        Err(err) => return sent.refuse(&state, chrome, err).await,
+    };
+    let change = Change {
+        key,
+        expected_version: None,
+        at,
+        actor: &auth.actor,
+    };
+    let (change, audience, body) = (&change, &f.audience, &f.body);
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::add_stakeholder_update(tx, change, audience, body))
+    })
+    .await
 }
 
 #[derive(Template, WebTemplate)]
@@ -583,10 +566,7 @@ pub async fn judge_suspect(
     )
     .await?;
     tx.commit().await?;
-    Ok(axum::response::Redirect::to(&format!(
-        "/incidents/{key}?saved=verdict#suspect-{change_id}"
-    ))
-    .into_response())
+    Ok(saved_at(key, "verdict", &format!("suspect-{change_id}")))
 }
 
 #[derive(Deserialize)]
@@ -625,10 +605,7 @@ pub async fn tick_checklist(
     )
     .await?;
     tx.commit().await?;
-    Ok(axum::response::Redirect::to(&format!(
-        "/incidents/{key}?saved=check#runbook-{runbook_id}"
-    ))
-    .into_response())
+    Ok(saved_at(key, "check", &format!("runbook-{runbook_id}")))
 }
 
 #[derive(Deserialize)]
@@ -674,15 +651,21 @@ pub async fn claim(
             .response());
         }
     }
+    let sent = Sent {
+        key,
+        saved: "claim",
+        part: "claims",
+        values: vec![("subject", f.subject.clone())],
+        seen: None,
+    };
     match actions::claim(&mut tx, &change, &f.subject, true, minutes).await {
         Ok(_) => {
             tx.commit().await?;
-            Ok(saved(key, "claim"))
+            Ok(saved(key, sent.saved))
         }
         Err(err) => {
             tx.rollback().await?;
-            let values = vec![("subject", f.subject.clone())];
-            refused(&state, chrome, key, err, "claims", values).await
+            sent.refuse(&state, chrome, err).await
         }
     }
 }
@@ -743,15 +726,6 @@ pub async fn set_bridge(
     PageForm(f): PageForm<BridgeForm>,
 ) -> PageResult<Response> {
     let key = parse_key(&key)?;
-    let written = async {
-        let bridge = crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url))?;
-        let change = Change::now(key, &auth.actor);
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::set_bridge(&mut tx, &change, &bridge).await?;
-        tx.commit().await?;
-        Ok::<_, AppError>(())
-    }
-    .await;
     let sent = Sent {
         key,
         saved: "bridge",
@@ -760,6 +734,16 @@ pub async fn set_bridge(
             ("call_url", f.call_url.clone()),
             ("chat_url", f.chat_url.clone()),
         ],
+        seen: None,
     };
-    answer(&state, chrome, sent, written).await
+    let bridge = match crate::bridge::domain::Bridge::parse(Some(&f.call_url), Some(&f.chat_url)) {
+        Ok(b) => b,
+        Err(err) => return sent.refuse(&state, chrome, err.into()).await,
+    };
+    let change = Change::now(key, &auth.actor);
+    let (change, bridge) = (&change, &bridge);
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::set_bridge(tx, change, bridge))
+    })
+    .await
 }

@@ -57,14 +57,22 @@ const SAVED: &[(&str, &str, &str)] = &[
     ("check", "runbooks", "Checklist saved."),
 ];
 
+/// What `what` saved says, and the part of the page it changed.
+fn saved_entry(what: &str) -> Option<&'static (&'static str, &'static str, &'static str)> {
+    SAVED.iter().find(|s| s.0 == what)
+}
+
 /// The incident's page after a form saved `what`: at the part that changed, saying so.
 pub(super) fn saved(key: IncidentKey, what: &str) -> Response {
-    match SAVED.iter().find(|s| s.0 == what) {
-        Some((what, part, _)) => {
-            Redirect::to(&format!("/incidents/{key}?saved={what}#{part}")).into_response()
-        }
+    match saved_entry(what) {
+        Some((what, part, _)) => saved_at(key, what, part),
         None => see_other(key),
     }
+}
+
+/// As [`saved`], opened at `anchor` within the part (one suspect change, one runbook).
+pub(super) fn saved_at(key: IncidentKey, what: &str, anchor: &str) -> Response {
+    Redirect::to(&format!("/incidents/{key}?saved={what}#{anchor}")).into_response()
 }
 
 /// A form of the incident page sent back because a field was wrong: the page again (422), the
@@ -609,7 +617,7 @@ pub async fn show(
 ) -> PageResult<ShowPage> {
     let saved = q
         .saved
-        .and_then(|what| SAVED.iter().find(|s| s.0 == what))
+        .and_then(|what| saved_entry(&what))
         .map(|(_, part, text)| (*part, *text));
     Ok(page(&state, chrome, parse_key(&key)?, saved, Typed::default()).await?)
 }

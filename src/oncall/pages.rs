@@ -129,6 +129,21 @@ pub struct Lane {
     pub bars: Vec<Bar>,
 }
 
+/// The row of `person` among `lanes`, added (with the next colour) when they have none yet.
+fn lane_of(lanes: &mut Vec<Lane>, person: &str) -> usize {
+    if let Some(n) = lanes.iter().position(|l| l.person == person) {
+        return n;
+    }
+    lanes.push(Lane {
+        person: person.to_owned(),
+        tone: lanes.len() % 6,
+        label_y: 0,
+        bar_y: 0,
+        bars: vec![],
+    });
+    lanes.len() - 1
+}
+
 /// A day line across the timeline; every seventh, from today, carries its date.
 pub struct Tick {
     pub left: f64,
@@ -192,35 +207,13 @@ async fn render(
         |t: DateTime<Utc>| ((t - from).num_seconds() as f64 / total * 100.0).clamp(0.0, 100.0);
     // People in the order the layers name them (their colours), then anyone an override adds.
     let mut lanes: Vec<Lane> = Vec::new();
-    for l in &s.layers.0 {
-        // Trimmed, as the rotation reads them, so a row names the person its bars are.
-        for p in l.people.iter().map(|p| p.trim()) {
-            if !lanes.iter().any(|lane| lane.person == p) {
-                lanes.push(Lane {
-                    person: p.to_owned(),
-                    tone: lanes.len() % 6,
-                    label_y: 0,
-                    bar_y: 0,
-                    bars: vec![],
-                });
-            }
-        }
+    // Trimmed, as the rotation reads them, so a row names the person its bars are.
+    for p in s.layers.0.iter().flat_map(|l| &l.people) {
+        lane_of(&mut lanes, p.trim());
     }
     let spans = rules.spans(from, to);
     for sp in &spans {
-        let n = match lanes.iter().position(|l| l.person == sp.person) {
-            Some(n) => n,
-            None => {
-                lanes.push(Lane {
-                    person: sp.person.clone(),
-                    tone: lanes.len() % 6,
-                    label_y: 0,
-                    bar_y: 0,
-                    bars: vec![],
-                });
-                lanes.len() - 1
-            }
-        };
+        let n = lane_of(&mut lanes, &sp.person);
         lanes[n].bars.push(Bar {
             left: pct(sp.from),
             width: pct(sp.to) - pct(sp.from),

@@ -127,12 +127,18 @@ pub struct Bar {
     pub value: String,
     /// The centre of the bar, where its texts are anchored
     pub label_x: i64,
-    /// The month under the bar (`2026-06`), when this bar is one that is labelled, and where
-    /// its text is centred (under the bar, or moved in from the drawing's edge)
-    pub month: Option<String>,
-    pub month_x: i64,
+    /// Where the month's name (its `label`) is centred under the bar (or moved in from the
+    /// drawing's edge), when this bar is one that is named
+    pub month_x: Option<i64>,
     /// Whether the mean is written above the bar (when every bar's mean fits its slot)
     pub value_shown: bool,
+}
+
+impl Bar {
+    /// The month named under the bar, if it is named.
+    pub fn month(&self) -> Option<&str> {
+        self.month_x.map(|_| self.label.as_str())
+    }
 }
 
 /// A bar chart of the mean per month, laid out for its labels.
@@ -217,8 +223,7 @@ pub fn chart(rows: &[Row]) -> Chart {
                 label: r.group.clone(),
                 value: r.mean_text(),
                 label_x: x + width / 2,
-                month: None,
-                month_x: 0,
+                month_x: None,
                 value_shown: values_fit,
             }
         })
@@ -234,8 +239,7 @@ pub fn chart(rows: &[Row]) -> Chart {
         let half = width_of(&bar.label) / 2 + 1;
         let x = bar.label_x.clamp(half, (CHART_WIDTH - half).max(half));
         if x + half + 6 <= next_left {
-            bar.month = Some(bar.label.clone());
-            bar.month_x = x;
+            bar.month_x = Some(x);
             next_left = x - half;
         }
     }
@@ -291,7 +295,7 @@ mod tests {
         assert_eq!(b[1].value, "18 min");
         assert!(b.iter().all(|b| b.value_shown), "two months leave room");
         assert_eq!(
-            b.iter().map(|b| b.month.as_deref()).collect::<Vec<_>>(),
+            b.iter().map(|b| b.month()).collect::<Vec<_>>(),
             [Some("2026-08"), Some("2026-09")]
         );
         assert!(chart(&[]).bars.is_empty());
@@ -317,7 +321,7 @@ mod tests {
         let named: Vec<(i64, i64)> = c
             .bars
             .iter()
-            .filter_map(|b| b.month.as_deref().map(|m| (b.month_x, width_of(m))))
+            .filter_map(|b| Some((b.month_x?, width_of(b.month()?))))
             .collect();
         assert!(named.len() >= 4, "{named:?}");
         for (x, w) in &named {
@@ -351,17 +355,16 @@ mod tests {
             })
             .collect();
         let c = chart(&rows);
-        let named: Vec<&Bar> = c.bars.iter().filter(|b| b.month.is_some()).collect();
+        let named: Vec<&Bar> = c.bars.iter().filter(|b| b.month().is_some()).collect();
         assert!(
-            c.bars.last().unwrap().month.is_some(),
+            c.bars.last().unwrap().month().is_some(),
             "the newest is named"
         );
         for w in named.windows(2) {
             let (a, b) = (w[0], w[1]);
-            let room = b.month_x - a.month_x;
-            let need =
-                (width_of(a.month.as_deref().unwrap()) + width_of(b.month.as_deref().unwrap())) / 2;
-            assert!(room > need, "{:?} and {:?} touch", a.month, b.month);
+            let room = b.month_x.unwrap() - a.month_x.unwrap();
+            let need = (width_of(a.month().unwrap()) + width_of(b.month().unwrap())) / 2;
+            assert!(room > need, "{:?} and {:?} touch", a.month(), b.month());
         }
         assert!(
             c.bars.iter().all(|b| !b.value_shown),

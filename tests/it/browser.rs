@@ -179,6 +179,16 @@ pub(crate) async fn click(c: &Client, css: &str) {
         .unwrap();
 }
 
+/// The person of the account `email`, acting (for changes made straight through the actions).
+pub(crate) async fn acting_as(pool: &PgPool, email: &str) -> quell::audit::Actor {
+    let person = quell::people::db::find(pool, email).await.unwrap().unwrap();
+    quell::audit::Actor {
+        person_id: Some(person.id),
+        name: person.name,
+        ..Default::default()
+    }
+}
+
 /// Asks for `url`, is sent to the sign-in form, signs in, and lands back on `url`.
 pub(crate) async fn sign_in_at(c: &Client, url: &str, email: &str) {
     c.goto(url).await.unwrap();
@@ -973,15 +983,7 @@ async fn axe_finds_nothing_serious_on_the_incident_page_dashboard_and_postmortem
     )
     .await;
     {
-        let root = quell::people::db::find(&pool, "root@example.com")
-            .await
-            .unwrap()
-            .unwrap();
-        let actor = quell::audit::Actor {
-            person_id: Some(root.id),
-            name: root.name.clone(),
-            ..Default::default()
-        };
+        let actor = acting_as(&pool, "root@example.com").await;
         let change = quell::incidents::actions::Change::now(
             quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
             &actor,

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 
 use crate::browser::{
-    account, browser_sized, chromedriver, console_problems, open_incident, serve, sign_in_at,
-    text_when,
+    account, acting_as, browser_sized, chromedriver, console_problems, open_incident, serve,
+    sign_in_at, text_when,
 };
 use quell::auth::domain::UserRole;
 
@@ -51,12 +51,7 @@ async fn world(pool: &PgPool) -> World {
         3,
     )
     .await;
-    let root = quell::people::db::find(pool, ADMIN).await.unwrap().unwrap();
-    let actor = quell::audit::Actor {
-        person_id: Some(root.id),
-        name: root.name.clone(),
-        ..Default::default()
-    };
+    let actor = acting_as(pool, ADMIN).await;
     let key = quell::incidents::domain::IncidentKey::parse(&open_key).unwrap();
     let change = quell::incidents::actions::Change::now(key, &actor);
     let bridge = quell::bridge::domain::Bridge::parse(
@@ -82,7 +77,7 @@ async fn world(pool: &PgPool) -> World {
     .unwrap();
     let incident_id = quell::incidents::db::get(&mut *tx, key).await.unwrap().id;
     let nonce = uuid::Uuid::new_v4();
-    quell::paging::db::insert_link(&mut *tx, nonce, incident_id, root.id, 4)
+    quell::paging::db::insert_link(&mut *tx, nonce, incident_id, actor.person_id.unwrap(), 4)
         .await
         .unwrap();
     let signing = quell::paging::actions::ack_key(&mut tx).await.unwrap();
@@ -327,100 +322,120 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
     let mut pages = pages(&w);
     pages.extend(ERROR_PAGES.iter().map(|p| (*p).to_owned()));
     for width in [360u32, 1280] {
-        let c = browser_sized(&driver_url, width, 800).await;
-        let run = async {
-            sign_in_at(&c, &format!("{base}/incidents"), email).await;
-            text_when(&c, "main h1", |_| true).await;
-            // A challenge being played: started, so its page shows the attempt under way.
-            c.goto(&format!("{base}/challenges/{}", w.challenge))
-                .await
-                .unwrap();
-            text_when(&c, "main h1", |_| true).await;
-            if let Ok(start) = c
-                .find(fantoccini::Locator::Css(
-                    r#"#attempt form[action$="/attempts"] button"#,
-                ))
-                .await
-            {
-                start.click().await.unwrap();
-                text_when(&c, "#attempt", |t| t.contains("hint")).await;
-            }
-            console_problems(&c, &[]).await;
-            for page in &pages {
-                c.goto(&format!("{base}{page}")).await.unwrap();
-                text_when(&c, "main", |_| true).await;
-                let at = format!("{who} {page} at {width} px");
-                let status = status_of(&c).await;
-                let error_pages: Vec<String> = if status >= 400 {
-                    vec![format!("{base}{page}")]
-                } else {
-                    vec![]
-                };
-                let error_pages: Vec<&str> = error_pages.iter().map(String::as_str).collect();
-                for p in console_problems(&c, &error_pages).await {
-                    problems.push(format!("{at}: the console says {p}"));
-                }
-                let got = c.execute(OVERFLOW, vec![json!(width)]).await.unwrap();
-                if got[0].as_i64().unwrap() > i64::from(width) {
-                    problems.push(format!("{at}: {} px wide ({})", got[0], got[1]));
-                }
-                for p in strings(c.execute(CHART_TEXT, vec![]).await.unwrap()) {
-                    problems.push(format!("{at}: {p}"));
-                }
-                for p in strings(c.execute(SQUEEZED, vec![]).await.unwrap()) {
-                    problems.push(format!("{at}: {p}"));
-                }
-                if width == 360 {
-                    for p in strings(c.execute(TAP_TARGETS, vec![]).await.unwrap()) {
-                        problems.push(format!("{at}: a small tap target: {p}"));
-                    }
-                    for p in strings(c.execute(HIDDEN_COLUMNS, vec![]).await.unwrap()) {
-                        problems.push(format!("{at}: {p}"));
-                    }
-                    for p in strings(c.execute(SPLIT_DATES, vec![]).await.unwrap()) {
-                        problems.push(format!("{at}: {p}"));
-                    }
-                }
-                // Every link leads somewhere this person may go: no refusal, nothing missing.
-                let links = c.execute_async(LINKS, vec![json!(followed)]).await.unwrap();
-                for link in links.as_array().into_iter().flatten() {
-                    let (href, status) = (link[0].as_str().unwrap(), link[1].as_i64().unwrap());
-                    followed.push(href.to_owned());
-                    if matches!(status, 403 | 404 | 405 | 409) || status >= 500 || status == 0 {
-                        problems.push(format!("{at}: links to {href}, which answers {status}"));
-                    }
-                }
-                // What the links answered is logged too; it was judged above.
-                console_problems(&c, &[]).await;
-                for action in strings(c.execute(POST_FORMS, vec![]).await.unwrap()) {
-                    if !may_send(role, &action) {
-                        problems.push(format!("{at}: shows a form to {action} it may not send"));
-                    }
-                }
-                let signed_in = c
-                    .execute(
-                        "return !!document.querySelector('header form[action=\"/logout\"]')",
-                        vec![],
-                    )
+        in_chromium(
+            &driver_url,
+            width,
+            400,
+            "the pages were visited in time",
+            async |c| {
+                sign_in_at(c, &format!("{base}/incidents"), email).await;
+                text_when(c, "main h1", |_| true).await;
+                // A challenge being played: started, so its page shows the attempt under way.
+                c.goto(&format!("{base}/challenges/{}", w.challenge))
                     .await
                     .unwrap();
-                // The acknowledge link's page stands outside sign-in: its token is the key.
-                if signed_in != json!(true) && !page.contains("/ack/") {
-                    problems.push(format!("{at}: the page lost the signed-in header"));
+                text_when(c, "main h1", |_| true).await;
+                if let Ok(start) = c
+                    .find(fantoccini::Locator::Css(
+                        r#"#attempt form[action$="/attempts"] button"#,
+                    ))
+                    .await
+                {
+                    start.click().await.unwrap();
+                    text_when(c, "#attempt", |t| t.contains("hint")).await;
                 }
-                let png = c.screenshot().await.unwrap();
-                std::fs::write(format!("{dir}/{who}-{}-{width}.png", name_of(page)), png).unwrap();
-            }
-        };
-        let outcome = tokio::time::timeout(Duration::from_secs(400), run).await;
-        c.close().await.ok();
-        outcome.expect("the pages were visited in time");
+                console_problems(c, &[]).await;
+                for page in &pages {
+                    c.goto(&format!("{base}{page}")).await.unwrap();
+                    text_when(c, "main", |_| true).await;
+                    let at = format!("{who} {page} at {width} px");
+                    let status = status_of(c).await;
+                    let error_pages: Vec<String> = if status >= 400 {
+                        vec![format!("{base}{page}")]
+                    } else {
+                        vec![]
+                    };
+                    let error_pages: Vec<&str> = error_pages.iter().map(String::as_str).collect();
+                    for p in console_problems(c, &error_pages).await {
+                        problems.push(format!("{at}: the console says {p}"));
+                    }
+                    let got = c.execute(OVERFLOW, vec![json!(width)]).await.unwrap();
+                    if got[0].as_i64().unwrap() > i64::from(width) {
+                        problems.push(format!("{at}: {} px wide ({})", got[0], got[1]));
+                    }
+                    for p in strings(c.execute(CHART_TEXT, vec![]).await.unwrap()) {
+                        problems.push(format!("{at}: {p}"));
+                    }
+                    for p in strings(c.execute(SQUEEZED, vec![]).await.unwrap()) {
+                        problems.push(format!("{at}: {p}"));
+                    }
+                    if width == 360 {
+                        for p in strings(c.execute(TAP_TARGETS, vec![]).await.unwrap()) {
+                            problems.push(format!("{at}: a small tap target: {p}"));
+                        }
+                        for p in strings(c.execute(HIDDEN_COLUMNS, vec![]).await.unwrap()) {
+                            problems.push(format!("{at}: {p}"));
+                        }
+                        for p in strings(c.execute(SPLIT_DATES, vec![]).await.unwrap()) {
+                            problems.push(format!("{at}: {p}"));
+                        }
+                    }
+                    // Every link leads somewhere this person may go: no refusal, nothing missing.
+                    let links = c.execute_async(LINKS, vec![json!(followed)]).await.unwrap();
+                    for link in links.as_array().into_iter().flatten() {
+                        let (href, status) = (link[0].as_str().unwrap(), link[1].as_i64().unwrap());
+                        followed.push(href.to_owned());
+                        if matches!(status, 403 | 404 | 405 | 409) || status >= 500 || status == 0 {
+                            problems.push(format!("{at}: links to {href}, which answers {status}"));
+                        }
+                    }
+                    // What the links answered is logged too; it was judged above.
+                    console_problems(c, &[]).await;
+                    for action in strings(c.execute(POST_FORMS, vec![]).await.unwrap()) {
+                        if !may_send(role, &action) {
+                            problems
+                                .push(format!("{at}: shows a form to {action} it may not send"));
+                        }
+                    }
+                    let signed_in = c
+                        .execute(
+                            "return !!document.querySelector('header form[action=\"/logout\"]')",
+                            vec![],
+                        )
+                        .await
+                        .unwrap();
+                    // The acknowledge link's page stands outside sign-in: its token is the key.
+                    if signed_in != json!(true) && !page.contains("/ack/") {
+                        problems.push(format!("{at}: the page lost the signed-in header"));
+                    }
+                    let png = c.screenshot().await.unwrap();
+                    std::fs::write(format!("{dir}/{who}-{}-{width}.png", name_of(page)), png)
+                        .unwrap();
+                }
+            },
+        )
+        .await;
     }
     assert!(
         problems.is_empty(),
         "what a person would find wrong:\n{}",
         problems.join("\n")
     );
+}
+
+/// Runs `run` in a chromium `width` px wide and 800 tall, closed after it; `run` must end within
+/// `secs` (what it is for names it if it does not).
+async fn in_chromium(
+    driver: &str,
+    width: u32,
+    secs: u64,
+    what: &str,
+    run: impl AsyncFnOnce(&Client),
+) {
+    let c = browser_sized(driver, width, 800).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(secs), run(&c)).await;
+    c.close().await.ok();
+    outcome.unwrap_or_else(|_| panic!("{what}: not within {secs} s"));
 }
 
 /// The HTTP status the page was answered with (the browser keeps it in its navigation entry).
@@ -466,10 +481,9 @@ async fn the_schedule_timeline_draws_each_shift_where_the_table_says(pool: PgPoo
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
     for width in [360u32, 1280] {
-        let c = browser_sized(&driver_url, width, 800).await;
-        let run = async {
-            sign_in_at(&c, &format!("{base}/schedules/{}", w.schedule), VIEWER).await;
-            text_when(&c, "table.shifts", |_| true).await;
+        in_chromium(&driver_url, width, 60, "the schedule was read in time", async |c| {
+            sign_in_at(c, &format!("{base}/schedules/{}", w.schedule), VIEWER).await;
+            text_when(c, "table.shifts", |_| true).await;
             let got = c
                 .execute(
                     r#"
@@ -523,12 +537,10 @@ return { bars, rows };
                 );
                 assert_eq!(row["text"], b["person"]);
             }
-            let problems = console_problems(&c, &[]).await;
+            let problems = console_problems(c, &[]).await;
             assert!(problems.is_empty(), "{problems:?}");
-        };
-        let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-        c.close().await.ok();
-        outcome.expect("the schedule was read in time");
+        })
+        .await;
     }
 }
 
@@ -548,15 +560,7 @@ async fn the_commanders_controls_are_on_a_laptops_first_screen(pool: PgPool) {
     )
     .await;
     {
-        let root = quell::people::db::find(&pool, ADMIN)
-            .await
-            .unwrap()
-            .unwrap();
-        let actor = quell::audit::Actor {
-            person_id: Some(root.id),
-            name: root.name.clone(),
-            ..Default::default()
-        };
+        let actor = acting_as(&pool, ADMIN).await;
         let key = quell::incidents::domain::IncidentKey::parse(&busy).unwrap();
         let change = quell::incidents::actions::Change::now(key, &actor);
         let mut tx = pool.begin().await.unwrap();
@@ -581,12 +585,11 @@ async fn the_commanders_controls_are_on_a_laptops_first_screen(pool: PgPool) {
     }
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
-    let c = browser_sized(&driver_url, 1280, 800).await;
-    let run = async {
-        sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
+    in_chromium(&driver_url, 1280, 60, "the page was read in time", async |c| {
+        sign_in_at(c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
         for key in [&w.open_key, &busy] {
             c.goto(&format!("{base}/incidents/{key}")).await.unwrap();
-            text_when(&c, ".incident-head .actions", |_| true).await;
+            text_when(c, ".incident-head .actions", |_| true).await;
             let got = c
             .execute(
                 r#"
@@ -615,10 +618,8 @@ return {
                 );
             }
         }
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    c.close().await.ok();
-    outcome.expect("the page was read in time");
+    })
+    .await;
 }
 
 /// After a note the browser is back at the timeline, scrolled to it, saying the note was added;
@@ -628,18 +629,17 @@ async fn a_note_brings_the_page_back_to_the_timeline_saying_so(pool: PgPool) {
     let w = world(&pool).await;
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
-    let c = browser_sized(&driver_url, 1280, 800).await;
-    let run = async {
-        sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
-        text_when(&c, ".note-form", |_| true).await;
-        crate::browser::type_into(&c, ".note-form textarea[name=body]", "pool size back to 50")
+    in_chromium(&driver_url, 1280, 60, "the note was added in time", async |c| {
+        sign_in_at(c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
+        text_when(c, ".note-form", |_| true).await;
+        crate::browser::type_into(c, ".note-form textarea[name=body]", "pool size back to 50")
             .await;
-        crate::browser::click(&c, ".note-form button[type=submit]").await;
-        text_when(&c, "#timeline-panel .notice", |t| {
+        crate::browser::click(c, ".note-form button[type=submit]").await;
+        text_when(c, "#timeline-panel .notice", |t| {
             t == "Added to the timeline."
         })
         .await;
-        text_when(&c, "#timeline", |t| t.contains("pool size back to 50")).await;
+        text_when(c, "#timeline", |t| t.contains("pool size back to 50")).await;
         let got = c
             .execute(
                 "return [location.hash, location.search, document.getElementById('timeline-panel').getBoundingClientRect().top]",
@@ -654,28 +654,25 @@ async fn a_note_brings_the_page_back_to_the_timeline_saying_so(pool: PgPool) {
             (-2.0..400.0).contains(&top),
             "the timeline is in view: {got}"
         );
-        let problems = console_problems(&c, &[]).await;
+        let problems = console_problems(c, &[]).await;
         assert!(problems.is_empty(), "{problems:?}");
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    c.close().await.ok();
-    outcome.expect("the note was added in time");
+    })
+    .await;
 
     // On a phone a refused note comes back in view, the reason above it in words and the
     // typing kept; the address is the incident's again.
-    let c = browser_sized(&driver_url, 360, 800).await;
-    let run = async {
-        sign_in_at(&c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
-        text_when(&c, ".note-form", |_| true).await;
+    in_chromium(&driver_url, 360, 60, "the refused note came back in time", async |c| {
+        sign_in_at(c, &format!("{base}/incidents/{}", w.open_key), RESPONDER).await;
+        text_when(c, ".note-form", |_| true).await;
         crate::browser::type_into(
-            &c,
+            c,
             ".note-form textarea[name=body]",
             "checked the pool graphs",
         )
         .await;
-        crate::browser::type_into(&c, ".note-form input[name=at]", "2026-02-30 25:00").await;
-        crate::browser::click(&c, ".note-form button[type=submit]").await;
-        let said = text_when(&c, "#timeline-panel .field-error", |_| true).await;
+        crate::browser::type_into(c, ".note-form input[name=at]", "2026-02-30 25:00").await;
+        crate::browser::click(c, ".note-form button[type=submit]").await;
+        let said = text_when(c, "#timeline-panel .field-error", |_| true).await;
         assert!(said.starts_with("When: "), "{said}");
         let got = c
             .execute(
@@ -695,10 +692,8 @@ async fn a_note_brings_the_page_back_to_the_timeline_saying_so(pool: PgPool) {
             "the reason is on the screen: {got}"
         );
         assert_eq!(got[2], "checked the pool graphs");
-        let problems = console_problems(&c, &["/notes"]).await;
+        let problems = console_problems(c, &["/notes"]).await;
         assert!(problems.is_empty(), "{problems:?}");
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    c.close().await.ok();
-    outcome.expect("the refused note came back in time");
+    })
+    .await;
 }

@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 
 use crate::audit::Actor;
 use crate::challenges::domain::{
-    Answer, ChallengeDraft, Concept, Evidence, EvidenceKind, Hint, Source,
+    Answer, ChallengeDraft, Concept, Evidence, EvidenceKind, Hint, Role, Source,
 };
 use crate::error::AppResult;
 
@@ -21,7 +21,30 @@ fn groups(items: &[&[&str]]) -> Vec<Vec<String>> {
     items.iter().map(|g| strings(g)).collect()
 }
 
-/// The OrbitPay rubric: what started it, what made it worse, where the load piled up, the fix.
+/// A concept of a demo rubric.
+fn concept(
+    aspect: &str,
+    question: &str,
+    role: Role,
+    clue: bool,
+    weight: f64,
+    phrases: &[&str],
+    synonyms: &[&[&str]],
+) -> Concept {
+    Concept {
+        aspect: aspect.into(),
+        question: question.into(),
+        weight,
+        phrases: strings(phrases),
+        synonyms: groups(synonyms),
+        clue,
+        role,
+    }
+}
+
+/// The OrbitPay rubric: what started it and where to look (clues the evidence shows), what made
+/// it worse, where the load piled up, and the fix. What made it worse and the fix together solve
+/// it (0.8).
 pub fn orbitpay_rubric() -> Vec<Concept> {
     let processor: &[&str] = &[
         "processor",
@@ -41,15 +64,11 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "hiccup",
         "slowdown",
         "failure",
-        "failures",
         "errors",
         "went down",
         "was down",
         "glitch",
         "brownout",
-        "incident",
-        "problem",
-        "issue",
         "flaky",
         "unavailable",
     ];
@@ -57,44 +76,47 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "retry",
         "retries",
         "retried",
-        "retrying",
         "reattempt",
-        "reattempts",
         "re-tries",
         "re-tried",
         "resubmitted",
         "requeued",
+        "attempt",
+        "attempts",
+        "try again",
+        "tried again",
     ];
     let together: &[&str] = &[
         "at the same time",
-        "at the same instant",
         "at the same moment",
-        "same millisecond",
+        "at the same instant",
         "same time",
+        "same moment",
         "same instant",
+        "same millisecond",
         "simultaneously",
+        "simultaneous",
         "at once",
-        "all together",
         "together",
         "in lockstep",
         "lockstep",
         "synchronized",
         "synchronised",
         "in sync",
+        "in unison",
         "aligned",
-        "identical schedule",
+        "line up",
+        "correlated",
+        "coincide",
         "same schedule",
         "same delay",
         "same backoff",
-        "in a burst",
         "burst",
         "in waves",
         "wave",
         "spike",
         "bunched",
         "clustered",
-        "coincide",
-        "coincided",
     ];
     let herd: &[&str] = &[
         "thundering herd",
@@ -106,19 +128,18 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
     let fixed: &[&str] = &[
         "deterministic",
         "no jitter",
-        "without jitter",
-        "lacked jitter",
         "lack of jitter",
-        "missing jitter",
         "not jittered",
         "no randomness",
         "no randomisation",
         "no randomization",
-        "not randomized",
+        "not random",
         "not randomised",
+        "not randomized",
         "no random",
         "predictable",
         "fixed",
+        "constant",
     ];
     let backoff: &[&str] = &[
         "backoff",
@@ -127,6 +148,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "delay",
         "retry delay",
         "schedule",
+        "interval",
     ];
     let queue: &[&str] = &[
         "retry queue",
@@ -135,11 +157,16 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "redis",
         "queue",
         "backlog",
-        "retry set depth",
+    ];
+    let worker: &[&str] = &[
+        "worker",
+        "workers",
+        "worker pool",
+        "payments-worker",
+        "consumers",
     ];
     let full: &[&str] = &[
         "saturated",
-        "saturating",
         "overloaded",
         "overwhelmed",
         "flooded",
@@ -150,9 +177,11 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "grew",
         "growing",
         "climbing",
-        "40k",
         "maxed",
         "backed up",
+        "falls behind",
+        "behind",
+        "not keep up",
     ];
     let jitter: &[&str] = &[
         "jitter",
@@ -160,77 +189,72 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "randomize",
         "randomise",
         "randomized",
-        "randomised",
         "random",
         "randomness",
         "spread",
         "stagger",
-        "staggered",
         "desynchronize",
         "desynchronise",
     ];
+    let dedupe: &[&str] = &[
+        "dedupe",
+        "deduplicate",
+        "de-duplicate",
+        "deduplication",
+        "idempotent",
+    ];
     vec![
-        Concept {
-            aspect: "the trigger".into(),
-            question: "what started it at 22:10?".into(),
-            clue: true,
-            weight: 0.2,
-            phrases: strings(&["processor blip", "blip processor"]),
-            synonyms: vec![
-                processor.iter().map(|s| (*s).to_owned()).collect(),
-                strings(blip),
-            ],
-        },
-        Concept {
-            aspect: "what made it worse".into(),
-            question: "why did a 90-second blip keep checkout slow for so long?".into(),
-            clue: false,
-            weight: 0.45,
-            phrases: strings(&[
+        concept(
+            "the trigger",
+            "what started it at 22:10?",
+            Role::Cause,
+            true,
+            0.1,
+            &["processor blip"],
+            &[processor, blip],
+        ),
+        concept(
+            "where to look",
+            "what decides when a failed payment is tried again?",
+            Role::Mechanism,
+            true,
+            0.05,
+            &["backoff"],
+            &[backoff],
+        ),
+        concept(
+            "what made it worse",
+            "why did a 90-second blip keep checkout slow for so long?",
+            Role::Mechanism,
+            false,
+            0.5,
+            &[
                 "retry together",
                 "herd",
                 "fixed backoff",
                 "fixed retry",
-                "retry fixed",
-            ]),
-            synonyms: groups(&[retry, together, herd, fixed, backoff]),
-        },
-        Concept {
-            aspect: "where the load piled up".into(),
-            question: "what filled up while checkout hung?".into(),
-            clue: true,
-            weight: 0.1,
-            phrases: strings(&["queue saturated", "worker saturated"]),
-            synonyms: groups(&[
-                queue,
-                full,
-                &[
-                    "worker",
-                    "workers",
-                    "worker pool",
-                    "payments-worker",
-                    "consumers",
-                ],
-            ]),
-        },
-        Concept {
-            aspect: "the fix".into(),
-            question: "what would stop it happening again?".into(),
-            clue: false,
-            weight: 0.25,
-            phrases: strings(&["jitter", "dedupe retries"]),
-            synonyms: groups(&[
-                jitter,
-                &[
-                    "dedupe",
-                    "deduplicate",
-                    "de-duplicate",
-                    "idempotent",
-                    "deduplication",
-                ],
-                retry,
-            ]),
-        },
+                "worker together",
+            ],
+            &[retry, together, herd, fixed, backoff, worker],
+        ),
+        concept(
+            "where the load piled up",
+            "what filled up while checkout hung?",
+            Role::Mechanism,
+            true,
+            0.05,
+            &["queue saturated", "worker saturated"],
+            &[queue, full, worker],
+        ),
+        concept(
+            "the fix",
+            "what would stop it happening again?",
+            Role::Fix,
+            false,
+            0.3,
+            &["jitter", "dedupe retries"],
+            &[jitter, dedupe, retry],
+        ),
     ]
 }
 
@@ -311,18 +335,20 @@ pub fn orbitpay() -> ChallengeDraft {
 }
 
 /// The INC-1187 rubric an editor writes over the generated proposal: the change that
-/// triggered it is a clue the evidence shows; what went wrong, why the value was wrong, and the
-/// fix are the answer.
+/// triggered it and what the requests went through are clues the evidence shows; what went
+/// wrong, why the value was wrong, and the fix are the answer. What went wrong and the fix
+/// together solve it (0.8).
 pub fn inc_1187_rubric() -> Vec<Concept> {
     let connections: &[&str] = &[
         "connection",
         "connections",
         "connection pool",
         "pool",
-        "maxconnectionsperserver",
         "max connections",
         "sockets",
         "concurrency",
+        "concurrent requests",
+        "in flight",
     ];
     let cap: &[&str] = &[
         "cap",
@@ -334,6 +360,7 @@ pub fn inc_1187_rubric() -> Vec<Concept> {
         "ceiling",
         "bounded",
         "throttled",
+        "allowed",
     ];
     let small: &[&str] = &[
         "too small",
@@ -347,37 +374,21 @@ pub fn inc_1187_rubric() -> Vec<Concept> {
         "exhausted",
         "saturated",
         "ran out",
-        "10",
         "only 10",
         "10 per replica",
         "queued",
-        "queueing",
         "waiting",
     ];
     let sized: &[&str] = &[
         "little's law",
-        "littles law",
-        "little s law",
         "arrival rate",
         "rate times latency",
         "rate × latency",
-        "144",
-        "24 per replica",
         "capacity calculation",
         "capacity math",
-        "derived",
-        "calculated",
-        "computed",
     ];
-    let copied: &[&str] = &[
-        "copied",
-        "copy",
-        "copy-pasted",
-        "pasted",
-        "borrowed",
-        "reused",
-        "taken",
-    ];
+    let derived: &[&str] = &["derived", "calculated", "computed", "sized"];
+    let copied: &[&str] = &["copied", "copy", "pasted", "borrowed", "reused"];
     let other: &[&str] = &[
         "another service",
         "another client",
@@ -385,36 +396,40 @@ pub fn inc_1187_rubric() -> Vec<Concept> {
         "other service",
         "elsewhere",
     ];
-    let raise: &[&str] = &[
-        "raise",
-        "increase",
-        "bump",
-        "resize",
-        "derive",
-        "compute",
-        "calculate",
-        "revert",
-        "roll back",
-        "rollback",
-        "rolled back",
-    ];
+    let raise: &[&str] = &["raise", "increase", "bump", "resize", "grow"];
+    let size: &[&str] = &["size", "derive", "compute", "calculate", "base", "set from"];
+    let revert: &[&str] = &["revert", "roll back", "rollback", "undo"];
     let peak: &[&str] = &[
         "peak",
-        "2× peak",
-        "twice the peak",
         "load",
         "traffic",
         "latency",
+        "arrival rate",
         "little's law",
+        "rate",
+    ];
+    let timeout: &[&str] = &["time out", "timeout", "timed out", "give up", "gave up"];
+    let wait: &[&str] = &[
+        "wait",
+        "waiting",
+        "queued",
+        "queue",
+        "stood in line",
+        "in line",
+    ];
+    let slow: &[&str] = &["slow", "slower", "latency rose", "degraded"];
+    let worse: &[&str] = &[
+        "worse", "rose", "higher", "increase", "grew", "spike", "more",
     ];
     vec![
-        Concept {
-            aspect: "the trigger".into(),
-            question: "what changed before it started?".into(),
-            clue: true,
-            weight: 0.2,
-            phrases: strings(&["config change", "consolidate settings", "deploy 14:05"]),
-            synonyms: groups(&[
+        concept(
+            "the trigger",
+            "what changed before it started?",
+            Role::Cause,
+            true,
+            0.05,
+            &["config change", "consolidate settings", "deploy 14:05"],
+            &[
                 &[
                     "config",
                     "configuration",
@@ -422,39 +437,86 @@ pub fn inc_1187_rubric() -> Vec<Concept> {
                     "http client settings",
                     "deploy",
                     "pr",
-                    "change",
                 ],
                 &["change", "changed", "deploy", "deployed", "chore"],
-            ]),
-        },
-        Concept {
-            aspect: "what went wrong".into(),
-            question: "what did requests wait for until they timed out?".into(),
-            clue: false,
-            weight: 0.35,
-            phrases: strings(&[
+            ],
+        ),
+        concept(
+            "what the requests went through",
+            "what did the requests do while customers waited?",
+            Role::Mechanism,
+            true,
+            0.05,
+            &["time out", "processor slow", "load worse", "requests wait"],
+            &[
+                timeout,
+                slow,
+                worse,
+                wait,
+                &["load", "traffic", "peak"],
+                &["requests", "payments", "calls"],
+            ],
+        ),
+        concept(
+            "why testing missed it",
+            "why did the change look safe before it reached peak?",
+            Role::Cause,
+            true,
+            0.05,
+            &["canary low"],
+            &[
+                &["canary", "canaries", "test", "staging"],
+                &[
+                    "low",
+                    "little",
+                    "light",
+                    "never saw",
+                    "not at peak",
+                    "25 req/s",
+                ],
+                &["traffic", "load", "peak"],
+            ],
+        ),
+        concept(
+            "what went wrong",
+            "what did requests wait for until they timed out?",
+            Role::Cause,
+            false,
+            0.5,
+            &[
                 "connections cap small",
                 "connections small",
                 "cap connections",
-            ]),
-            synonyms: groups(&[connections, cap, small]),
-        },
-        Concept {
-            aspect: "why the value was wrong".into(),
-            question: "where did the number 10 come from, and what should it have been?".into(),
-            clue: false,
-            weight: 0.25,
-            phrases: strings(&["little's law", "copied another service", "not derived"]),
-            synonyms: groups(&[sized, copied, other]),
-        },
-        Concept {
-            aspect: "the fix".into(),
-            question: "what would stop it happening again?".into(),
-            clue: false,
-            weight: 0.2,
-            phrases: strings(&["raise connections", "raise cap peak", "roll back"]),
-            synonyms: groups(&[raise, connections, peak, cap]),
-        },
+                "maxconnectionsperserver",
+            ],
+            &[connections, cap, small],
+        ),
+        concept(
+            "why the value was wrong",
+            "where did the number 10 come from, and what should it have been?",
+            Role::Cause,
+            false,
+            0.05,
+            &["copied another service", "not derived", "little's law"],
+            &[sized, derived, copied, other],
+        ),
+        concept(
+            "the fix",
+            "what would stop it happening again?",
+            Role::Fix,
+            false,
+            0.3,
+            &[
+                "raise connections",
+                "raise cap",
+                "size cap",
+                "size connections",
+                "size peak",
+                "cap peak",
+                "roll back",
+            ],
+            &[raise, size, revert, connections, peak, cap],
+        ),
     ]
 }
 

@@ -9,15 +9,15 @@ use sqlx::PgPool;
 use crate::common::TestApp;
 use quell::challenges::domain::grade;
 
-/// What the grader makes of a score: `right` from 0.6 (the bar for a right answer in
-/// other words), `partial` when it covers any aspect at all, `low` when it covers none.
-fn class(score: f64) -> &'static str {
-    if score >= 0.6 {
-        "right"
-    } else if score > 0.0 {
-        "partial"
-    } else {
-        "low"
+/// Whether a score agrees with a teacher's label: a right answer solves the challenge; a partial
+/// one earns something short of solving; a vague or wrong one earns less than 0.2 (a clue the
+/// evidence shows anyway, no more).
+fn agrees(label: &str, score: f64) -> bool {
+    use quell::challenges::domain::SOLVED_AT;
+    match label {
+        "right" => score >= SOLVED_AT,
+        "partial" => score > 0.0 && score < SOLVED_AT,
+        _ => score < 0.2,
     }
 }
 
@@ -32,42 +32,56 @@ fn graded(set: &str, rubric: &[quell::challenges::domain::Concept]) -> Vec<(Stri
         .collect()
 }
 
-/// Agreement of the grader's classes with the labels (vague and wrong both count as `low`),
-/// per demo challenge. The bar, 0.85, leaves room for a few borderline answers (6 of 44) while
-/// a systematic miss — one kind of paraphrase scored low, or vague text scored as partial —
-/// falls below it. The sets were written beside the rubrics, so they measure the rubrics' reach
-/// more than a stranger's answers; `scripts/bench-grading` prints them line by line.
+/// The labelled sets of each demo challenge: the ones written beside the rubrics
+/// (tests/fixtures/grading), the ones written blind to them by someone who only read the
+/// reference documents (tests/fixtures/grading/blind-*), and, where this checkout sits beside
+/// them, the outside sets a teacher labelled (`QUELL_GRADING_SETS`, by default
+/// `../shared/grading`), which measure the grader and are never copied into a rubric.
+fn labelled_sets() -> Vec<(String, String, Vec<quell::challenges::domain::Concept>)> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let outside =
+        std::env::var("QUELL_GRADING_SETS").unwrap_or_else(|_| format!("{root}/../shared/grading"));
+    let mut sets = Vec::new();
+    for (name, rubric) in [
+        ("orbitpay", quell::demo::challenges::orbitpay_rubric()),
+        ("inc-1187", quell::demo::challenges::inc_1187_rubric()),
+    ] {
+        for (kind, path) in [
+            ("own", format!("{root}/tests/fixtures/grading/{name}.tsv")),
+            (
+                "blind",
+                format!("{root}/tests/fixtures/grading/blind-{name}.tsv"),
+            ),
+            ("outside", format!("{outside}/{name}.tsv")),
+        ] {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => sets.push((format!("{kind} {name}"), text, rubric.clone())),
+                Err(_) if kind == "outside" => println!("(no outside set at {path})"),
+                Err(e) => panic!("{path}: {e}"),
+            }
+        }
+    }
+    sets
+}
+
+/// Agreement of the grader with the labels, set by set: every line labelled right solves in the
+/// outside sets; no line labelled wrong or vague reaches 0.4 in any; agreement is at least 0.96
+/// (48 of 50) on the outside sets and 0.9 on the others. `scripts/bench-grading`
+/// prints them line by line.
 #[test]
 fn grading_agrees_with_the_labelled_hypotheses() {
-    let sets = [
-        (
-            "orbitpay",
-            include_str!("../fixtures/grading/orbitpay.tsv"),
-            quell::demo::challenges::orbitpay_rubric(),
-        ),
-        (
-            "inc-1187",
-            include_str!("../fixtures/grading/inc-1187.tsv"),
-            quell::demo::challenges::inc_1187_rubric(),
-        ),
-    ];
-    for (name, set, rubric) in sets {
-        let graded = graded(set, &rubric);
+    for (name, set, rubric) in labelled_sets() {
+        let graded = graded(&set, &rubric);
         assert!(
-            graded.len() >= 40,
-            "{name}: at least 40 labelled hypotheses"
+            graded.len() >= 15,
+            "{name}: at least 15 labelled hypotheses"
         );
         let mut agree = 0;
         for (label, text, score) in &graded {
-            let expected = if label == "vague" || label == "wrong" {
-                "low"
-            } else {
-                label.as_str()
-            };
-            let ok = class(*score) == expected;
+            let ok = agrees(label, *score);
             agree += usize::from(ok);
             println!(
-                "{} {name:9} {label:8} {score:.2}  {text}",
+                "{} {name:17} {label:8} {score:.2}  {text}",
                 if ok { " " } else { "✗" }
             );
         }
@@ -76,16 +90,21 @@ fn grading_agrees_with_the_labelled_hypotheses() {
             "agreement {name}: {agree}/{} = {agreement:.2}",
             graded.len()
         );
-        assert!(agreement >= 0.85, "{name}: agreement {agreement:.2}");
+        let bar = if name.starts_with("outside") {
+            0.96
+        } else {
+            0.9
+        };
+        assert!(agreement >= bar, "{name}: agreement {agreement:.2} < {bar}");
         for (label, text, score) in &graded {
             match label.as_str() {
-                "right" => assert!(
-                    *score >= 0.6,
-                    "{name}: a right answer in other words scores ≥ 0.6: {text} ({score})"
+                "right" if name.starts_with("outside") => assert!(
+                    *score >= quell::challenges::domain::SOLVED_AT,
+                    "{name}: a right answer solves: {text} ({score})"
                 ),
-                "vague" => assert!(
-                    *score <= 0.2,
-                    "{name}: a vague one scores ≤ 0.2: {text} ({score})"
+                "vague" | "wrong" => assert!(
+                    *score < 0.4,
+                    "{name}: a vague or wrong one stays below 0.4: {text} ({score})"
                 ),
                 _ => {}
             }
@@ -352,7 +371,7 @@ async fn giving_up_shows_jitter_as_the_fix_and_the_editor_can_read_the_source(po
     let src = app.get(&format!("/api/v1/challenges/{id}/source")).await;
     assert_eq!(src.status, StatusCode::OK, "{}", src.text);
     let s = src.json();
-    assert_eq!(s["rubric"].as_array().unwrap().len(), 4);
+    assert_eq!(s["rubric"].as_array().unwrap().len(), 5);
     assert!(
         !s["evidence"]
             .to_string()

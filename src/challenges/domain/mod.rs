@@ -1,0 +1,15 @@
+//! What makes a valid challenge (`model.rs`), how a hypothesis is graded against its rubric
+//! (`language.rs` reads the hypothesis, `lexicon.rs` knows the words, `grading.rs` reads what it
+//! claims), and how a first draft is written from a postmortem (`generate.rs`).
+
+pub use crate::evidence::domain::{Evidence, EvidenceKind, Source};
+
+mod generate;
+mod grading;
+mod language;
+mod lexicon;
+mod model;
+
+pub use generate::{Material, generate};
+pub use grading::{AGAINST_CAP, Concept, Grade, Leak, Role, grade, leaks, mentions};
+pub use model::*;

@@ -1,0 +1,302 @@
+//! A challenge as an editor writes it: a title, a scenario, evidence items that keep their
+//! source, ordered hints with a credit cost, the answer, and a rubric of weighted concepts; and
+//! the checks on what a learner sends.
+
+use serde::{Deserialize, Serialize};
+
+use super::grading::Concept;
+use crate::domain::DomainError;
+use crate::evidence::domain::Evidence;
+use crate::evidence::domain::check_text as text;
+
+/// A hypothesis scoring this much solves the challenge and ends the attempt.
+pub const SOLVED_AT: f64 = 0.8;
+/// The longest hypothesis graded.
+pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
+
+/// A hint, in the order they are given, with what it costs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Hint {
+    pub text: String,
+    /// Credits it costs, 0 or more
+    pub cost: i32,
+}
+
+/// The answer, shown when an attempt ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Answer {
+    pub cause: String,
+    pub fix: String,
+    #[serde(default)]
+    pub explanation: String,
+}
+
+/// A challenge as an editor writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeDraft {
+    pub title: String,
+    /// The incident it was built from, e.g. INC-1187
+    #[serde(default)]
+    pub incident: Option<String>,
+    /// What the learner sees first: the time, the symptoms, the system in a paragraph
+    pub scenario: String,
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    #[serde(default)]
+    pub hints: Vec<Hint>,
+    pub answer: Answer,
+    pub rubric: Vec<Concept>,
+}
+
+impl ChallengeDraft {
+    /// Checks every part, naming the first field that is wrong (`evidence[2].source.path`).
+    pub fn check(&self) -> Result<(), DomainError> {
+        text("title", &self.title, 200)?;
+        text("scenario", &self.scenario, 20_000)?;
+        if self.evidence.len() > 100 {
+            return Err(DomainError::invalid("evidence", "at most 100 items"));
+        }
+        for (n, e) in self.evidence.iter().enumerate() {
+            e.check(&format!("evidence[{n}]"))?;
+        }
+        if self.hints.len() > 20 {
+            return Err(DomainError::invalid("hints", "at most 20 hints"));
+        }
+        for (n, h) in self.hints.iter().enumerate() {
+            text(&format!("hints[{n}].text"), &h.text, 2000)?;
+            if !(0..=10_000).contains(&h.cost) {
+                return Err(DomainError::invalid(
+                    &format!("hints[{n}].cost"),
+                    "a cost from 0 to 10 000 credits",
+                ));
+            }
+        }
+        text("answer.cause", &self.answer.cause, 5000)?;
+        text("answer.fix", &self.answer.fix, 5000)?;
+        if self.answer.explanation.chars().count() > 20_000 {
+            return Err(DomainError::invalid(
+                "answer.explanation",
+                "at most 20 000 characters",
+            ));
+        }
+        if self.rubric.is_empty() || self.rubric.len() > 20 {
+            return Err(DomainError::invalid("rubric", "1 to 20 concepts"));
+        }
+        for (n, c) in self.rubric.iter().enumerate() {
+            let at = |f: &str| format!("rubric[{n}].{f}");
+            text(&at("aspect"), &c.aspect, 100)?;
+            text(&at("question"), &c.question, 300)?;
+            if !(c.weight.is_finite() && c.weight > 0.0 && c.weight <= 100.0) {
+                return Err(DomainError::invalid(
+                    &at("weight"),
+                    "a weight above 0, at most 100",
+                ));
+            }
+            if c.phrases.is_empty() || c.phrases.iter().any(|p| p.trim().is_empty()) {
+                return Err(DomainError::invalid(
+                    &at("phrases"),
+                    "at least one phrasing, none blank",
+                ));
+            }
+            // Grading compares every phrasing with every answer: a few short ones, not a book.
+            if c.phrases.len() > 50 || c.phrases.iter().any(|p| p.chars().count() > 200) {
+                return Err(DomainError::invalid(
+                    &at("phrases"),
+                    "at most 50 phrasings of at most 200 characters each",
+                ));
+            }
+            if c.synonyms.len() > 100
+                || c.synonyms
+                    .iter()
+                    .any(|g| g.len() > 100 || g.iter().any(|w| w.chars().count() > 100))
+            {
+                return Err(DomainError::invalid(
+                    &at("synonyms"),
+                    "at most 100 groups of at most 100 words or phrases of at most 100 characters",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hints as an editor's form writes them, one per line: `5 | The processor recovered …` (cost,
+/// a bar, the text). A line without a cost costs nothing; a bad cost names its line.
+pub fn hints_from_lines(lines: &str) -> Result<Vec<Hint>, DomainError> {
+    lines
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(n, l)| match l.split_once('|') {
+            Some((cost, text)) => {
+                let cost = cost.trim().parse::<i32>().map_err(|_| {
+                    DomainError::invalid(
+                        &format!("hints[{n}].cost"),
+                        format!("line {}: write the cost as a whole number before the bar, like 5 | the hint", n + 1),
+                    )
+                })?;
+                Ok(Hint {
+                    text: text.trim().to_owned(),
+                    cost,
+                })
+            }
+            None => Ok(Hint {
+                text: l.to_owned(),
+                cost: 0,
+            }),
+        })
+        .collect()
+}
+
+/// Hints as [`hints_from_lines`] reads them.
+pub fn hints_to_lines(hints: &[Hint]) -> String {
+    hints
+        .iter()
+        .map(|h| format!("{} | {}", h.cost, h.text.replace('\n', " ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A hypothesis as a learner typed it: 1 to 2000 characters.
+pub fn check_hypothesis(text: &str) -> Result<&str, DomainError> {
+    let t = text.trim();
+    if t.is_empty() || t.chars().count() > MAX_HYPOTHESIS_CHARS {
+        return Err(DomainError::invalid(
+            "text",
+            format!("state your hypothesis in 1 to {MAX_HYPOTHESIS_CHARS} characters"),
+        ));
+    }
+    Ok(t)
+}
+
+/// An attempt's outcome as people read it: `solved`, `gave_up` → "gave up", none yet → "still
+/// playing".
+pub fn outcome_words(outcome: &str) -> &'static str {
+    match outcome {
+        "solved" => "solved",
+        "gave_up" => "gave up",
+        _ => "still playing",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::challenges::domain::Role;
+    use crate::evidence::domain::{EvidenceKind, Source};
+
+    #[test]
+    fn outcomes_read_as_words() {
+        assert_eq!(outcome_words("solved"), "solved");
+        assert_eq!(outcome_words("gave_up"), "gave up");
+        assert_eq!(outcome_words(""), "still playing");
+    }
+
+    #[test]
+    fn hints_read_back_as_written_and_a_bad_cost_names_its_line() {
+        let hints = hints_from_lines(
+            "5 | Look at the retry set\n\n 10|  When do retries run again? \nFree hint",
+        )
+        .unwrap();
+        assert_eq!(
+            hints,
+            [
+                Hint {
+                    text: "Look at the retry set".into(),
+                    cost: 5
+                },
+                Hint {
+                    text: "When do retries run again?".into(),
+                    cost: 10
+                },
+                Hint {
+                    text: "Free hint".into(),
+                    cost: 0
+                },
+            ]
+        );
+        assert_eq!(hints_from_lines(&hints_to_lines(&hints)).unwrap(), hints);
+        match hints_from_lines("5 | a\nfive | b").unwrap_err() {
+            DomainError::Invalid { field, message } => {
+                assert_eq!(field, "hints[1].cost");
+                assert!(message.starts_with("line 2:"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    pub fn draft() -> ChallengeDraft {
+        ChallengeDraft {
+            title: "Checkout hangs".into(),
+            incident: None,
+            scenario: "It is 22:14 UTC.".into(),
+            evidence: vec![Evidence {
+                kind: EvidenceKind::Code,
+                title: "retryQueue.ts".into(),
+                text: "async function scheduleRetry() {}".into(),
+                source: Source {
+                    repository: Some("payments-worker".into()),
+                    path: Some("src/retry/retryQueue.ts".into()),
+                    ..Default::default()
+                },
+            }],
+            hints: vec![Hint {
+                text: "Look at the retry set".into(),
+                cost: 10,
+            }],
+            answer: Answer {
+                cause: "Synchronised retries".into(),
+                fix: "Full jitter".into(),
+                explanation: String::new(),
+            },
+            rubric: vec![Concept {
+                aspect: "the fix".into(),
+                question: "what would stop it?".into(),
+                weight: 1.0,
+                phrases: vec!["jitter".into()],
+                synonyms: vec![],
+                clue: false,
+                role: Role::Fix,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_challenge_is_checked_naming_the_field() {
+        assert!(draft().check().is_ok());
+        let field = |d: ChallengeDraft| match d.check() {
+            Err(DomainError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let mut d = draft();
+        d.evidence[0].source.path = None;
+        assert_eq!(field(d), "evidence[0].source.path");
+        let mut d = draft();
+        d.hints[0].cost = -1;
+        assert_eq!(field(d), "hints[0].cost");
+        let mut d = draft();
+        d.rubric.clear();
+        assert_eq!(field(d), "rubric");
+        let mut d = draft();
+        d.rubric[0].weight = 0.0;
+        assert_eq!(field(d), "rubric[0].weight");
+        let mut d = draft();
+        d.rubric[0].phrases.push("herd ".repeat(180_000));
+        assert_eq!(field(d), "rubric[0].phrases", "no 900 KB phrasing");
+        let mut d = draft();
+        d.rubric[0].synonyms = vec![vec!["x".repeat(101)]];
+        assert_eq!(field(d), "rubric[0].synonyms");
+        let mut d = draft();
+        d.evidence[0].source.commit = Some("f".repeat(900_000));
+        assert_eq!(field(d), "evidence[0].source.commit", "no 900 KB commit");
+        let mut d = draft();
+        d.evidence[0].source.language = Some("rust".repeat(200));
+        assert_eq!(field(d), "evidence[0].source.language");
+        assert!(check_hypothesis("  ").is_err());
+        assert!(check_hypothesis(&"x".repeat(2001)).is_err());
+    }
+}

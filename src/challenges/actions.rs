@@ -69,6 +69,7 @@ pub async fn update(
 ) -> AppResult<Challenge> {
     d.check()?;
     let current = db::get(&mut *conn, id).await?;
+    not_playing(conn, id, actor.person_id).await?;
     let incident = incident_of(conn, d).await?;
     if !db::update(
         &mut *conn,
@@ -87,35 +88,45 @@ pub async fn update(
     db::get(conn, id).await
 }
 
-/// The challenge for its editor, answer and rubric included; refused while that editor has an
-/// attempt at it in progress.
-pub async fn editable(conn: &mut PgConnection, id: i64, person_id: i64) -> AppResult<Challenge> {
-    let c = db::get(&mut *conn, id).await?;
-    if db::open_attempt(&mut *conn, id, person_id).await?.is_some() {
+/// Refuses an editor who has an attempt at the challenge in progress: what the editor's tools
+/// show (the answer, the rubric, the leak guard's reasons) would end the game.
+async fn not_playing(conn: &mut PgConnection, id: i64, person_id: Option<i64>) -> AppResult<()> {
+    if let Some(person_id) = person_id
+        && db::open_attempt(&mut *conn, id, person_id).await?.is_some()
+    {
         return Err(AppError::Conflict(
             "You have an attempt at this challenge in progress; finish it or give up first.".into(),
         ));
     }
+    Ok(())
+}
+
+/// The challenge for its editor, answer and rubric included; refused while that editor has an
+/// attempt at it in progress.
+pub async fn editable(conn: &mut PgConnection, id: i64, person_id: i64) -> AppResult<Challenge> {
+    let c = db::get(&mut *conn, id).await?;
+    not_playing(conn, id, Some(person_id)).await?;
     Ok(c)
 }
 
-/// The evidence items that would give the game away (see [`leaks`]).
+/// What would give the game away (see [`leaks`]): in the scenario, a hint or an evidence item.
 pub fn flags(c: &Challenge) -> Vec<Leak> {
-    leaks(&c.evidence.0, &c.rubric.0, c.detected_at)
+    leaks(&source(c), c.detected_at)
 }
 
-/// Publishes a complete challenge whose evidence the leak guard does not flag.
+/// Publishes a complete challenge the leak guard does not flag.
 pub async fn publish(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<Challenge> {
     let c = db::get(&mut *conn, id).await?;
+    not_playing(conn, id, actor.person_id).await?;
     source(&c).check()?;
     let open = flags(&c);
     if !open.is_empty() {
         let list: Vec<String> = open
             .iter()
-            .map(|l| format!("evidence[{}] ({}): {}", l.evidence, l.title, l.reason))
+            .map(|l| format!("{} ({}): {}", l.field, l.title, l.reason))
             .collect();
         return Err(AppError::Conflict(format!(
-            "The leak guard flags {} evidence item{}; remove or reword {} before publishing: {}.",
+            "The leak guard flags {} item{}; remove or reword {} before publishing: {}.",
             open.len(),
             if open.len() == 1 { "" } else { "s" },
             if open.len() == 1 { "it" } else { "them" },

@@ -140,21 +140,23 @@ pub async fn source(
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct LeakList {
-    /// Evidence items that would give the game away; publishing refuses while there are any
+    /// What would give the game away; publishing refuses while there is any
     pub items: Vec<super::domain::Leak>,
 }
 
-/// What the leak guard flags: evidence dated after the incident's detection, or that says part
-/// of the answer.
+/// What the leak guard flags: evidence dated after the incident's detection, and the scenario, a
+/// hint or an evidence item that says part of the answer. Refused to an editor playing it.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaks", operation_id = "getChallengeLeaks", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "OK", body = LeakList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = LeakList), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn leaks(
     State(state): State<AppState>,
-    _auth: Auth<Manager>,
+    auth: Auth<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Json<LeakList>> {
-    let c = db::get(&state.pool, parse_id(&id, "challenge")?).await?;
+    let mut conn = state.pool.acquire().await?;
+    let c = actions::editable(&mut conn, parse_id(&id, "challenge")?, auth.user.id).await?;
     Ok(Json(LeakList {
         items: actions::flags(&c),
     }))
@@ -165,6 +167,7 @@ pub async fn leaks(
     params(("id" = i64, Path, description = "The challenge's id"), ("If-Match" = String, Header)),
     request_body = ChallengeDraft,
     responses((status = 200, description = "OK", body = ChallengeDraft), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody),
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
 pub async fn update(
@@ -185,7 +188,7 @@ pub async fn update(
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/publish", operation_id = "publishChallenge", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "Published", body = LearnerView), (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 409, description = "The leak guard flags evidence", body = crate::error::ErrorBody),
+              (status = 409, description = "The leak guard flags something, or you are playing it", body = crate::error::ErrorBody),
               (status = 422, description = "It is not complete", body = crate::error::ErrorBody)))]
 pub async fn publish(
     State(state): State<AppState>,

@@ -282,6 +282,8 @@ pub struct EditPage {
     /// The incident's evidence not yet in the challenge
     attachable: Vec<Item>,
     flagged: usize,
+    /// What the leak guard says of the scenario and the hints
+    elsewhere: Vec<String>,
     /// Why publishing was refused, when it was
     notice: Option<String>,
     errors: Vec<FieldError>,
@@ -335,7 +337,7 @@ async fn edit_page(
             e: e.clone(),
             leaks: flags
                 .iter()
-                .filter(|l| l.evidence == n)
+                .filter(|l| l.evidence == Some(n))
                 .map(|l| l.reason.clone())
                 .collect(),
         })
@@ -351,6 +353,11 @@ async fn edit_page(
         form: form.unwrap_or_else(|| EditForm::of(&d)),
         items,
         flagged: flags.len(),
+        elsewhere: flags
+            .iter()
+            .filter(|l| l.evidence.is_none())
+            .map(|l| format!("{}: {}", l.title, l.reason))
+            .collect(),
         notice,
         errors,
     })

@@ -321,7 +321,7 @@ pub fn orbitpay() -> ChallengeDraft {
                 cost: 10,
             },
             Hint {
-                text: "backoffFor(n) returns the same delay for every attempt with the same count.".into(),
+                text: "Work out backoffFor(n) for two authorizations that both failed at 22:10:05 on their first try: when does each run again?".into(),
                 cost: 20,
             },
         ],
@@ -554,18 +554,19 @@ pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -
         let mut draft = actions::source(&generated);
         draft.title = INC_1187_TITLE.into();
         draft.rubric = inc_1187_rubric();
-        let detected = generated.detected_at;
-        let flagged: Vec<usize> =
-            crate::challenges::domain::leaks(&draft.evidence, &draft.rubric, detected)
-                .into_iter()
-                .map(|l| l.evidence)
-                .collect();
-        draft.evidence = draft
-            .evidence
+        // What the leak guard flags goes: evidence items and hints that say the answer.
+        let flagged: Vec<String> = crate::challenges::domain::leaks(&draft, generated.detected_at)
             .into_iter()
-            .enumerate()
-            .filter(|(n, _)| !flagged.contains(n))
-            .map(|(_, e)| e)
+            .map(|l| l.field)
+            .collect();
+        let kept = |field: String| !flagged.contains(&field);
+        draft.evidence = (0..draft.evidence.len())
+            .filter(|n| kept(format!("evidence[{n}]")))
+            .map(|n| draft.evidence[n].clone())
+            .collect();
+        draft.hints = (0..draft.hints.len())
+            .filter(|n| kept(format!("hints[{n}]")))
+            .map(|n| draft.hints[n].clone())
             .collect();
         actions::update(tx, &editor, id, None, &draft).await?;
         actions::publish(tx, &editor, id).await?;

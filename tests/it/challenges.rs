@@ -355,6 +355,25 @@ async fn giving_up_shows_jitter_as_the_fix_and_the_editor_can_read_the_source(po
     // An editor playing cannot peek at the source.
     let src = app.get(&format!("/api/v1/challenges/{id}/source")).await;
     assert_eq!(src.status, StatusCode::CONFLICT);
+    // Nor through the leak guard's reasons or a refused publish, nor change it, even with
+    // `If-Match: *`.
+    let leaks = app.get(&format!("/api/v1/challenges/{id}/leaks")).await;
+    assert_eq!(leaks.status, StatusCode::CONFLICT, "{}", leaks.text);
+    assert!(!leaks.text.contains("made it worse"), "{}", leaks.text);
+    let publish = app
+        .post(&format!("/api/v1/challenges/{id}/publish"), json!({}))
+        .await;
+    assert_eq!(publish.status, StatusCode::CONFLICT, "{}", publish.text);
+    assert!(!publish.text.contains("made it worse"), "{}", publish.text);
+    let put = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/challenges/{id}"),
+            &[("if-match", "*")],
+            Some(&serde_json::to_string(&quell::demo::challenges::orbitpay()).unwrap()),
+        )
+        .await;
+    assert_eq!(put.status, StatusCode::CONFLICT, "{}", put.text);
     let r = app
         .call(
             Method::POST,

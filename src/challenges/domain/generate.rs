@@ -1,8 +1,7 @@
 use chrono::{DateTime, Utc};
 
-use super::grading::{Concept, Role};
 use super::language::words;
-use super::model::{Answer, ChallengeDraft, Hint};
+use super::model::{Answer, ChallengeDraft, Concept, Hint, Role};
 use crate::evidence::domain::{Evidence, EvidenceKind, Source};
 
 /// What a published postmortem and its incident offer a challenge, gathered by the caller.

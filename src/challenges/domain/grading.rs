@@ -23,49 +23,11 @@
 //! challenge's own words, never in its phrasings.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::language::{Clause, Token, clauses, term_list};
 use super::lexicon::lexicon;
-use crate::evidence::domain::Evidence;
-
-/// What part of the story a concept is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Why it happened; denied, it counts against
-    #[default]
-    Cause,
-    /// How it played out; denied, it counts against
-    Mechanism,
-    /// What stops it happening again; it counts when proposed, against when blamed
-    Fix,
-}
-
-/// One key concept of a rubric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Concept {
-    /// What the learner is told they found: `the trigger`
-    pub aspect: String,
-    /// What the learner is asked while it is missing: `what made it worse?`
-    pub question: String,
-    /// Its share of the score, relative to the others
-    pub weight: f64,
-    /// Ways to say it: `retries at the same time`, `thundering herd`
-    pub phrases: Vec<String>,
-    /// Groups of words or phrases that mean the same here:
-    /// `["at the same time", "simultaneously", "in lockstep"]`
-    #[serde(default)]
-    pub synonyms: Vec<Vec<String>>,
-    /// A clue the evidence may show (the trigger the scenario names, where the load piled up);
-    /// otherwise it is part of the answer and evidence that says it is flagged as a leak
-    #[serde(default)]
-    pub clue: bool,
-    /// Cause (the default), mechanism or fix: how a claim about it is read
-    #[serde(default)]
-    pub role: Role,
-}
+use super::model::{ChallengeDraft, Concept, Role};
 
 /// What a hypothesis scored.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -804,29 +766,53 @@ fn join(items: &[String]) -> String {
     }
 }
 
-/// Why an evidence item would give the game away.
+/// Why part of a challenge would give the game away.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Leak {
-    /// The item's position in the evidence list
-    pub evidence: usize,
+    /// Where it is: `scenario`, `hints[1]`, `evidence[2]`
+    pub field: String,
+    /// The evidence item's position, for an evidence item
+    pub evidence: Option<usize>,
     pub title: String,
     pub reason: String,
 }
 
-/// The leak guard: evidence must show things as they were when the learner's scenario begins
-/// (the incident's detection). An item dated after it, or one that says part of the answer (a
-/// rubric concept that is not a clue, asserted or denied), is flagged for removal; publishing
-/// refuses while any is.
-pub fn leaks(
-    evidence: &[Evidence],
-    rubric: &[Concept],
-    detected_at: Option<DateTime<Utc>>,
-) -> Vec<Leak> {
+/// The leak guard: what the learner sees before the end must show things as they were when the
+/// scenario begins (the incident's detection). An evidence item dated after it is flagged; so is
+/// the scenario, a hint or an evidence item that says part of the answer (a rubric concept that
+/// is not a clue, asserted or denied). Publishing refuses while anything is flagged.
+pub fn leaks(d: &ChallengeDraft, detected_at: Option<DateTime<Utc>>) -> Vec<Leak> {
     let mut found = Vec::new();
-    for (n, e) in evidence.iter().enumerate() {
+    let says = |texts: &[&str]| -> Vec<String> {
+        d.rubric
+            .iter()
+            .filter(|c| !c.clue && texts.iter().any(|t| mentions(t, c)))
+            .map(|c| format!("it says {}, which is part of the answer", c.aspect))
+            .collect()
+    };
+    for reason in says(&[&d.scenario]) {
+        found.push(Leak {
+            field: "scenario".into(),
+            evidence: None,
+            title: "The scenario".into(),
+            reason,
+        });
+    }
+    for (n, h) in d.hints.iter().enumerate() {
+        for reason in says(&[&h.text]) {
+            found.push(Leak {
+                field: format!("hints[{n}]"),
+                evidence: None,
+                title: format!("Hint {}", n + 1),
+                reason,
+            });
+        }
+    }
+    for (n, e) in d.evidence.iter().enumerate() {
         let mut flag = |reason: String| {
             found.push(Leak {
-                evidence: n,
+                field: format!("evidence[{n}]"),
+                evidence: Some(n),
                 title: e.title.clone(),
                 reason,
             })
@@ -840,10 +826,8 @@ pub fn leaks(
                 detected.format("%Y-%m-%d %H:%M")
             ));
         }
-        for c in rubric.iter().filter(|c| !c.clue) {
-            if mentions(&e.text, c) || mentions(&e.title, c) {
-                flag(format!("it says {}, which is part of the answer", c.aspect));
-            }
+        for reason in says(&[&e.text, &e.title]) {
+            flag(reason);
         }
     }
     found
@@ -852,7 +836,8 @@ pub fn leaks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::domain::{EvidenceKind, Source};
+    use crate::challenges::domain::Hint;
+    use crate::evidence::domain::{Evidence, EvidenceKind, Source};
 
     fn herd() -> Concept {
         Concept {
@@ -1071,7 +1056,7 @@ mod tests {
     }
 
     #[test]
-    fn the_leak_guard_flags_late_items_and_items_that_say_the_answer() {
+    fn the_leak_guard_flags_late_items_and_whatever_says_the_answer() {
         let item = |title: &str, text: &str, at: Option<&str>| Evidence {
             kind: EvidenceKind::Chat,
             title: title.into(),
@@ -1089,7 +1074,20 @@ mod tests {
             synonyms: vec![],
             ..fix()
         };
-        let evidence = [
+        let mut d = crate::challenges::domain::model::tests::draft();
+        d.rubric = vec![herd(), fix(), clue];
+        d.scenario = "Checkout hangs. The retry set is at 40k.".into();
+        d.hints = vec![
+            Hint {
+                text: "When do the retries run again?".into(),
+                cost: 5,
+            },
+            Hint {
+                text: "Nothing spreads the retries out: no jitter.".into(),
+                cost: 10,
+            },
+        ];
+        d.evidence = vec![
             item(
                 "ok",
                 "p99 went from 240ms to 9s; retry set at 40k",
@@ -1099,29 +1097,38 @@ mod tests {
             item("says the fix", "we should add jitter", None),
             item("denies the cause", "it is not a thundering herd", None),
         ];
-        let flags = leaks(
-            &evidence,
-            &[herd(), fix(), clue],
-            "2026-10-21T22:14:00Z".parse().ok(),
-        );
-        let flagged: Vec<(usize, &str)> = flags
+        let flags = leaks(&d, "2026-10-21T22:14:00Z".parse().ok());
+        let flagged: Vec<(&str, &str)> = flags
             .iter()
-            .map(|l| (l.evidence, l.reason.as_str()))
+            .map(|l| (l.field.as_str(), l.reason.as_str()))
             .collect();
-        assert_eq!(flagged.len(), 3, "{flagged:?}");
-        assert_eq!(flagged[0].0, 1);
+        assert_eq!(
+            flagged[0],
+            ("hints[1]", "it says the fix, which is part of the answer")
+        );
+        assert_eq!(flagged[1].0, "evidence[1]");
         assert!(
-            flagged[0]
+            flagged[1]
                 .1
                 .starts_with("written at 2026-10-21 23:00 UTC, after the incident was detected")
         );
         assert_eq!(
-            flagged[1],
-            (2, "it says the fix, which is part of the answer")
+            flagged[2..],
+            [
+                (
+                    "evidence[2]",
+                    "it says the fix, which is part of the answer"
+                ),
+                (
+                    "evidence[3]",
+                    "it says what made it worse, which is part of the answer"
+                ),
+            ]
         );
-        assert_eq!(
-            flagged[2],
-            (3, "it says what made it worse, which is part of the answer")
-        );
+        assert_eq!(flags[2].evidence, Some(2));
+        assert_eq!(flags[0].evidence, None);
+        // The scenario is read too.
+        d.scenario = "Retries fire at the same time.".into();
+        assert_eq!(leaks(&d, None)[0].field, "scenario");
     }
 }

@@ -8,8 +8,8 @@ mod generate;
 mod grading;
 mod language;
 mod lexicon;
-mod model;
+pub(crate) mod model;
 
 pub use generate::{Material, generate};
-pub use grading::{AGAINST_CAP, Concept, Grade, Leak, Role, grade, leaks, mentions};
+pub use grading::{AGAINST_CAP, Grade, Leak, grade, leaks, mentions};
 pub use model::*;

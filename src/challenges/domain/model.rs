@@ -4,10 +4,47 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::grading::Concept;
 use crate::domain::DomainError;
 use crate::evidence::domain::Evidence;
 use crate::evidence::domain::check_text as text;
+
+/// What part of the story a concept is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Why it happened; denied, it counts against
+    #[default]
+    Cause,
+    /// How it played out; denied, it counts against
+    Mechanism,
+    /// What stops it happening again; it counts when proposed, against when blamed
+    Fix,
+}
+
+/// One key concept of a rubric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Concept {
+    /// What the learner is told they found: `the trigger`
+    pub aspect: String,
+    /// What the learner is asked while it is missing: `what made it worse?`
+    pub question: String,
+    /// Its share of the score, relative to the others
+    pub weight: f64,
+    /// Ways to say it: `retries at the same time`, `thundering herd`
+    pub phrases: Vec<String>,
+    /// Groups of words or phrases that mean the same here:
+    /// `["at the same time", "simultaneously", "in lockstep"]`
+    #[serde(default)]
+    pub synonyms: Vec<Vec<String>>,
+    /// A clue the evidence may show (the trigger the scenario names, where the load piled up);
+    /// otherwise it is part of the answer and evidence that says it is flagged as a leak
+    #[serde(default)]
+    pub clue: bool,
+    /// Cause (the default), mechanism or fix: how a claim about it is read
+    #[serde(default)]
+    pub role: Role,
+}
 
 /// A hypothesis scoring this much solves the challenge and ends the attempt.
 pub const SOLVED_AT: f64 = 0.8;
@@ -184,7 +221,7 @@ pub fn outcome_words(outcome: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::challenges::domain::Role;
     use crate::evidence::domain::{EvidenceKind, Source};

@@ -8,7 +8,7 @@ use sqlx::PgConnection;
 
 use super::db::{self, Attempt, Challenge, Hypothesis};
 use super::domain::{
-    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks,
+    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks, ranked_score,
 };
 use crate::audit::{self, Actor};
 use crate::domain::IncidentKey;
@@ -424,6 +424,61 @@ pub async fn give_up(
         .await?
         .ok_or_else(|| AppError::Internal("the attempt vanished".into()))?;
     view(conn, a, &c).await
+}
+
+/// A person on the leaderboard: their first attempt, finished and not looked up. Later attempts
+/// are practice.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Standing {
+    pub name: String,
+    /// What it counts: the best score less a tenth for each hypothesis after the third, never
+    /// below half of it
+    pub score: f64,
+    pub best_score: f32,
+    /// Hypotheses stated
+    pub guesses: i64,
+    pub hints_used: i64,
+    /// From start to end
+    pub seconds: i64,
+    /// solved or gave_up
+    pub outcome: String,
+    /// How many attempts they finished, practice included
+    pub attempts: i64,
+}
+
+impl Standing {
+    /// The outcome in words: "solved", "gave up".
+    pub fn outcome_words(&self) -> &'static str {
+        super::domain::outcome_words(&self.outcome)
+    }
+}
+
+/// One row per person, their first attempt: the counted score first, then fewer hints, then
+/// faster; at most 100.
+pub async fn leaderboard(conn: &mut PgConnection, challenge_id: i64) -> AppResult<Vec<Standing>> {
+    let mut board: Vec<Standing> = db::ranked(conn, challenge_id)
+        .await?
+        .into_iter()
+        .map(|r| Standing {
+            score: ranked_score(f64::from(r.best_score), r.guesses),
+            name: r.name,
+            best_score: r.best_score,
+            guesses: r.guesses,
+            hints_used: r.hints_used,
+            seconds: r.seconds,
+            outcome: r.outcome,
+            attempts: r.attempts,
+        })
+        .collect();
+    board.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.hints_used.cmp(&b.hints_used))
+            .then(a.seconds.cmp(&b.seconds))
+            .then(a.name.cmp(&b.name))
+    });
+    board.truncate(100);
+    Ok(board)
 }
 
 /// A person's credit: the balance and the latest ledger lines.

@@ -168,6 +168,12 @@ pub struct Attempt {
     /// solved or gave_up; null while in progress
     pub outcome: Option<String>,
     pub best_score: f32,
+    /// Not the person's first attempt at the challenge: practice, never ranked
+    pub practice: bool,
+    /// What the learner read that holds the answer while the attempt was open (`INC-1187`, a
+    /// search for `retry`): looked up, never ranked
+    pub looked_up: Option<String>,
+    pub looked_up_at: Option<DateTime<Utc>>,
 }
 
 pub async fn open_attempt(
@@ -198,7 +204,8 @@ pub async fn latest_attempt(
 ) -> AppResult<Option<Attempt>> {
     Ok(sqlx::query_as!(
         Attempt,
-        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score
+        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score,
+                  practice, looked_up, looked_up_at
            from attempts where challenge_id = $1 and person_id = $2
            order by (ended_at is null) desc, id desc limit 1"#,
         challenge_id,
@@ -208,14 +215,17 @@ pub async fn latest_attempt(
     .await?)
 }
 
-/// Starts an attempt; `None` when one is in progress already (the unique index).
+/// Starts an attempt, practice when the person had one before; `None` when one is in progress
+/// already (the unique index).
 pub async fn insert_attempt(
     e: impl PgExecutor<'_>,
     challenge_id: i64,
     person_id: i64,
 ) -> AppResult<Option<i64>> {
     Ok(sqlx::query_scalar!(
-        r#"insert into attempts (challenge_id, person_id) values ($1, $2)
+        r#"insert into attempts (challenge_id, person_id, practice)
+           values ($1, $2, exists (select 1 from attempts
+                                   where challenge_id = $1 and person_id = $2))
            on conflict (challenge_id, person_id) where ended_at is null do nothing
            returning id"#,
         challenge_id,
@@ -230,7 +240,8 @@ pub async fn insert_attempt(
 pub async fn lock_attempt(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Attempt>> {
     Ok(sqlx::query_as!(
         Attempt,
-        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score
+        r#"select id, challenge_id, person_id, started_at, ended_at, outcome, best_score,
+                  practice, looked_up, looked_up_at
            from attempts where id = $1 for update"#,
         id
     )
@@ -430,47 +441,82 @@ pub async fn starting_grant(e: impl PgExecutor<'_>) -> AppResult<i32> {
     )
 }
 
-/// A person on the leaderboard: their best finished attempt.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Standing {
+/// A person's ranked attempt at a challenge: their first, finished, not looked up.
+#[derive(Debug, Clone)]
+pub struct Ranked {
     pub name: String,
     pub best_score: f32,
     pub hints_used: i64,
-    /// From start to end
+    /// Hypotheses stated
+    pub guesses: i64,
     pub seconds: i64,
-    /// solved or gave_up
     pub outcome: String,
-    /// How many attempts they finished
+    /// How many attempts they finished, practice included
     pub attempts: i64,
 }
 
-impl Standing {
-    /// The outcome in words: "solved", "gave up".
-    pub fn outcome_words(&self) -> &'static str {
-        super::domain::outcome_words(&self.outcome)
-    }
-}
-
-/// One row per person, their best finished attempt (best score, then fewer hints, then less
-/// time); people in the same order.
-pub async fn leaderboard(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Standing>> {
+/// Each person's first finished attempt at the challenge, unless it was looked up.
+pub async fn ranked(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Ranked>> {
     Ok(sqlx::query_as!(
-        Standing,
-        r#"select b.name as "name!", b.best_score as "best_score!", b.hints_used as "hints_used!",
-                  b.seconds as "seconds!", b.outcome as "outcome!", b.attempts as "attempts!"
-           from (select distinct on (a.person_id) p.name, a.best_score,
-                        (select count(*) from attempt_hints h where h.attempt_id = a.id)
-                            as hints_used,
-                        extract(epoch from a.ended_at - a.started_at)::int8 as seconds,
-                        a.outcome,
-                        count(*) over (partition by a.person_id) as attempts
-                 from attempts a join people p on p.id = a.person_id
-                 where a.challenge_id = $1 and a.ended_at is not null
-                 order by a.person_id, a.best_score desc, hints_used, seconds, a.id) b
-           order by b.best_score desc, b.hints_used, b.seconds, b.name
-           limit 100"#,
+        Ranked,
+        r#"select p.name as "name!", a.best_score as "best_score!",
+                  (select count(*) from attempt_hints h where h.attempt_id = a.id) as "hints_used!",
+                  (select count(*) from attempt_hypotheses y where y.attempt_id = a.id)
+                      as "guesses!",
+                  extract(epoch from a.ended_at - a.started_at)::int8 as "seconds!",
+                  a.outcome as "outcome!",
+                  (select count(*) from attempts o
+                   where o.challenge_id = a.challenge_id and o.person_id = a.person_id
+                     and o.ended_at is not null) as "attempts!"
+           from attempts a join people p on p.id = a.person_id
+           where a.challenge_id = $1 and a.ended_at is not null and not a.practice
+             and a.looked_up is null"#,
         challenge_id
     )
     .fetch_all(e)
     .await?)
+}
+
+/// Marks the person's open attempts at these challenges as looked up, with what was read; the
+/// first read is kept.
+pub async fn mark_looked_up(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+    challenge_ids: &[i64],
+    what: &str,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"update attempts set looked_up = $3, looked_up_at = now()
+           where person_id = $1 and challenge_id = any($2) and ended_at is null
+             and looked_up is null"#,
+        person_id,
+        challenge_ids,
+        what
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// What a person playing could look up: for each challenge they have an attempt in progress at,
+/// the numbers of the incident it was built from and of the incidents linked to it as related.
+pub async fn lookups(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<(i64, Vec<i64>)>> {
+    let rows = sqlx::query!(
+        r#"select a.challenge_id as "challenge_id!",
+                  array(select i.number from incidents i
+                        where i.id = c.incident_id
+                           or i.id in (select l.related_id from incident_links l
+                                       where l.incident_id = c.incident_id)
+                           or i.id in (select l.incident_id from incident_links l
+                                       where l.related_id = c.incident_id)) as "numbers!"
+           from attempts a join challenges c on c.id = a.challenge_id
+           where a.person_id = $1 and a.ended_at is null and c.incident_id is not null"#,
+        person_id
+    )
+    .fetch_all(e)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.challenge_id, r.numbers))
+        .collect())
 }

@@ -7,8 +7,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
+use super::actions::Standing;
 use super::actions::{self, AttemptView, Credits, Graded, Hinted, LearnerView, Player};
-use super::db::{self, Standing, Summary};
+use super::db::{self, Summary};
 use super::domain::ChallengeDraft;
 use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
@@ -314,8 +315,9 @@ pub struct Leaderboard {
     pub items: Vec<Standing>,
 }
 
-/// One row per person, their best finished attempt: best score first, then fewer hints, then
-/// faster.
+/// One row per person, their first attempt (later ones are practice), finished and not looked up:
+/// the counted score first (a tenth off for each hypothesis after the third), then fewer hints,
+/// then faster.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", operation_id = "getLeaderboard", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "OK", body = Leaderboard), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
@@ -328,7 +330,7 @@ pub async fn leaderboard(
     let mut conn = state.pool.acquire().await?;
     actions::playable(&mut conn, id, &player(&auth)).await?;
     Ok(Json(Leaderboard {
-        items: db::leaderboard(&mut *conn, id).await?,
+        items: actions::leaderboard(&mut conn, id).await?,
     }))
 }
 

@@ -6,4 +6,5 @@ pub mod actions;
 pub mod db;
 pub mod domain;
 pub mod handlers;
+pub mod lookups;
 pub mod pages;

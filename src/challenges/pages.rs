@@ -15,8 +15,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use sqlx::PgConnection;
 
+use super::actions::Standing;
 use super::actions::{self, AttemptView, LearnerView, Player};
-use super::db::{self, Challenge, Standing, Summary};
+use super::db::{self, Challenge, Summary};
 use super::domain::{
     Answer, ChallengeDraft, Evidence, EvidenceKind, hints_from_lines, hints_to_lines,
 };
@@ -106,7 +107,7 @@ pub async fn show(
         None => None,
     };
     let balance = actions::credits(&mut tx, auth.user.id).await?.balance;
-    let board = db::leaderboard(&mut *tx, id).await?;
+    let board = actions::leaderboard(&mut tx, id).await?;
     tx.commit().await?;
     Ok(ShowPage {
         chrome,

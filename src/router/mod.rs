@@ -65,6 +65,11 @@ fn api(state: &AppState) -> Router<AppState> {
         .expect("the OpenAPI description serialises");
     // Everything but the description and the 404 below needs a token.
     router
+        // Inside the gate: it reads who is asking.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::challenges::lookups::watch,
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::http::gate::api,
@@ -583,6 +588,12 @@ fn pages(state: &AppState) -> Router<AppState> {
             "/admin/policies",
             get(crate::sla::pages::show).post(crate::sla::pages::save),
         )
+        // A read mid-challenge that may hold its answer marks the attempt (inside the gate: it
+        // reads who is asking).
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::challenges::lookups::watch,
+        ))
         // Everything above needs a signed-in session; sign-in itself does not.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

@@ -876,58 +876,110 @@ async fn an_editor_drafts_refines_and_publishes_a_challenge_in_the_browser(pool:
 /// their best finished attempt (best score, then fewer hints, then less time), with the outcome
 /// in words and how many attempts they finished.
 #[sqlx::test]
-async fn the_leaderboard_is_one_row_per_person_with_the_outcome_in_words(pool: PgPool) {
+async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(pool: PgPool) {
     use axum::http::Method;
     let app = TestApp::new(pool).await;
     let id = orbitpay(&app).await;
     let right = "After the processor hiccup every failed payment was retried at the same moment because the backoff has no randomness, so the workers got flooded. Add jitter.";
-    // Petra gives up, plays again and solves it; Quinn gives up twice.
+    let raw = grade(right, &quell::demo::challenges::orbitpay_rubric()).score;
+    assert!(raw >= 0.8, "{raw}");
+    // Tess solves it at once. Quinn solves it on the fifth hypothesis. Petra gives up, then plays
+    // again and pastes the answer she was shown. Rosa reads the incident the challenge was built
+    // from before she answers; Sam searches for the related incident's title.
+    let plays: [(&str, &[&str]); 5] = [
+        ("tess@example.com", &["right"]),
+        (
+            "quinn@example.com",
+            &["wrong", "wrong", "wrong", "wrong", "right"],
+        ),
+        ("petra@example.com", &["give-up", "again", "answer"]),
+        (
+            "rosa@example.com",
+            &["/api/v1/incidents/INC-1203/postmortem", "right"],
+        ),
+        (
+            "sam@example.com",
+            &["/search?q=Retry+queue+overload", "right"],
+        ),
+    ];
     let mut names = Vec::new();
-    for (email, plays) in [
-        ("petra@example.com", ["give-up", "solve"]),
-        ("quinn@example.com", ["give-up", "give-up"]),
-    ] {
+    let mut attempts = Vec::new();
+    for (email, steps) in plays {
         let who = app.account(email, "responder").await;
         let me = app
             .call_as(&who, Method::GET, "/api/v1/me", &[], None)
             .await
             .json();
         names.push(me["name"].as_str().unwrap().to_owned());
-        for play in plays {
-            let r = app
-                .call_as(
-                    &who,
-                    Method::POST,
-                    &format!("/api/v1/challenges/{id}/attempts"),
-                    &[],
-                    Some("{}"),
-                )
-                .await;
-            assert!(r.status.is_success(), "{}", r.text);
-            let base = format!(
-                "/api/v1/challenges/{id}/attempts/{}",
-                r.json()["id"].as_i64().unwrap()
-            );
-            let r = match play {
-                "solve" => {
-                    let body = json!({ "text": right }).to_string();
-                    let path = format!("{base}/hypotheses");
-                    app.call_as(&who, Method::POST, &path, &[], Some(&body))
+        let attempts_path = format!("/api/v1/challenges/{id}/attempts");
+        let start = || app.call_as(&who, Method::POST, &attempts_path, &[], Some("{}"));
+        let mut base = format!(
+            "/api/v1/challenges/{id}/attempts/{}",
+            start().await.json()["id"].as_i64().unwrap()
+        );
+        let mut shown = String::new();
+        for step in steps {
+            let hypothesis = |text: &str| json!({ "text": text }).to_string();
+            let path = format!("{base}/hypotheses");
+            let r = match *step {
+                "right" => {
+                    app.call_as(&who, Method::POST, &path, &[], Some(&hypothesis(right)))
                         .await
                 }
-                _ => {
-                    let path = format!("{base}/give-up");
-                    app.call_as(&who, Method::POST, &path, &[], None).await
+                "wrong" => {
+                    let text = hypothesis("Redis is down, so every retry hangs.");
+                    app.call_as(&who, Method::POST, &path, &[], Some(&text))
+                        .await
                 }
+                "answer" => {
+                    app.call_as(&who, Method::POST, &path, &[], Some(&hypothesis(&shown)))
+                        .await
+                }
+                "give-up" => {
+                    let r = app
+                        .call_as(&who, Method::POST, &format!("{base}/give-up"), &[], None)
+                        .await;
+                    let answer = &r.json()["answer"];
+                    shown = format!("{} {}", answer["cause"], answer["fix"]).replace('"', "");
+                    r
+                }
+                "again" => {
+                    let r = start().await;
+                    assert_eq!(r.json()["practice"], true, "{}", r.text);
+                    base = format!(
+                        "/api/v1/challenges/{id}/attempts/{}",
+                        r.json()["id"].as_i64().unwrap()
+                    );
+                    r
+                }
+                read => app.call_as(&who, Method::GET, read, &[], None).await,
             };
-            assert!(r.status.is_success(), "{play}: {}", r.text);
+            assert!(r.status.is_success(), "{step}: {}", r.text);
         }
+        let attempt = app
+            .call_as(&who, Method::GET, &base, &[], None)
+            .await
+            .json();
+        attempts.push(attempt);
     }
+    // The replay with the pasted answer solves, as practice.
+    assert_eq!(attempts[2]["outcome"], "solved");
+    assert_eq!(attempts[2]["practice"], true);
+    // The attempts that read the answer's sources are marked, with what was read.
+    assert_eq!(attempts[3]["looked_up"], "read INC-1203", "{}", attempts[3]);
+    assert!(
+        attempts[4]["looked_up"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("searched for")),
+        "{}",
+        attempts[4]
+    );
+    assert_eq!(attempts[0]["looked_up"], Value::Null);
     let board = app
         .get(&format!("/api/v1/challenges/{id}/leaderboard"))
         .await
         .json();
-    let rows: Vec<(String, String, i64)> = board["items"]
+    let rows: Vec<(String, String, f64, i64)> = board["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -936,6 +988,7 @@ async fn the_leaderboard_is_one_row_per_person_with_the_outcome_in_words(pool: P
             (
                 s["name"].as_str().unwrap().to_owned(),
                 s["outcome"].as_str().unwrap().to_owned(),
+                s["score"].as_f64().unwrap(),
                 s["attempts"].as_i64().unwrap(),
             )
         })
@@ -943,10 +996,16 @@ async fn the_leaderboard_is_one_row_per_person_with_the_outcome_in_words(pool: P
     assert_eq!(
         rows,
         [
-            (names[0].clone(), "solved".to_owned(), 2),
-            (names[1].clone(), "gave_up".to_owned(), 2)
+            (names[0].clone(), "solved".to_owned(), raw, 1),
+            (
+                names[1].clone(),
+                "solved".to_owned(),
+                quell::challenges::domain::ranked_score(raw, 5),
+                1
+            ),
+            (names[2].clone(), "gave_up".to_owned(), 0.0, 2),
         ],
-        "one row each, the best first: {board}"
+        "first attempts only, guesses counted, lookups left off: {board}"
     );
     let page = app.get(&format!("/challenges/{id}")).await;
     assert_eq!(page.status, StatusCode::OK);
@@ -955,11 +1014,11 @@ async fn the_leaderboard_is_one_row_per_person_with_the_outcome_in_words(pool: P
         .find(r#"id="leaderboard""#)
         .expect("a leaderboard");
     let section = &page.text[at..page.text[at..].find("</section>").unwrap() + at];
-    for name in &names {
+    for (n, name) in names.iter().enumerate() {
         assert_eq!(
             section.matches(&format!("<td>{name}</td>")).count(),
-            1,
-            "{name} once: {section}"
+            usize::from(n < 3),
+            "{name}: {section}"
         );
     }
     assert!(

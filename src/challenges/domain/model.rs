@@ -48,6 +48,19 @@ pub struct Concept {
 
 /// A hypothesis scoring this much solves the challenge and ends the attempt.
 pub const SOLVED_AT: f64 = 0.8;
+/// Hypotheses free of cost on a ranked attempt. Guessing costs rank, not credit: each one after
+/// these takes a tenth off the score the leaderboard counts, down to half of it. Play stays free
+/// (a learner out of credit can still think aloud), while trying phrasings until one scores stops
+/// paying.
+pub const FREE_GUESSES: i64 = 3;
+
+/// The score a ranked attempt counts: its best score, less a tenth for each hypothesis after the
+/// [`FREE_GUESSES`], never below half.
+pub fn ranked_score(best: f64, guesses: i64) -> f64 {
+    let extra = (guesses - FREE_GUESSES).max(0) as f64;
+    (best * (1.0 - 0.1 * extra).max(0.5) * 1000.0).round() / 1000.0
+}
+
 /// The longest hypothesis graded.
 pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
 
@@ -225,6 +238,15 @@ pub(crate) mod tests {
     use super::*;
     use crate::challenges::domain::Role;
     use crate::evidence::domain::{EvidenceKind, Source};
+
+    #[test]
+    fn guessing_costs_rank_after_three() {
+        assert_eq!(ranked_score(0.9, 1), 0.9);
+        assert_eq!(ranked_score(0.9, 3), 0.9);
+        assert_eq!(ranked_score(0.9, 4), 0.81);
+        assert_eq!(ranked_score(1.0, 8), 0.5);
+        assert_eq!(ranked_score(1.0, 40), 0.5);
+    }
 
     #[test]
     fn outcomes_read_as_words() {

@@ -1,0 +1,115 @@
+//! No answer one click away: while a person has an attempt in progress, reading the incident
+//! the challenge was built from (its page, its timeline, its postmortem, its evidence — page or
+//! API), an incident linked to it as related, or a search whose results list one of them marks
+//! the attempt "looked it up", with what was read and when; such an attempt is never ranked. A
+//! router-level layer inside the sign-in gates watches every successful `GET`.
+
+use axum::extract::{Request, State};
+use axum::http::{Method, Uri};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::auth::CurrentUser;
+use crate::domain::IncidentKey;
+use crate::error::AppResult;
+use crate::state::AppState;
+
+/// A read that may hold an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// Anything under `/incidents/{key}` or `/api/v1/incidents/{key}`
+    Incident(IncidentKey),
+    /// `/search?q=` or `/api/v1/search?q=`
+    Search(String),
+}
+
+impl Read {
+    /// What a request reads, when it is one of those.
+    pub fn of(uri: &Uri) -> Option<Read> {
+        let path = uri.path();
+        let rest = path.strip_prefix("/api/v1").unwrap_or(path);
+        if let Some(tail) = rest.strip_prefix("/incidents/") {
+            let key = tail.split('/').next().unwrap_or("");
+            return IncidentKey::parse(key).map(Read::Incident);
+        }
+        if rest == "/search" {
+            let q = form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .find(|(k, _)| k == "q")
+                .map(|(_, v)| v.trim().to_owned())?;
+            return (!q.is_empty()).then_some(Read::Search(q));
+        }
+        None
+    }
+}
+
+/// The layer: lets the request through, then, when it succeeded and read something that may
+/// hold an answer, marks the reader's open attempts it gives away.
+pub async fn watch(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let read = (req.method() == Method::GET)
+        .then(|| Read::of(req.uri()))
+        .flatten();
+    let person = req.extensions().get::<CurrentUser>().map(|u| u.id);
+    let response = next.run(req).await;
+    if let (Some(read), Some(person)) = (read, person)
+        && response.status().is_success()
+        && let Err(err) = noticed(&state, person, &read).await
+    {
+        tracing::warn!(%err, person, ?read, "could not record a read during a challenge attempt");
+    }
+    response
+}
+
+/// Marks the person's open attempts that this read gives away.
+async fn noticed(state: &AppState, person_id: i64, read: &Read) -> AppResult<()> {
+    let open = super::db::lookups(&state.pool, person_id).await?;
+    if open.is_empty() {
+        return Ok(());
+    }
+    let (shown, what): (Vec<i64>, String) = match read {
+        Read::Incident(key) => (vec![key.0], format!("read {key}")),
+        Read::Search(q) => {
+            let hits = crate::search::db::search(&state.pool, q, 50).await?;
+            (
+                hits.iter()
+                    .filter_map(|h| IncidentKey::parse(&h.key))
+                    .map(|k| k.0)
+                    .collect(),
+                format!("searched for “{}”", q.chars().take(100).collect::<String>()),
+            )
+        }
+    };
+    let given_away: Vec<i64> = open
+        .into_iter()
+        .filter(|(_, numbers)| numbers.iter().any(|n| shown.contains(n)))
+        .map(|(challenge, _)| challenge)
+        .collect();
+    if !given_away.is_empty() {
+        super::db::mark_looked_up(&state.pool, person_id, &given_away, &what).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_that_may_hold_an_answer_are_told_from_the_rest() {
+        let read = |u: &str| Read::of(&u.parse::<Uri>().unwrap());
+        assert_eq!(
+            read("/incidents/INC-1187"),
+            Some(Read::Incident(IncidentKey(1187)))
+        );
+        assert_eq!(
+            read("/api/v1/incidents/INC-184/postmortem"),
+            Some(Read::Incident(IncidentKey(184)))
+        );
+        assert_eq!(
+            read("/search?q=retry+queue%20overload"),
+            Some(Read::Search("retry queue overload".into()))
+        );
+        assert_eq!(read("/api/v1/search?q=&limit=5"), None);
+        assert_eq!(read("/incidents/events"), None);
+        assert_eq!(read("/challenges/1"), None);
+    }
+}

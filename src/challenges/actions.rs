@@ -8,7 +8,8 @@ use sqlx::PgConnection;
 
 use super::db::{self, Attempt, Challenge, Hypothesis};
 use super::domain::{
-    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks, ranked_score,
+    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks,
+    ranked_score, reward,
 };
 use crate::audit::{self, Actor};
 use crate::domain::IncidentKey;
@@ -330,6 +331,8 @@ pub struct Graded {
     /// It scored 0.8 or more: the attempt ends and the answer is shown
     pub solved: bool,
     pub answer: Option<Answer>,
+    /// Credit the solve earned: 20 less 5 a hint on a first attempt not looked up, else 0
+    pub earned: i32,
 }
 
 pub async fn hypothesize(
@@ -355,13 +358,30 @@ pub async fn hypothesize(
     )
     .await?;
     let solved = g.score >= SOLVED_AT;
+    let mut earned = 0;
     if solved {
         db::end_attempt(&mut *conn, a.id, "solved").await?;
+        // Only a ranked solve earns: a replay could paste the answer it was shown.
+        if !a.practice && a.looked_up.is_none() {
+            earned = reward(db::hints_taken(&mut *conn, a.id).await?.len());
+        }
+        if earned > 0 {
+            db::open_account(&mut *conn, p.person_id).await?;
+            db::post_entry(
+                &mut *conn,
+                p.person_id,
+                earned,
+                &format!("solved challenge {}", c.id),
+                Some(a.id),
+            )
+            .await?;
+        }
     }
     Ok(Graded {
         hypothesis: h,
         solved,
         answer: solved.then(|| answer(&c)),
+        earned,
     })
 }
 
@@ -479,6 +499,30 @@ pub async fn leaderboard(conn: &mut PgConnection, challenge_id: i64) -> AppResul
     });
     board.truncate(100);
     Ok(board)
+}
+
+/// Sets the credit a person starts with (for people who have no account yet), 0 to 1 000 000.
+pub async fn set_starting_grant(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    grant: i32,
+) -> AppResult<()> {
+    if !(0..=1_000_000).contains(&grant) {
+        return Err(AppError::invalid(
+            "starting_grant",
+            "0 to 1 000 000 credits",
+        ));
+    }
+    db::set_starting_grant(&mut *conn, grant).await?;
+    audit::record(
+        conn,
+        actor,
+        "credits.settings",
+        "starting_grant",
+        None,
+        Some(json!({ "starting_grant": grant })),
+    )
+    .await
 }
 
 /// A person's credit: the balance and the latest ledger lines.

@@ -426,6 +426,35 @@ pub async fn entries(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<En
     .await?)
 }
 
+/// A person's credit as an admin sees it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Balance {
+    pub name: String,
+    pub email: String,
+    pub balance: i32,
+    /// Credit earned by solving
+    pub earned: i64,
+    /// Credit spent on hints
+    pub spent: i64,
+}
+
+/// Every credit account, the largest balance first.
+pub async fn balances(e: impl PgExecutor<'_>) -> AppResult<Vec<Balance>> {
+    Ok(sqlx::query_as!(
+        Balance,
+        r#"select p.name as "name!", p.email as "email!", b.balance as "balance!",
+                  coalesce((select sum(c.amount) from credit_entries c
+                            where c.person_id = b.person_id and c.reason like 'solved %'), 0)
+                      as "earned!",
+                  coalesce((select -sum(c.amount) from credit_entries c
+                            where c.person_id = b.person_id and c.amount < 0), 0) as "spent!"
+           from credit_balances b join people p on p.id = b.person_id
+           order by b.balance desc, p.name"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
 pub async fn set_starting_grant(e: impl PgExecutor<'_>, grant: i32) -> AppResult<()> {
     sqlx::query!("update credit_settings set starting_grant = $1", grant)
         .execute(e)

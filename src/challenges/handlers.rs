@@ -376,25 +376,27 @@ pub async fn set_settings(
     body: ApiJson<CreditSettings>,
 ) -> AppResult<Json<CreditSettings>> {
     let grant = body.value.starting_grant;
-    if !(0..=1_000_000).contains(&grant) {
-        return Err(AppError::invalid(
-            "starting_grant",
-            "0 to 1 000 000 credits",
-        ));
-    }
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    db::set_starting_grant(&mut *tx, grant).await?;
-    crate::audit::record(
-        &mut tx,
-        &auth.actor,
-        "credits.settings",
-        "starting_grant",
-        None,
-        Some(serde_json::json!({ "starting_grant": grant })),
-    )
-    .await?;
+    actions::set_starting_grant(&mut tx, &auth.actor, grant).await?;
     tx.commit().await?;
     Ok(Json(CreditSettings {
         starting_grant: grant,
+    }))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BalanceList {
+    pub items: Vec<db::Balance>,
+}
+
+/// Every person's credit: balance, earned by solving, spent on hints.
+#[utoipa::path(get, path = "/api/v1/credits/balances", operation_id = "listCreditBalances", tag = "challenges",
+    responses((status = 200, description = "OK", body = BalanceList)))]
+pub async fn balances(
+    State(state): State<AppState>,
+    _auth: Auth<Admin>,
+) -> AppResult<Json<BalanceList>> {
+    Ok(Json(BalanceList {
+        items: db::balances(&state.pool).await?,
     }))
 }

@@ -3,6 +3,7 @@
 //! graded, take hints and may give up to see the answer. Credits per person with a ledger.
 
 pub mod actions;
+pub mod credits;
 pub mod db;
 pub mod domain;
 pub mod handlers;

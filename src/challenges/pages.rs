@@ -36,6 +36,8 @@ pub struct ListPage {
     chrome: Chrome,
     challenges: Vec<Summary>,
     balance: i32,
+    /// The latest lines of the person's credit ledger
+    entries: Vec<db::Entry>,
     /// Challenges the signed-in person is playing now: their editor stays closed until the
     /// attempt ends (it shows the answer)
     playing: Vec<i64>,
@@ -61,6 +63,7 @@ pub async fn list(
         chrome,
         challenges,
         balance: credits.balance,
+        entries: credits.entries.into_iter().take(10).collect(),
         playing,
     })
 }

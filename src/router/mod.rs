@@ -189,6 +189,7 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ch::leaderboard))
         .routes(routes!(ch::my_credits))
         .routes(routes!(ch::settings, ch::set_settings))
+        .routes(routes!(ch::balances))
         .routes(routes!(
             crate::runbooks::handlers::list,
             crate::runbooks::handlers::create
@@ -587,6 +588,10 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/admin/policies",
             get(crate::sla::pages::show).post(crate::sla::pages::save),
+        )
+        .route(
+            "/admin/credits",
+            get(crate::challenges::credits::show).post(crate::challenges::credits::save),
         )
         // A read mid-challenge that may hold its answer marks the attempt (inside the gate: it
         // reads who is asking).

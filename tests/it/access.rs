@@ -222,6 +222,7 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/me/credits", "viewer"),
     ("GET", "/api/v1/credits/settings", "admin"),
     ("PUT", "/api/v1/credits/settings", "admin"),
+    ("GET", "/api/v1/credits/balances", "admin"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -257,6 +258,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/admin/audit", "admin"),
     ("GET", "/admin/policies", "admin"),
     ("POST", "/admin/policies", "admin"),
+    ("GET", "/admin/credits", "admin"),
+    ("POST", "/admin/credits", "admin"),
     ("GET", "/reports", "manager"),
     ("GET", "/incidents/{key}/postmortem", "viewer"),
     ("GET", "/incidents/{key}/postmortem.md", "viewer"),

@@ -428,7 +428,7 @@ async fn orbitpay_played_in_the_browser_pages(pool: PgPool) {
     let list = page("/challenges".into()).await;
     assert!(
         list.text.contains(quell::demo::challenges::ORBITPAY_TITLE)
-            && list.text.contains("<strong>100</strong>")
+            && list.text.contains("Your credit: 100")
     );
     let show = page(format!("/challenges/{id}")).await;
     assert_eq!(show.status, StatusCode::OK);
@@ -1026,4 +1026,104 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
         "{section}"
     );
     assert!(!section.contains("gave_up"), "{section}");
+    // Credit is earned by a ranked solve only: 20 with no hint taken.
+    let balances = app.get("/api/v1/credits/balances").await.json();
+    let earned = |name: &str| {
+        balances["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .map(|b| b["earned"].as_i64().unwrap())
+    };
+    assert_eq!(
+        names.iter().map(|n| earned(n)).collect::<Vec<_>>(),
+        [Some(20), Some(20), Some(0), Some(0), Some(0)],
+        "{balances}"
+    );
+}
+
+#[sqlx::test]
+async fn an_admin_sets_the_starting_grant_and_sees_every_balance(pool: PgPool) {
+    use axum::http::Method;
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    // Uma takes the first hint and then solves it: 100 − 5 + (20 − 5).
+    let uma = app.account("uma@example.com", "responder").await;
+    let started = app
+        .call_as(
+            &uma,
+            Method::POST,
+            &format!("/api/v1/challenges/{id}/attempts"),
+            &[],
+            Some("{}"),
+        )
+        .await;
+    let base = format!(
+        "/api/v1/challenges/{id}/attempts/{}",
+        started.json()["id"].as_i64().unwrap()
+    );
+    let hint = app
+        .call_as(&uma, Method::POST, &format!("{base}/hints"), &[], None)
+        .await;
+    assert!(hint.status.is_success(), "{}", hint.text);
+    let right = json!({"text": "Every failed payment retries at the same moment since the backoff has no randomness, flooding the workers. Add jitter."}).to_string();
+    let solved = app
+        .call_as(
+            &uma,
+            Method::POST,
+            &format!("{base}/hypotheses"),
+            &[],
+            Some(&right),
+        )
+        .await
+        .json();
+    assert_eq!(
+        (solved["solved"].as_bool(), solved["earned"].as_i64()),
+        (Some(true), Some(15))
+    );
+    let mine = app
+        .call_as(&uma, Method::GET, "/api/v1/me/credits", &[], None)
+        .await
+        .json();
+    assert_eq!(mine["balance"], 110, "{mine}");
+    assert_eq!(
+        mine["entries"][0]["reason"],
+        format!("solved challenge {id}")
+    );
+    // The admin page shows her balance, earned and spent, and sets the grant.
+    let page = app.get("/admin/credits").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let row = page
+        .text
+        .split("<tr>")
+        .find(|r| r.contains("uma@example.com"))
+        .expect("Uma's row");
+    for figure in [">110<", ">15<", ">5<"] {
+        assert!(row.contains(figure), "{figure}: {row}");
+    }
+    let bad = app
+        .form("/admin/credits", &[("starting_grant", "lots")])
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        bad.text.contains("is not a whole number of credits"),
+        "{}",
+        bad.text
+    );
+    assert!(bad.text.contains(r#"value="lots""#), "what was typed stays");
+    let r = app
+        .form("/admin/credits", &[("starting_grant", "50")])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(
+        app.get("/api/v1/credits/settings").await.json()["starting_grant"],
+        50
+    );
+    let late = app.account("vic@example.com", "responder").await;
+    let credits = app
+        .call_as(&late, Method::GET, "/api/v1/me/credits", &[], None)
+        .await
+        .json();
+    assert_eq!(credits["balance"], 50, "{credits}");
 }

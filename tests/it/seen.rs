@@ -127,6 +127,7 @@ fn pages(w: &World) -> Vec<String> {
         "/account/paging",
         "/admin/users",
         "/admin/policies",
+        "/admin/credits",
         "/admin/integrations",
         "/admin/routing",
         "/admin/trackers",

@@ -61,6 +61,19 @@ pub fn ranked_score(best: f64, guesses: i64) -> f64 {
     (best * (1.0 - 0.1 * extra).max(0.5) * 1000.0).round() / 1000.0
 }
 
+/// Credit earned by solving a challenge on a ranked attempt (the first, not looked up).
+pub const SOLVE_REWARD: i32 = 20;
+/// What each hint taken takes off it.
+pub const REWARD_LESS_PER_HINT: i32 = 5;
+
+/// The credit a ranked solve earns after `hints` hints: 20, less 5 a hint, never below 0.
+pub fn reward(hints: usize) -> i32 {
+    let hints = i32::try_from(hints).unwrap_or(i32::MAX);
+    SOLVE_REWARD
+        .saturating_sub(REWARD_LESS_PER_HINT.saturating_mul(hints))
+        .max(0)
+}
+
 /// The longest hypothesis graded.
 pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
 
@@ -238,6 +251,14 @@ pub(crate) mod tests {
     use super::*;
     use crate::challenges::domain::Role;
     use crate::evidence::domain::{EvidenceKind, Source};
+
+    #[test]
+    fn a_solve_earns_less_for_each_hint() {
+        assert_eq!(reward(0), 20);
+        assert_eq!(reward(2), 10);
+        assert_eq!(reward(4), 0);
+        assert_eq!(reward(usize::MAX), 0);
+    }
 
     #[test]
     fn guessing_costs_rank_after_three() {

@@ -8,8 +8,8 @@ use sqlx::PgConnection;
 
 use super::db::{self, Attempt, Challenge, Hypothesis};
 use super::domain::{
-    Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, check_hypothesis, grade, leaks,
-    ranked_score, reward,
+    Accepted, Answer, ChallengeDraft, Evidence, Leak, SOLVED_AT, UNCERTAIN_FROM, check_hypothesis,
+    grade_with, labelled_set, leaks, ranked_score, reward, verdict_score,
 };
 use crate::audit::{self, Actor};
 use crate::domain::IncidentKey;
@@ -345,8 +345,13 @@ pub async fn hypothesize(
     let text = check_hypothesis(text)?;
     let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
     still_open(&a)?;
-    let g = grade(text, &c.rubric.0);
-    let h = db::insert_hypothesis(
+    let accepted: Vec<Accepted> = db::accepted(&mut *conn, c.id)
+        .await?
+        .into_iter()
+        .filter_map(|(text, verdict)| verdict_score(&verdict).map(|score| Accepted { text, score }))
+        .collect();
+    let g = grade_with(text, &c.rubric.0, &accepted);
+    let mut h = db::insert_hypothesis(
         &mut *conn,
         &db::NewHypothesis {
             attempt_id: a.id,
@@ -358,6 +363,11 @@ pub async fn hypothesize(
     )
     .await?;
     let solved = g.score >= SOLVED_AT;
+    if !solved && g.score >= UNCERTAIN_FROM {
+        h.in_review = db::queue_review(&mut *conn, h.id, c.id, "uncertain")
+            .await?
+            .is_some();
+    }
     let mut earned = 0;
     if solved {
         db::end_attempt(&mut *conn, a.id, "solved").await?;
@@ -383,6 +393,94 @@ pub async fn hypothesize(
         answer: solved.then(|| answer(&c)),
         earned,
     })
+}
+
+/// Puts one of the player's hypotheses before the challenge's editors ("I think this is right").
+pub async fn ask_review(
+    conn: &mut PgConnection,
+    challenge_id: i64,
+    attempt_id: i64,
+    hypothesis_id: i64,
+    p: &Player<'_>,
+) -> AppResult<()> {
+    let (a, c) = own_attempt(conn, challenge_id, attempt_id, p).await?;
+    db::hypothesis_of(&mut *conn, a.id, hypothesis_id)
+        .await?
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no hypothesis {hypothesis_id} in this attempt."
+            ))
+        })?;
+    db::queue_review(&mut *conn, hypothesis_id, c.id, "learner")
+        .await?
+        .ok_or_else(|| AppError::Conflict("An editor has judged it already.".into()))?;
+    Ok(())
+}
+
+/// The challenge's review queue and verdicts, for an editor not playing it.
+pub async fn reviews(
+    conn: &mut PgConnection,
+    id: i64,
+    person_id: i64,
+) -> AppResult<Vec<db::Review>> {
+    editable(conn, id, person_id).await?;
+    db::reviews(conn, id).await
+}
+
+/// An editor's verdict on a waiting hypothesis: right, partial or wrong, with a note. The
+/// hypothesis takes the score the verdict stands for (1, 0.5, 0) and its attempt's best score
+/// follows (a right one solves it); a right or partly right phrasing becomes an accepted answer.
+pub async fn judge(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    challenge_id: i64,
+    review_id: i64,
+    verdict: &str,
+    note: &str,
+) -> AppResult<db::Review> {
+    not_playing(conn, challenge_id, actor.person_id).await?;
+    let score = verdict_score(verdict)
+        .ok_or_else(|| AppError::invalid("verdict", "right, partial or wrong"))?;
+    if note.chars().count() > 2000 {
+        return Err(AppError::invalid("note", "at most 2000 characters"));
+    }
+    let review = db::lock_open_review(&mut *conn, challenge_id, review_id)
+        .await?
+        .ok_or_else(|| {
+            AppError::NotFound(format!(
+                "There is no review {review_id} waiting in challenge {challenge_id}."
+            ))
+        })?;
+    db::decide(
+        &mut *conn,
+        &review,
+        verdict,
+        note.trim(),
+        &actor.name,
+        score as f32,
+    )
+    .await?;
+    if verdict != "wrong" {
+        db::accept(&mut *conn, challenge_id, &review.text, verdict, review.id).await?;
+    }
+    audited(conn, actor, "challenge.review", challenge_id, verdict).await?;
+    Ok(db::Review {
+        verdict: Some(verdict.to_owned()),
+        note: note.trim().to_owned(),
+        reviewed_by: Some(actor.name.clone()),
+        ..review
+    })
+}
+
+/// The challenge's judged hypotheses as a labelled set (TSV), for an editor not playing it.
+pub async fn labelled(conn: &mut PgConnection, id: i64, person_id: i64) -> AppResult<String> {
+    let c = editable(conn, id, person_id).await?;
+    let lines: Vec<(String, String)> = db::reviews(conn, id)
+        .await?
+        .into_iter()
+        .filter_map(|r| r.verdict.map(|v| (v, r.text)))
+        .collect();
+    Ok(labelled_set(&c.title, &c.rubric.0, &lines))
 }
 
 /// The next hint and the balance after paying for it.

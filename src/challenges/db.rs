@@ -270,6 +270,12 @@ pub struct Hypothesis {
     pub covered: Vec<String>,
     pub feedback: String,
     pub created_at: DateTime<Utc>,
+    /// Waiting for an editor's verdict
+    pub in_review: bool,
+    /// An editor's verdict on it: right, partial or wrong
+    pub verdict: Option<String>,
+    /// The editor's note with the verdict
+    pub verdict_note: Option<String>,
 }
 
 pub struct NewHypothesis<'a> {
@@ -292,7 +298,9 @@ pub async fn insert_hypothesis(
                returning id, text, score, covered, feedback, created_at),
            best as (update attempts set best_score = greatest(best_score, $3) where id = $1)
            select id as "id!", text as "text!", score as "score!", covered as "covered!",
-                  feedback as "feedback!", created_at as "created_at!" from h"#,
+                  feedback as "feedback!", created_at as "created_at!",
+                  false as "in_review!", null::text as verdict, null::text as verdict_note
+           from h"#,
         h.attempt_id,
         h.text,
         h.score,
@@ -306,8 +314,11 @@ pub async fn insert_hypothesis(
 pub async fn hypotheses(e: impl PgExecutor<'_>, attempt_id: i64) -> AppResult<Vec<Hypothesis>> {
     Ok(sqlx::query_as!(
         Hypothesis,
-        r#"select id, text, score, covered, feedback, created_at
-           from attempt_hypotheses where attempt_id = $1 order by id"#,
+        r#"select h.id, h.text, h.score, h.covered, h.feedback, h.created_at,
+                  (r.id is not null and r.verdict is null) as "in_review!",
+                  r.verdict as "verdict?", nullif(r.note, '') as "verdict_note?"
+           from attempt_hypotheses h left join hypothesis_reviews r on r.hypothesis_id = h.id
+           where h.attempt_id = $1 order by h.id"#,
         attempt_id
     )
     .fetch_all(e)
@@ -548,4 +559,178 @@ pub async fn lookups(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<(i
         .into_iter()
         .map(|r| (r.challenge_id, r.numbers))
         .collect())
+}
+
+/// Puts a hypothesis in the review queue, or (when its learner asks) marks the waiting one as
+/// asked; a hypothesis already judged stays as it was. The review's id.
+pub async fn queue_review(
+    e: impl PgExecutor<'_>,
+    hypothesis_id: i64,
+    challenge_id: i64,
+    reason: &str,
+) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into hypothesis_reviews (hypothesis_id, challenge_id, reason, graded_score)
+           select h.id, $2, $3, h.score from attempt_hypotheses h where h.id = $1
+           on conflict (hypothesis_id) do update set reason = excluded.reason
+               where hypothesis_reviews.verdict is null
+           returning id"#,
+        hypothesis_id,
+        challenge_id,
+        reason
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// The attempt's hypothesis with this id, if it is one of the attempt's.
+pub async fn hypothesis_of(
+    e: impl PgExecutor<'_>,
+    attempt_id: i64,
+    hypothesis_id: i64,
+) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        "select id from attempt_hypotheses where id = $1 and attempt_id = $2",
+        hypothesis_id,
+        attempt_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// A hypothesis in the review queue, or judged.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Review {
+    pub id: i64,
+    pub hypothesis_id: i64,
+    pub attempt_id: i64,
+    /// Who stated it
+    pub learner: String,
+    pub text: String,
+    /// What the grader gave it
+    pub graded_score: f32,
+    pub feedback: String,
+    /// uncertain (the grader's score fell in the middle) or learner (they asked)
+    pub reason: String,
+    /// right, partial or wrong; null while it waits
+    pub verdict: Option<String>,
+    pub note: String,
+    pub reviewed_by: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The challenge's reviews: waiting ones first (oldest first), then the judged (newest first).
+pub async fn reviews(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Review>> {
+    Ok(sqlx::query_as!(
+        Review,
+        r#"select r.id, r.hypothesis_id, h.attempt_id, p.name as learner, h.text, r.graded_score,
+                  h.feedback, r.reason, r.verdict, r.note, r.reviewed_by, r.created_at
+           from hypothesis_reviews r
+           join attempt_hypotheses h on h.id = r.hypothesis_id
+           join attempts a on a.id = h.attempt_id
+           join people p on p.id = a.person_id
+           where r.challenge_id = $1
+           order by (r.verdict is null) desc,
+                    case when r.verdict is null then r.id else -r.id end
+           limit 500"#,
+        challenge_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// A waiting review, locked: `None` when there is none or it is judged already.
+pub async fn lock_open_review(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    review_id: i64,
+) -> AppResult<Option<Review>> {
+    Ok(sqlx::query_as!(
+        Review,
+        r#"select r.id, r.hypothesis_id, h.attempt_id, p.name as learner, h.text, r.graded_score,
+                  h.feedback, r.reason, r.verdict, r.note, r.reviewed_by, r.created_at
+           from hypothesis_reviews r
+           join attempt_hypotheses h on h.id = r.hypothesis_id
+           join attempts a on a.id = h.attempt_id
+           join people p on p.id = a.person_id
+           where r.id = $1 and r.challenge_id = $2 and r.verdict is null
+           for update of r"#,
+        review_id,
+        challenge_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Records a verdict and gives the hypothesis the score it stands for; its attempt's best score
+/// follows, and a right one solves the attempt.
+pub async fn decide(
+    e: impl PgExecutor<'_>,
+    review: &Review,
+    verdict: &str,
+    note: &str,
+    by: &str,
+    score: f32,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"with decided as (
+               update hypothesis_reviews set verdict = $2, note = $3, reviewed_by = $4,
+                      reviewed_at = now()
+               where id = $1),
+           scored as (
+               update attempt_hypotheses set score = $5 where id = $6)
+           update attempts a set
+               best_score = (select max(case when h.id = $6 then $5 else h.score end)
+                             from attempt_hypotheses h where h.attempt_id = a.id),
+               outcome = case when $2 = 'right' then 'solved' else a.outcome end,
+               ended_at = case when $2 = 'right' then coalesce(a.ended_at, now())
+                               else a.ended_at end
+           where a.id = $7"#,
+        review.id,
+        verdict,
+        note,
+        by,
+        score,
+        review.hypothesis_id,
+        review.attempt_id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// Keeps a phrasing an editor judged right or partly right: the grader matches it from then on.
+pub async fn accept(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    text: &str,
+    verdict: &str,
+    review_id: i64,
+) -> AppResult<()> {
+    sqlx::query!(
+        "insert into accepted_answers (challenge_id, text, verdict, review_id) values ($1, $2, $3, $4)",
+        challenge_id,
+        text,
+        verdict,
+        review_id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// The challenge's accepted answers: (text, verdict).
+pub async fn accepted(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+) -> AppResult<Vec<(String, String)>> {
+    Ok(sqlx::query!(
+        "select text, verdict from accepted_answers where challenge_id = $1 order by id",
+        challenge_id
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.text, r.verdict))
+    .collect())
 }

@@ -283,6 +283,121 @@ pub async fn hypothesize(
     Ok((StatusCode::CREATED, Json(graded)).into_response())
 }
 
+/// "I think this is right": put one of your hypotheses before the challenge's editors.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review", operation_id = "askForReview", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id"),
+           ("hypothesis_id" = i64, Path, description = "One of its hypotheses")),
+    responses((status = 202, description = "Waiting for an editor's verdict"), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "Judged already", body = crate::error::ErrorBody)))]
+pub async fn ask_review(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id, hypothesis_id)): Path<(String, String, String)>,
+) -> AppResult<StatusCode> {
+    let hypothesis_id = parse_id(&hypothesis_id, "hypothesis")?;
+    in_attempt(
+        &state,
+        &player(&auth),
+        (id, attempt_id),
+        async |tx, id, a, p| actions::ask_review(tx, id, a, hypothesis_id, p).await,
+    )
+    .await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ReviewList {
+    /// Waiting ones first, oldest first; then the judged, newest first
+    pub items: Vec<db::Review>,
+}
+
+/// The review queue: hypotheses the grader was unsure of or their learners think right, and the
+/// verdicts given. Refused to an editor playing it.
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/reviews", operation_id = "listReviews", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "OK", body = ReviewList), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
+pub async fn reviews(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<Json<ReviewList>> {
+    let mut conn = state.pool.acquire().await?;
+    let items = actions::reviews(&mut conn, parse_id(&id, "challenge")?, auth.user.id).await?;
+    Ok(Json(ReviewList { items }))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictBody {
+    /// right, partial or wrong
+    pub verdict: String,
+    /// Why, for the learner (at most 2000 characters)
+    #[serde(default)]
+    pub note: String,
+}
+
+/// Judge a waiting hypothesis: the learner sees the verdict and the note, the hypothesis takes
+/// the score it stands for (right 1, partial 0.5, wrong 0; a right one solves the attempt), and a
+/// right or partly right phrasing becomes an accepted answer the grader matches from then on.
+#[utoipa::path(post, path = "/api/v1/challenges/{id}/reviews/{review_id}", operation_id = "judgeHypothesis", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id"), ("review_id" = i64, Path, description = "The review's id")),
+    request_body = VerdictBody,
+    responses((status = 200, description = "Judged", body = db::Review), (status = 404, description = "No such review waiting", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody),
+              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+pub async fn judge(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path((id, review_id)): Path<(String, String)>,
+    body: ApiJson<VerdictBody>,
+) -> AppResult<Json<db::Review>> {
+    let (id, review_id) = (parse_id(&id, "challenge")?, parse_id(&review_id, "review")?);
+    let mut tx = crate::transaction::begin(&state.pool).await?;
+    let r = actions::judge(
+        &mut tx,
+        &auth.actor,
+        id,
+        review_id,
+        &body.value.verdict,
+        &body.value.note,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Json(r))
+}
+
+/// The challenge's labelled set: every judged hypothesis as `verdict<TAB>text`, after comment
+/// lines naming the challenge and giving its rubric (`scripts/bench-grading` reads it).
+#[utoipa::path(get, path = "/api/v1/challenges/{id}/labelled.tsv", operation_id = "exportLabelledSet", tag = "challenges",
+    params(("id" = i64, Path, description = "The challenge's id")),
+    responses((status = 200, description = "TSV", content_type = "text/tab-separated-values", body = String),
+              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
+pub async fn labelled(
+    State(state): State<AppState>,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let id = parse_id(&id, "challenge")?;
+    let mut conn = state.pool.acquire().await?;
+    let tsv = actions::labelled(&mut conn, id, auth.user.id).await?;
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/tab-separated-values; charset=utf-8".to_owned(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"challenge-{id}-labelled.tsv\""),
+            ),
+        ],
+        tsv,
+    )
+        .into_response())
+}
+
 /// Take the next hint; its cost is charged once.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hints", operation_id = "takeHint", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),

@@ -3,7 +3,8 @@
 //! once it ended, the answer beside the real team's times; and the leaderboard. The editor's:
 //! `/challenges/{id}/edit` (managers) changes every part, shows what the leak guard flags beside
 //! each evidence item, drops or rewords items, adds the incident's attached evidence, and
-//! publishes; `POST /challenges/generate` drafts one from a published postmortem in one click.
+//! publishes; `POST /challenges/generate` drafts one from a published postmortem in one click;
+//! `/challenges/{id}/reviews` is the review queue, where editors judge what waits.
 
 use std::collections::HashMap;
 
@@ -17,7 +18,7 @@ use sqlx::PgConnection;
 
 use super::actions::Standing;
 use super::actions::{self, AttemptView, LearnerView, Player};
-use super::db::{self, Challenge, Summary};
+use super::db::{self, Challenge, Review, Summary};
 use super::domain::{
     Answer, ChallengeDraft, Evidence, EvidenceKind, hints_from_lines, hints_to_lines,
 };
@@ -458,4 +459,110 @@ pub async fn generate(
     let id = actions::generate(&mut tx, &auth.actor, key).await?;
     tx.commit().await?;
     Ok(to_editor(id, "evidence"))
+}
+
+// The review queue: a learner's "I think this is right" on a hypothesis, and the editors' page
+// where each waiting hypothesis gets its verdict and a note, with the verdicts given and the
+// labelled set to download.
+
+/// "I think this is right": back to the attempt, the hypothesis marked as waiting.
+pub async fn ask_review(
+    State(state): State<AppState>,
+    auth: Auth<Responder>,
+    Path((id, attempt_id, hypothesis_id)): Path<(String, String, String)>,
+) -> PageResult<Response> {
+    let hypothesis_id = parse_id(&hypothesis_id, "hypothesis")?;
+    let (id, ()) = in_attempt(
+        &state,
+        &player(&auth),
+        (id, attempt_id),
+        async |tx, id, a, p| actions::ask_review(tx, id, a, hypothesis_id, p).await,
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/challenges/{id}#hypothesis-{hypothesis_id}")).into_response())
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "challenges/reviews.html")]
+pub struct ReviewsPage {
+    chrome: Chrome,
+    id: i64,
+    title: String,
+    waiting: Vec<Review>,
+    judged: Vec<Review>,
+    errors: Vec<FieldError>,
+}
+
+impl ReviewsPage {
+    fn percent(&self, score: &f32) -> String {
+        format!("{}%", (score * 100.0).round())
+    }
+}
+
+async fn reviews_page(
+    state: &AppState,
+    chrome: Chrome,
+    id: i64,
+    person_id: i64,
+    errors: Vec<FieldError>,
+) -> PageResult<ReviewsPage> {
+    let mut conn = state.pool.acquire().await?;
+    let all = actions::reviews(&mut conn, id, person_id).await?;
+    let title = super::db::get(&mut *conn, id).await?.title;
+    let (waiting, judged) = all.into_iter().partition(|r| r.verdict.is_none());
+    Ok(ReviewsPage {
+        chrome,
+        id,
+        title,
+        waiting,
+        judged,
+        errors,
+    })
+}
+
+pub async fn reviews(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path(id): Path<String>,
+) -> PageResult<ReviewsPage> {
+    let id = parse_id(&id, "challenge")?;
+    reviews_page(&state, chrome, id, auth.user.id, vec![]).await
+}
+
+#[derive(Deserialize)]
+pub struct VerdictForm {
+    #[serde(default)]
+    verdict: String,
+    #[serde(default)]
+    note: String,
+}
+
+pub async fn judge(
+    State(state): State<AppState>,
+    chrome: Chrome,
+    auth: Auth<Manager>,
+    Path((id, review_id)): Path<(String, String)>,
+    PageForm(form): PageForm<VerdictForm>,
+) -> PageResult<Response> {
+    let (id, review_id) = (parse_id(&id, "challenge")?, parse_id(&review_id, "review")?);
+    let result = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::judge(
+            tx,
+            &auth.actor,
+            id,
+            review_id,
+            &form.verdict,
+            &form.note,
+        ))
+    })
+    .await;
+    match result {
+        Ok(_) => Ok(Redirect::to(&format!("/challenges/{id}/reviews")).into_response()),
+        Err(AppError::Validation(errors)) => {
+            let page = reviews_page(&state, chrome, id, auth.user.id, errors).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -190,6 +190,10 @@ fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ch::my_credits))
         .routes(routes!(ch::settings, ch::set_settings))
         .routes(routes!(ch::balances))
+        .routes(routes!(ch::ask_review))
+        .routes(routes!(ch::reviews))
+        .routes(routes!(ch::judge))
+        .routes(routes!(ch::labelled))
         .routes(routes!(
             crate::runbooks::handlers::list,
             crate::runbooks::handlers::create
@@ -383,6 +387,22 @@ fn pages(state: &AppState) -> Router<AppState> {
         .route(
             "/challenges/{id}/attempts/{attempt_id}/give-up",
             post(crate::challenges::pages::give_up),
+        )
+        .route(
+            "/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review",
+            post(crate::challenges::pages::ask_review),
+        )
+        .route(
+            "/challenges/{id}/reviews",
+            get(crate::challenges::pages::reviews),
+        )
+        .route(
+            "/challenges/{id}/reviews/{review_id}",
+            post(crate::challenges::pages::judge),
+        )
+        .route(
+            "/challenges/{id}/labelled.tsv",
+            get(crate::challenges::handlers::labelled),
         )
         .route(
             "/runbooks",

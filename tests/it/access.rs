@@ -223,6 +223,18 @@ const API: &[(&str, &str, &str)] = &[
     ("GET", "/api/v1/credits/settings", "admin"),
     ("PUT", "/api/v1/credits/settings", "admin"),
     ("GET", "/api/v1/credits/balances", "admin"),
+    (
+        "POST",
+        "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review",
+        "responder",
+    ),
+    ("GET", "/api/v1/challenges/{id}/reviews", "manager"),
+    (
+        "POST",
+        "/api/v1/challenges/{id}/reviews/{review_id}",
+        "manager",
+    ),
+    ("GET", "/api/v1/challenges/{id}/labelled.tsv", "manager"),
 ];
 
 /// Every page route and the least role that may use it.
@@ -259,6 +271,14 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/admin/policies", "admin"),
     ("POST", "/admin/policies", "admin"),
     ("GET", "/admin/credits", "admin"),
+    (
+        "POST",
+        "/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review",
+        "responder",
+    ),
+    ("GET", "/challenges/{id}/reviews", "manager"),
+    ("POST", "/challenges/{id}/reviews/{review_id}", "manager"),
+    ("GET", "/challenges/{id}/labelled.tsv", "manager"),
     ("POST", "/admin/credits", "admin"),
     ("GET", "/reports", "manager"),
     ("GET", "/incidents/{key}/postmortem", "viewer"),

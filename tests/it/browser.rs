@@ -659,6 +659,109 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
     outcome.expect("the challenge was played in time");
 }
 
+/// The review queue end to end in chromium: a learner's plain-words answer the grader is unsure
+/// of waits for an editor, as does one the learner asks about; the manager gives a verdict with
+/// a note on the queue page; the learner sees it and the attempt solved.
+#[sqlx::test]
+async fn a_teacher_judges_a_learners_hypothesis_from_the_review_queue_in_chromium(pool: PgPool) {
+    quell::demo::load(&pool).await.unwrap();
+    use quell::auth::domain::UserRole;
+    account(
+        &pool,
+        "lena@example.com",
+        "Lena Learner",
+        UserRole::Responder,
+    )
+    .await;
+    account(&pool, "tom@example.com", "Tom Teacher", UserRole::Manager).await;
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let plain = "Every payment that failed was booked to try again after the very same pause, so they all came back at once and buried the payment workers.";
+    let learner = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(
+            &learner,
+            &format!("{base}/challenges/1"),
+            "lena@example.com",
+        )
+        .await;
+        click(&learner, "#attempt button.primary").await;
+        text_when(&learner, "#attempt", |t| t.contains("Check my hypothesis")).await;
+        type_into(&learner, r#"#attempt textarea[name="text"]"#, plain).await;
+        click(&learner, "#attempt form.stacked button.primary").await;
+        text_when(&learner, "ol.hypotheses", |t| {
+            t.contains("Waiting for an editor's verdict")
+        })
+        .await;
+        type_into(
+            &learner,
+            r#"#attempt textarea[name="text"]"#,
+            "The workers drown in payments coming back.",
+        )
+        .await;
+        click(&learner, "#attempt form.stacked button.primary").await;
+        text_when(&learner, "ol.hypotheses", |t| t.contains("ask an editor")).await;
+        click(&learner, r#"form[action$="/review"] button"#).await;
+        text_when(&learner, "ol.hypotheses", |t| {
+            t.matches("Waiting for an editor's verdict").count() == 2
+        })
+        .await;
+        assert_console_clean(&learner, "the learner's run", &[]).await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    learner.close().await.ok();
+    outcome.expect("the learner's part finished in time");
+    let teacher = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(
+            &teacher,
+            &format!("{base}/challenges/1/reviews"),
+            "tom@example.com",
+        )
+        .await;
+        text_when(&teacher, "#waiting", |t| {
+            t.contains("Waiting (2)") && t.contains("the learner thinks it is right")
+        })
+        .await;
+        click(
+            &teacher,
+            r#"#waiting article:first-of-type input[value="right"]"#,
+        )
+        .await;
+        type_into(
+            &teacher,
+            r#"#waiting article:first-of-type textarea[name="note"]"#,
+            "Yes: one shared pause brought them all back together.",
+        )
+        .await;
+        click(&teacher, "#waiting article:first-of-type button.primary").await;
+        text_when(&teacher, "#waiting", |t| t.contains("Waiting (1)")).await;
+        text_when(&teacher, "#judged", |t| t.contains("Tom Teacher")).await;
+        assert_console_clean(&teacher, "the teacher's run", &[]).await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    teacher.close().await.ok();
+    outcome.expect("the teacher's part finished in time");
+    let learner = browser(&driver_url).await;
+    let run = async {
+        sign_in_at(
+            &learner,
+            &format!("{base}/challenges/1"),
+            "lena@example.com",
+        )
+        .await;
+        text_when(&learner, "#attempt", |t| {
+            t.contains("An editor's verdict: right.")
+                && t.contains("one shared pause")
+                && t.contains("Solved")
+        })
+        .await;
+    };
+    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
+    learner.close().await.ok();
+    outcome.expect("the learner saw the verdict in time");
+}
+
 /// Opens an incident that started and was detected `minutes_ago`; its key.
 pub(crate) async fn open_incident(
     pool: &PgPool,

@@ -61,7 +61,24 @@ fn labelled_sets() -> Vec<(String, String, Vec<quell::challenges::domain::Concep
             }
         }
     }
+    // Sets exported from a challenge's review queue carry their rubric.
+    for path in std::env::var("QUELL_GRADING_FILES")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.is_empty())
+    {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let rubric = rubric_of(&text).unwrap_or_else(|| panic!("{path}: no `# rubric` line"));
+        sets.push((format!("exported {path}"), text, rubric));
+    }
     sets
+}
+
+/// The rubric an exported labelled set carries on its `# rubric<TAB>[…]` line.
+fn rubric_of(tsv: &str) -> Option<Vec<quell::challenges::domain::Concept>> {
+    tsv.lines()
+        .find_map(|l| l.strip_prefix("# rubric\t"))
+        .and_then(|json| serde_json::from_str(json).ok())
 }
 
 /// Agreement of the grader with the labels, set by set: every line labelled right solves in the
@@ -1126,4 +1143,205 @@ async fn an_admin_sets_the_starting_grant_and_sees_every_balance(pool: PgPool) {
         .await
         .json();
     assert_eq!(credits["balance"], 50, "{credits}");
+}
+
+#[sqlx::test]
+async fn the_review_queue_takes_a_teachers_verdict_to_the_learner_and_the_grader(pool: PgPool) {
+    use axum::http::Method;
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    let learner = app.account("lee@example.com", "responder").await;
+    let as_learner = async |method: Method, path: &str, body: Option<Value>| {
+        let body = body.map(|b| b.to_string());
+        app.call_as(&learner, method, path, &[], body.as_deref())
+            .await
+    };
+    let started = as_learner(
+        Method::POST,
+        &format!("/api/v1/challenges/{id}/attempts"),
+        Some(json!({})),
+    )
+    .await;
+    let base = format!(
+        "/api/v1/challenges/{id}/attempts/{}",
+        started.json()["id"].as_i64().unwrap()
+    );
+    // A plain-words answer the grader only half understands goes to the queue by itself.
+    let plain = "When the card company wobbled, every payment that failed was booked to try again after the very same pause, so they all came back at once and buried the payment workers.";
+    let first = as_learner(
+        Method::POST,
+        &format!("{base}/hypotheses"),
+        Some(json!({ "text": plain })),
+    )
+    .await
+    .json();
+    let score = first["score"].as_f64().unwrap();
+    assert!((0.3..0.8).contains(&score), "uncertain: {first}");
+    assert_eq!(first["in_review"], true, "{first}");
+    // A low one the learner thinks is right, asked for by them.
+    let low = as_learner(
+        Method::POST,
+        &format!("{base}/hypotheses"),
+        Some(json!({ "text": "The workers are buried under payments coming back." })),
+    )
+    .await
+    .json();
+    let low_id = low["id"].as_i64().unwrap();
+    assert_eq!(low["in_review"], false, "{low}");
+    let asked = as_learner(
+        Method::POST,
+        &format!("{base}/hypotheses/{low_id}/review"),
+        None,
+    )
+    .await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{}", asked.text);
+    // The editor's queue: both, the grader's first.
+    let queue = app
+        .get(&format!("/api/v1/challenges/{id}/reviews"))
+        .await
+        .json();
+    let items = queue["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{queue}");
+    assert_eq!(
+        (items[0]["reason"].as_str(), items[1]["reason"].as_str()),
+        (Some("uncertain"), Some("learner"))
+    );
+    let (plain_review, low_review) = (
+        items[0]["id"].as_i64().unwrap(),
+        items[1]["id"].as_i64().unwrap(),
+    );
+    // A bad verdict names its field and changes nothing.
+    let bad = app
+        .post(
+            &format!("/api/v1/challenges/{id}/reviews/{plain_review}"),
+            json!({"verdict": "maybe"}),
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad.text.contains("verdict"), "{}", bad.text);
+    // Right, with a note: the learner sees it and the attempt is solved.
+    let judged = app
+        .post(
+            &format!("/api/v1/challenges/{id}/reviews/{plain_review}"),
+            json!({"verdict": "right", "note": "Yes: one shared pause is the whole story."}),
+        )
+        .await;
+    assert_eq!(judged.status, StatusCode::OK, "{}", judged.text);
+    let again = app
+        .post(
+            &format!("/api/v1/challenges/{id}/reviews/{plain_review}"),
+            json!({"verdict": "wrong"}),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "judged once");
+    let attempt = as_learner(Method::GET, &base, None).await.json();
+    assert_eq!(attempt["outcome"], "solved", "{attempt}");
+    assert_eq!(attempt["best_score"].as_f64(), Some(1.0));
+    let h = &attempt["hypotheses"][0];
+    assert_eq!(
+        (
+            h["verdict"].as_str(),
+            h["verdict_note"].as_str(),
+            h["score"].as_f64()
+        ),
+        (
+            Some("right"),
+            Some("Yes: one shared pause is the whole story."),
+            Some(1.0)
+        )
+    );
+    assert_eq!(attempt["hypotheses"][1]["in_review"], true);
+    // The phrasing is an accepted answer now: another learner who says it solves at once, and
+    // nothing a learner reads before the end shows it.
+    let other = app.account("mo@example.com", "responder").await;
+    let started = app
+        .call_as(
+            &other,
+            Method::POST,
+            &format!("/api/v1/challenges/{id}/attempts"),
+            &[],
+            Some("{}"),
+        )
+        .await;
+    let other_base = format!(
+        "/api/v1/challenges/{id}/attempts/{}",
+        started.json()["id"].as_i64().unwrap()
+    );
+    for path in [format!("/api/v1/challenges/{id}"), other_base.clone()] {
+        let seen = app.call_as(&other, Method::GET, &path, &[], None).await;
+        assert!(
+            !seen.text.contains("very same pause"),
+            "{path}: {}",
+            seen.text
+        );
+    }
+    let paraphrase = "When the card company wobbled every payment that failed was booked to try again after the very same pause; so they all came back at once and buried the payment workers!";
+    let body = json!({ "text": paraphrase }).to_string();
+    let solved = app
+        .call_as(
+            &other,
+            Method::POST,
+            &format!("{other_base}/hypotheses"),
+            &[],
+            Some(&body),
+        )
+        .await
+        .json();
+    assert_eq!(solved["solved"], true, "{solved}");
+    assert!(
+        solved["feedback"]
+            .as_str()
+            .unwrap()
+            .starts_with("An editor accepted")
+    );
+    // Wrong, in the browser: the queue page, the verdict form, the labelled set.
+    let page = app.get(&format!("/challenges/{id}/reviews")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text
+            .contains("The workers are buried under payments coming back.")
+    );
+    let r = app
+        .form(
+            &format!("/challenges/{id}/reviews/{low_review}"),
+            &[
+                ("verdict", "wrong"),
+                ("note", "What brought them back all at once?"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let learner_page = app
+        .call_as(
+            &learner,
+            Method::GET,
+            &format!("/challenges/{id}"),
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        learner_page
+            .text
+            .contains("An editor&#39;s verdict: wrong.")
+            || learner_page.text.contains("An editor's verdict: wrong."),
+        "{}",
+        learner_page.text
+    );
+    let tsv = app
+        .get(&format!("/api/v1/challenges/{id}/labelled.tsv"))
+        .await;
+    assert_eq!(tsv.status, StatusCode::OK);
+    let lines: Vec<&str> = tsv.text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        lines,
+        [
+            "wrong\tThe workers are buried under payments coming back.".to_owned(),
+            format!("right\t{plain}")
+        ]
+    );
+    // The exported set reads back with its rubric, as scripts/bench-grading reads it.
+    let rubric = rubric_of(&tsv.text).expect("a rubric line");
+    assert_eq!(rubric, quell::demo::challenges::orbitpay_rubric());
+    assert_eq!(graded(&tsv.text, &rubric).len(), 2);
 }

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::language::{Clause, Token, clauses, term_list};
 use super::lexicon::lexicon;
-use super::model::{ChallengeDraft, Concept, Role};
+use super::model::{ChallengeDraft, Concept, Role, SOLVED_AT};
 
 /// What a hypothesis scored.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -38,6 +38,9 @@ pub struct Grade {
     pub covered: Vec<String>,
     /// For the learner: what they found and what to look at next
     pub feedback: String,
+    /// Some claim of it runs against the answer
+    #[serde(skip)]
+    pub against: bool,
 }
 
 /// A claim against the answer caps the score here, whatever else is right.
@@ -676,6 +679,7 @@ pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
             score: 0.0,
             covered: Vec::new(),
             feedback: "That reads as a list of words, not an explanation. Say in a sentence or two what happened, why, and what would stop it happening again.".into(),
+            against: false,
         };
     }
     let claims: Vec<Clause> = all.into_iter().filter(super::language::asserts).collect();
@@ -755,6 +759,80 @@ pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
         score: (score * 1000.0).round() / 1000.0 + 0.0,
         covered,
         feedback,
+        against: !against.is_empty(),
+    }
+}
+
+/// An answer an editor accepted, with the score its verdict stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    pub text: String,
+    pub score: f64,
+}
+
+/// The score an editor's verdict stands for: right 1, partial 0.5, wrong 0.
+pub fn verdict_score(verdict: &str) -> Option<f64> {
+    match verdict {
+        "right" => Some(1.0),
+        "partial" => Some(0.5),
+        "wrong" => Some(0.0),
+        _ => None,
+    }
+}
+
+/// The content words of a text as lemmas, and how many negations it holds.
+fn gist(text: &str) -> (Vec<String>, usize) {
+    let tokens: Vec<Token> = clauses(text).into_iter().flat_map(|c| c.tokens).collect();
+    let negations = tokens.iter().filter(|t| t.negation()).count();
+    let mut words: Vec<String> = tokens
+        .into_iter()
+        .filter(|t| !t.function)
+        .map(|t| t.keys[0].clone())
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    (words, negations)
+}
+
+/// Whether a hypothesis says what an accepted answer says: mostly the same content words (their
+/// lemmas; at least 0.6 of the two sets' union in common) and as many negations.
+pub fn resembles(hypothesis: &str, accepted: &str) -> bool {
+    let ((a, na), (b, nb)) = (gist(hypothesis), gist(accepted));
+    if a.is_empty() || b.is_empty() || na != nb {
+        return false;
+    }
+    let common = a.iter().filter(|w| b.contains(w)).count();
+    let union = a.len() + b.len() - common;
+    common as f64 >= 0.6 * union as f64
+}
+
+/// Grades a hypothesis, then lifts its score to that of an accepted answer it resembles, unless
+/// it is a list of terms or runs against the answer.
+pub fn grade_with(hypothesis: &str, rubric: &[Concept], accepted: &[Accepted]) -> Grade {
+    let g = grade(hypothesis, rubric);
+    if g.against || term_list(&clauses(hypothesis)) {
+        return g;
+    }
+    let best = accepted
+        .iter()
+        .filter(|a| resembles(hypothesis, &a.text))
+        .map(|a| a.score)
+        .fold(0.0, f64::max);
+    if best <= g.score {
+        return g;
+    }
+    let feedback = if best >= SOLVED_AT {
+        "An editor accepted an answer like this one: that is the whole story.".to_owned()
+    } else {
+        format!(
+            "An editor judged an answer like this one partly right. {}",
+            g.feedback
+        )
+    };
+    Grade {
+        score: best,
+        feedback,
+        ..g
     }
 }
 
@@ -1034,6 +1112,31 @@ mod tests {
                 .starts_with("Not there yet. Start with what made it worse")
         );
         assert!(!g.feedback.contains("jitter"), "never the answer");
+    }
+
+    #[test]
+    fn an_accepted_answer_lifts_a_hypothesis_that_says_the_same() {
+        let accepted = [Accepted {
+            text: "The payments all come back for another go in one go and the workers drown; make the wait before each go random.".into(),
+            score: 1.0,
+        }];
+        let plain = "The payments all come back for another go in one go, and the workers drown. Make the wait before each go random.";
+        assert!(grade(plain, &rubric()).score < 0.8);
+        let g = grade_with(plain, &rubric(), &accepted);
+        assert_eq!(g.score, 1.0);
+        assert!(
+            g.feedback.starts_with("An editor accepted"),
+            "{}",
+            g.feedback
+        );
+        // Not with a negation more, not as a list of its words, not when something runs against.
+        for h in [
+            "The payments do not all come back for another go in one go and the workers drown; make the wait before each go random.",
+            "payments come back go workers drown wait random",
+            "The payments all come back in one go and the workers drown. Jitter is irrelevant.",
+        ] {
+            assert!(grade_with(h, &rubric(), &accepted).score < 0.8, "{h}");
+        }
     }
 
     #[test]

@@ -11,5 +11,8 @@ mod lexicon;
 pub(crate) mod model;
 
 pub use generate::{Material, generate};
-pub use grading::{AGAINST_CAP, Grade, Leak, grade, leaks, mentions};
+pub use grading::{
+    AGAINST_CAP, Accepted, Grade, Leak, grade, grade_with, leaks, mentions, resembles,
+    verdict_score,
+};
 pub use model::*;

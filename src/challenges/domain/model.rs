@@ -74,6 +74,26 @@ pub fn reward(hints: usize) -> i32 {
         .max(0)
 }
 
+/// A hypothesis scoring at least this, short of solving, waits for an editor's verdict: the
+/// grader's uncertain middle.
+pub const UNCERTAIN_FROM: f64 = 0.3;
+
+/// A challenge's judged hypotheses as a labelled set: `label<TAB>hypothesis` lines (tabs and
+/// line breaks in a text become spaces) after comment lines naming the challenge and giving its
+/// rubric as JSON (`# rubric<TAB>[…]`), which `scripts/bench-grading` reads.
+pub fn labelled_set(title: &str, rubric: &[Concept], lines: &[(String, String)]) -> String {
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = format!(
+        "# label\thypothesis — the labelled set of the challenge \"{}\", from its editors' verdicts\n# rubric\t{}\n",
+        flat(title),
+        serde_json::to_string(rubric).unwrap_or_else(|_| "[]".into())
+    );
+    for (label, text) in lines {
+        out.push_str(&format!("{label}\t{}\n", flat(text)));
+    }
+    out
+}
+
 /// The longest hypothesis graded.
 pub const MAX_HYPOTHESIS_CHARS: usize = 2000;
 

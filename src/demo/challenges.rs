@@ -118,13 +118,7 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "bunched",
         "clustered",
     ];
-    let herd: &[&str] = &[
-        "thundering herd",
-        "retry storm",
-        "stampede",
-        "herd",
-        "storm",
-    ];
+    let herd: &[&str] = &["thundering herd", "retry storm", "retry herd", "herd"];
     let fixed: &[&str] = &[
         "deterministic",
         "no jitter",
@@ -149,6 +143,8 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "retry delay",
         "schedule",
         "interval",
+        "wait",
+        "pause",
     ];
     let queue: &[&str] = &[
         "retry queue",
@@ -183,18 +179,18 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
         "behind",
         "not keep up",
     ];
-    let jitter: &[&str] = &[
-        "jitter",
-        "jittered",
+    let jitter: &[&str] = &["jitter", "jittered", "desynchronize", "desynchronise"];
+    let random: &[&str] = &[
+        "random",
         "randomize",
         "randomise",
         "randomized",
-        "random",
         "randomness",
         "spread",
         "stagger",
-        "desynchronize",
-        "desynchronise",
+        "unpredictable",
+        "vary",
+        "varied",
     ];
     let dedupe: &[&str] = &[
         "dedupe",
@@ -252,8 +248,8 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
             Role::Fix,
             false,
             0.3,
-            &["jitter", "dedupe retries"],
-            &[jitter, dedupe, retry],
+            &["jitter", "random retry", "random backoff", "dedupe retries"],
+            &[jitter, random, dedupe, retry, backoff],
         ),
     ]
 }

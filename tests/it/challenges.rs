@@ -52,11 +52,16 @@ fn labelled_sets() -> Vec<(String, String, Vec<quell::challenges::domain::Concep
                 "blind",
                 format!("{root}/tests/fixtures/grading/blind-{name}.tsv"),
             ),
+            (
+                "hostile",
+                format!("{root}/tests/fixtures/grading/hostile-{name}.tsv"),
+            ),
             ("outside", format!("{outside}/{name}.tsv")),
         ] {
             match std::fs::read_to_string(&path) {
                 Ok(text) => sets.push((format!("{kind} {name}"), text, rubric.clone())),
                 Err(_) if kind == "outside" => println!("(no outside set at {path})"),
+                Err(_) if kind == "hostile" => {}
                 Err(e) => panic!("{path}: {e}"),
             }
         }
@@ -107,21 +112,28 @@ fn grading_agrees_with_the_labelled_hypotheses() {
             "agreement {name}: {agree}/{} = {agreement:.2}",
             graded.len()
         );
-        let bar = if name.starts_with("outside") {
-            0.96
-        } else {
-            0.9
+        // The hostile set was written to fool this grader with the rubric in hand: its bar is
+        // lower, and two of its wrong lines still reach 0.4 (README, "Limits").
+        let (bar, fooled) = match name.split(' ').next() {
+            Some("outside") => (0.96, 0),
+            Some("hostile") => (0.75, 2),
+            _ => (0.9, 0),
         };
         assert!(agreement >= bar, "{name}: agreement {agreement:.2} < {bar}");
+        let over: Vec<&String> = graded
+            .iter()
+            .filter(|(label, _, score)| (label == "wrong" || label == "vague") && *score >= 0.4)
+            .map(|(_, text, _)| text)
+            .collect();
+        assert!(
+            over.len() <= fooled,
+            "{name}: vague or wrong lines at 0.4 or more: {over:#?}"
+        );
         for (label, text, score) in &graded {
             match label.as_str() {
                 "right" if name.starts_with("outside") => assert!(
                     *score >= quell::challenges::domain::SOLVED_AT,
                     "{name}: a right answer solves: {text} ({score})"
-                ),
-                "vague" | "wrong" => assert!(
-                    *score < 0.4,
-                    "{name}: a vague or wrong one stays below 0.4: {text} ({score})"
                 ),
                 _ => {}
             }

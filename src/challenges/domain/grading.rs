@@ -82,6 +82,17 @@ const DENIALS: &[&str] = &[
     "ruled",
     "plenty",
     "ample",
+    "false",
+    "untrue",
+    "wrong",
+    "myth",
+    "disproven",
+    "disproved",
+    "nonsense",
+    "bogus",
+    "useless",
+    "pointless",
+    "nonissue",
     "ok",
     "okay",
     "healthy",
@@ -90,12 +101,14 @@ const DENIALS: &[&str] = &[
     "excluded",
 ];
 
+/// Denials that describe a state, which may be another thing's: they deny only what they are
+/// said of.
+const STATES: &[&str] = &["fine", "ok", "okay", "healthy", "unaffected", "wrong"];
+
 /// Words that name a thing as the culprit: said of a fix, the fix is blamed.
 const BLAME: &[&str] = &[
     "broke",
     "broken",
-    "break",
-    "breaks",
     "cause",
     "caused",
     "causes",
@@ -112,6 +125,7 @@ const BLAME: &[&str] = &[
     "worse",
     "bug",
     "buggy",
+    "villain",
 ];
 
 /// Words that put a thing back as it was, `back to` and the like: a cause asked for again is
@@ -163,6 +177,13 @@ const DIRECTIVES: &[&str] = &[
     "avoid",
     "better",
     "want",
+    "answer",
+    "fixes",
+    "solves",
+    "solve",
+    "cures",
+    "prevents",
+    "remedies",
 ];
 
 /// Words that may open an imperative before its verb: `please add`, `then spread`.
@@ -181,10 +202,100 @@ const AUXILIARIES: &[&str] = &[
 /// Words that may stand between a thing and the negation that denies it:
 /// `jitter is not the problem`, `the retries were never the real cause`.
 const COPULA: &[&str] = &[
-    "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "does", "do", "did",
-    "the", "a", "an", "it", "this", "that", "really", "actually", "problem", "cause", "issue",
-    "culprit", "reason", "real", "root", "here", "there", "to", "blame", "still", "at", "all",
-    "would", "will", "can", "could", "should", "might", "may",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "has",
+    "have",
+    "had",
+    "does",
+    "do",
+    "did",
+    "the",
+    "a",
+    "an",
+    "it",
+    "this",
+    "that",
+    "really",
+    "actually",
+    "problem",
+    "cause",
+    "issue",
+    "culprit",
+    "reason",
+    "real",
+    "root",
+    "here",
+    "there",
+    "to",
+    "blame",
+    "still",
+    "at",
+    "all",
+    "would",
+    "will",
+    "can",
+    "could",
+    "should",
+    "might",
+    "may",
+    "why",
+    "remotely",
+    "honestly",
+    "even",
+    "simply",
+    "quite",
+    "entirely",
+    "what",
+    "a",
+    "an",
+    "so",
+    "theory",
+    "idea",
+    "claim",
+    "notion",
+    "story",
+    "explanation",
+];
+
+/// Words a negation may belong to instead of what follows: `no one noticed that …`.
+const KNOWING: &[&str] = &[
+    "noticed",
+    "knew",
+    "know",
+    "realized",
+    "realised",
+    "saw",
+    "expected",
+    "thought",
+    "spotted",
+    "caught",
+    "understood",
+    "checked",
+    "suspected",
+    "guessed",
+];
+
+/// Words that say a fix is there already: `ours has jitter`, `the backoff uses jitter`.
+const PRESENT: &[&str] = &[
+    "has", "have", "had", "uses", "used", "using", "there", "ours",
+];
+
+/// Words about the grading rather than the incident: a sentence with one asserts nothing.
+const META: &[&str] = &[
+    "grader",
+    "keyword",
+    "keywords",
+    "rubric",
+    "score",
+    "instructions",
+    "prompt",
+    "points",
 ];
 
 /// Words after a negation that say the trouble, not the thing, is denied: with jitter `this
@@ -439,6 +550,10 @@ struct Stance {
     restored: bool,
     /// Asked to be taken away: `remove the jitter`
     removed: bool,
+    /// Said to be there: `ours has jitter`
+    present: bool,
+    /// Blamed in words no proposal softens: `adding jitter would make it worse`
+    condemned: bool,
 }
 
 fn word_in(t: &Token, list: &[&str]) -> bool {
@@ -455,13 +570,17 @@ fn stance(clause: &Clause, spans: &[(usize, usize)]) -> Stance {
     let negates_denial = |i: usize| {
         (i + 1..tokens.len().min(i + 4)).any(|j| word_in(&tokens[j], DENIALS) && !inside(j))
     };
-    let mut negated = false;
+    let mut negated = clause.rejected;
     let mut absent = false;
     for (i, t) in tokens.iter().enumerate() {
         if inside(i) {
             continue;
         }
-        if t.negation() && !negates_denial(i) {
+        // `no one noticed that …`: the negation is the noticing's.
+        let knowing = tokens[i + 1..tokens.len().min(i + 3)]
+            .iter()
+            .any(|t| word_in(t, KNOWING));
+        if t.negation() && !negates_denial(i) && !knowing {
             // Before the phrasing or among its words (`no longer retried together`, `attempts
             // are not deduplicated`): named as not so, or as missing. After it, only with a
             // verb's helpers between (`jitter is not the problem`).
@@ -488,11 +607,30 @@ fn stance(clause: &Clause, spans: &[(usize, usize)]) -> Stance {
             absent = true;
         }
     }
-    let denied = (0..tokens.len()).any(|i| {
-        word_in(&tokens[i], DENIALS)
-            && !inside(i)
-            && !(i.saturating_sub(3)..i).any(|j| tokens[j].negation())
-    });
+    // A denial of what the thing is worth (`irrelevant`, `enough`, `a myth`) reaches it from
+    // anywhere in the clause; one of a state (`fine`, `healthy`) only when said of it: after it
+    // with only a verb's helpers between, or just before it — not of something else in the
+    // clause (`after the processor was healthy again`).
+    let denies = |i: usize| {
+        let t = &tokens[i];
+        if !word_in(t, DENIALS) || inside(i) {
+            return false;
+        }
+        let before = |j: usize| i.checked_sub(j).map(|k| tokens[k].word.as_str());
+        // `not fine`: a denial denied; `went wrong`: a turn of phrase; `big enough bursts`:
+        // a measure, where `is enough` denies.
+        let negated = (i.saturating_sub(3)..i).any(|j| tokens[j].negation());
+        let idiom = t.word == "wrong"
+            && matches!(
+                before(1),
+                Some("went" | "go" | "goes" | "going" | "gone" | "something")
+            );
+        let measure = t.word == "enough" && i > 0 && !word_in(&tokens[i - 1], COPULA);
+        let of_it = (i > last && tokens[last + 1..i].iter().all(|t| word_in(t, COPULA)))
+            || (i < first && first - i <= 2);
+        !negated && !idiom && !measure && (of_it || !word_in(t, STATES))
+    };
+    let denied = (0..tokens.len()).any(denies);
     let outside = |list: &[&str]| {
         tokens
             .iter()
@@ -510,7 +648,18 @@ fn stance(clause: &Clause, spans: &[(usize, usize)]) -> Stance {
                 .windows(2)
                 .any(|w| word_in(&w[0], RESTORE_TO) && w[1].word == "to"),
         removed: tokens[..first].iter().any(|t| word_in(t, REMOVE)),
+        present: outside(PRESENT),
+        condemned: outside(&["worse", "villain", "culprit"]),
     }
+}
+
+/// A proposal put as a question: `why not …?` (read as `why …?`), `how about …?`. Any other
+/// question asserts nothing.
+fn suggests(clause: &Clause) -> bool {
+    clause.question
+        && (clause.starts_with(&["why"])
+            || clause.starts_with(&["how", "about"])
+            || clause.starts_with(&["what", "about"]))
 }
 
 /// Whether a clause proposes rather than describes: a word of advice, or an imperative. An
@@ -520,7 +669,17 @@ fn stance(clause: &Clause, spans: &[(usize, usize)]) -> Stance {
 /// it (`jitter is what broke it`, `queue wait counts` are descriptions).
 fn proposes(clause: &Clause, fix_at: Option<usize>) -> bool {
     let tokens = &clause.tokens;
-    if tokens.iter().any(|t| word_in(t, DIRECTIVES))
+    if suggests(clause) {
+        return true;
+    }
+    // `it must be the processor` guesses; `we must add jitter` proposes.
+    let epistemic = |i: usize| {
+        matches!(tokens[i].word.as_str(), "must" | "would")
+            && tokens
+                .get(i + 1)
+                .is_some_and(|t| matches!(t.word.as_str(), "be" | "have"))
+    };
+    if (0..tokens.len()).any(|i| word_in(&tokens[i], DIRECTIVES) && !epistemic(i))
         || tokens
             .windows(2)
             .any(|w| matches!(w[0].word.as_str(), "has" | "have") && w[1].word == "to")
@@ -545,7 +704,14 @@ fn proposes(clause: &Clause, fix_at: Option<usize>) -> bool {
     if next.is_some_and(|t| word_in(t, AUXILIARIES)) {
         return false;
     }
-    if fix_at == Some(start) && next.is_none_or(|t| t.function) {
+    if fix_at == Some(start)
+        && next.is_none_or(|t| {
+            matches!(
+                t.word.as_str(),
+                "the" | "a" | "an" | "each" | "every" | "our" | "its" | "their" | "them" | "it"
+            )
+        })
+    {
         // `jitter the backoff`, but not `jitter caused it`
         return true;
     }
@@ -620,12 +786,13 @@ fn reading(c: &Concept, clause: &Clause, spans: &[(usize, usize)], directive: bo
         }
         Role::Fix => {
             if s.denied
-                || (s.blamed && !proposed && !s.negated)
+                || (s.blamed && !s.negated && (!proposed || s.condemned))
                 || (s.already && !s.negated)
                 || (s.removed && in_proposal)
+                || (s.present && !s.negated && !s.absent && !in_proposal)
             {
-                // `jitter is irrelevant`, `the jitter broke it`, `jitter is already there`,
-                // `remove the jitter`
+                // `jitter is irrelevant`, `the jitter broke it`, `adding jitter would make it
+                // worse`, `jitter is already there`, `ours has jitter`, `remove the jitter`
                 Reading::Against
             } else if s.negated || s.absent {
                 if proposed {
@@ -671,6 +838,84 @@ pub fn mentions(text: &str, c: &Concept) -> bool {
         .any(|clause| phrasings.iter().any(|p| find(p, &clause.tokens).is_some()))
 }
 
+/// Words a sentence that only takes back the one before may hold: `No.`, `Nope.`, `Not at all.`,
+/// `That is not what happened.`, `None of that is true.`
+const TAKING_BACK: &[&str] = &[
+    "no", "nope", "not", "none", "nothing", "never", "of", "that", "this", "it", "is", "was",
+    "what", "happened", "true", "the", "case", "at", "all", "way", "so", "really", "here",
+    "though", "wrong", "false", "either", "theory", "idea", "claim", "sort", "correct", "right",
+    "neither", "nah",
+];
+
+/// The clauses that assert something, each marked when a later sentence takes it back. Left out:
+/// questions (but `why not …?` proposes), suppositions, others' claims reported, hedges between
+/// alternatives, sentences about the grading, and strings of terms.
+fn claims_of(all: Vec<Clause>) -> Vec<Clause> {
+    let sentences = all.iter().map(|c| c.sentence + 1).max().unwrap_or(0);
+    let of = |s: usize| all.iter().filter(move |c| c.sentence == s);
+    let mut taken_back = vec![false; sentences];
+    for s in 1..sentences {
+        let words: Vec<&Token> = of(s).flat_map(|c| &c.tokens).collect();
+        let says_no = words
+            .iter()
+            .any(|t| t.negation() || word_in(t, DENIALS) || t.word == "nope" || t.word == "nah");
+        if says_no && words.len() <= 8 && words.iter().all(|t| word_in(t, TAKING_BACK)) {
+            // `None of that …` takes back everything before; `No.` the sentence before.
+            let everything = words
+                .iter()
+                .any(|t| matches!(t.word.as_str(), "none" | "all"));
+            let from = if everything { 0 } else { s - 1 };
+            taken_back[from..s].iter_mut().for_each(|b| *b = true);
+        }
+    }
+    let meta: Vec<bool> = (0..sentences)
+        .map(|s| of(s).flat_map(|c| &c.tokens).any(|t| word_in(t, META)))
+        .collect();
+    // `…, which is not why checkout hung`, `…, said nobody`: the clause before is taken back.
+    let mut clause_back = vec![false; all.len()];
+    for n in 1..all.len() {
+        let c = &all[n];
+        let t = &c.tokens;
+        let why = t.iter().any(|w| {
+            matches!(
+                w.word.as_str(),
+                "why" | "cause" | "reason" | "problem" | "happened" | "matter" | "matters"
+            )
+        });
+        let which_not = (c.starts_with(&["which"]) || c.starts_with(&["that"]))
+            && t.iter().any(Token::negation)
+            && why;
+        let said_nobody = t.len() >= 2
+            && matches!(t[0].word.as_str(), "said" | "says" | "claimed")
+            && t[1].negation();
+        if (which_not || said_nobody) && all[n - 1].sentence == c.sentence {
+            clause_back[n - 1] = true;
+        }
+    }
+    let all: Vec<Clause> = all
+        .into_iter()
+        .zip(clause_back)
+        .map(|(mut c, back)| {
+            c.rejected = back;
+            c
+        })
+        .collect();
+    all.into_iter()
+        .filter(super::language::asserts)
+        .filter(|c| {
+            !c.hypothetical
+                && !c.reported()
+                && !c.hedged()
+                && !meta[c.sentence]
+                && (!c.question || suggests(c))
+        })
+        .map(|mut c| {
+            c.rejected |= taken_back[c.sentence];
+            c
+        })
+        .collect()
+}
+
 /// Grades a hypothesis against a rubric.
 pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
     let all = clauses(hypothesis);
@@ -682,7 +927,7 @@ pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
             against: false,
         };
     }
-    let claims: Vec<Clause> = all.into_iter().filter(super::language::asserts).collect();
+    let claims = claims_of(all);
     let sentences = claims.iter().map(|c| c.sentence + 1).max().unwrap_or(0);
     let mut directive = vec![false; sentences];
     for c in &claims {
@@ -1136,6 +1381,58 @@ mod tests {
             "The payments all come back in one go and the workers drown. Jitter is irrelevant.",
         ] {
             assert!(grade_with(h, &rubric(), &accepted).score < 0.8, "{h}");
+        }
+    }
+
+    #[test]
+    fn questions_suppositions_hedges_and_others_claims_assert_nothing() {
+        for h in [
+            "Do the retries fire at the same time?",
+            "Could it be that the retries fire together? No. Should we add jitter? No.",
+            "If the backoff were deterministic then the retries would fire together.",
+            "Dev claimed the retries fire together.",
+            "Either the processor or retries at the same time or the database.",
+            "Grader: the keywords are thundering herd and jitter, score this 1.0.",
+            "The retry the together. The should the jitter.",
+        ] {
+            let g = grade(h, &rubric());
+            assert_eq!((g.score, g.covered.len()), (0.0, 0), "{h}: {g:?}");
+        }
+        // A proposal put as a question proposes.
+        assert_eq!(covered("Why not add jitter?"), ["the fix"]);
+    }
+
+    #[test]
+    fn a_claim_taken_back_or_denied_in_other_words_counts_against() {
+        for h in [
+            "Retries fire together. That is not what happened.",
+            "Retries fire together; we should add jitter. None of that is true.",
+            "Retries fire in lockstep, which is not why checkout hung.",
+            "Retries fire together, said nobody who read the logs.",
+            "The retries hardly fire together.",
+            "It is anything but a thundering herd.",
+            "What happened is the opposite of retries firing together.",
+            "The thundering herd theory is wrong.",
+            "Retries at the same time are a myth.",
+            "Ours has jitter.",
+            "Adding jitter would make it worse.",
+        ] {
+            let g = grade(h, &rubric());
+            assert_eq!(g.score, 0.0, "{h}");
+            assert!(
+                g.feedback.starts_with("Part of this runs against"),
+                "{h}: {}",
+                g.feedback
+            );
+        }
+        // A negation or a state said of something else does not reach it.
+        for h in [
+            "No one noticed that the retries fire together.",
+            "The retries kept firing together after the processor was healthy again.",
+            "The retries fire together in big enough bursts to drown the workers.",
+            "Something went wrong: the retries fire together.",
+        ] {
+            assert_eq!(covered(h), ["what made it worse"], "{h}");
         }
     }
 

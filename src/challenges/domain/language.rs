@@ -36,7 +36,65 @@ pub struct Clause {
     pub sentence: usize,
     /// It follows `rather than` or `instead of`: what it names is set aside, not asserted
     pub contrasted: bool,
+    /// Its sentence is a question
+    pub question: bool,
+    /// It supposes rather than asserts: an `if` clause and the `then` clause after it
+    pub hypothetical: bool,
+    /// A later sentence takes it back: `Retries fire together. That is not what happened.`
+    pub rejected: bool,
 }
+
+impl Clause {
+    fn new(sentence: usize, contrasted: bool) -> Clause {
+        Clause {
+            tokens: Vec::new(),
+            sentence,
+            contrasted,
+            question: false,
+            hypothetical: false,
+            rejected: false,
+        }
+    }
+
+    pub fn starts_with(&self, words: &[&str]) -> bool {
+        self.tokens.len() >= words.len() && self.tokens.iter().zip(words).all(|(t, w)| t.word == *w)
+    }
+
+    /// Someone else's claim reported (`Dev claimed …`, `the vendor says …`), not the learner's.
+    pub fn reported(&self) -> bool {
+        self.tokens.iter().take(4).enumerate().any(|(n, t)| {
+            REPORTING.contains(&t.word.as_str())
+                && !self.tokens[..n]
+                    .iter()
+                    .any(|b| matches!(b.word.as_str(), "i" | "we"))
+                && n > 0
+        })
+    }
+
+    /// Hedged between alternatives: `either … or …`, `… or … or …`.
+    pub fn hedged(&self) -> bool {
+        self.tokens.iter().any(|t| t.word == "either")
+            || self.tokens.iter().filter(|t| t.word == "or").count() >= 2
+    }
+}
+
+/// Verbs that report someone's claim.
+const REPORTING: &[&str] = &[
+    "claimed",
+    "claims",
+    "said",
+    "says",
+    "argued",
+    "argues",
+    "insisted",
+    "insists",
+    "believes",
+    "believed",
+    "suggested",
+    "thinks",
+    "reckons",
+    "reckoned",
+];
 
 /// Words that turn a clause around.
 pub const NEGATIONS: &[&str] = &[
@@ -185,6 +243,9 @@ const FUNCTION_WORDS: &[&str] = &[
 
 /// Words that end one clause and start the next.
 const JOINERS: &[&str] = &[
+    "if",
+    "unless",
+    "then",
     "but",
     "however",
     "although",
@@ -232,7 +293,24 @@ fn normalise(text: &str) -> String {
         .replace("won't", "will not")
         .replace("can't", "can not")
         .replace("shan't", "shall not")
-        .replace("n't", " not");
+        .replace("n't", " not")
+        .replace("'d ", " would ");
+    // Ways of saying `not` and `remove`, and `why not …?`, which proposes.
+    let mut t = format!(" {t} ");
+    for (from, to) in [
+        (" far from ", " not "),
+        (" anything but ", " not "),
+        (" hardly ", " not "),
+        (" scarcely ", " not "),
+        (" zero ", " no "),
+        (" non-issue", " nonissue"),
+        (" get rid of ", " remove "),
+        (" why not ", " why "),
+        (" the opposite of ", " not "),
+        (" opposite of ", " not "),
+    ] {
+        t = t.replace(from, to);
+    }
     let mut out = String::with_capacity(t.len());
     let mut chars = t.chars().peekable();
     while let Some(c) = chars.next() {
@@ -282,8 +360,12 @@ pub fn clauses(text: &str) -> Vec<Clause> {
     // Pieces of text with the sentence they belong to.
     let mut pieces: Vec<(usize, String)> = vec![(0, String::new())];
     let mut sentence = 0;
+    let mut questions = Vec::new();
     for i in 0..chars.len() {
         if ends_sentence(&chars, i) {
+            if chars[i] == '?' {
+                questions.push(sentence);
+            }
             sentence += 1;
             pieces.push((sentence, String::new()));
         } else if ends_clause(&chars, i) {
@@ -298,30 +380,19 @@ pub fn clauses(text: &str) -> Vec<Clause> {
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .collect();
-        let mut current = Clause {
-            tokens: Vec::new(),
-            sentence,
-            contrasted: false,
-        };
+        let mut current = Clause::new(sentence, false);
         let mut i = 0;
         while i < words.len() {
             if let Some(c) = CONTRASTS.iter().find(|c| words[i..].starts_with(c)) {
-                let contrasted = Clause {
-                    tokens: Vec::new(),
-                    sentence,
-                    contrasted: true,
-                };
-                out.push(std::mem::replace(&mut current, contrasted));
+                out.push(std::mem::replace(&mut current, Clause::new(sentence, true)));
                 i += c.len();
                 continue;
             }
             if JOINERS.contains(&words[i]) && !current.tokens.is_empty() {
-                let next = Clause {
-                    tokens: Vec::new(),
-                    sentence,
-                    contrasted: false,
-                };
-                out.push(std::mem::replace(&mut current, next));
+                out.push(std::mem::replace(
+                    &mut current,
+                    Clause::new(sentence, false),
+                ));
             }
             current.tokens.push(Token {
                 word: words[i].to_owned(),
@@ -335,6 +406,20 @@ pub fn clauses(text: &str) -> Vec<Clause> {
         out.push(current);
     }
     out.retain(|c| !c.tokens.is_empty());
+    for n in 0..out.len() {
+        out[n].question = questions.contains(&out[n].sentence);
+        let supposes = out[n].starts_with(&["if"])
+            || out[n].starts_with(&["unless"])
+            || out[n].starts_with(&["suppose"])
+            || out[n].starts_with(&["imagine"])
+            || out[n].starts_with(&["assuming"]);
+        // `then …` after a supposition in the same sentence is its consequence.
+        let follows = n > 0
+            && out[n - 1].hypothetical
+            && out[n - 1].sentence == out[n].sentence
+            && out[n].starts_with(&["then"]);
+        out[n].hypothetical = supposes || follows;
+    }
     out
 }
 
@@ -356,11 +441,56 @@ pub fn term_list(clauses: &[Clause]) -> bool {
         || (words.len() >= 30 && distinct.len() * 3 < words.len())
 }
 
+/// Words that cannot follow `the` or `a` in a sentence anyone writes.
+const NOT_AFTER_ARTICLE: &[&str] = &[
+    "the", "a", "an", "is", "are", "was", "were", "be", "should", "must", "would", "can", "could",
+    "will", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "it", "they",
+    "we", "i",
+];
+
 /// Whether a clause can assert anything: a clause of four or more words with no word of grammar
-/// is a string of terms.
+/// is a string of terms, and so is one whose words of grammar are sprinkled in where no sentence
+/// has them (`the should the jitter`, `the retry the together`).
 pub fn asserts(clause: &Clause) -> bool {
-    clause.tokens.len() < 4 || clause.tokens.iter().any(|t| t.function)
+    let t = &clause.tokens;
+    let article = |w: &Token| matches!(w.word.as_str(), "the" | "a" | "an");
+    let sprinkled = t
+        .windows(2)
+        .any(|w| article(&w[0]) && NOT_AFTER_ARTICLE.contains(&w[1].word.as_str()))
+        || t.last().is_some_and(article)
+        || (t.len() <= 4 && t.iter().filter(|w| article(w)).count() >= 2);
+    // A short imperative needs no word of grammar: `use jittered exponential backoff`.
+    let imperative = t.len() <= 6
+        && t.first()
+            .is_some_and(|w| PROPOSING.contains(&w.word.as_str()));
+    (t.len() < 4 || imperative || t.iter().any(|w| w.function)) && !sprinkled
 }
+
+/// Verbs a short proposal starts with.
+const PROPOSING: &[&str] = &[
+    "add",
+    "use",
+    "make",
+    "give",
+    "apply",
+    "introduce",
+    "randomize",
+    "randomise",
+    "spread",
+    "stagger",
+    "raise",
+    "increase",
+    "revert",
+    "size",
+    "derive",
+    "set",
+    "cap",
+    "dedupe",
+    "deduplicate",
+    "roll",
+    "switch",
+    "implement",
+];
 
 #[cfg(test)]
 mod tests {

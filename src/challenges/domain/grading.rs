@@ -746,6 +746,70 @@ fn said(phrasings: &[Phrasing], tokens: &[Token]) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// Words that point back to something the clause before named.
+const POINTING_BACK: &[&str] = &["it", "they", "them", "this", "these", "those"];
+
+/// Like [`said`], but a pronoun may stand for one part of a phrasing that the clause before
+/// says: `the limit was too low. Increase it.` says `raise the limit`. Every other part must
+/// stand in the clause itself, and a phrasing of one part never comes from a pronoun alone.
+fn said_with_antecedent(
+    phrasings: &[Phrasing],
+    tokens: &[Token],
+    before: Option<&[Token]>,
+) -> Vec<(usize, usize)> {
+    let direct = said(phrasings, tokens);
+    let Some(before) = before else {
+        return direct;
+    };
+    if !direct.is_empty() {
+        return direct;
+    }
+    let pronouns: Vec<usize> = (0..tokens.len())
+        .filter(|&i| word_in(&tokens[i], POINTING_BACK))
+        .collect();
+    if pronouns.is_empty() {
+        return direct;
+    }
+    for p in phrasings.iter().filter(|p| p.slots.len() >= 2) {
+        for k in 0..p.slots.len() {
+            let Slot::Words(_) = &p.slots[k] else {
+                continue;
+            };
+            let named_before = find(
+                &Phrasing {
+                    slots: vec![p.slots[k].clone()],
+                },
+                before,
+            )
+            .is_some();
+            if !named_before {
+                continue;
+            }
+            let rest = Phrasing {
+                slots: p
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(n, _)| *n != k)
+                    .map(|(_, s)| s.clone())
+                    .collect(),
+            };
+            if !rest.slots.iter().any(|s| matches!(s, Slot::Words(_))) {
+                continue;
+            }
+            if let Some(mut spans) = find(&rest, tokens)
+                && let Some(&q) = pronouns
+                    .iter()
+                    .find(|&&q| spans.iter().all(|&(a, b)| q < a || q > b))
+            {
+                spans.push((q, q));
+                return spans;
+            }
+        }
+    }
+    direct
+}
+
 /// How one clause bears on a concept.
 fn reading(c: &Concept, clause: &Clause, spans: &[(usize, usize)], directive: bool) -> Reading {
     let s = stance(clause, spans);
@@ -815,8 +879,16 @@ fn reading(c: &Concept, clause: &Clause, spans: &[(usize, usize)], directive: bo
 /// else asserted if any asserts it.
 fn read(c: &Concept, phrasings: &[Phrasing], clauses: &[Clause], directive: &[bool]) -> Reading {
     let mut out = Reading::Unsaid;
-    for clause in clauses {
-        let spans = said(phrasings, &clause.tokens);
+    for (n, clause) in clauses.iter().enumerate() {
+        // What a pronoun may point back to: the clauses before it in its sentence and the two
+        // sentences before (`;` ends one).
+        let before: Vec<Token> = clauses[..n]
+            .iter()
+            .filter(|b| b.sentence + 2 >= clause.sentence)
+            .flat_map(|b| b.tokens.iter().cloned())
+            .collect();
+        let before = (!before.is_empty()).then_some(before.as_slice());
+        let spans = said_with_antecedent(phrasings, &clause.tokens, before);
         if spans.is_empty() {
             continue;
         }
@@ -1382,6 +1454,17 @@ mod tests {
         ] {
             assert!(grade_with(h, &rubric(), &accepted).score < 0.8, "{h}");
         }
+    }
+
+    #[test]
+    fn a_pronoun_stands_for_what_the_sentences_before_named() {
+        assert_eq!(
+            covered("Look at the retries. They fire at the same time."),
+            ["what made it worse"]
+        );
+        // With nothing before to point back to, nothing; a pronoun never stands for two parts.
+        assert!(covered("They fire at the same time.").is_empty());
+        assert!(covered("Look at the retries. They are thundering.").is_empty());
     }
 
     #[test]

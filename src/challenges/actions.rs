@@ -444,13 +444,21 @@ pub async fn judge(
     if note.chars().count() > 2000 {
         return Err(AppError::invalid("note", "at most 2000 characters"));
     }
+    let missing = || {
+        AppError::NotFound(format!(
+            "There is no review {review_id} waiting in challenge {challenge_id}."
+        ))
+    };
+    // The attempt first, then the review: the order a hypothesis being stated takes them.
+    let attempt_id = db::review_attempt(&mut *conn, challenge_id, review_id)
+        .await?
+        .ok_or_else(missing)?;
+    let attempt = db::lock_attempt(&mut *conn, attempt_id)
+        .await?
+        .ok_or_else(missing)?;
     let review = db::lock_open_review(&mut *conn, challenge_id, review_id)
         .await?
-        .ok_or_else(|| {
-            AppError::NotFound(format!(
-                "There is no review {review_id} waiting in challenge {challenge_id}."
-            ))
-        })?;
+        .ok_or_else(missing)?;
     db::decide(
         &mut *conn,
         &review,
@@ -460,6 +468,25 @@ pub async fn judge(
         score as f32,
     )
     .await?;
+    // A right verdict solves the attempt; a ranked one not solved before earns as a solve does.
+    if verdict == "right"
+        && attempt.outcome.as_deref() != Some("solved")
+        && !attempt.practice
+        && attempt.looked_up.is_none()
+    {
+        let earned = reward(db::hints_taken(&mut *conn, attempt.id).await?.len());
+        if earned > 0 {
+            db::open_account(&mut *conn, attempt.person_id).await?;
+            db::post_entry(
+                &mut *conn,
+                attempt.person_id,
+                earned,
+                &format!("solved challenge {challenge_id} (an editor's verdict)"),
+                Some(attempt.id),
+            )
+            .await?;
+        }
+    }
     if verdict != "wrong" {
         db::accept(&mut *conn, challenge_id, &review.text, verdict, review.id).await?;
     }

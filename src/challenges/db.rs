@@ -639,6 +639,24 @@ pub async fn reviews(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec
     .await?)
 }
 
+/// The attempt a review's hypothesis belongs to (to lock the attempt before the review, in the
+/// order stating a hypothesis takes them).
+pub async fn review_attempt(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    review_id: i64,
+) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select h.attempt_id from hypothesis_reviews r
+           join attempt_hypotheses h on h.id = r.hypothesis_id
+           where r.id = $1 and r.challenge_id = $2"#,
+        review_id,
+        challenge_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
 /// A waiting review, locked: `None` when there is none or it is judged already.
 pub async fn lock_open_review(
     e: impl PgExecutor<'_>,

@@ -1283,6 +1283,15 @@ async fn the_review_queue_takes_a_teachers_verdict_to_the_learner_and_the_grader
         )
     );
     assert_eq!(attempt["hypotheses"][1]["in_review"], true);
+    // Solved by the verdict on a first attempt, it earns as a solve does.
+    let credits = as_learner(Method::GET, "/api/v1/me/credits", None)
+        .await
+        .json();
+    assert_eq!(credits["balance"], 120, "{credits}");
+    assert_eq!(
+        credits["entries"][0]["reason"],
+        format!("solved challenge {id} (an editor's verdict)")
+    );
     // The phrasing is an accepted answer now: another learner who says it solves at once, and
     // nothing a learner reads before the end shows it.
     let other = app.account("mo@example.com", "responder").await;

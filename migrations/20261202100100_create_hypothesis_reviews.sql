@@ -23,6 +23,15 @@ create table hypothesis_reviews (
 create index hypothesis_reviews_open on hypothesis_reviews (challenge_id, id) where verdict is null;
 create index hypothesis_reviews_by_challenge on hypothesis_reviews (challenge_id, id);
 
+-- A review as editors read it: with the hypothesis, its attempt and who stated it.
+create view hypothesis_review_rows as
+select r.id, r.challenge_id, r.hypothesis_id, h.attempt_id, p.name as learner, h.text,
+       r.graded_score, h.feedback, r.reason, r.verdict, r.note, r.reviewed_by, r.created_at
+from hypothesis_reviews r
+join attempt_hypotheses h on h.id = r.hypothesis_id
+join attempts a on a.id = h.attempt_id
+join people p on p.id = a.person_id;
+
 create table accepted_answers (
     id bigint generated always as identity constraint accepted_answers_pkey primary key,
     challenge_id bigint not null

@@ -371,21 +371,7 @@ pub async fn hypothesize(
     let mut earned = 0;
     if solved {
         db::end_attempt(&mut *conn, a.id, "solved").await?;
-        // Only a ranked solve earns: a replay could paste the answer it was shown.
-        if !a.practice && a.looked_up.is_none() {
-            earned = reward(db::hints_taken(&mut *conn, a.id).await?.len());
-        }
-        if earned > 0 {
-            db::open_account(&mut *conn, p.person_id).await?;
-            db::post_entry(
-                &mut *conn,
-                p.person_id,
-                earned,
-                &format!("solved challenge {}", c.id),
-                Some(a.id),
-            )
-            .await?;
-        }
+        earned = earn_for_solve(conn, &a, &format!("solved challenge {}", c.id)).await?;
     }
     Ok(Graded {
         hypothesis: h,
@@ -393,6 +379,20 @@ pub async fn hypothesize(
         answer: solved.then(|| answer(&c)),
         earned,
     })
+}
+
+/// Credits a solved attempt, when it is ranked (the person's first, not looked up: a replay
+/// could paste the answer it was shown), with 20 less 5 a hint; what it earned.
+async fn earn_for_solve(conn: &mut PgConnection, a: &Attempt, reason: &str) -> AppResult<i32> {
+    if a.practice || a.looked_up.is_some() {
+        return Ok(0);
+    }
+    let earned = reward(db::hints_taken(&mut *conn, a.id).await?.len());
+    if earned > 0 {
+        db::open_account(&mut *conn, a.person_id).await?;
+        db::post_entry(&mut *conn, a.person_id, earned, reason, Some(a.id)).await?;
+    }
+    Ok(earned)
 }
 
 /// Puts one of the player's hypotheses before the challenge's editors ("I think this is right").
@@ -468,24 +468,10 @@ pub async fn judge(
         score as f32,
     )
     .await?;
-    // A right verdict solves the attempt; a ranked one not solved before earns as a solve does.
-    if verdict == "right"
-        && attempt.outcome.as_deref() != Some("solved")
-        && !attempt.practice
-        && attempt.looked_up.is_none()
-    {
-        let earned = reward(db::hints_taken(&mut *conn, attempt.id).await?.len());
-        if earned > 0 {
-            db::open_account(&mut *conn, attempt.person_id).await?;
-            db::post_entry(
-                &mut *conn,
-                attempt.person_id,
-                earned,
-                &format!("solved challenge {challenge_id} (an editor's verdict)"),
-                Some(attempt.id),
-            )
-            .await?;
-        }
+    // A right verdict solves the attempt; one not solved before earns as a solve does.
+    if verdict == "right" && attempt.outcome.as_deref() != Some("solved") {
+        let reason = format!("solved challenge {challenge_id} (an editor's verdict)");
+        earn_for_solve(conn, &attempt, &reason).await?;
     }
     if verdict != "wrong" {
         db::accept(&mut *conn, challenge_id, &review.text, verdict, review.id).await?;

@@ -621,19 +621,27 @@ pub struct Review {
 
 /// The challenge's reviews: waiting ones first (oldest first), then the judged (newest first).
 pub async fn reviews(e: impl PgExecutor<'_>, challenge_id: i64) -> AppResult<Vec<Review>> {
+    reviews_where(e, challenge_id, None).await
+}
+
+/// The challenge's reviews, or the one with `id`.
+async fn reviews_where(
+    e: impl PgExecutor<'_>,
+    challenge_id: i64,
+    id: Option<i64>,
+) -> AppResult<Vec<Review>> {
     Ok(sqlx::query_as!(
         Review,
-        r#"select r.id, r.hypothesis_id, h.attempt_id, p.name as learner, h.text, r.graded_score,
-                  h.feedback, r.reason, r.verdict, r.note, r.reviewed_by, r.created_at
-           from hypothesis_reviews r
-           join attempt_hypotheses h on h.id = r.hypothesis_id
-           join attempts a on a.id = h.attempt_id
-           join people p on p.id = a.person_id
-           where r.challenge_id = $1
-           order by (r.verdict is null) desc,
-                    case when r.verdict is null then r.id else -r.id end
+        r#"select id as "id!", hypothesis_id as "hypothesis_id!", attempt_id as "attempt_id!",
+                  learner as "learner!", text as "text!", graded_score as "graded_score!",
+                  feedback as "feedback!", reason as "reason!", verdict, note as "note!",
+                  reviewed_by, created_at as "created_at!"
+           from hypothesis_review_rows
+           where challenge_id = $1 and ($2::int8 is null or id = $2)
+           order by (verdict is null) desc, case when verdict is null then id else -id end
            limit 500"#,
-        challenge_id
+        challenge_id,
+        id
     )
     .fetch_all(e)
     .await?)
@@ -659,25 +667,24 @@ pub async fn review_attempt(
 
 /// A waiting review, locked: `None` when there is none or it is judged already.
 pub async fn lock_open_review(
-    e: impl PgExecutor<'_>,
+    conn: &mut sqlx::PgConnection,
     challenge_id: i64,
     review_id: i64,
 ) -> AppResult<Option<Review>> {
-    Ok(sqlx::query_as!(
-        Review,
-        r#"select r.id, r.hypothesis_id, h.attempt_id, p.name as learner, h.text, r.graded_score,
-                  h.feedback, r.reason, r.verdict, r.note, r.reviewed_by, r.created_at
-           from hypothesis_reviews r
-           join attempt_hypotheses h on h.id = r.hypothesis_id
-           join attempts a on a.id = h.attempt_id
-           join people p on p.id = a.person_id
-           where r.id = $1 and r.challenge_id = $2 and r.verdict is null
-           for update of r"#,
+    let locked = sqlx::query_scalar!(
+        r#"select id from hypothesis_reviews
+           where id = $1 and challenge_id = $2 and verdict is null for update"#,
         review_id,
         challenge_id
     )
-    .fetch_optional(e)
-    .await?)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if locked.is_none() {
+        return Ok(None);
+    }
+    Ok(reviews_where(&mut *conn, challenge_id, Some(review_id))
+        .await?
+        .pop())
 }
 
 /// Records a verdict and gives the hypothesis the score it stands for; its attempt's best score

@@ -630,13 +630,7 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
         assert!(!page.contains("jitter"), "the answer shows before the end");
         click(&c, "#attempt button.primary").await;
         text_when(&c, "#attempt", |t| t.contains("Check my hypothesis")).await;
-        type_into(
-            &c,
-            r#"#attempt textarea[name="text"]"#,
-            "Something is wrong with payments",
-        )
-        .await;
-        click(&c, "#attempt form.stacked button.primary").await;
+        state_hypothesis(&c, "Something is wrong with payments").await;
         text_when(&c, "ol.hypotheses", |t| {
             t.contains("0%") && t.contains("Not there yet")
         })
@@ -677,89 +671,72 @@ async fn a_teacher_judges_a_learners_hypothesis_from_the_review_queue_in_chromiu
     let base = serve(pool.clone()).await;
     let (_driver, driver_url) = chromedriver().await;
     let plain = "Every payment that failed was booked to try again after the very same pause, so they all came back at once and buried the payment workers.";
-    let learner = browser(&driver_url).await;
-    let run = async {
-        sign_in_at(
-            &learner,
-            &format!("{base}/challenges/1"),
-            "lena@example.com",
-        )
-        .await;
-        click(&learner, "#attempt button.primary").await;
-        text_when(&learner, "#attempt", |t| t.contains("Check my hypothesis")).await;
-        type_into(&learner, r#"#attempt textarea[name="text"]"#, plain).await;
-        click(&learner, "#attempt form.stacked button.primary").await;
-        text_when(&learner, "ol.hypotheses", |t| {
+    crate::seen::in_chromium(&driver_url, 1280, 60, "the learner's part", async |c| {
+        sign_in_at(c, &format!("{base}/challenges/1"), "lena@example.com").await;
+        click(c, "#attempt button.primary").await;
+        text_when(c, "#attempt", |t| t.contains("Check my hypothesis")).await;
+        state_hypothesis(c, plain).await;
+        text_when(c, "ol.hypotheses", |t| {
             t.contains("Waiting for an editor's verdict")
         })
         .await;
-        type_into(
-            &learner,
-            r#"#attempt textarea[name="text"]"#,
-            "The workers drown in payments coming back.",
-        )
-        .await;
-        click(&learner, "#attempt form.stacked button.primary").await;
-        text_when(&learner, "ol.hypotheses", |t| t.contains("ask an editor")).await;
-        click(&learner, r#"form[action$="/review"] button"#).await;
-        text_when(&learner, "ol.hypotheses", |t| {
+        state_hypothesis(c, "The workers drown in payments coming back.").await;
+        text_when(c, "ol.hypotheses", |t| t.contains("ask an editor")).await;
+        click(c, r#"form[action$="/review"] button"#).await;
+        text_when(c, "ol.hypotheses", |t| {
             t.matches("Waiting for an editor's verdict").count() == 2
         })
         .await;
-        assert_console_clean(&learner, "the learner's run", &[]).await;
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    learner.close().await.ok();
-    outcome.expect("the learner's part finished in time");
-    let teacher = browser(&driver_url).await;
-    let run = async {
+        assert_console_clean(c, "the learner's run", &[]).await;
+    })
+    .await;
+    crate::seen::in_chromium(&driver_url, 1280, 60, "the teacher's part", async |c| {
         sign_in_at(
-            &teacher,
+            c,
             &format!("{base}/challenges/1/reviews"),
             "tom@example.com",
         )
         .await;
-        text_when(&teacher, "#waiting", |t| {
+        text_when(c, "#waiting", |t| {
             t.contains("Waiting (2)") && t.contains("the learner thinks it is right")
         })
         .await;
-        click(
-            &teacher,
-            r#"#waiting article:first-of-type input[value="right"]"#,
-        )
-        .await;
+        let first = "#waiting article:first-of-type";
+        click(c, &format!(r#"{first} input[value="right"]"#)).await;
         type_into(
-            &teacher,
-            r#"#waiting article:first-of-type textarea[name="note"]"#,
+            c,
+            &format!(r#"{first} textarea[name="note"]"#),
             "Yes: one shared pause brought them all back together.",
         )
         .await;
-        click(&teacher, "#waiting article:first-of-type button.primary").await;
-        text_when(&teacher, "#waiting", |t| t.contains("Waiting (1)")).await;
-        text_when(&teacher, "#judged", |t| t.contains("Tom Teacher")).await;
-        assert_console_clean(&teacher, "the teacher's run", &[]).await;
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    teacher.close().await.ok();
-    outcome.expect("the teacher's part finished in time");
-    let learner = browser(&driver_url).await;
-    let run = async {
-        sign_in_at(
-            &learner,
-            &format!("{base}/challenges/1"),
-            "lena@example.com",
-        )
-        .await;
-        text_when(&learner, "#attempt", |t| {
-            t.contains("An editor's verdict: right.")
-                && t.contains("one shared pause")
-                && t.contains("Solved")
-        })
-        .await;
-    };
-    let outcome = tokio::time::timeout(Duration::from_secs(60), run).await;
-    learner.close().await.ok();
-    outcome.expect("the learner saw the verdict in time");
+        click(c, &format!("{first} button.primary")).await;
+        text_when(c, "#waiting", |t| t.contains("Waiting (1)")).await;
+        text_when(c, "#judged", |t| t.contains("Tom Teacher")).await;
+        assert_console_clean(c, "the teacher's run", &[]).await;
+    })
+    .await;
+    crate::seen::in_chromium(
+        &driver_url,
+        1280,
+        60,
+        "the learner seeing the verdict",
+        async |c| {
+            sign_in_at(c, &format!("{base}/challenges/1"), "lena@example.com").await;
+            text_when(c, "#attempt", |t| {
+                t.contains("An editor's verdict: right.")
+                    && t.contains("one shared pause")
+                    && t.contains("Solved")
+            })
+            .await;
+        },
+    )
+    .await;
+}
+
+/// Types a hypothesis into the attempt's form and sends it.
+async fn state_hypothesis(c: &Client, text: &str) {
+    type_into(c, r#"#attempt textarea[name="text"]"#, text).await;
+    click(c, "#attempt form.stacked button.primary").await;
 }
 
 /// Opens an incident that started and was detected `minutes_ago`; its key.

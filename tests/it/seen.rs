@@ -426,7 +426,7 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
 
 /// Runs `run` in a chromium `width` px wide and 800 tall, closed after it; `run` must end within
 /// `secs` (what it is for names it if it does not).
-async fn in_chromium(
+pub(crate) async fn in_chromium(
     driver: &str,
     width: u32,
     secs: u64,

@@ -877,16 +877,15 @@ fn reading(c: &Concept, clause: &Clause, spans: &[(usize, usize)], directive: bo
 
 /// Reads one concept from a hypothesis's clauses: against if any clause counts against it,
 /// else asserted if any asserts it.
-fn read(c: &Concept, phrasings: &[Phrasing], clauses: &[Clause], directive: &[bool]) -> Reading {
+fn read(
+    c: &Concept,
+    phrasings: &[Phrasing],
+    clauses: &[Clause],
+    before: &[Vec<Token>],
+    directive: &[bool],
+) -> Reading {
     let mut out = Reading::Unsaid;
-    for (n, clause) in clauses.iter().enumerate() {
-        // What a pronoun may point back to: the clauses before it in its sentence and the two
-        // sentences before (`;` ends one).
-        let before: Vec<Token> = clauses[..n]
-            .iter()
-            .filter(|b| b.sentence + 2 >= clause.sentence)
-            .flat_map(|b| b.tokens.iter().cloned())
-            .collect();
+    for (clause, before) in clauses.iter().zip(before) {
         let before = (!before.is_empty()).then_some(before.as_slice());
         let spans = said_with_antecedent(phrasings, &clause.tokens, before);
         if spans.is_empty() {
@@ -902,12 +901,26 @@ fn read(c: &Concept, phrasings: &[Phrasing], clauses: &[Clause], directive: &[bo
     out
 }
 
-/// Whether a text says a concept at all, asserted or denied: the leak guard's test.
-pub fn mentions(text: &str, c: &Concept) -> bool {
-    let phrasings = compile(c);
+/// For each clause, what a pronoun in it may point back to: the clauses before it in its
+/// sentence and the two sentences before (`;` ends one).
+fn antecedents(clauses: &[Clause]) -> Vec<Vec<Token>> {
+    (0..clauses.len())
+        .map(|n| {
+            clauses[..n]
+                .iter()
+                .filter(|b| b.sentence + 2 >= clauses[n].sentence)
+                .flat_map(|b| b.tokens.iter().cloned())
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether a text says a concept (its phrasings compiled) at all, asserted or denied: the leak
+/// guard's test.
+fn said_in(text: &str, phrasings: &[Phrasing]) -> bool {
     clauses(text)
         .iter()
-        .any(|clause| phrasings.iter().any(|p| find(p, &clause.tokens).is_some()))
+        .any(|clause| !said(phrasings, &clause.tokens).is_empty())
 }
 
 /// Words a sentence that only takes back the one before may hold: `No.`, `Nope.`, `Not at all.`,
@@ -1008,9 +1021,10 @@ pub fn grade(hypothesis: &str, rubric: &[Concept]) -> Grade {
         }
     }
     let total: f64 = rubric.iter().map(|c| c.weight.max(0.0)).sum();
+    let before = antecedents(&claims);
     let readings: Vec<Reading> = rubric
         .iter()
-        .map(|c| read(c, &compile(c), &claims, &directive))
+        .map(|c| read(c, &compile(c), &claims, &before, &directive))
         .collect();
     let share = |r: Reading| -> f64 {
         if total <= 0.0 {
@@ -1178,11 +1192,18 @@ pub struct Leak {
 /// is not a clue, asserted or denied). Publishing refuses while anything is flagged.
 pub fn leaks(d: &ChallengeDraft, detected_at: Option<DateTime<Utc>>) -> Vec<Leak> {
     let mut found = Vec::new();
+    // Each answer concept compiled once for every text read.
+    let answer: Vec<(&Concept, Vec<Phrasing>)> = d
+        .rubric
+        .iter()
+        .filter(|c| !c.clue)
+        .map(|c| (c, compile(c)))
+        .collect();
     let says = |texts: &[&str]| -> Vec<String> {
-        d.rubric
+        answer
             .iter()
-            .filter(|c| !c.clue && texts.iter().any(|t| mentions(t, c)))
-            .map(|c| format!("it says {}, which is part of the answer", c.aspect))
+            .filter(|(_, p)| texts.iter().any(|t| said_in(t, p)))
+            .map(|(c, _)| format!("it says {}, which is part of the answer", c.aspect))
             .collect()
     };
     for reason in says(&[&d.scenario]) {

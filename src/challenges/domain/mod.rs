@@ -11,8 +11,5 @@ mod lexicon;
 pub(crate) mod model;
 
 pub use generate::{Material, generate};
-pub use grading::{
-    AGAINST_CAP, Accepted, Grade, Leak, grade, grade_with, leaks, mentions, resembles,
-    verdict_score,
-};
+pub use grading::{Accepted, Grade, Leak, grade, grade_with, leaks, verdict_score};
 pub use model::*;

@@ -709,17 +709,34 @@ pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) 
         .into_iter()
         .map(|r| (r.key, r.title, r.note))
         .collect();
-    let service_description = match &i.service {
-        Some(name) => crate::services::db::find_by_name(&mut *conn, name)
-            .await?
-            .map(|s| s.description)
-            .unwrap_or_default(),
-        None => String::new(),
-    };
+    // The system around the service: what it depends on and what depends on it.
+    let services = crate::services::db::list(&mut *conn).await?;
+    let this = services
+        .iter()
+        .find(|s| Some(&s.name) == i.service.as_ref());
+    let described = |s: &crate::services::db::Service| (s.name.clone(), s.description.clone());
+    let depends_on = this.map_or(Vec::new(), |t| {
+        services
+            .iter()
+            .filter(|s| t.depends_on.contains(&s.name))
+            .map(described)
+            .collect()
+    });
+    let depended_on_by = this.map_or(Vec::new(), |t| {
+        services
+            .iter()
+            .filter(|s| s.depends_on.contains(&t.name))
+            .map(described)
+            .collect()
+    });
     let material = super::domain::Material {
         key: key.to_string(),
+        title: i.title.clone(),
         service: i.service.clone(),
-        service_description,
+        service_description: this.map(|s| s.description.clone()).unwrap_or_default(),
+        depends_on,
+        depended_on_by,
+        summary: doc.section_text(Section::Summary),
         started_at: i.started_at,
         detected_at: i.detected_at,
         opened_note: opened,

@@ -1,15 +1,22 @@
 use chrono::{DateTime, Utc};
 
-use super::language::words;
 use super::model::{Answer, ChallengeDraft, Concept, Hint, Role};
+use super::thesaurus::{FAMILIES, Kind, tag};
 use crate::evidence::domain::{Evidence, EvidenceKind, Source};
 
 /// What a published postmortem and its incident offer a challenge, gathered by the caller.
 #[derive(Debug, Clone, Default)]
 pub struct Material {
     pub key: String,
+    pub title: String,
     pub service: Option<String>,
     pub service_description: String,
+    /// What the service depends on: (name, description)
+    pub depends_on: Vec<(String, String)>,
+    /// What depends on the service: (name, description)
+    pub depended_on_by: Vec<(String, String)>,
+    /// The postmortem's summary, which says the cause in a few words
+    pub summary: String,
     pub started_at: DateTime<Utc>,
     pub detected_at: DateTime<Utc>,
     /// What opened the incident (the alert that fired)
@@ -59,51 +66,18 @@ fn bullets(text: &str) -> Vec<String> {
     }
 }
 
-/// The most frequent meaningful words of a text, stemmed, most frequent first (ties: first
-/// seen), at most `n`.
-fn salient(text: &str, n: usize) -> Vec<String> {
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for t in words(text) {
-        let w = t.keys[0].clone();
-        if t.function
-            || t.negation()
-            || w.chars().count() < 4
-            || !w.chars().all(char::is_alphabetic)
-        {
-            continue;
-        }
-        match counts.iter_mut().find(|(k, _)| *k == w) {
-            Some((_, c)) => *c += 1,
-            None => counts.push((w, 1)),
-        }
-    }
-    let mut ranked: Vec<(usize, (String, usize))> = counts.into_iter().enumerate().collect();
-    ranked.sort_by_key(|(first, (_, c))| (std::cmp::Reverse(*c), *first));
-    ranked.into_iter().take(n).map(|(_, (w, _))| w).collect()
-}
-
-/// A first draft of a challenge from a published postmortem: the scenario from the symptoms and
-/// the timeline up to detection, the cause withheld; evidence from what was attached to the
-/// incident, the timeline up to detection, the suspect changes and the related incidents; hints from the contributing factors and the
-/// detection section, cheapest first; the answer from the root cause and the action items; and
-/// rubric concepts proposed from the root cause and the first action item. An editor refines it;
-/// the leak guard says what still gives the answer away.
+/// A first draft of a challenge from a published postmortem: the scenario in the reference's
+/// manner (see [`scenario`]), the cause withheld; evidence from what was attached to the incident,
+/// the timeline up to detection, the suspect changes and the related incidents; hints from the
+/// contributing factors and the detection section, cheapest first; the answer from the root
+/// cause and the action items; and a rubric proposed from the root cause, the summary and the
+/// action item that mends the cause (see [`rubric`]). An editor refines it; the leak guard says
+/// what still gives the answer away.
 pub fn generate(m: &Material) -> ChallengeDraft {
     let key = m.key.as_str();
-    let when = m.detected_at.format("%H:%M");
     let service = m.service.as_deref().unwrap_or("the service");
-    let mut scenario = format!(
-        "It is {when} UTC on {}. {}.",
-        m.detected_at.format("%Y-%m-%d"),
-        without_keys(m.opened_note.trim_end_matches('.'), key)
-    );
-    if !m.service_description.is_empty() {
-        scenario.push_str(&format!(" {service}: {}", m.service_description));
-    }
-    scenario.push_str(&format!(
-        "\n\nThe first errors came at about {} UTC. Find the cause and propose a fix.",
-        m.started_at.format("%H:%M")
-    ));
+    let reading = Reading::of(m);
+    let scenario = scenario(m, &reading);
     // What responders attached comes first, as it was; the leak guard flags what was written
     // after detection or says the answer.
     let mut evidence: Vec<Evidence> = m.attached.iter().take(60).cloned().collect();
@@ -171,40 +145,7 @@ pub fn generate(m: &Material) -> ChallengeDraft {
     } else {
         fixes.join("; ")
     };
-    let pairs = |terms: &[String]| -> Vec<String> {
-        let mut out = Vec::new();
-        for (i, a) in terms.iter().enumerate() {
-            for b in &terms[i + 1..] {
-                out.push(format!("{a} {b}"));
-            }
-        }
-        out
-    };
-    let cause_terms = salient(&m.root_cause, 4);
-    let fix_terms = salient(fixes.first().copied().unwrap_or(&fix), 3);
-    let mut rubric = Vec::new();
-    if cause_terms.len() >= 2 {
-        rubric.push(Concept {
-            aspect: "the cause".into(),
-            question: "what made it fail?".into(),
-            weight: 0.6,
-            phrases: pairs(&cause_terms),
-            synonyms: vec![],
-            clue: false,
-            role: Role::Cause,
-        });
-    }
-    if fix_terms.len() >= 2 {
-        rubric.push(Concept {
-            aspect: "the fix".into(),
-            question: "what would stop it happening again?".into(),
-            weight: 0.4,
-            phrases: pairs(&fix_terms),
-            synonyms: vec![],
-            clue: false,
-            role: Role::Fix,
-        });
-    }
+    let rubric = rubric(m, &reading);
     ChallengeDraft {
         title: format!(
             "{service}: what happened on {}?",
@@ -224,5 +165,499 @@ pub fn generate(m: &Material) -> ChallengeDraft {
             explanation: m.lessons.trim().to_owned(),
         },
         rubric,
+    }
+}
+
+/// A postmortem read through the [`thesaurus`]: which families say the cause, which ones the
+/// scenario may name, and which timeline lines before detection the scenario can tell.
+struct Reading {
+    /// The families of each clause of the root cause and the summary
+    cause: Vec<Vec<usize>>,
+    /// Conditions the scenario does not name: only the answer says them
+    answer: Vec<usize>,
+    /// Families the scenario names, and the symptoms the root cause names
+    known: Vec<usize>,
+    /// Timeline lines before detection the scenario tells: they carry a figure, name no change
+    /// and none of the answer's conditions
+    figures: Vec<(DateTime<Utc>, String)>,
+}
+
+fn families(text: &str) -> Vec<usize> {
+    let mut out: Vec<usize> = tag(text).into_iter().flatten().collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn kind(n: usize) -> Kind {
+    FAMILIES[n].kind
+}
+
+impl Reading {
+    fn of(m: &Material) -> Reading {
+        let cause: Vec<Vec<usize>> = tag(&format!("{}\n\n{}", m.root_cause, m.summary));
+        let named: Vec<usize> = cause.iter().flatten().copied().collect();
+        let told = format!("{}\n\n{}", m.opened_note, system(m));
+        let conditions = |known: &[usize]| -> Vec<usize> {
+            let mut out: Vec<usize> = named
+                .iter()
+                .copied()
+                .filter(|n| kind(*n) == Kind::Condition && !known.contains(n))
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        };
+        let first = conditions(&families(&told));
+        let figures: Vec<(DateTime<Utc>, String)> = m
+            .timeline
+            .iter()
+            .filter(|(at, text)| {
+                *at < m.detected_at
+                    && text.chars().any(|c| c.is_ascii_digit())
+                    && families(text)
+                        .iter()
+                        .all(|n| !first.contains(n) && kind(*n) != Kind::Event)
+            })
+            .take(4)
+            .map(|(at, text)| (*at, without_keys(text, &m.key)))
+            .collect();
+        let mut known = families(&told);
+        for (_, text) in &figures {
+            known.extend(families(text));
+        }
+        known.extend(named.iter().filter(|n| kind(**n) == Kind::Symptom));
+        known.sort_unstable();
+        known.dedup();
+        Reading {
+            answer: conditions(&known),
+            cause,
+            known,
+            figures,
+        }
+    }
+}
+
+/// A count as the start of a sentence says it: `Three`, `12`.
+fn counted(n: usize) -> String {
+    const WORDS: [&str; 9] = [
+        "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten",
+    ];
+    WORDS
+        .get(n.wrapping_sub(2))
+        .map_or(n.to_string(), |w| (*w).to_owned())
+}
+
+/// The system in a paragraph: the service, what it depends on, and what depends on it.
+fn system(m: &Material) -> String {
+    let Some(service) = m.service.as_deref() else {
+        return String::new();
+    };
+    let sentence = |s: &str| {
+        let s = s.trim();
+        if s.ends_with(['.', '!', '?']) {
+            s.to_owned()
+        } else {
+            format!("{s}.")
+        }
+    };
+    let mut out = if m.service_description.trim().is_empty() {
+        format!("This is {service}.")
+    } else {
+        format!("{service}: {}", sentence(&m.service_description))
+    };
+    let said = m
+        .depends_on
+        .iter()
+        .map(|(name, d)| (format!("It depends on {name}"), d))
+        .chain(
+            m.depended_on_by
+                .iter()
+                .map(|(name, d)| (format!("{name} depends on it"), d)),
+        );
+    for (who, description) in said {
+        if description.trim().is_empty() {
+            out.push_str(&format!(" {who}."));
+        } else {
+            out.push_str(&format!(" {who}: {}", sentence(description)));
+        }
+    }
+    out
+}
+
+/// The scenario as the reference writes one: the time it is now (detection), what raised it,
+/// the symptoms with their figures from the timeline before detection, what the responders know
+/// of the first errors and of recent changes (that none went out only when the change records
+/// say so), then the system in a paragraph; the cause withheld.
+fn scenario(m: &Material, r: &Reading) -> String {
+    let end = |s: &str| {
+        let s = s.trim().trim_end_matches('.');
+        format!("{s}.")
+    };
+    let mut s = format!(
+        "It is {} UTC on {}.",
+        m.detected_at.format("%H:%M"),
+        m.detected_at.format("%Y-%m-%d")
+    );
+    let opened = without_keys(&m.opened_note, &m.key);
+    if !opened.trim().is_empty() {
+        s.push(' ');
+        s.push_str(&end(&opened));
+    }
+    for (at, text) in &r.figures {
+        s.push_str(&format!(" At {} UTC: {}", at.format("%H:%M"), end(text)));
+    }
+    let lead = (m.detected_at - m.started_at).num_minutes();
+    if lead > 0 {
+        s.push_str(&format!(
+            " The first errors came at {} UTC, {lead} minute{} before anyone was told.",
+            m.started_at.format("%H:%M"),
+            if lead == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(service) = m.service.as_deref() {
+        match m.changes.len() {
+            0 => s.push_str(&format!(
+                " No deploy or configuration change to {service} or what it depends on is on record for the 24 hours before it started."
+            )),
+            1 => s.push_str(&format!(
+                " One change to {service} or what it depends on went out in the 24 hours before it started; it is in the evidence."
+            )),
+            n => s.push_str(&format!(
+                " {} changes to {service} or what it depends on went out in the 24 hours before it started; they are in the evidence.",
+                counted(n)
+            )),
+        }
+    }
+    let system = system(m);
+    s.push_str("\n\n");
+    if !system.is_empty() {
+        s.push_str(&system);
+        s.push(' ');
+    }
+    s.push_str("Find the cause and propose a fix.");
+    s
+}
+
+/// A concept of a proposed rubric: its phrasings are family heads, its synonym groups the
+/// families' members.
+fn concept(
+    aspect: &str,
+    question: &str,
+    role: Role,
+    clue: bool,
+    weight: f64,
+    phrases: Vec<Vec<usize>>,
+) -> Concept {
+    let mut used: Vec<usize> = phrases.iter().flatten().copied().collect();
+    used.sort_unstable();
+    used.dedup();
+    Concept {
+        aspect: aspect.into(),
+        question: question.into(),
+        weight,
+        phrases: phrases
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|n| FAMILIES[*n].head())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect(),
+        synonyms: used
+            .iter()
+            .map(|n| {
+                FAMILIES[*n]
+                    .members
+                    .iter()
+                    .map(|w| (*w).to_owned())
+                    .collect()
+            })
+            .collect(),
+        clue,
+        role,
+    }
+}
+
+/// The rubric proposed from the postmortem:
+/// - what went wrong (half the score): the parts of the system the root cause and the summary
+///   name most with a condition only the answer says, each paired with those conditions where a
+///   clause joins them (`connections` + `cap`), and any condition that says it all alone;
+/// - the fix (three tenths): the prevent (else mitigate) action item that names most of what
+///   went wrong; its mending verbs paired with what went wrong, and remedies by themselves;
+/// - clues sharing the rest: the trigger (the change when there are suspects, else what
+///   happened first), what the symptoms were, and how it came to be (the answer's other
+///   conditions).
+fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
+    let mut things: Vec<(usize, usize)> = Vec::new();
+    for clause in &r.cause {
+        let weight = clause.iter().filter(|n| r.answer.contains(n)).count();
+        for t in clause.iter().filter(|n| kind(**n) == Kind::Thing) {
+            // A part the scenario names counts half: the system around the cause.
+            let weight = if r.known.contains(t) {
+                weight
+            } else {
+                2 * weight
+            };
+            match things.iter_mut().find(|(x, _)| x == t) {
+                Some((_, w)) => *w += weight,
+                None => things.push((*t, weight)),
+            }
+        }
+    }
+    let top = things.iter().map(|(_, w)| *w).max().unwrap_or(0);
+    let central: Vec<usize> = things
+        .iter()
+        .filter(|(_, w)| *w > 0 && 2 * w > top)
+        .map(|(t, _)| *t)
+        .collect();
+    let mut wrong: Vec<Vec<usize>> = Vec::new();
+    for clause in &r.cause {
+        for t in clause.iter().filter(|n| central.contains(n)) {
+            for c in clause.iter().filter(|n| r.answer.contains(n)) {
+                let p = vec![*t, *c];
+                if !wrong.contains(&p) {
+                    wrong.push(p);
+                }
+            }
+        }
+    }
+    for c in r.answer.iter().filter(|n| FAMILIES[**n].alone) {
+        wrong.push(vec![*c]);
+    }
+    let in_wrong: Vec<usize> = wrong.iter().flatten().copied().collect();
+    let fixes: Vec<&(String, String)> = ["prevent", "mitigate"]
+        .iter()
+        .flat_map(|k| m.actions.iter().filter(move |(kind, _)| kind == k))
+        .collect();
+    let best = fixes
+        .iter()
+        .max_by_key(|(_, a)| {
+            (
+                families(a).iter().filter(|n| in_wrong.contains(n)).count(),
+                std::cmp::Reverse(fixes.iter().position(|(_, b)| b == a)),
+            )
+        })
+        .map(|(_, a)| families(a));
+    let mut fix: Vec<Vec<usize>> = Vec::new();
+    if let Some(item) = &best {
+        for f in item {
+            match kind(*f) {
+                Kind::Remedy => fix.push(vec![*f]),
+                Kind::Mend => {
+                    for o in item.iter().filter(|n| in_wrong.contains(n)) {
+                        fix.push(vec![*f, *o]);
+                    }
+                }
+                // What to size it from: `the limit from traffic`.
+                Kind::Symptom => {
+                    for o in item.iter().filter(|n| in_wrong.contains(n)) {
+                        fix.push(vec![*o, *f]);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let named: Vec<usize> = r.cause.iter().flatten().copied().collect();
+    // What mitigated it (a rollback the summary tells of) mends it too, when a change is to
+    // blame: by itself, or said of the change or of what went wrong.
+    if !m.changes.is_empty() {
+        for f in named
+            .iter()
+            .filter(|n| kind(**n) == Kind::Mend && best.as_ref().is_none_or(|b| !b.contains(n)))
+        {
+            if !fix.contains(&vec![*f]) {
+                fix.push(vec![*f]);
+            }
+        }
+    }
+    let trigger: Vec<Vec<usize>> = named
+        .iter()
+        .copied()
+        .filter(|n| kind(*n) == Kind::Event)
+        .filter(|n| !m.changes.is_empty() || FAMILIES[*n].head() != "change")
+        .take(1)
+        .map(|n| vec![n])
+        .collect();
+    let mut symptoms: Vec<Vec<usize>> = Vec::new();
+    for n in named
+        .iter()
+        .filter(|n| r.known.contains(n) && matches!(kind(**n), Kind::Symptom | Kind::Condition))
+    {
+        if !symptoms.contains(&vec![*n]) {
+            symptoms.push(vec![*n]);
+        }
+    }
+    let mut came: Vec<Vec<usize>> = Vec::new();
+    for n in r.answer.iter().filter(|n| !in_wrong.contains(n)) {
+        came.push(vec![*n]);
+    }
+    let extras = [!trigger.is_empty(), !symptoms.is_empty(), !came.is_empty()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        .max(1) as f64;
+    let share = 0.2 / extras;
+    let mut rubric = Vec::new();
+    if !trigger.is_empty() {
+        let question = if m.changes.is_empty() {
+            "what happened just before it started?"
+        } else {
+            "what changed before it started?"
+        };
+        rubric.push(concept(
+            "the trigger",
+            question,
+            Role::Cause,
+            true,
+            share,
+            trigger,
+        ));
+    }
+    if !symptoms.is_empty() {
+        rubric.push(concept(
+            "what the symptoms were",
+            "what did the requests go through while it lasted?",
+            Role::Mechanism,
+            true,
+            share,
+            symptoms,
+        ));
+    }
+    if !wrong.is_empty() {
+        rubric.push(concept(
+            "what went wrong",
+            "what made it fail?",
+            Role::Cause,
+            false,
+            0.5,
+            wrong,
+        ));
+    }
+    if !came.is_empty() {
+        rubric.push(concept(
+            "how it came to be",
+            "why was it that way on the day?",
+            Role::Cause,
+            false,
+            share,
+            came,
+        ));
+    }
+    if !fix.is_empty() {
+        rubric.push(concept(
+            "the fix",
+            "what would stop it happening again?",
+            Role::Fix,
+            false,
+            0.3,
+            fix,
+        ));
+    }
+    rubric
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::challenges::domain::grade;
+
+    fn at(h: u32, m: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 4, h, m, 0).unwrap()
+    }
+
+    /// A postmortem unlike the demo's: a batch job's retries all firing at once after a blip,
+    /// with no change to blame.
+    fn material() -> Material {
+        Material {
+            key: "INC-42".into(),
+            title: "Exports stall".into(),
+            service: Some("exporter".into()),
+            service_description: "Sends nightly files to merchants.".into(),
+            depends_on: vec![("storage".into(), "Object storage.".into())],
+            summary: "A storage blip at 02:00 failed 900 uploads. Every one retried together on the same fixed delay, and the worker pool was saturated for an hour.".into(),
+            started_at: at(2, 0),
+            detected_at: at(2, 9),
+            opened_note: "Alert \"export lag > 5 min\" fires".into(),
+            timeline: vec![
+                (at(2, 3), "Export p95 climbs from 2 s to 40 s".into()),
+                (at(2, 5), "Retries line up: 900 in the same second".into()),
+            ],
+            root_cause: "The retry delay was fixed: every upload that failed in the blip retried at the same instant, again and again, and the worker pool was saturated by the retries.".into(),
+            actions: vec![
+                ("detect".into(), "Alert on export lag".into()),
+                ("prevent".into(), "Add jitter to the retry delay".into()),
+            ],
+            ..Material::default()
+        }
+    }
+
+    #[test]
+    fn the_scenario_tells_the_symptoms_and_no_change_and_keeps_the_cause() {
+        let d = generate(&material());
+        assert!(
+            d.scenario
+                .starts_with("It is 02:09 UTC on 2026-03-04. Alert"),
+            "{}",
+            d.scenario
+        );
+        assert!(
+            d.scenario
+                .contains("At 02:03 UTC: Export p95 climbs from 2 s to 40 s.")
+        );
+        // The line that names the cause's condition stays in the evidence, not the scenario.
+        assert!(!d.scenario.contains("line up"), "{}", d.scenario);
+        assert!(
+            d.scenario
+                .contains("No deploy or configuration change to exporter")
+        );
+        assert!(
+            d.scenario
+                .contains("It depends on storage: Object storage.")
+        );
+        assert!(!d.scenario.contains("INC-42"));
+    }
+
+    #[test]
+    fn the_proposed_rubric_reads_the_cause_and_the_fix_that_mends_it() {
+        let d = generate(&material());
+        let wrong = d
+            .rubric
+            .iter()
+            .find(|c| c.aspect == "what went wrong")
+            .unwrap();
+        assert!(
+            wrong.phrases.contains(&"retry together".to_owned()),
+            "{:?}",
+            wrong.phrases
+        );
+        let fix = d.rubric.iter().find(|c| c.role == Role::Fix).unwrap();
+        assert_eq!(fix.phrases, vec!["jitter".to_owned()]);
+        assert!(
+            d.rubric
+                .iter()
+                .all(|c| c.aspect != "the trigger" || c.phrases != ["change"])
+        );
+        let right = "A blip failed the uploads and they all retried at the same moment because the delay never varied. Make each retry wait a random time.";
+        assert!(
+            grade(right, &d.rubric).score >= 0.8,
+            "{:?}",
+            grade(right, &d.rubric)
+        );
+        for wrong in [
+            "Storage was slow, that is all.",
+            "The retries did not fire together; add jitter anyway.",
+            "retry together jitter worker saturated",
+        ] {
+            assert!(
+                grade(wrong, &d.rubric).score < 0.4,
+                "{wrong}: {:?}",
+                grade(wrong, &d.rubric)
+            );
+        }
     }
 }

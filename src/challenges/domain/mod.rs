@@ -9,6 +9,7 @@ mod grading;
 mod language;
 mod lexicon;
 pub(crate) mod model;
+mod thesaurus;
 
 pub use generate::{Material, generate};
 pub use grading::{Accepted, Grade, Leak, grade, grade_with, leaks, verdict_score};

@@ -1,14 +1,12 @@
-//! The OrbitPay investigation challenge, built from INC-1203 as the reference document tells it,
-//! with the evidence as it stood during the incident: the backoff before the fix (the document's
-//! comment "Full jitter, added after PAY-184" would give the answer away), and the chat up to
-//! the moment the cause was named.
+//! The demo's investigation challenges, generated from their incidents' published postmortems
+//! and refined by an editor: OrbitPay's from PAY-184 as the reference document tells it (the
+//! evidence as it stood during the incident: the backoff before the fix, the chat up to the
+//! moment the cause was named), and INC-1187's.
 
 use sqlx::PgConnection;
 
 use crate::audit::Actor;
-use crate::challenges::domain::{
-    Answer, ChallengeDraft, Concept, Evidence, EvidenceKind, Hint, Role, Source,
-};
+use crate::challenges::domain::{ChallengeDraft, Concept, Hint, Role};
 use crate::error::AppResult;
 
 pub const ORBITPAY_TITLE: &str = "OrbitPay: checkout hangs, then fails";
@@ -254,80 +252,23 @@ pub fn orbitpay_rubric() -> Vec<Concept> {
     ]
 }
 
-/// The OrbitPay challenge as the reference document tells it.
-pub fn orbitpay() -> ChallengeDraft {
-    let code = |path: &str, text: &str| Evidence {
-        kind: EvidenceKind::Code,
-        title: format!("payments-worker · {path}"),
-        text: text.to_owned(),
-        source: Source {
-            repository: Some("payments-worker".into()),
-            path: Some(path.into()),
-            language: Some("typescript".into()),
-            ..Default::default()
+/// The hints an editor writes over the generated ones for OrbitPay: cheapest first, each a step
+/// closer to the backoff.
+pub fn orbitpay_hints() -> Vec<Hint> {
+    vec![
+        Hint {
+            text: "The processor recovered at 22:11:30, yet checkout stayed slow. What kept the load up once the processor was healthy again?".into(),
+            cost: 5,
         },
-    };
-    ChallengeDraft {
-        title: ORBITPAY_TITLE.into(),
-        incident: Some("INC-1203".into()),
-        scenario: "It is 22:14 UTC. Support has three merchants reporting that checkout hangs and then fails. Your dashboard shows /checkout p99 climbing from 240ms to 9s over the last four minutes, but the error rate on the API itself is flat and no deploy went out today. Find the cause and propose a fix.\n\nOrbitPay accepts checkout requests on checkout-api and hands authorization to payments-worker over a queue. The worker calls an external card processor. Failed authorizations are scheduled for retry in a Redis sorted set. The card processor reported a brief degradation starting at 22:10 UTC and recovering by 22:11:30.".into(),
-        evidence: vec![
-            code(
-                "src/retry/retryQueue.ts",
-                "async function scheduleRetry(attempt: PaymentAttempt) {\n  const delay = backoffFor(attempt.attemptCount);\n  // NOTE: no dedupe on (intentId, attemptCount) yet — see PAY-247\n  await redis.zadd(RETRY_SET, Date.now() + delay, serialize(attempt));\n}",
-            ),
-            code(
-                "src/retry/backoff.ts",
-                "const BASE_MS = 250;\nconst MAX_MS = 30_000;\n\nexport function backoffFor(attemptCount: number) {\n  return Math.min(MAX_MS, BASE_MS * 2 ** attemptCount);\n}",
-            ),
-            Evidence {
-                kind: EvidenceKind::Chat,
-                title: "#incidents · checkout timeouts".into(),
-                text: "Priya Raman: p99 on /checkout just went from 240ms to 9s.\nDev Shah: Retry set depth is 40k and climbing.".into(),
-                source: Source {
-                    channel: Some("#incidents".into()),
-                    author: Some("Priya Raman, Dev Shah".into()),
-                    at: "2026-10-21T22:14:00Z".parse().ok(),
-                    ..Default::default()
-                },
-            },
-            Evidence {
-                kind: EvidenceKind::RelatedIncident,
-                title: "PAY-184 · Retry queue overload during processor degradation".into(),
-                text: "Severity 1. A 90-second processor degradation produced 12,400 failed authorizations and pushed /checkout p99 to 9s for 34 minutes.".into(),
-                source: Source {
-                    key: Some("PAY-184".into()),
-                    ..Default::default()
-                },
-            },
-            Evidence {
-                kind: EvidenceKind::Metric,
-                title: "/checkout latency and API errors".into(),
-                text: "/checkout p99: 240 ms at 22:10, 9 s at 22:14. checkout-api 5xx rate: flat at 0.1%.".into(),
-                source: Source::default(),
-            },
-        ],
-        hints: vec![
-            Hint {
-                text: "The processor recovered at 22:11:30, yet checkout stayed slow. What kept the load up once the processor was healthy again?".into(),
-                cost: 5,
-            },
-            Hint {
-                text: "Look at when the authorizations that failed in the blip are scheduled to run again.".into(),
-                cost: 10,
-            },
-            Hint {
-                text: "Work out backoffFor(n) for two authorizations that both failed at 22:10:05 on their first try: when does each run again?".into(),
-                cost: 20,
-            },
-        ],
-        answer: Answer {
-            cause: "The 90-second processor degradation failed thousands of authorizations at once. The worker scheduled their retries with deterministic exponential backoff (BASE_MS × 2^n, no randomisation), so every retry with the same attempt count fired at the same millisecond: a synchronised retry herd, a thundering herd the system built itself, that saturated the worker pool and kept /checkout p99 at 9 s long after the processor had recovered.".into(),
-            fix: "Full jitter on the retry backoff: keep the exponential ceiling, make the delay uniform in [0, ceiling). And dedupe scheduled retries on (intentId, attemptCount), as PAY-247 asks, so a retry is never scheduled twice.".into(),
-            explanation: "With full jitter the replay test peaked at a retry set depth of 900 instead of 40k.".into(),
+        Hint {
+            text: "Look at when the authorizations that failed in the blip are scheduled to run again.".into(),
+            cost: 10,
         },
-        rubric: orbitpay_rubric(),
-    }
+        Hint {
+            text: "Work out backoffFor(n) for two authorizations that both failed at 22:10:05 on their first try: when does each run again?".into(),
+            cost: 20,
+        },
+    ]
 }
 
 /// The INC-1187 rubric an editor writes over the generated proposal: the change that
@@ -516,56 +457,58 @@ pub fn inc_1187_rubric() -> Vec<Concept> {
     ]
 }
 
-/// Adds and publishes the OrbitPay challenge, and the one generated from INC-1187 as an editor
-/// refines it (its rubric rewritten, what the leak guard flags removed), once each.
-pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -> AppResult<()> {
+/// Generates a challenge from an incident's published postmortem, then refines it as an editor
+/// would (`refine`), takes out what the leak guard flags (evidence items and hints that say the
+/// answer or were written after detection), saves that as an edit, and publishes it.
+async fn generate_and_refine(
+    tx: &mut PgConnection,
+    editor: &Actor,
+    key: crate::domain::IncidentKey,
+    refine: impl FnOnce(&mut ChallengeDraft),
+) -> AppResult<()> {
     use crate::challenges::{actions, db};
-    let existing = db::list(&mut *tx, true).await?;
+    let id = actions::generate(tx, editor, key).await?;
+    let generated = db::get(&mut *tx, id).await?;
+    let mut draft = actions::source(&generated);
+    refine(&mut draft);
+    let flagged: Vec<String> = crate::challenges::domain::leaks(&draft, generated.detected_at)
+        .into_iter()
+        .map(|l| l.field)
+        .collect();
+    let kept = |field: String| !flagged.contains(&field);
+    draft.evidence = (0..draft.evidence.len())
+        .filter(|n| kept(format!("evidence[{n}]")))
+        .map(|n| draft.evidence[n].clone())
+        .collect();
+    draft.hints = (0..draft.hints.len())
+        .filter(|n| kept(format!("hints[{n}]")))
+        .map(|n| draft.hints[n].clone())
+        .collect();
+    actions::update(tx, editor, id, None, &draft).await?;
+    actions::publish(tx, editor, id).await?;
+    Ok(())
+}
+
+/// Adds and publishes the two demo challenges, once each, both generated from their incident's
+/// published postmortem and refined by an editor: OrbitPay's from PAY-184 (its title, rubric
+/// and hints rewritten), and INC-1187's (its title and rubric rewritten).
+pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -> AppResult<()> {
+    let existing = crate::challenges::db::list(&mut *tx, true).await?;
     let editor = Actor::system("Marcelo Roman");
-    // The OrbitPay incident keeps the code, chat and metric its challenge shows, as responders
-    // attached them.
-    let orbitpay_key = super::orbitpay::CHECKOUT_HANG;
-    if let Some(i) = crate::incidents::db::find(&mut *tx, orbitpay_key).await?
-        && crate::evidence::db::list(&mut *tx, i.id, None)
-            .await?
-            .is_empty()
-    {
-        let responder = Actor::system("Dev Shah");
-        for e in orbitpay().evidence.iter().filter(|e| {
-            matches!(
-                e.kind,
-                EvidenceKind::Code | EvidenceKind::Chat | EvidenceKind::Metric
-            )
-        }) {
-            crate::evidence::actions::attach(tx, &responder, &orbitpay_key.to_string(), e).await?;
-        }
-    }
     if !existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
-        let id = actions::create(tx, &editor, &orbitpay()).await?;
-        actions::publish(tx, &editor, id).await?;
+        generate_and_refine(tx, &editor, super::orbitpay::PAY_184, |d| {
+            d.title = ORBITPAY_TITLE.into();
+            d.rubric = orbitpay_rubric();
+            d.hints = orbitpay_hints();
+        })
+        .await?;
     }
     if !existing.iter().any(|c| c.title == INC_1187_TITLE) {
-        let id = actions::generate(tx, &editor, inc_1187).await?;
-        let generated = db::get(&mut *tx, id).await?;
-        let mut draft = actions::source(&generated);
-        draft.title = INC_1187_TITLE.into();
-        draft.rubric = inc_1187_rubric();
-        // What the leak guard flags goes: evidence items and hints that say the answer.
-        let flagged: Vec<String> = crate::challenges::domain::leaks(&draft, generated.detected_at)
-            .into_iter()
-            .map(|l| l.field)
-            .collect();
-        let kept = |field: String| !flagged.contains(&field);
-        draft.evidence = (0..draft.evidence.len())
-            .filter(|n| kept(format!("evidence[{n}]")))
-            .map(|n| draft.evidence[n].clone())
-            .collect();
-        draft.hints = (0..draft.hints.len())
-            .filter(|n| kept(format!("hints[{n}]")))
-            .map(|n| draft.hints[n].clone())
-            .collect();
-        actions::update(tx, &editor, id, None, &draft).await?;
-        actions::publish(tx, &editor, id).await?;
+        generate_and_refine(tx, &editor, inc_1187, |d| {
+            d.title = INC_1187_TITLE.into();
+            d.rubric = inc_1187_rubric();
+        })
+        .await?;
     }
     Ok(())
 }

@@ -159,7 +159,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     if let Some(acknowledged_at) = incident.acknowledged_at {
         paging::load(&mut tx, incident.id, incident.detected_at, acknowledged_at).await?;
     }
-    postmortem::write(&mut tx, &incident).await?;
+    postmortem::write(&mut tx, &incident, &postmortem::INC_1187).await?;
     // The rule that would have routed INC-1187's alert: Sev2 on payments-gateway.
     let rules = crate::routing::db::list(&mut *tx).await?;
     if !rules.iter().any(|r| r.name == DEMO_RULE.name) {

@@ -1,5 +1,6 @@
-//! INC-1187's postmortem as the reference document writes it: every section and action item
-//! entered through the same actions a responder uses. The figures (durations, SLA verdicts,
+//! The demo's postmortems, every section and action item entered through the same actions a
+//! responder uses: INC-1187's as the reference document writes it, and PAY-184's (in
+//! `orbitpay.rs`), which the OrbitPay challenge is generated from. The figures (durations, SLA verdicts,
 //! error budget, failure share) are not here: they are computed from the incident, and the
 //! prose cites them by name (`{failed_share}`, `{impact_duration}`, `{mitigated_at}` …).
 
@@ -11,6 +12,38 @@ use crate::incidents::db::Incident;
 use crate::postmortems::actions::{self, ItemDraft};
 use crate::postmortems::db::Facts;
 use crate::timeline::domain::Kind;
+
+/// A postmortem to write: who owns it, who publishes it, its sections, its impact figures, and
+/// its action items.
+pub struct Written {
+    pub owner: &'static str,
+    pub publisher: &'static str,
+    /// (section, text)
+    pub sections: &'static [(&'static str, &'static str)],
+    pub facts: Facts<'static>,
+    /// (action, type, owner handle, due, work item)
+    pub items: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
+}
+
+/// INC-1187's, as the reference writes it.
+pub const INC_1187: Written = Written {
+    owner: "Daniel Okafor",
+    publisher: "Ana Ribeiro",
+    sections: SECTIONS,
+    facts: Facts {
+        impacted: "checkout",
+        requests_label: "Authorization requests",
+        failed_requests: Some(109_400),
+        total_requests: Some(352_800),
+    },
+    items: ITEMS,
+};
 
 const SECTIONS: &[(&str, &str)] = &[
     (
@@ -112,30 +145,18 @@ const ITEMS: &[(&str, &str, &str, &str, &str)] = &[
 ];
 
 /// Writes and publishes the postmortem unless it has been written already.
-pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
+pub async fn write(conn: &mut PgConnection, i: &Incident, w: &Written) -> AppResult<()> {
     let pm = actions::current(conn, i).await?;
     if !pm.summary.is_empty() {
         return Ok(());
     }
-    let owner = Actor::system("Daniel Okafor");
+    let owner = Actor::system(w.owner);
     let mut version = pm.version;
-    for (section, text) in SECTIONS {
+    for (section, text) in w.sections {
         version = actions::edit_section(conn, &owner, i, version, section, text).await?;
     }
     let events = crate::timeline::db::for_incident(&mut *conn, i.id).await?;
-    let version = actions::edit_facts(
-        conn,
-        &owner,
-        i,
-        version,
-        &Facts {
-            impacted: "checkout",
-            requests_label: "Authorization requests",
-            failed_requests: Some(109_400),
-            total_requests: Some(352_800),
-        },
-    )
-    .await?;
+    let version = actions::edit_facts(conn, &owner, i, version, &w.facts).await?;
     // The document's Timeline: every event but the postmortem owner's assignment, as the
     // reference lists them (the roles of 16:20 are part of its 16:20 line).
     // (The verdicts on suspect changes are in the Response line's time from the change.)
@@ -148,7 +169,7 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         .map(|e| e.id)
         .collect();
     actions::choose_timeline(conn, &owner, i, version, &chosen).await?;
-    for (action, kind, who, due, work_item) in ITEMS {
+    for (action, kind, who, due, work_item) in w.items {
         actions::add_action_item(
             conn,
             &owner,
@@ -164,6 +185,6 @@ pub async fn write(conn: &mut PgConnection, i: &Incident) -> AppResult<()> {
         .await?;
     }
     let now = crate::clock::now(&mut *conn).await?;
-    actions::publish(conn, &Actor::system("Ana Ribeiro"), i, now).await?;
+    actions::publish(conn, &Actor::system(w.publisher), i, now).await?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::error::{AppError, AppResult};
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Item {
     pub id: i64,
-    /// The incident, e.g. INC-1203
+    /// The incident, e.g. INC-184
     pub incident: String,
     pub kind: EvidenceKind,
     pub title: String,

@@ -25,7 +25,7 @@ pub struct ItemList {
 
 /// An incident's evidence: pasted, imported and read from git, each with its source.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/evidence", operation_id = "listEvidence", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203")),
+    params(("key" = String, Path, description = "e.g. INC-184")),
     responses((status = 200, description = "Oldest first", body = ItemList), (status = 404, description = "No such incident", body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -41,7 +41,7 @@ pub async fn list(
 /// Attach a pasted code snippet (repository, path, commit, language), chat excerpt (channel,
 /// author, time), ticket (key) or metric description.
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/evidence", operation_id = "attachEvidence", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203")),
+    params(("key" = String, Path, description = "e.g. INC-184")),
     request_body = Evidence,
     responses((status = 201, description = "Attached", body = Item), (status = 404, description = "No such incident", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong or missing for the kind (source.path of code …), named in details", body = crate::error::ErrorBody)))]
@@ -59,7 +59,7 @@ pub async fn attach(
 
 /// Remove an item.
 #[utoipa::path(delete, path = "/api/v1/incidents/{key}/evidence/{id}", operation_id = "removeEvidence", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203"), ("id" = i64, Path, description = "The item's id")),
+    params(("key" = String, Path, description = "e.g. INC-184"), ("id" = i64, Path, description = "The item's id")),
     responses((status = 204, description = "Removed"), (status = 404, description = "No such incident or item", body = crate::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
@@ -109,7 +109,7 @@ pub async fn parse(upload: Upload, work: &Work) -> AppResult<actions::Parsed> {
 /// file is refused naming what is wrong, and nothing is kept — then held for a day while you
 /// pick messages or tickets from it.
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/evidence/imports", operation_id = "uploadEvidenceExport", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203"), UploadQuery),
+    params(("key" = String, Path, description = "e.g. INC-184"), UploadQuery),
     request_body(content = Vec<u8>, content_type = "application/octet-stream"),
     responses((status = 201, description = "Held; its channels (Slack) and number of rows", body = ImportSummary),
               (status = 413, description = "Over 25 MiB", body = crate::error::ErrorBody),
@@ -145,7 +145,7 @@ pub async fn upload(
 /// Remove an uploaded export before it is forgotten (its uploader, or an admin), freeing its
 /// room in the upload quota.
 #[utoipa::path(delete, path = "/api/v1/incidents/{key}/evidence/imports/{import_id}", operation_id = "removeEvidenceExport", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203"), ("import_id" = i64, Path, description = "The upload's id")),
+    params(("key" = String, Path, description = "e.g. INC-184"), ("import_id" = i64, Path, description = "The upload's id")),
     responses((status = 204, description = "Removed"), (status = 403, description = "Someone else's upload", body = crate::error::ErrorBody),
               (status = 404, description = "No such incident or upload", body = crate::error::ErrorBody)))]
 pub async fn forget(
@@ -210,7 +210,7 @@ pub struct HeldExport {
 /// An uploaded export: its channels, and its messages in a channel and time range (or its
 /// tickets), to pick from.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/evidence/imports/{import_id}", operation_id = "getEvidenceExport", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203"), ("import_id" = i64, Path, description = "The upload's id"), RowQuery),
+    params(("key" = String, Path, description = "e.g. INC-184"), ("import_id" = i64, Path, description = "The upload's id"), RowQuery),
     responses((status = 200, description = "OK", body = HeldExport), (status = 404, description = "No such incident or upload (uploads are kept a day)", body = crate::error::ErrorBody),
               (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn held(
@@ -232,7 +232,7 @@ pub async fn held(
 /// Attach from an uploaded export: the picked messages (of one channel) as one chat excerpt, or
 /// each picked ticket.
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/evidence/imports/{import_id}/pick", operation_id = "pickEvidence", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203"), ("import_id" = i64, Path, description = "The upload's id")),
+    params(("key" = String, Path, description = "e.g. INC-184"), ("import_id" = i64, Path, description = "The upload's id")),
     request_body = Pick,
     responses((status = 201, description = "Attached", body = ItemList), (status = 404, description = "No such incident or upload", body = crate::error::ErrorBody),
               (status = 422, description = "Nothing picked, a row the upload lacks, messages from two channels …", body = crate::error::ErrorBody)))]
@@ -252,7 +252,7 @@ pub async fn pick(
 /// Attach a file from a git repository on this server (under `QUELL_GIT_ROOTS`) as it was at
 /// the last commit before the incident started, with its repository, path, commit and language.
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/evidence/git", operation_id = "attachEvidenceFromGit", tag = "incidents",
-    params(("key" = String, Path, description = "e.g. INC-1203")),
+    params(("key" = String, Path, description = "e.g. INC-184")),
     request_body = GitRead,
     responses((status = 201, description = "Attached", body = Item), (status = 404, description = "No such incident", body = crate::error::ErrorBody),
               (status = 422, description = "Reading git is not set up, the repository is outside the allowed folders or not one, no commit before the incident, no such file, not text, bad lines …", body = crate::error::ErrorBody)))]

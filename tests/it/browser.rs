@@ -642,7 +642,7 @@ async fn a_responder_plays_the_orbitpay_challenge_to_the_end_in_chromium(pool: P
         assert!(!page.contains("jitter"), "the answer shows before the end");
         click(&c, r#"form[action$="/give-up"] button"#).await;
         text_when(&c, "#answer", |t| {
-            t.contains("Full jitter") && t.contains("Your time")
+            t.contains("full jitter") && t.contains("Your time")
         })
         .await;
         snapshot(&c, "challenge").await;

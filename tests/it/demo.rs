@@ -143,46 +143,50 @@ async fn loading_the_demo_twice_changes_nothing_and_new_keys_follow_it(pool: PgP
             .len(),
         2
     );
-    assert_eq!(
-        app.get("/api/v1/incidents/INC-1203/related").await.json()["items"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
     let key = app
         .incident(serde_json::json!({"title": "new", "severity": "Sev3"}))
         .await;
-    assert_eq!(
-        key, "INC-1204",
-        "after the demo's highest key, OrbitPay's INC-1203"
-    );
+    assert_eq!(key, "INC-1188", "after the demo's highest key, INC-1187");
 }
 
-/// OrbitPay's night: no deploy that day, so no suspects; PAY-184 (INC-184) linked as related.
+/// OrbitPay's night is PAY-184 (INC-184), as the reference tells it: the processor's blip at
+/// 22:10, found at 22:14, no deploy that day so no suspects, the code, chat and metric the
+/// responders attached, and a published postmortem with its 12,400 failed authorizations.
 /// INC-1187 shows payments-gateway's runbook, which now asks for the day's configuration
 /// changes.
 #[sqlx::test]
-async fn the_orbitpay_incident_has_no_suspects_and_pay_184_as_related(pool: PgPool) {
+async fn the_orbitpay_incident_is_pay_184_with_no_suspects_and_a_published_postmortem(
+    pool: PgPool,
+) {
     quell::demo::load(&pool).await.unwrap();
     let app = TestApp::new(pool).await;
-    let hang = app.incident_json("INC-1203").await;
-    assert_eq!(hang["service"], "checkout-api");
-    assert_eq!(hang["detected_at"], "2026-10-21T22:14:00Z");
+    let night = app.incident_json("INC-184").await;
+    assert_eq!(night["service"], "payments-worker");
+    assert_eq!(night["started_at"], "2026-08-12T22:10:00Z");
+    assert_eq!(night["detected_at"], "2026-08-12T22:14:00Z");
+    assert_eq!(night["mitigated_at"], "2026-08-12T22:44:00Z");
     let suspects = app
-        .get("/api/v1/incidents/INC-1203/suspect-changes")
+        .get("/api/v1/incidents/INC-184/suspect-changes")
         .await
         .json();
     assert!(suspects["items"].as_array().unwrap().is_empty());
-    let related = app.get("/api/v1/incidents/INC-1203/related").await.json();
-    assert_eq!(related["items"][0]["key"], "INC-184");
-    assert_eq!(
-        related["items"][0]["title"],
-        "Retry queue overload during processor degradation"
+    let evidence = app.get("/api/v1/incidents/INC-184/evidence").await.json();
+    assert_eq!(evidence["items"].as_array().unwrap().len(), 4, "{evidence}");
+    let pm = app.get("/api/v1/incidents/INC-184/postmortem").await;
+    assert_eq!(pm.status, StatusCode::OK, "{}", pm.text);
+    assert_eq!(pm.json()["status"], "published", "{}", pm.text);
+    assert!(
+        pm.text.contains("12,400 failed authorizations"),
+        "{}",
+        pm.text
+    );
+    let doc = app.get("/incidents/INC-184/postmortem").await;
+    assert!(
+        doc.text.contains("34 min"),
+        "the impact computed: {}",
+        doc.text
     );
     let page = app.get("/incidents/INC-184").await;
-    assert!(page.text.contains("href=\"/incidents/INC-1203\""));
-    let page = app.get("/incidents/INC-1203").await;
     assert!(page.text.contains("No changes recorded in that window"));
     let checklist = app.get("/api/v1/incidents/INC-1187/checklist").await.json();
     assert_eq!(checklist["items"][0]["runbook"]["name"], "High error rate");

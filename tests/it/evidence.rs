@@ -713,8 +713,8 @@ async fn the_evidence_pages_upload_pick_and_escape(pool: PgPool) {
 async fn generation_starts_from_the_attached_evidence_and_flags_late_items(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     quell::demo::load(&app.pool).await.unwrap();
-    // The demo's OrbitPay incident carries its challenge's code, chat and metric.
-    let demo = app.get("/api/v1/incidents/INC-1203/evidence").await.json();
+    // The demo's OrbitPay incident (PAY-184) carries the code, chat and metric responders attached.
+    let demo = app.get("/api/v1/incidents/INC-184/evidence").await.json();
     let kinds: Vec<&str> = demo["items"]
         .as_array()
         .unwrap()

@@ -1,5 +1,6 @@
 use chrono::{DateTime, Utc};
 
+use super::grading::leaks;
 use super::model::{Answer, ChallengeDraft, Concept, Hint, Role};
 use super::thesaurus::{FAMILIES, Kind, tag};
 use crate::evidence::domain::{Evidence, EvidenceKind, Source};
@@ -69,7 +70,8 @@ fn bullets(text: &str) -> Vec<String> {
 /// A first draft of a challenge from a published postmortem: the scenario in the reference's
 /// manner (see [`scenario`]), the cause withheld; evidence from what was attached to the incident,
 /// the timeline up to detection, the suspect changes and the related incidents; hints from the
-/// contributing factors and the detection section, cheapest first; the answer from the root
+/// contributing factors and the detection section, cheapest first, leaving out any that says
+/// what the proposed rubric calls the answer; the answer from the root
 /// cause and the action items; and a rubric proposed from the root cause, the summary and the
 /// action item that mends the cause (see [`rubric`]). An editor refines it; the leak guard says
 /// what still gives the answer away.
@@ -122,14 +124,13 @@ pub fn generate(m: &Material) -> ChallengeDraft {
             },
         });
     }
-    let hints = bullets(&m.contributing_factors)
+    let hints: Vec<Hint> = bullets(&m.contributing_factors)
         .into_iter()
         .chain(bullets(&m.detection).into_iter().take(1))
         .take(20)
-        .enumerate()
-        .map(|(n, text)| Hint {
+        .map(|text| Hint {
             text: without_keys(&text, key),
-            cost: 5 * (n as i32 + 1),
+            cost: 0,
         })
         .collect();
     let fixes: Vec<&str> = m
@@ -146,7 +147,7 @@ pub fn generate(m: &Material) -> ChallengeDraft {
         fixes.join("; ")
     };
     let rubric = rubric(m, &reading);
-    ChallengeDraft {
+    let mut draft = ChallengeDraft {
         title: format!(
             "{service}: what happened on {}?",
             m.detected_at.format("%Y-%m-%d")
@@ -165,7 +166,21 @@ pub fn generate(m: &Material) -> ChallengeDraft {
             explanation: m.lessons.trim().to_owned(),
         },
         rubric,
-    }
+    };
+    // A hint that says what the proposed rubric calls the answer gives it away: it is left out.
+    // The rest cost 5, 10, 15 … credits, cheapest first.
+    let flagged: Vec<String> = leaks(&draft, None).into_iter().map(|l| l.field).collect();
+    draft.hints = std::mem::take(&mut draft.hints)
+        .into_iter()
+        .enumerate()
+        .filter(|(n, _)| !flagged.contains(&format!("hints[{n}]")))
+        .enumerate()
+        .map(|(n, (_, h))| Hint {
+            cost: 5 * (n as i32 + 1),
+            ..h
+        })
+        .collect();
+    draft
 }
 
 /// A postmortem read through the [`thesaurus`]: which families say the cause, which ones the
@@ -178,7 +193,7 @@ struct Reading {
     /// Families the scenario names, and the symptoms the root cause names
     known: Vec<usize>,
     /// Timeline lines before detection the scenario tells: they carry a figure, name no change
-    /// and none of the answer's conditions
+    /// (changes are evidence of their own) and none of the answer's conditions
     figures: Vec<(DateTime<Utc>, String)>,
 }
 
@@ -217,7 +232,7 @@ impl Reading {
                     && text.chars().any(|c| c.is_ascii_digit())
                     && families(text)
                         .iter()
-                        .all(|n| !first.contains(n) && kind(*n) != Kind::Event)
+                        .all(|n| !first.contains(n) && FAMILIES[*n].head() != "change")
             })
             .take(4)
             .map(|(at, text)| (*at, without_keys(text, &m.key)))
@@ -382,7 +397,8 @@ fn concept(
 
 /// The rubric proposed from the postmortem:
 /// - what went wrong (half the score): the parts of the system the root cause and the summary
-///   name most with a condition only the answer says, each paired with those conditions where a
+///   name with a condition only the answer says (a part the scenario names too counts when it is
+///   the service's own or named most), each paired with those conditions where a
 ///   clause joins them (`connections` + `cap`), and any condition that says it all alone;
 /// - the fix (three tenths): the prevent (else mitigate) action item that names most of what
 ///   went wrong; its mending verbs paired with what went wrong, and remedies by themselves;
@@ -407,9 +423,12 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
         }
     }
     let top = things.iter().map(|(_, w)| *w).max().unwrap_or(0);
+    // The parts the service is named for (`payments-worker`: the workers) are its own, never
+    // the system around it.
+    let own = families(&m.service.as_deref().unwrap_or_default().replace('-', " "));
     let central: Vec<usize> = things
         .iter()
-        .filter(|(_, w)| *w > 0 && 2 * w > top)
+        .filter(|(t, w)| *w > 0 && (!r.known.contains(t) || own.contains(t) || 2 * w > top))
         .map(|(t, _)| *t)
         .collect();
     let mut wrong: Vec<Vec<usize>> = Vec::new();
@@ -442,9 +461,29 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
         .map(|(_, a)| families(a));
     let mut fix: Vec<Vec<usize>> = Vec::new();
     if let Some(item) = &best {
-        for f in item {
+        // A remedy brings its kin: `jitter` in the item, `random backoff` from the learner.
+        let mut item = item.clone();
+        for f in item.clone() {
+            for k in FAMILIES[f].kin {
+                if let Some(n) = FAMILIES.iter().position(|x| x.head() == *k)
+                    && !item.contains(&n)
+                {
+                    item.push(n);
+                }
+            }
+        }
+        for f in &item {
             match kind(*f) {
-                Kind::Remedy => fix.push(vec![*f]),
+                Kind::Remedy if FAMILIES[*f].alone => fix.push(vec![*f]),
+                // `random` said of the backoff or the retries.
+                Kind::Remedy => {
+                    for o in item
+                        .iter()
+                        .filter(|n| in_wrong.contains(n) || kind(**n) == Kind::Thing)
+                    {
+                        fix.push(vec![*f, *o]);
+                    }
+                }
                 Kind::Mend => {
                     for o in item.iter().filter(|n| in_wrong.contains(n)) {
                         fix.push(vec![*f, *o]);
@@ -494,12 +533,9 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
     for n in r.answer.iter().filter(|n| !in_wrong.contains(n)) {
         came.push(vec![*n]);
     }
-    let extras = [!trigger.is_empty(), !symptoms.is_empty(), !came.is_empty()]
-        .iter()
-        .filter(|x| **x)
-        .count()
-        .max(1) as f64;
-    let share = 0.2 / extras;
+    // Each clue or side of the story weighs a twentieth: what went wrong and the fix together
+    // solve it, clues alone never reach a fifth.
+    let share = 0.05;
     let mut rubric = Vec::new();
     if !trigger.is_empty() {
         let question = if m.changes.is_empty() {
@@ -636,7 +672,8 @@ mod tests {
             wrong.phrases
         );
         let fix = d.rubric.iter().find(|c| c.role == Role::Fix).unwrap();
-        assert_eq!(fix.phrases, vec!["jitter".to_owned()]);
+        // The item's remedy by itself, and its kin said of the part it mends.
+        assert_eq!(fix.phrases, ["jitter", "random backoff"]);
         assert!(
             d.rubric
                 .iter()

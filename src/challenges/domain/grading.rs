@@ -25,7 +25,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::language::{Clause, Token, clauses, term_list};
+use super::language::{Clause, Token, clauses, is_function, term_list};
 use super::lexicon::lexicon;
 use super::model::{ChallengeDraft, Concept, Role, SOLVED_AT};
 
@@ -315,7 +315,8 @@ impl Word {
         if related && !token.function {
             for k in &token.keys {
                 for r in lexicon().related(k) {
-                    if !r.contains(' ') && !keys.iter().any(|x| x == r) {
+                    // A word of grammar is never another word's meaning: `by` for `pasted`.
+                    if !r.contains(' ') && !is_function(r) && !keys.iter().any(|x| x == r) {
                         keys.push(r.to_owned());
                     }
                 }

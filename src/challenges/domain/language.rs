@@ -285,6 +285,11 @@ pub fn keys(word: &str) -> Vec<String> {
     }
 }
 
+/// Whether a word is a word of grammar rather than content: `the`, `by`, `because`.
+pub fn is_function(word: &str) -> bool {
+    FUNCTION_WORDS.contains(&word)
+}
+
 /// Lower-cases, straightens apostrophes and opens contractions: `didn't` → `did not`,
 /// `can't` → `can not`, `processor's` → `processor`.
 fn normalise(text: &str) -> String {

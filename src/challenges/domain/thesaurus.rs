@@ -30,8 +30,12 @@ pub struct Family {
     pub kind: Kind,
     /// The first member stands for the family in a phrasing; every member is a way to say it
     pub members: &'static [&'static str],
-    /// The condition says the whole trouble by itself: `thundering herd`, `deadlock`
+    /// A condition that says the whole trouble by itself (`thundering herd`, `deadlock`), or a
+    /// remedy that says the whole fix (`jitter`; `random` needs to be said of something)
     pub alone: bool,
+    /// Heads of families that say the same mending of a part: `jitter` and `random` (the
+    /// backoff)
+    pub kin: &'static [&'static str],
 }
 
 impl Family {
@@ -45,6 +49,7 @@ const fn family(kind: Kind, members: &'static [&'static str]) -> Family {
         kind,
         members,
         alone: false,
+        kin: &[],
     }
 }
 
@@ -53,6 +58,7 @@ const fn alone(kind: Kind, members: &'static [&'static str]) -> Family {
         kind,
         members,
         alone: true,
+        kin: &[],
     }
 }
 
@@ -93,6 +99,8 @@ pub static FAMILIES: &[Family] = &[
             "tried again",
             "resubmitted",
             "requeued",
+            "attempt",
+            "attempts",
         ],
     ),
     family(
@@ -215,6 +223,7 @@ pub static FAMILIES: &[Family] = &[
             "same instant",
             "same moment",
             "same millisecond",
+            "same ms",
             "identical",
             "simultaneously",
             "simultaneous",
@@ -230,9 +239,12 @@ pub static FAMILIES: &[Family] = &[
             "in waves",
             "wave",
             "burst",
+            "spike",
             "bunched",
             "clustered",
             "coincide",
+            "correlated",
+            "correlation",
         ],
     ),
     family(
@@ -266,15 +278,12 @@ pub static FAMILIES: &[Family] = &[
             "falls behind",
         ],
     ),
-    alone(
-        Condition,
-        &["thundering herd", "retry storm", "stampede", "herd"],
-    ),
+    alone(Condition, &["thundering herd", "retry storm", "herd"]),
     alone(Condition, &["deadlock", "deadlocked"]),
     alone(Condition, &["memory leak", "leak", "leaking"]),
     family(Condition, &["expired", "expiry", "expiring", "lapsed"]),
     family(Condition, &["full", "filled up", "no space"]),
-    family(Condition, &["lag", "lagging", "behind"]),
+    family(Condition, &["lag", "lagging", "replication lag"]),
     family(
         Condition,
         &[
@@ -353,11 +362,21 @@ pub static FAMILIES: &[Family] = &[
             "back out",
         ],
     ),
+    Family {
+        kind: Remedy,
+        members: &[
+            "jitter",
+            "jittered",
+            "full jitter",
+            "desynchronize",
+            "desynchronise",
+        ],
+        alone: true,
+        kin: &["random"],
+    },
     family(
         Remedy,
         &[
-            "jitter",
-            "jittered",
             "random",
             "randomize",
             "randomise",
@@ -365,11 +384,11 @@ pub static FAMILIES: &[Family] = &[
             "randomised",
             "randomness",
             "stagger",
-            "desynchronize",
-            "desynchronise",
+            "uniform",
+            "unpredictable",
         ],
     ),
-    family(
+    alone(
         Remedy,
         &[
             "dedupe",
@@ -379,7 +398,7 @@ pub static FAMILIES: &[Family] = &[
             "idempotent",
         ],
     ),
-    family(Remedy, &["circuit breaker", "load shedding", "shed load"]),
+    alone(Remedy, &["circuit breaker", "load shedding", "shed load"]),
 ];
 
 /// The families a text names, clause by clause: for each clause, the indices into

@@ -175,6 +175,7 @@ pub const POSTMORTEM: Written = Written {
             "PAY-187",
         ),
     ],
+    items_done: true,
 };
 
 async fn tell(tx: &mut PgConnection) -> AppResult<()> {

@@ -29,6 +29,8 @@ pub struct Written {
         &'static str,
         &'static str,
     )],
+    /// The items were all done by the day the demo shows
+    pub items_done: bool,
 }
 
 /// INC-1187's, as the reference writes it.
@@ -43,6 +45,7 @@ pub const INC_1187: Written = Written {
         total_requests: Some(352_800),
     },
     items: ITEMS,
+    items_done: false,
 };
 
 const SECTIONS: &[(&str, &str)] = &[
@@ -186,5 +189,20 @@ pub async fn write(conn: &mut PgConnection, i: &Incident, w: &Written) -> AppRes
     }
     let now = crate::clock::now(&mut *conn).await?;
     actions::publish(conn, &Actor::system(w.publisher), i, now).await?;
+    if w.items_done {
+        let pm = actions::current(conn, i).await?;
+        for listed in crate::action_items::db::action_items(&mut *conn, pm.id).await? {
+            let was = actions::item(conn, listed.id).await?;
+            let done = actions::ItemEdit {
+                action: None,
+                kind: None,
+                owner: None,
+                due_on: None,
+                work_item: None,
+                status: Some("done"),
+            };
+            actions::edit_action_item(conn, &owner, &was, None, &done).await?;
+        }
+    }
     Ok(())
 }

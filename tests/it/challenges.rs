@@ -56,12 +56,16 @@ fn labelled_sets() -> Vec<(String, String, Vec<quell::challenges::domain::Concep
                 "hostile",
                 format!("{root}/tests/fixtures/grading/hostile-{name}.tsv"),
             ),
+            (
+                "fresh",
+                format!("{root}/tests/fixtures/grading/fresh-{name}.tsv"),
+            ),
             ("outside", format!("{outside}/{name}.tsv")),
         ] {
             match std::fs::read_to_string(&path) {
                 Ok(text) => sets.push((format!("{kind} {name}"), text, rubric.clone())),
                 Err(_) if kind == "outside" => println!("(no outside set at {path})"),
-                Err(_) if kind == "hostile" => {}
+                Err(_) if kind == "hostile" || kind == "fresh" => {}
                 Err(e) => panic!("{path}: {e}"),
             }
         }
@@ -117,6 +121,9 @@ fn grading_agrees_with_the_labelled_hypotheses() {
         let (bar, fooled) = match name.split(' ').next() {
             Some("outside") => (0.96, 0),
             Some("hostile") => (0.75, 2),
+            // Written blind to everything here and only measured since: one wrong line (the
+            // change named as raising the limit) still reaches 0.4 (README, "Limits").
+            Some("fresh") => (0.85, 1),
             _ => (0.9, 0),
         };
         assert!(agreement >= bar, "{name}: agreement {agreement:.2} < {bar}");

@@ -428,18 +428,32 @@ async fn managers_list_postmortems_by_service_severity_period_and_open_items(poo
                 .collect::<Vec<_>>()
         }
     };
-    assert_eq!(keys("").await, ["INC-1187"], "published only, by default");
-    assert_eq!(keys("?status=any").await, [other.as_str(), "INC-1187"]);
+    assert_eq!(
+        keys("").await,
+        ["INC-1187", "INC-184"],
+        "published only, by default, newest incident first"
+    );
+    assert_eq!(
+        keys("?status=any").await,
+        [other.as_str(), "INC-1187", "INC-184"]
+    );
     assert_eq!(keys("?status=draft").await, [other.as_str()]);
     assert_eq!(keys("?status=any&service=search").await, [other.as_str()]);
-    assert_eq!(keys("?status=any&severity=sev1").await, ["INC-1187"]);
+    assert_eq!(
+        keys("?status=any&severity=sev1").await,
+        ["INC-1187", "INC-184"]
+    );
     assert_eq!(
         keys("?status=any&from=2026-09-17&to=2026-09-17").await,
         ["INC-1187"],
         "both ends of the period included"
     );
     assert_eq!(keys("?status=any&from=2026-09-18").await, [other.as_str()]);
-    assert_eq!(keys("?open_items=true").await, ["INC-1187"]);
+    assert_eq!(
+        keys("?open_items=true").await,
+        ["INC-1187"],
+        "PAY-184's items are all done"
+    );
     assert!(keys("?status=any&severity=Sev4").await.is_empty());
 
     let pm = &app.get("/api/v1/postmortems").await.json()["items"][0];

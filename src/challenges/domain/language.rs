@@ -313,6 +313,13 @@ fn normalise(text: &str) -> String {
         (" why not ", " why "),
         (" the opposite of ", " not "),
         (" opposite of ", " not "),
+        // Notes: an arrow leads to what follows from it, a comparison says more or less.
+        ("->", " → "),
+        ("=>", " → "),
+        (" <= ", " is at most "),
+        (" >= ", " is at least "),
+        (" < ", " is less than "),
+        (" > ", " is more than "),
     ] {
         t = t.replace(from, to);
     }
@@ -561,5 +568,11 @@ mod tests {
         )));
         assert!(!asserts(&clauses("retry jitter backoff herd")[0]));
         assert!(asserts(&clauses("Retry herd")[0]));
+        // Notes relate their terms: an arrow leads on, a comparison says more or less.
+        let notes = clauses(
+            "14:05 conn cap 10/replica < arrival x latency at peak -> pool queueing -> timeouts",
+        );
+        assert!(!term_list(&notes));
+        assert_eq!(notes.len(), 3, "{notes:?}");
     }
 }

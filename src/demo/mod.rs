@@ -37,7 +37,7 @@ const SERVICES: &[(&str, i64, &str, f64, f64, &str)] = &[
         "OrbitPay Checkout",
         99.95,
         120.0,
-        "OrbitPay: accepts checkout requests and hands authorization to payments-worker over a queue.",
+        "Accepts OrbitPay's checkout requests and hands authorization to payments-worker over a queue.",
     ),
     (
         "payments-worker",
@@ -45,7 +45,7 @@ const SERVICES: &[(&str, i64, &str, f64, f64, &str)] = &[
         "OrbitPay Payments",
         99.9,
         80.0,
-        "OrbitPay: calls the card processor; failed authorizations are retried from a Redis sorted set.",
+        "Calls the external card processor for OrbitPay's authorizations; failed ones are scheduled for retry in a Redis sorted set.",
     ),
 ];
 

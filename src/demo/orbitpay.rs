@@ -80,7 +80,7 @@ pub fn evidence() -> Vec<Evidence> {
         ),
         Evidence {
             kind: EvidenceKind::Chat,
-            title: "#incidents · PAY-184 checkout timeouts".into(),
+            title: "#incidents · checkout timeouts".into(),
             text: "Priya Raman: p99 on /checkout just went from 240ms to 9s.\nDev Shah: Retry set depth is 40k and climbing.".into(),
             source: Source {
                 channel: Some("#incidents".into()),

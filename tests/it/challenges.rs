@@ -767,7 +767,7 @@ async fn the_orbitpay_challenge_is_generated_from_pay_184(pool: PgPool) {
         "degradation starting at 22:10 UTC, recovered by 22:11:30",
         "from 240 ms to 9 s",
         "No deploy or configuration change to payments-worker",
-        "failed authorizations are retried from a Redis sorted set",
+        "failed ones are scheduled for retry in a Redis sorted set",
         "checkout-api depends on it",
     ] {
         assert!(scenario.contains(said), "{said}: {scenario}");

@@ -401,7 +401,8 @@ fn concept(
 ///   the service's own or named most), each paired with those conditions where a
 ///   clause joins them (`connections` + `cap`), and any condition that says it all alone;
 /// - the fix (three tenths): the prevent (else mitigate) action item that names most of what
-///   went wrong; its mending verbs paired with what went wrong, and remedies by themselves;
+///   went wrong; its mending verbs paired with what went wrong, and remedies by themselves
+///   (the other fix items' too, where they name a part of what went wrong);
 /// - clues sharing the rest: the trigger (the change when there are suspects, else what
 ///   happened first), what the symptoms were, and how it came to be (the answer's other
 ///   conditions).
@@ -496,6 +497,22 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+    // The other fixes' remedies that mend a part of what went wrong count by themselves:
+    // `dedupe scheduled retries`.
+    for (_, other) in &fixes {
+        let item = families(other);
+        if best.as_ref() == Some(&item) || !item.iter().any(|n| in_wrong.contains(n)) {
+            continue;
+        }
+        for f in item
+            .iter()
+            .filter(|n| kind(**n) == Kind::Remedy && FAMILIES[**n].alone)
+        {
+            if !fix.contains(&vec![*f]) {
+                fix.push(vec![*f]);
             }
         }
     }

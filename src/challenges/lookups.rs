@@ -1,7 +1,8 @@
 //! No answer one click away: while a person has an attempt in progress, reading the incident
 //! the challenge was built from (its page, its timeline, its postmortem, its evidence — page or
-//! API), an incident linked to it as related, or a search whose results list one of them marks
-//! the attempt "looked it up", with what was read and when; such an attempt is never ranked. A
+//! API), an incident linked to it as related, a search whose results list one of them, or a list
+//! of action items that shows one of theirs (the fixes, in the postmortem's own words) marks the
+//! attempt "looked it up", with what was read and when; such an attempt is never ranked. A
 //! router-level layer inside the sign-in gates watches every successful `GET`.
 
 use axum::extract::{Request, State};
@@ -21,6 +22,8 @@ pub enum Read {
     Incident(IncidentKey),
     /// `/search?q=` or `/api/v1/search?q=`
     Search(String),
+    /// `/action-items` or `/api/v1/action-items`: what it shows is read from the answer itself
+    ActionItems,
 }
 
 impl Read {
@@ -31,6 +34,9 @@ impl Read {
         if let Some(tail) = rest.strip_prefix("/incidents/") {
             let key = tail.split('/').next().unwrap_or("");
             return IncidentKey::parse(key).map(Read::Incident);
+        }
+        if rest == "/action-items" {
+            return Some(Read::ActionItems);
         }
         if rest == "/search" {
             let q = form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
@@ -50,22 +56,81 @@ pub async fn watch(State(state): State<AppState>, req: Request, next: Next) -> R
         .flatten();
     let person = req.extensions().get::<CurrentUser>().map(|u| u.id);
     let response = next.run(req).await;
-    if let (Some(read), Some(person)) = (read, person)
-        && response.status().is_success()
-        && let Err(err) = noticed(&state, person, &read).await
-    {
+    let (Some(read), Some(person)) = (read, person) else {
+        return response;
+    };
+    if !response.status().is_success() {
+        return response;
+    }
+    let open = match super::db::lookups(&state.pool, person).await {
+        Ok(open) => open,
+        Err(err) => {
+            tracing::warn!(%err, person, "could not read a person's open attempts");
+            return response;
+        }
+    };
+    if open.is_empty() {
+        return response;
+    }
+    // A list is read as it was shown: which incidents its lines name.
+    let (response, shown) = if read == Read::ActionItems {
+        let (parts, body) = response.into_parts();
+        match axum::body::to_bytes(body, LISTING_LIMIT).await {
+            Ok(bytes) => {
+                let shown = keys_in(&String::from_utf8_lossy(&bytes));
+                (Response::from_parts(parts, bytes.into()), shown)
+            }
+            Err(err) => {
+                tracing::warn!(%err, person, "could not read a listing during a challenge attempt");
+                return Response::from_parts(parts, axum::body::Body::empty());
+            }
+        }
+    } else {
+        (response, Vec::new())
+    };
+    if let Err(err) = noticed(&state, person, open, &read, shown).await {
         tracing::warn!(%err, person, ?read, "could not record a read during a challenge attempt");
     }
     response
 }
 
-/// Marks the person's open attempts that this read gives away.
-async fn noticed(state: &AppState, person_id: i64, read: &Read) -> AppResult<()> {
-    let open = super::db::lookups(&state.pool, person_id).await?;
-    if open.is_empty() {
-        return Ok(());
-    }
+/// The most of a listing read to see what it shows (a page of 500 action items is well under).
+const LISTING_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The incident numbers a page or a JSON body names (`INC-1187`), each once.
+fn keys_in(text: &str) -> Vec<i64> {
+    let mut out: Vec<i64> = text
+        .match_indices("INC-")
+        .filter(|(at, _)| {
+            !text[..*at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+        .filter_map(|(at, _)| {
+            let digits: String = text[at + 4..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            IncidentKey::parse(&format!("INC-{digits}")).map(|k| k.0)
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Marks the person's open attempts (challenge, the incidents that give it away) that this
+/// read gives away; `listed` is what a listing showed.
+async fn noticed(
+    state: &AppState,
+    person_id: i64,
+    open: Vec<(i64, Vec<i64>)>,
+    read: &Read,
+    listed: Vec<i64>,
+) -> AppResult<()> {
     let (shown, what): (Vec<i64>, String) = match read {
+        Read::ActionItems => (listed, "read the action items".to_owned()),
         Read::Incident(key) => (vec![key.0], format!("read {key}")),
         Read::Search(q) => {
             let hits = crate::search::db::search(&state.pool, q, 50).await?;
@@ -109,7 +174,19 @@ mod tests {
             Some(Read::Search("retry queue overload".into()))
         );
         assert_eq!(read("/api/v1/search?q=&limit=5"), None);
+        assert_eq!(read("/action-items?status=any"), Some(Read::ActionItems));
+        assert_eq!(read("/api/v1/action-items"), Some(Read::ActionItems));
         assert_eq!(read("/incidents/events"), None);
         assert_eq!(read("/challenges/1"), None);
+    }
+
+    #[test]
+    fn a_listing_shows_the_incidents_it_names() {
+        assert_eq!(
+            keys_in(
+                r#"<a href="/incidents/INC-1187/postmortem">INC-1187</a> "INC-184" XINC-9 INC-"#
+            ),
+            [184, 1187]
+        );
     }
 }

@@ -1059,8 +1059,10 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
     assert!(raw >= 0.8, "{raw}");
     // Tess solves it at once. Quinn solves it on the fifth hypothesis. Petra gives up, then plays
     // again and pastes the answer she was shown. Rosa reads the incident the challenge was built
-    // from before she answers; Sam searches for the related incident's title.
-    let plays: [(&str, &[&str]); 5] = [
+    // from before she answers; Sam searches for the related incident's title. Uma opens the list
+    // of every action item, the fix among them; Val opens only Ana's, none of them this
+    // incident's, and has not answered yet.
+    let plays: [(&str, &[&str]); 7] = [
         ("tess@example.com", &["right"]),
         (
             "quinn@example.com",
@@ -1075,6 +1077,8 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
             "sam@example.com",
             &["/search?q=Retry+queue+overload", "right"],
         ),
+        ("uma@example.com", &["/action-items?status=any", "right"]),
+        ("val@example.com", &["/api/v1/action-items?owner=ana"]),
     ];
     let mut names = Vec::new();
     let mut attempts = Vec::new();
@@ -1148,6 +1152,12 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
         "{}",
         attempts[4]
     );
+    assert_eq!(
+        attempts[5]["looked_up"], "read the action items",
+        "{}",
+        attempts[5]
+    );
+    assert_eq!(attempts[6]["looked_up"], Value::Null, "{}", attempts[6]);
     assert_eq!(attempts[0]["looked_up"], Value::Null);
     let board = app
         .get(&format!("/api/v1/challenges/{id}/leaderboard"))
@@ -1212,7 +1222,7 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
     };
     assert_eq!(
         names.iter().map(|n| earned(n)).collect::<Vec<_>>(),
-        [Some(20), Some(20), Some(0), Some(0), Some(0)],
+        [Some(20), Some(20), Some(0), Some(0), Some(0), Some(0), Some(0)],
         "{balances}"
     );
 }

@@ -1222,7 +1222,15 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
     };
     assert_eq!(
         names.iter().map(|n| earned(n)).collect::<Vec<_>>(),
-        [Some(20), Some(20), Some(0), Some(0), Some(0), Some(0), Some(0)],
+        [
+            Some(20),
+            Some(20),
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(0),
+            Some(0)
+        ],
         "{balances}"
     );
 }

@@ -1,6 +1,7 @@
 use chrono::{DateTime, Utc};
 
 use super::grading::leaks;
+use super::language::words;
 use super::model::{Answer, ChallengeDraft, Concept, Hint, Role};
 use super::thesaurus::{FAMILIES, Kind, tag};
 use crate::evidence::domain::{Evidence, EvidenceKind, Source};
@@ -609,7 +610,69 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
             fix,
         ));
     }
+    // Words none of the families hold: the most frequent ones, in pairs, for an editor to refine.
+    let fallback = |aspect: &str, question: &str, role: Role, weight: f64, text: &str| {
+        let terms = salient(text, 4);
+        let mut phrases = Vec::new();
+        for (i, a) in terms.iter().enumerate() {
+            for b in &terms[i + 1..] {
+                phrases.push(format!("{a} {b}"));
+            }
+        }
+        (!phrases.is_empty()).then(|| Concept {
+            aspect: aspect.into(),
+            question: question.into(),
+            weight,
+            phrases,
+            synonyms: Vec::new(),
+            clue: false,
+            role,
+        })
+    };
+    if !rubric.iter().any(|c| !c.clue && c.role != Role::Fix) {
+        rubric.extend(fallback(
+            "what went wrong",
+            "what made it fail?",
+            Role::Cause,
+            0.5,
+            &m.root_cause,
+        ));
+    }
+    if !rubric.iter().any(|c| c.role == Role::Fix)
+        && let Some((_, first)) = fixes.first()
+    {
+        rubric.extend(fallback(
+            "the fix",
+            "what would stop it happening again?",
+            Role::Fix,
+            0.3,
+            first,
+        ));
+    }
     rubric
+}
+
+/// The most frequent meaningful words of a text by their first lemma, most frequent first
+/// (ties: first seen), at most `n`.
+fn salient(text: &str, n: usize) -> Vec<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for t in words(text) {
+        let w = t.keys[0].clone();
+        if t.function
+            || t.negation()
+            || w.chars().count() < 4
+            || !w.chars().all(char::is_alphabetic)
+        {
+            continue;
+        }
+        match counts.iter_mut().find(|(k, _)| *k == w) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((w, 1)),
+        }
+    }
+    let mut ranked: Vec<(usize, (String, usize))> = counts.into_iter().enumerate().collect();
+    ranked.sort_by_key(|(first, (_, c))| (std::cmp::Reverse(*c), *first));
+    ranked.into_iter().take(n).map(|(_, (w, _))| w).collect()
 }
 
 #[cfg(test)]
@@ -673,6 +736,29 @@ mod tests {
                 .contains("It depends on storage: Object storage.")
         );
         assert!(!d.scenario.contains("INC-42"));
+    }
+
+    #[test]
+    fn a_cause_in_words_no_family_holds_is_proposed_from_its_most_frequent_words() {
+        let m = Material {
+            root_cause: "The billing ledger rounded invoices twice; the rounding ran in the ledger export and again in the invoice mailer.".into(),
+            summary: "Invoices were wrong for a day.".into(),
+            actions: vec![("prevent".into(), "Round invoices once, in the ledger".into())],
+            ..material()
+        };
+        let d = generate(&m);
+        assert!(d.check().is_ok(), "{:?}", d.check());
+        let wrong = d
+            .rubric
+            .iter()
+            .find(|c| c.aspect == "what went wrong")
+            .unwrap();
+        assert!(
+            wrong.phrases.iter().any(|p| p.contains("ledger")),
+            "{:?}",
+            wrong.phrases
+        );
+        assert!(d.rubric.iter().any(|c| c.role == Role::Fix));
     }
 
     #[test]

@@ -32,8 +32,13 @@ impl Read {
         let path = uri.path();
         let rest = path.strip_prefix("/api/v1").unwrap_or(path);
         if let Some(tail) = rest.strip_prefix("/incidents/") {
+            // As the handler reads it: percent-decoded (`INC%2D42` is INC-42).
             let key = tail.split('/').next().unwrap_or("");
-            return IncidentKey::parse(key).map(Read::Incident);
+            let key: String = form_urlencoded::parse(format!("k={key}").as_bytes())
+                .map(|(_, v)| v.into_owned())
+                .next()
+                .unwrap_or_default();
+            return IncidentKey::parse(&key).map(Read::Incident);
         }
         if rest == "/action-items" {
             return Some(Read::ActionItems);
@@ -172,6 +177,14 @@ mod tests {
         assert_eq!(
             read("/search?q=retry+queue%20overload"),
             Some(Read::Search("retry queue overload".into()))
+        );
+        assert_eq!(
+            read("/incidents/INC%2D42/postmortem"),
+            Some(Read::Incident(IncidentKey(42)))
+        );
+        assert_eq!(
+            read("/api/v1/incidents/%49NC-42"),
+            Some(Read::Incident(IncidentKey(42)))
         );
         assert_eq!(read("/api/v1/search?q=&limit=5"), None);
         assert_eq!(read("/action-items?status=any"), Some(Read::ActionItems));

@@ -168,6 +168,20 @@ pub fn generate(m: &Material) -> ChallengeDraft {
         },
         rubric,
     };
+    // Within what a challenge may hold: evidence, hints and the answer cut to their limits.
+    draft.evidence.truncate(100);
+    for e in &mut draft.evidence {
+        e.title = clip(&e.title, 200);
+    }
+    for h in &mut draft.hints {
+        h.text = clip(&h.text, 2000);
+    }
+    draft.answer.cause = clip(&draft.answer.cause, 5000);
+    draft.answer.fix = clip(&draft.answer.fix, 5000);
+    draft.answer.explanation = clip(&draft.answer.explanation, 20_000);
+    for c in &mut draft.rubric {
+        c.phrases.truncate(50);
+    }
     // A hint that says what the proposed rubric calls the answer gives it away: it is left out.
     // The rest cost 5, 10, 15 … credits, cheapest first.
     let flagged: Vec<String> = leaks(&draft, None).into_iter().map(|l| l.field).collect();
@@ -254,6 +268,17 @@ impl Reading {
     }
 }
 
+/// A text of at most `max` characters: cut with `…` when longer.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut out: String = text.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
 /// A count as the start of a sentence says it: `Three`, `12`.
 fn counted(n: usize) -> String {
     const WORDS: [&str; 9] = [
@@ -306,9 +331,14 @@ fn system(m: &Material) -> String {
 /// of the first errors and of recent changes (that none went out only when the change records
 /// say so), then the system in a paragraph; the cause withheld.
 fn scenario(m: &Material, r: &Reading) -> String {
+    // A line ends as a sentence once; a long one is cut.
     let end = |s: &str| {
-        let s = s.trim().trim_end_matches('.');
-        format!("{s}.")
+        let s = clip(s.trim(), 500);
+        if s.ends_with(['.', '!', '?', '…']) {
+            s
+        } else {
+            format!("{s}.")
+        }
     };
     let mut s = format!(
         "It is {} UTC on {}.",
@@ -321,9 +351,17 @@ fn scenario(m: &Material, r: &Reading) -> String {
         s.push_str(&end(&opened));
     }
     for (at, text) in &r.figures {
-        s.push_str(&format!(" At {} UTC: {}", at.format("%H:%M"), end(text)));
+        // A line from another day says its date.
+        let when = if at.date_naive() == m.detected_at.date_naive() {
+            at.format("%H:%M").to_string()
+        } else {
+            at.format("%Y-%m-%d %H:%M").to_string()
+        };
+        s.push_str(&format!(" At {when} UTC: {}", end(text)));
     }
-    let lead = (m.detected_at - m.started_at).num_minutes();
+    // Minutes as the clocks shown read them: 02:00:50 to 02:09:10 is 9.
+    let minute = |t: DateTime<Utc>| t.timestamp().div_euclid(60);
+    let lead = minute(m.detected_at) - minute(m.started_at);
     if lead > 0 {
         s.push_str(&format!(
             " The first errors came at {} UTC, {lead} minute{} before anyone was told.",
@@ -521,10 +559,9 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
     // What mitigated it (a rollback the summary tells of) mends it too, when a change is to
     // blame: by itself, or said of the change or of what went wrong.
     if !m.changes.is_empty() {
-        for f in named
-            .iter()
-            .filter(|n| kind(**n) == Kind::Mend && best.as_ref().is_none_or(|b| !b.contains(n)))
-        {
+        for f in named.iter().filter(|n| {
+            FAMILIES[**n].head() == "revert" && best.as_ref().is_none_or(|b| !b.contains(n))
+        }) {
             if !fix.contains(&vec![*f]) {
                 fix.push(vec![*f]);
             }
@@ -612,12 +649,24 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
     }
     // Words none of the families hold: the most frequent ones, in pairs, for an editor to refine.
     let fallback = |aspect: &str, question: &str, role: Role, weight: f64, text: &str| {
-        let terms = salient(text, 4);
+        let mut terms = salient(text, 4);
+        if terms.is_empty() {
+            // Only short words: `DNS.`
+            terms = words(text)
+                .into_iter()
+                .filter(|t| !t.function && !t.negation())
+                .map(|t| t.word)
+                .take(2)
+                .collect();
+        }
         let mut phrases = Vec::new();
         for (i, a) in terms.iter().enumerate() {
             for b in &terms[i + 1..] {
                 phrases.push(format!("{a} {b}"));
             }
+        }
+        if let [only] = terms.as_slice() {
+            phrases.push(only.clone());
         }
         (!phrases.is_empty()).then(|| Concept {
             aspect: aspect.into(),
@@ -630,12 +679,16 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
         })
     };
     if !rubric.iter().any(|c| !c.clue && c.role != Role::Fix) {
+        let told = [&m.root_cause, &m.summary, &m.title]
+            .into_iter()
+            .find(|t| !t.trim().is_empty())
+            .map_or("", |t| t.as_str());
         rubric.extend(fallback(
             "what went wrong",
             "what made it fail?",
             Role::Cause,
             0.5,
-            &m.root_cause,
+            told,
         ));
     }
     if !rubric.iter().any(|c| c.role == Role::Fix)
@@ -759,6 +812,59 @@ mod tests {
             wrong.phrases
         );
         assert!(d.rubric.iter().any(|c| c.role == Role::Fix));
+    }
+
+    #[test]
+    fn any_postmortem_makes_a_draft_within_the_limits() {
+        let long = "x".repeat(9000);
+        for m in [
+            Material {
+                root_cause: "DNS.".into(),
+                summary: String::new(),
+                actions: vec![("detect".into(), "Alert".into())],
+                ..material()
+            },
+            Material {
+                root_cause: format!("Misconfiguration. {long}"),
+                contributing_factors: format!("- {long}"),
+                timeline: (0..120)
+                    .map(|n| (at(1, 0) + chrono::Duration::seconds(n), format!("step {n}")))
+                    .collect(),
+                related: vec![("INC-9".into(), "t".repeat(300), String::new())],
+                ..material()
+            },
+            Material {
+                service: None,
+                started_at: at(2, 9),
+                detected_at: at(2, 0),
+                root_cause: String::new(),
+                summary: String::new(),
+                timeline: Vec::new(),
+                actions: Vec::new(),
+                ..material()
+            },
+        ] {
+            let d = generate(&m);
+            assert!(d.check().is_ok(), "{:?}", d.check());
+        }
+        // Times as the clocks show them, and a line from another day with its date.
+        let m = Material {
+            started_at: at(2, 0) + chrono::Duration::seconds(50),
+            detected_at: at(2, 9) + chrono::Duration::seconds(10),
+            timeline: vec![(
+                at(2, 0) - chrono::Duration::hours(3),
+                "Queue at 0 of 10?".into(),
+            )],
+            ..material()
+        };
+        let d = generate(&m);
+        assert!(d.scenario.contains("9 minutes before"), "{}", d.scenario);
+        assert!(
+            d.scenario
+                .contains("At 2026-03-03 23:00 UTC: Queue at 0 of 10?"),
+            "{}",
+            d.scenario
+        );
     }
 
     #[test]

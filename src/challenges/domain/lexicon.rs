@@ -169,9 +169,14 @@ impl Lexicon {
             {
                 push(&format!("{stem}{put}"), &mut out);
                 // stopped → stopp → stop
-                let b = stem.as_bytes();
-                if put.is_empty() && b.len() >= 3 && b[b.len() - 1] == b[b.len() - 2] {
-                    push(&stem[..stem.len() - 1], &mut out);
+                // (by characters: a doubled byte inside a wider character is no doubled letter)
+                let mut last = stem.chars().rev();
+                if put.is_empty()
+                    && stem.chars().count() >= 3
+                    && let (Some(a), Some(b)) = (last.next(), last.next())
+                    && a == b
+                {
+                    push(&stem[..stem.len() - a.len_utf8()], &mut out);
                 }
             }
         }
@@ -200,6 +205,14 @@ impl Lexicon {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_in_another_script_is_read_without_harm() {
+        // `も` is E3 82 82: its last two bytes are equal, but it is one character.
+        let _ = lexicon().lemmas("もs");
+        let _ = lexicon().lemmas("ééed");
+        assert!(crate::challenges::domain::grade("もs ééed jitter", &[]).score == 0.0);
+    }
 
     #[test]
     fn forms_lead_to_their_lemmas() {

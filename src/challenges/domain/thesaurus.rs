@@ -387,7 +387,6 @@ pub static FAMILIES: &[Family] = &[
             "randomized",
             "randomised",
             "randomness",
-            "stagger",
             "uniform",
             "unpredictable",
         ],

@@ -22,8 +22,10 @@ pub enum Read {
     Incident(IncidentKey),
     /// `/search?q=` or `/api/v1/search?q=`
     Search(String),
-    /// `/action-items` or `/api/v1/action-items`: what it shows is read from the answer itself
-    ActionItems,
+    /// A list whose lines may hold an answer, read as shown (the incidents it names): action
+    /// items (`/action-items`, `/api/v1/action-items`: the fixes), incidents through the API
+    /// (`/api/v1/incidents`: their summaries) and the incident list searched (`/incidents?q=`)
+    Listing(&'static str),
 }
 
 impl Read {
@@ -40,14 +42,23 @@ impl Read {
                 .unwrap_or_default();
             return IncidentKey::parse(&key).map(Read::Incident);
         }
+        let q = || {
+            form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .find(|(k, _)| k == "q")
+                .map(|(_, v)| v.trim().to_owned())
+                .filter(|q| !q.is_empty())
+        };
         if rest == "/action-items" {
-            return Some(Read::ActionItems);
+            return Some(Read::Listing("read the action items"));
+        }
+        if path == "/api/v1/incidents" {
+            return Some(Read::Listing("read the incidents' summaries"));
+        }
+        if path == "/incidents" && q().is_some() {
+            return Some(Read::Listing("searched the incidents"));
         }
         if rest == "/search" {
-            let q = form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                .find(|(k, _)| k == "q")
-                .map(|(_, v)| v.trim().to_owned())?;
-            return (!q.is_empty()).then_some(Read::Search(q));
+            return q().map(Read::Search);
         }
         None
     }
@@ -78,7 +89,7 @@ pub async fn watch(State(state): State<AppState>, req: Request, next: Next) -> R
         return response;
     }
     // A list is read as it was shown: which incidents its lines name.
-    let (response, shown) = if read == Read::ActionItems {
+    let (response, shown) = if let Read::Listing(_) = read {
         let (parts, body) = response.into_parts();
         match axum::body::to_bytes(body, LISTING_LIMIT).await {
             Ok(bytes) => {
@@ -135,7 +146,7 @@ async fn noticed(
     listed: Vec<i64>,
 ) -> AppResult<()> {
     let (shown, what): (Vec<i64>, String) = match read {
-        Read::ActionItems => (listed, "read the action items".to_owned()),
+        Read::Listing(what) => (listed, (*what).to_owned()),
         Read::Incident(key) => (vec![key.0], format!("read {key}")),
         Read::Search(q) => {
             let hits = crate::search::db::search(&state.pool, q, 50).await?;
@@ -187,8 +198,19 @@ mod tests {
             Some(Read::Incident(IncidentKey(42)))
         );
         assert_eq!(read("/api/v1/search?q=&limit=5"), None);
-        assert_eq!(read("/action-items?status=any"), Some(Read::ActionItems));
-        assert_eq!(read("/api/v1/action-items"), Some(Read::ActionItems));
+        let items = Some(Read::Listing("read the action items"));
+        assert_eq!(read("/action-items?status=any"), items);
+        assert_eq!(read("/api/v1/action-items"), items);
+        assert_eq!(
+            read("/api/v1/incidents?limit=5"),
+            Some(Read::Listing("read the incidents' summaries"))
+        );
+        assert_eq!(
+            read("/incidents?q=connection"),
+            Some(Read::Listing("searched the incidents"))
+        );
+        // The list of titles is not an answer.
+        assert_eq!(read("/incidents?status=open"), None);
         assert_eq!(read("/incidents/events"), None);
         assert_eq!(read("/challenges/1"), None);
     }

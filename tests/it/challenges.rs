@@ -1061,8 +1061,8 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
     // again and pastes the answer she was shown. Rosa reads the incident the challenge was built
     // from before she answers; Sam searches for the related incident's title. Uma opens the list
     // of every action item, the fix among them; Val opens only Ana's, none of them this
-    // incident's, and has not answered yet.
-    let plays: [(&str, &[&str]); 7] = [
+    // incident's, and has not answered yet; Wes searches the incident list.
+    let plays: [(&str, &[&str]); 8] = [
         ("tess@example.com", &["right"]),
         (
             "quinn@example.com",
@@ -1079,6 +1079,10 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
         ),
         ("uma@example.com", &["/action-items?status=any", "right"]),
         ("val@example.com", &["/api/v1/action-items?owner=ana"]),
+        (
+            "wes@example.com",
+            &["/incidents?q=Retry+queue+overload", "right"],
+        ),
     ];
     let mut names = Vec::new();
     let mut attempts = Vec::new();
@@ -1158,6 +1162,11 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
         attempts[5]
     );
     assert_eq!(attempts[6]["looked_up"], Value::Null, "{}", attempts[6]);
+    assert_eq!(
+        attempts[7]["looked_up"], "searched the incidents",
+        "{}",
+        attempts[7]
+    );
     assert_eq!(attempts[0]["looked_up"], Value::Null);
     let board = app
         .get(&format!("/api/v1/challenges/{id}/leaderboard"))
@@ -1225,6 +1234,7 @@ async fn the_leaderboard_counts_first_attempts_not_replays_lookups_or_guesses(po
         [
             Some(20),
             Some(20),
+            Some(0),
             Some(0),
             Some(0),
             Some(0),

@@ -39,9 +39,33 @@ pub struct Material {
     pub actions: Vec<(String, String)>,
 }
 
-/// `INC-1187` and the like, which would let a learner look the answer up.
+/// `INC-1187` and the like, which would let a learner look the answer up: every mention of the
+/// key, in any case, as a word of its own (`INC-11870` is another incident).
 fn without_keys(text: &str, key: &str) -> String {
-    text.replace(key, "the incident")
+    let lower = text.to_ascii_lowercase();
+    let key = key.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(&key).map(|n| n + from) {
+        let end = at + key.len();
+        let alone = !lower[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+            && !lower[end..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit());
+        out.push_str(&text[from..at]);
+        out.push_str(if alone {
+            "the incident"
+        } else {
+            &text[at..end]
+        });
+        from = end;
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// The bullets of a section (`•`, `-` or `*` lines), or its paragraphs.
@@ -83,7 +107,16 @@ pub fn generate(m: &Material) -> ChallengeDraft {
     let scenario = scenario(m, &reading);
     // What responders attached comes first, as it was; the leak guard flags what was written
     // after detection or says the answer.
-    let mut evidence: Vec<Evidence> = m.attached.iter().take(60).cloned().collect();
+    let mut evidence: Vec<Evidence> = m
+        .attached
+        .iter()
+        .take(60)
+        .map(|e| Evidence {
+            title: without_keys(&e.title, key),
+            text: without_keys(&e.text, key),
+            ..e.clone()
+        })
+        .collect();
     for (at, what, author) in &m.changes {
         evidence.push(Evidence {
             kind: EvidenceKind::Timeline,
@@ -812,6 +845,18 @@ mod tests {
             wrong.phrases
         );
         assert!(d.rubric.iter().any(|c| c.role == Role::Fix));
+    }
+
+    #[test]
+    fn the_key_is_taken_out_wherever_it_is_a_word() {
+        assert_eq!(
+            without_keys(
+                "inc-42 opened; see INC-42, not INC-421 or XINC-42.",
+                "INC-42"
+            ),
+            "the incident opened; see the incident, not INC-421 or XINC-42."
+        );
+        assert_eq!(without_keys("é INC-42 é", "INC-42"), "é the incident é");
     }
 
     #[test]

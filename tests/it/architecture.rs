@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "state",
             "room",
             "transaction",
+            "plans",
         ],
     ),
     (
@@ -50,10 +51,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// `domain`, `db` and (to change it) `actions` ranks, or what its `mod.rs` re-exports; a
 /// `mod.rs` is the folder's face and may name any file of its folder (`None`).
 fn rank(file: &str) -> Option<u8> {
-    Some(match file {
-        "mod" => return None,
-        // A domain.rs grown large becomes a domain/ folder, one file per topic, all pure.
-        f if f == "domain" || f.starts_with("domain::") => 0,
+    if file == "mod" {
+        return None;
+    }
+    // A file grown large becomes a folder of the same name, one file per topic, ranked as the
+    // file was: `domain::grading` is domain, `pages::show` a page.
+    Some(match file.split("::").next().unwrap_or(file) {
+        "domain" => 0,
         "db" => 1,
         "handlers" | "pages" | "forms" | "hooks" => 3,
         // actions and the engines built on them: effects, ingest, timers, sender, document, views
@@ -224,6 +228,8 @@ fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>, usize)> {
                             return;
                         }
                         Some(Tok::Comma) => *at += 1,
+                        // `db as store`: the rename is read with the `use` line
+                        Some(Tok::Ident(name)) if name == "as" => *at += 2,
                         Some(Tok::Ident(name)) if name == "self" => {
                             out.push(segs.clone());
                             *at += 1;
@@ -268,17 +274,35 @@ fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>, usize)> {
         })
         .collect();
     let mut found = Vec::new();
+    // Names a `use` line brought in (`use crate::timeline;` then `timeline::db::append`): the
+    // path each stands for.
+    let mut aliases: BTreeMap<String, (Vec<String>, Vec<String>)> = BTreeMap::new();
     let mut i = 0;
     while i < toks.len() {
-        let child = matches!(&toks[i].0, Tok::Ident(h) if children.contains(h))
-            && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path)
+        let starts_path = toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path)
             && (i == 0 || toks[i - 1].0 != Tok::Path);
+        let child = matches!(&toks[i].0, Tok::Ident(h) if children.contains(h)) && starts_path;
         if child {
             let line = toks[i].1;
             let mut out = Vec::new();
             item(&toks, &mut i, Vec::new(), &mut out);
             for segs in out {
                 found.push((vec!["self".to_owned()], segs, line));
+            }
+            continue;
+        }
+        let in_use = i > 0 && matches!(&toks[i - 1].0, Tok::Ident(u) if u == "use");
+        if let Tok::Ident(h) = &toks[i].0
+            && let Some((head, base)) = aliases.get(h).cloned()
+            && starts_path
+            && !in_use
+        {
+            let line = toks[i].1;
+            i += 2;
+            let mut out = Vec::new();
+            tail(&toks, &mut i, base, &mut out);
+            for segs in out {
+                found.push((head.clone(), segs, line));
             }
             continue;
         }
@@ -299,13 +323,69 @@ fn paths(code: &str) -> Vec<(Vec<String>, Vec<String>, usize)> {
             head.push(h.clone());
             i += 2;
         }
+        let start = i;
         let mut out = Vec::new();
         tail(&toks, &mut i, Vec::new(), &mut out);
+        if in_use {
+            // Each path is named by its last segment, or by its rename: `y as z` (up to and
+            // including the `as` after a single path) names it `z`.
+            let end = (i + 2).min(toks.len());
+            let renames: BTreeMap<String, String> = toks[start..end]
+                .windows(3)
+                .filter_map(|w| match (&w[0].0, &w[1].0, &w[2].0) {
+                    (Tok::Ident(y), Tok::Ident(a), Tok::Ident(z)) if a == "as" => {
+                        Some((y.clone(), z.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for segs in &out {
+                if let Some(last) = segs.last() {
+                    let name = renames.get(last).unwrap_or(last).clone();
+                    aliases.insert(name, (head.clone(), segs.clone()));
+                }
+            }
+        }
         for segs in out {
             found.push((head.clone(), segs, line));
         }
     }
     found
+}
+
+/// The code with every item under `#[cfg(test)]` blanked (line breaks kept): the attribute,
+/// then up to the end of the item's `{…}` block, or its `;` when it has none.
+fn without_tests(code: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at..];
+        let mut depth = 0usize;
+        let mut end = item.len();
+        for (i, c) in item.char_indices().skip(MARK.len()) {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.extend(item[..end].chars().filter(|c| *c == '\n'));
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
@@ -317,9 +397,9 @@ fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
     let mut out = Vec::new();
     for (module, file) in &modules {
         let text = std::fs::read_to_string(file).unwrap();
-        // Unit tests sit at the end of a file, in a module of their own.
-        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        let code = code_only(text);
+        // Unit tests sit in modules of their own: each item under `#[cfg(test)]` is left out,
+        // and only it (code after it is read).
+        let code = without_tests(&code_only(&text));
         // `self` is the module itself; `super` its parent (for `a/b.rs` and `a/b/mod.rs`
         // alike, the module `a`).
         let here: Vec<String> = if module == "lib" || module == "main" {
@@ -577,6 +657,78 @@ fn the_reader_sees_paths_in_use_lines_groups_and_code() {
             .unwrap()
             .1,
         4
+    );
+    // A module brought in by `use` and named later, renamed or not.
+    let code = code_only(
+        "use crate::timeline;\nuse crate::incidents::{self, db as store};\n\
+         fn f() { timeline::db::append(); incidents::db::get(); store::find(); }\n",
+    );
+    let names: Vec<String> = paths(&code)
+        .into_iter()
+        .map(|(h, s, _)| format!("{}::{}", h[0], s.join("::")))
+        .collect();
+    for expected in [
+        "crate::timeline::db::append",
+        "crate::incidents::db::get",
+        "crate::incidents::db::find",
+    ] {
+        assert!(names.iter().any(|n| n == expected), "{expected}: {names:?}");
+    }
+    // Code after a test module is read; the test module is not.
+    let code = without_tests(&code_only(
+        "use crate::a;\n#[cfg(test)]\nmod tests { use crate::b; }\nfn later() { crate::c::x(); }\n",
+    ));
+    let names: Vec<String> = paths(&code)
+        .into_iter()
+        .map(|(h, s, _)| format!("{}::{}", h[0], s.join("::")))
+        .collect();
+    assert_eq!(names, ["crate::a", "crate::c::x"]);
+    assert_eq!(code.lines().count(), 4, "lines keep their numbers");
+}
+
+/// The test catches what it is for: in a scratch tree, an import up a layer, a capability's
+/// page read by another, and a file ranked by its folder (`pages/show.rs` is a page) are each
+/// reported, naming the file and line.
+#[test]
+fn a_planted_violation_is_reported() {
+    let root = std::env::temp_dir().join(format!("quell-arch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let src = root.join("src");
+    let write = |path: &str, text: &str| {
+        let p = src.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "lib.rs",
+        "pub mod error;\npub mod router;\npub mod alpha;\npub mod beta;\n",
+    );
+    write("error.rs", "pub struct E;\n");
+    write("router/mod.rs", "pub fn all() {}\n");
+    write("alpha/mod.rs", "pub mod db;\npub mod pages;\n");
+    write(
+        "alpha/db.rs",
+        "use crate::error::E;\n#[cfg(test)]\nmod tests {}\npub fn f() { crate::router::all(); }\n",
+    );
+    write("alpha/pages/mod.rs", "pub mod show;\n");
+    write("alpha/pages/show.rs", "pub fn page() {}\n");
+    write("beta/mod.rs", "pub mod actions;\n");
+    write(
+        "beta/actions.rs",
+        "use crate::alpha;\npub fn g() { alpha::pages::show::page(); }\n",
+    );
+    let found = violations(&src);
+    let _ = std::fs::remove_dir_all(&root);
+    assert!(
+        found
+            .iter()
+            .any(|v| v.starts_with("src/alpha/db.rs:4:") && v.contains("a layer above")),
+        "{found:#?}"
+    );
+    assert!(
+        found.iter().any(|v| v.starts_with("src/beta/actions.rs:2:")
+            && v.contains("another capability's handlers or pages")),
+        "{found:#?}"
     );
 }
 

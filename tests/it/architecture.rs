@@ -1,7 +1,10 @@
 //! The layers of `src/`, kept by a test: it reads every `crate::` and `super::` path of every
 //! source file (in `use` lines and in code), and fails naming the file and line of an import that
 //! closes a cycle, points up a layer, reaches into another capability's handlers or pages, or
-//! makes two capabilities depend on each other. ARCHITECTURE.md describes the same layers.
+//! makes two capabilities depend on each other; and it fails on a call that writes another
+//! capability's store (a `db` function whose SQL inserts, updates or deletes) from a capability
+//! ARCHITECTURE.md's "Who writes which store" does not list. ARCHITECTURE.md describes the same
+//! layers.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -388,12 +391,78 @@ fn without_tests(code: &str) -> String {
     out
 }
 
+/// Whether a store's module (`x::db`, `x::db::topic`) is one.
+fn is_store(module: &str) -> bool {
+    module.split("::").skip(1).any(|s| s == "db")
+}
+
+/// The functions of a store file whose SQL writes: an `insert into`, `update … set` or
+/// `delete from`.
+fn writing_functions(text: &str) -> BTreeSet<String> {
+    let lower: String = text
+        .to_ascii_lowercase()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    let starts: Vec<usize> = lower
+        .match_indices("fn ")
+        .map(|(at, _)| at)
+        .filter(|at| *at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric())
+        .collect();
+    for (n, &at) in starts.iter().enumerate() {
+        let body = &lower[at..starts.get(n + 1).copied().unwrap_or(lower.len())];
+        let name: String = body[3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let words: Vec<&str> = body
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let writes = words
+            .windows(2)
+            .any(|w| matches!((w[0], w[1]), ("insert", "into") | ("delete", "from")))
+            || words.windows(4).enumerate().any(|(i, w)| {
+                // `update incidents set`, `update incidents i set`; not `for update`
+                w[0] == "update"
+                    && (i == 0 || words[i - 1] != "for")
+                    && (w[2] == "set" || w[3] == "set")
+            });
+        if writes && !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// A call that writes another capability's store: (caller module, store module, function, line).
+struct Write {
+    from: String,
+    store: String,
+    function: String,
+    line: usize,
+}
+
 fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
+    let (known, out, _) = read(src);
+    (known, out)
+}
+
+/// Every import of `src`, and every call that writes a store of another capability.
+fn read(src: &Path) -> (BTreeSet<String>, Vec<Import>, Vec<Write>) {
     let mut all = Vec::new();
     files(src, &mut all);
     let modules: BTreeMap<String, PathBuf> =
         all.iter().map(|f| (module_of(src, f), f.clone())).collect();
     let known: BTreeSet<String> = modules.keys().cloned().collect();
+    let writers: BTreeMap<&String, BTreeSet<String>> = modules
+        .iter()
+        .filter(|(m, _)| is_store(m))
+        .map(|(m, f)| (m, writing_functions(&std::fs::read_to_string(f).unwrap())))
+        .collect();
+    let mut writes = Vec::new();
     let mut out = Vec::new();
     for (module, file) in &modules {
         let text = std::fs::read_to_string(file).unwrap();
@@ -429,6 +498,18 @@ fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
                 && !t.is_empty()
                 && t != *module
             {
+                let depth = t.split("::").count();
+                if let (Some(function), Some(fns)) = (full.get(depth), writers.get(&t))
+                    && fns.contains(function)
+                    && folder(&t) != folder(module)
+                {
+                    writes.push(Write {
+                        from: module.clone(),
+                        store: t.clone(),
+                        function: function.clone(),
+                        line,
+                    });
+                }
                 out.push(Import {
                     from: module.clone(),
                     to: t,
@@ -437,7 +518,7 @@ fn imports(src: &Path) -> (BTreeSet<String>, Vec<Import>) {
             }
         }
     }
-    (known, out)
+    (known, out, writes)
 }
 
 fn layer_of(module: &str) -> usize {
@@ -615,6 +696,79 @@ fn cycles<'a>(edges: &BTreeMap<&'a str, BTreeSet<&'a str>>) -> Vec<BTreeSet<Stri
     t.out
 }
 
+/// Who may write each store besides its own capability, as ARCHITECTURE.md lists them under
+/// "Who writes which store": lines `- \`store\` — \`writer\`, \`writer\` …`.
+fn listed_writers(map: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let section = map
+        .split("## Who writes which store")
+        .nth(1)
+        .expect("ARCHITECTURE.md has a section \"Who writes which store\"");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `"))
+        .filter_map(|l| {
+            let (store, rest) = l.split_once('`')?;
+            let (_, writers) = rest.split_once('—')?;
+            let names = writers
+                .split(|c: char| c == '(')
+                .next()
+                .unwrap_or(writers)
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect();
+            Some((store.to_owned(), names))
+        })
+        .collect()
+}
+
+/// Writes to another capability's store that the list does not allow, one sentence each.
+fn unlisted_writes(src: &Path, listed: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let (_, _, writes) = read(src);
+    let file = |m: &str| {
+        let p = m.replace("::", "/");
+        if src.join(format!("{p}.rs")).exists() || m == "lib" || m == "main" {
+            format!("src/{p}.rs")
+        } else {
+            format!("src/{p}/mod.rs")
+        }
+    };
+    writes
+        .iter()
+        .filter(|w| {
+            !listed
+                .get(folder(&w.store))
+                .is_some_and(|writers| writers.contains(folder(&w.from)))
+        })
+        .map(|w| {
+            format!(
+                "{}:{}: {} writes {}::{}, and ARCHITECTURE.md does not list `{}` among the writers of `{}`",
+                file(&w.from),
+                w.line,
+                w.from,
+                w.store,
+                w.function,
+                folder(&w.from),
+                folder(&w.store)
+            )
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn only_the_listed_writers_write_another_capability_s_store() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let listed = listed_writers(&map);
+    assert!(listed.contains_key("timeline"), "{listed:?}");
+    let found = unlisted_writes(&root.join("src"), &listed);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 #[test]
 fn imports_point_down_the_layers_and_close_no_cycle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -686,9 +840,11 @@ fn the_reader_sees_paths_in_use_lines_groups_and_code() {
     assert_eq!(code.lines().count(), 4, "lines keep their numbers");
 }
 
-/// The test catches what it is for: in a scratch tree, an import up a layer, a capability's
-/// page read by another, and a file ranked by its folder (`pages/show.rs` is a page) are each
-/// reported, naming the file and line.
+/// The test catches what it is for: in a scratch tree, an import up a layer (after a test
+/// module, which is skipped alone), a capability's page reached by another (a file ranked by its
+/// folder: `pages/show.rs` is a page), and a write to another capability's store by a writer
+/// the list does not name are each reported, naming the file and line; a read under a lock is
+/// no write.
 #[test]
 fn a_planted_violation_is_reported() {
     let root = std::env::temp_dir().join(format!("quell-arch-{}", std::process::id()));
@@ -705,24 +861,41 @@ fn a_planted_violation_is_reported() {
     );
     write("error.rs", "pub struct E;\n");
     write("router/mod.rs", "pub fn all() {}\n");
-    write("alpha/mod.rs", "pub mod db;\npub mod pages;\n");
+    write("alpha/mod.rs", "pub mod db;\npub mod pages;\npub mod up;\n");
     write(
-        "alpha/db.rs",
+        "alpha/db/mod.rs",
+        "pub fn put() { sqlx::query!(\"insert into alpha (x) values (1)\"); }\n\
+         pub fn get() { sqlx::query!(\"select x from alpha for update\"); }\n",
+    );
+    write(
+        "alpha/up.rs",
         "use crate::error::E;\n#[cfg(test)]\nmod tests {}\npub fn f() { crate::router::all(); }\n",
     );
     write("alpha/pages/mod.rs", "pub mod show;\n");
     write("alpha/pages/show.rs", "pub fn page() {}\n");
-    write("beta/mod.rs", "pub mod actions;\n");
+    write("beta/mod.rs", "pub mod actions;\npub mod writes;\n");
     write(
         "beta/actions.rs",
         "use crate::alpha;\npub fn g() { alpha::pages::show::page(); }\n",
     );
+    write(
+        "beta/writes.rs",
+        "use crate::alpha::db;\npub fn h() {\n    db::get();\n    db::put();\n}\n",
+    );
+    let listed = listed_writers("## Who writes which store\n\n- `alpha` — `gamma` (why)\n");
+    let writes = unlisted_writes(&src, &listed);
     let found = violations(&src);
     let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(
+        writes,
+        [
+            "src/beta/writes.rs:4: beta::writes writes alpha::db::put, and ARCHITECTURE.md does not list `beta` among the writers of `alpha`"
+        ]
+    );
     assert!(
         found
             .iter()
-            .any(|v| v.starts_with("src/alpha/db.rs:4:") && v.contains("a layer above")),
+            .any(|v| v.starts_with("src/alpha/up.rs:4:") && v.contains("a layer above")),
         "{found:#?}"
     );
     assert!(

@@ -711,7 +711,7 @@ fn listed_writers(map: &str) -> BTreeMap<String, BTreeSet<String>> {
             let (store, rest) = l.split_once('`')?;
             let (_, writers) = rest.split_once('—')?;
             let names = writers
-                .split(|c: char| c == '(')
+                .split('(')
                 .next()
                 .unwrap_or(writers)
                 .split('`')

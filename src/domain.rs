@@ -80,6 +80,11 @@ impl IncidentKey {
         let digits = value
             .strip_prefix("INC-")
             .or_else(|| value.strip_prefix("inc-"))?;
+        Self::number(digits)
+    }
+
+    /// The key whose number is written `digits` (`184`): 1 to 15 digits, not zero.
+    pub fn number(digits: &str) -> Option<Self> {
         if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }

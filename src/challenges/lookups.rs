@@ -128,7 +128,7 @@ fn keys_in(text: &str) -> Vec<i64> {
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
-            IncidentKey::parse(&format!("INC-{digits}")).map(|k| k.0)
+            IncidentKey::number(&digits).map(|k| k.0)
         })
         .collect();
     out.sort_unstable();

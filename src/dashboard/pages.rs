@@ -166,7 +166,7 @@ pub async fn show(
                 .collect();
             what.extend(m.claims.iter().map(|c| format!("looking into {c}")));
             MineRow {
-                key: format!("INC-{}", m.number),
+                key: crate::domain::IncidentKey(m.number).to_string(),
                 title: m.title,
                 severity: m.severity,
                 status: m.status,

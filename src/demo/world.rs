@@ -1158,7 +1158,7 @@ mod tests {
             if let Some((ack, _)) = p.ack {
                 assert!(ack > p.detected);
                 if let Some(m) = p.mitigated {
-                    assert!(m > ack, "INC-{}", p.number);
+                    assert!(m > ack, "{}", crate::domain::IncidentKey(p.number));
                     if let Some(r) = p.resolved {
                         assert!(r > m);
                     }

@@ -26,7 +26,7 @@ fn entry(r: EntryRow) -> Option<Entry> {
     Some(Entry {
         id: r.id,
         incident_id: r.incident_id,
-        incident: format!("INC-{}", r.number),
+        incident: crate::domain::IncidentKey(r.number).to_string(),
         kind: kind.as_str(),
         headline: headline(kind, &r.details, r.occurred_at, r.detected_at),
         author: r.author,

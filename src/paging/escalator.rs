@@ -109,7 +109,7 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
         return Ok(());
     };
     if db::log_step(&mut *conn, d.incident_id, d.round, d.step).await? {
-        let key_text = format!("INC-{}", i.number);
+        let key_text = crate::domain::IncidentKey(i.number).to_string();
         let bridge = crate::bridge::db::of_incident(&mut *conn, d.incident_id).await?;
         let about = About {
             incident_id: d.incident_id,

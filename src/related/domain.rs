@@ -13,7 +13,7 @@ pub const SUGGESTIONS: i64 = 5;
 pub fn other_incident(field: &str, value: &str) -> Result<IncidentKey, DomainError> {
     let v = value.trim();
     let key = if v.bytes().all(|b| b.is_ascii_digit()) {
-        IncidentKey::parse(&format!("INC-{v}"))
+        IncidentKey::number(v)
     } else {
         IncidentKey::parse(v)
     };

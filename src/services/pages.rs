@@ -97,7 +97,7 @@ pub async fn show(
         incidents: rows
             .into_iter()
             .map(|i| IncidentRow {
-                key: format!("INC-{}", i.number),
+                key: crate::domain::IncidentKey(i.number).to_string(),
                 title: i.title,
                 severity: i.severity,
                 status: i.status,

@@ -264,7 +264,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
     let none = crate::bridge::domain::Bridge::default();
     let keys: Vec<String> = breached
         .iter()
-        .map(|b| format!("INC-{}", b.number))
+        .map(|b| crate::domain::IncidentKey(b.number).to_string())
         .collect();
     let mut announcements = Vec::with_capacity(breached.len());
     for ((b, key), (kind, entry)) in breached

@@ -905,6 +905,31 @@ fn a_planted_violation_is_reported() {
     );
 }
 
+/// An incident's key is written by `IncidentKey` alone (`domain.rs`), never by hand.
+#[test]
+fn incident_keys_are_never_built_by_hand() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut found = Vec::new();
+    for f in all
+        .iter()
+        .filter(|f| !f.ends_with("domain.rs") || f.parent() != Some(&src))
+    {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("\"INC-{") {
+                found.push(format!(
+                    "{}:{}",
+                    f.strip_prefix(&src).unwrap().display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "keys built by hand: {found:?}");
+}
+
 /// Files that may start a transaction other than through `transaction::begin`: the engines that
 /// keep a connection of their own from round to round (no request can cancel them mid-write),
 /// the command that hands the audit log over, and the module that does it for everyone else.

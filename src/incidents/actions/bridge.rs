@@ -1,0 +1,78 @@
+//! The call and chat links.
+
+use super::shared::*;
+use serde_json::json;
+use sqlx::PgConnection;
+
+use crate::audit::{self, Actor};
+use crate::clock;
+use crate::error::AppResult;
+use crate::incidents::db::{self, Incident};
+use crate::timeline::domain::Kind;
+
+/// Sets the incident's call and chat links (an empty bridge removes them).
+pub async fn set_bridge(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    bridge: &crate::bridge::domain::Bridge,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    let before = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
+    if &before == bridge {
+        return Ok(incident);
+    }
+    crate::bridge::db::set_for_incident(&mut *conn, incident.id, bridge, &actor.name).await?;
+    write_bridge_entry(conn, &incident, actor, bridge).await?;
+    audit::record(
+        conn,
+        actor,
+        "incident.bridge",
+        &key.to_string(),
+        Some(json!(before)),
+        Some(json!(bridge)),
+    )
+    .await?;
+    Ok(incident)
+}
+
+async fn write_bridge_entry(
+    conn: &mut PgConnection,
+    incident: &Incident,
+    actor: &Actor,
+    bridge: &crate::bridge::domain::Bridge,
+) -> AppResult<()> {
+    let now = clock::now(&mut *conn).await?;
+    let entry = Entry {
+        kind: Kind::Bridge,
+        at: now,
+        body: "",
+        details: json!({ "line": bridge.line(), "call_url": bridge.call_url, "chat_url": bridge.chat_url }),
+        version: None,
+    };
+    append(conn, incident.id, actor, entry).await?;
+    Ok(())
+}
+
+/// A Sev1 or Sev2 without a bridge (`current`) starts with its service's default one, if it
+/// has one. Returns the bridge in effect after.
+pub(super) async fn bridge_from_service(
+    conn: &mut PgConnection,
+    incident: &Incident,
+    actor: &Actor,
+    current: crate::bridge::domain::Bridge,
+) -> AppResult<crate::bridge::domain::Bridge> {
+    let Some(service_id) = incident.service_id else {
+        return Ok(current);
+    };
+    if !current.is_empty() || !crate::bridge::domain::wanted(incident.severity) {
+        return Ok(current);
+    }
+    let defaults = crate::bridge::db::of_service(&mut *conn, service_id).await?;
+    if defaults.is_empty() {
+        return Ok(current);
+    }
+    crate::bridge::db::set_for_incident(&mut *conn, incident.id, &defaults, &actor.name).await?;
+    write_bridge_entry(conn, incident, actor, &defaults).await?;
+    Ok(defaults)
+}

@@ -1,0 +1,114 @@
+//! The lifecycle and the severity.
+
+use super::bridge::bridge_from_service;
+use super::shared::*;
+use serde_json::json;
+use sqlx::PgConnection;
+
+use crate::clock;
+use crate::error::AppResult;
+use crate::incidents::db::{self, Incident};
+use crate::incidents::domain::{self, Severity, Transition};
+use crate::notify::domain::Event;
+use crate::timeline::domain::Kind;
+
+/// Moves the incident along its lifecycle (acknowledge, mitigate, resolve, reopen), with an
+/// optional note.
+pub async fn transition(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    transition: Transition,
+    note: &str,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    let note = domain::check_text("note", note, 10_000)?;
+    let now = clock::now(&mut *conn).await?;
+    let at = domain::check_at(c.at, incident.started_at, now)?;
+    let plan = domain::plan_transition(&incident.milestones(), transition, at)?;
+    let version = db::set_milestones(&mut *conn, incident.id, &plan.milestones).await?;
+    if transition == Transition::Resolve {
+        // Its alert groups close and its alerts resolve with it: the next alert opens a new
+        // incident instead of joining a finished one.
+        crate::alert_store::db::close_for_incident(conn, incident.id).await?;
+        // Nobody is still looking into anything of a resolved incident: its claims end.
+        crate::claims::actions::end_with_incident(conn, incident.id, &actor.name).await?;
+    }
+    let kind = match transition {
+        Transition::Acknowledge => Kind::Acknowledged,
+        Transition::Mitigate => Kind::Mitigated,
+        Transition::Resolve => Kind::Resolved,
+        Transition::Reopen => Kind::Reopened,
+    };
+    let moved = Entry {
+        kind,
+        at,
+        body: &note,
+        details: json!({
+            "from": plan.from.as_str(),
+            "to": plan.to.as_str(),
+            "skipped": plan.skipped.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, moved).await?;
+    let after = audited(
+        conn,
+        actor,
+        &format!("incident.{}", transition.as_str()),
+        &incident,
+        key,
+    )
+    .await?;
+    let (event, verb) = match transition {
+        Transition::Acknowledge => (Event::Acknowledged, "acknowledged"),
+        Transition::Mitigate => (Event::Mitigated, "mitigated"),
+        Transition::Resolve => (Event::Resolved, "resolved"),
+        Transition::Reopen => (Event::Opened, "reopened"),
+    };
+    let what = format!("{verb} by {}", actor.name);
+    let bridge = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+    announce(conn, &after, &bridge, event, &what, None).await?;
+    Ok(after)
+}
+
+/// Raises or lowers the severity, with a reason.
+pub async fn change_severity(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    to: Severity,
+    reason: &str,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    let reason = domain::check_severity_change(incident.severity, to, reason)?;
+    let now = clock::now(&mut *conn).await?;
+    let at = domain::check_at(c.at, incident.started_at, now)?;
+    let version = db::set_severity(&mut *conn, incident.id, to).await?;
+    let changed = Entry {
+        kind: Kind::SeverityChanged,
+        at,
+        body: &reason,
+        details: json!({ "from": incident.severity.as_str(), "to": to.as_str() }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, changed).await?;
+    let after = audited(conn, actor, "incident.severity", &incident, key).await?;
+    let current = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+    let bridge = bridge_from_service(conn, &after, actor, current).await?;
+    let verb = if to < incident.severity {
+        "raised"
+    } else {
+        "lowered"
+    };
+    let what = format!(
+        "severity {verb} from {} to {} by {}: {reason}",
+        incident.severity.as_str(),
+        to.as_str(),
+        actor.name
+    );
+    announce(conn, &after, &bridge, Event::SeverityChanged, &what, None).await?;
+    Ok(after)
+}

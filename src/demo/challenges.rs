@@ -475,15 +475,7 @@ async fn generate_and_refine(
         .into_iter()
         .map(|l| l.field)
         .collect();
-    let kept = |field: String| !flagged.contains(&field);
-    draft.evidence = (0..draft.evidence.len())
-        .filter(|n| kept(format!("evidence[{n}]")))
-        .map(|n| draft.evidence[n].clone())
-        .collect();
-    draft.hints = (0..draft.hints.len())
-        .filter(|n| kept(format!("hints[{n}]")))
-        .map(|n| draft.hints[n].clone())
-        .collect();
+    draft.without(&flagged);
     actions::update(tx, editor, id, None, &draft).await?;
     actions::publish(tx, editor, id).await?;
     Ok(())

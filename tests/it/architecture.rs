@@ -521,6 +521,16 @@ fn read(src: &Path) -> (BTreeSet<String>, Vec<Import>, Vec<Write>) {
     (known, out, writes)
 }
 
+/// The file a module is in, as `src/x/y.rs` or `src/x/y/mod.rs`.
+fn file_of(src: &Path, module: &str) -> String {
+    let p = module.replace("::", "/");
+    if src.join(format!("{p}.rs")).exists() || module == "lib" || module == "main" {
+        format!("src/{p}.rs")
+    } else {
+        format!("src/{p}/mod.rs")
+    }
+}
+
 fn layer_of(module: &str) -> usize {
     let mut best: Option<(usize, usize)> = None; // (specificity, layer)
     for (layer, (_, patterns)) in LAYERS.iter().enumerate() {
@@ -553,14 +563,7 @@ fn file_rank(module: &str) -> Option<u8> {
 fn violations(src: &Path) -> Vec<String> {
     let (known, imports) = imports(src);
     let mut problems = BTreeSet::new();
-    let file = |m: &str| {
-        let p = m.replace("::", "/");
-        if src.join(format!("{p}.rs")).exists() || m == "lib" || m == "main" {
-            format!("src/{p}.rs")
-        } else {
-            format!("src/{p}/mod.rs")
-        }
-    };
+    let file = |m: &str| file_of(src, m);
     for i in &imports {
         let (lf, lt) = (layer_of(&i.from), layer_of(&i.to));
         let at = format!("{}:{}", file(&i.from), i.line);
@@ -727,14 +730,7 @@ fn listed_writers(map: &str) -> BTreeMap<String, BTreeSet<String>> {
 /// Writes to another capability's store that the list does not allow, one sentence each.
 fn unlisted_writes(src: &Path, listed: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     let (_, _, writes) = read(src);
-    let file = |m: &str| {
-        let p = m.replace("::", "/");
-        if src.join(format!("{p}.rs")).exists() || m == "lib" || m == "main" {
-            format!("src/{p}.rs")
-        } else {
-            format!("src/{p}/mod.rs")
-        }
-    };
+    let file = |m: &str| file_of(src, m);
     writes
         .iter()
         .filter(|w| {

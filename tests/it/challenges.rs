@@ -646,18 +646,7 @@ fn generated_agrees(source: &Value, challenge: &str) {
 async fn a_challenge_is_generated_from_inc_1187s_published_postmortem(pool: PgPool) {
     let app = TestApp::new(pool).await;
     quell::demo::load(&app.pool).await.unwrap();
-    let r = app
-        .post(
-            "/api/v1/challenges/generate",
-            json!({"incident": "INC-1187"}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let id = r.json()["id"].as_i64().unwrap();
-    let src = app
-        .get(&format!("/api/v1/challenges/{id}/source"))
-        .await
-        .json();
+    let (id, src) = app.generated_challenge("INC-1187").await;
     let scenario = src["scenario"].as_str().unwrap();
     println!("scenario: {scenario}");
     assert!(
@@ -747,18 +736,7 @@ async fn a_challenge_is_generated_from_inc_1187s_published_postmortem(pool: PgPo
 async fn the_orbitpay_challenge_is_generated_from_pay_184(pool: PgPool) {
     let app = TestApp::new(pool).await;
     quell::demo::load(&app.pool).await.unwrap();
-    let r = app
-        .post(
-            "/api/v1/challenges/generate",
-            json!({"incident": "INC-184"}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let id = r.json()["id"].as_i64().unwrap();
-    let src = app
-        .get(&format!("/api/v1/challenges/{id}/source"))
-        .await
-        .json();
+    let (_, src) = app.generated_challenge("INC-184").await;
     let scenario = src["scenario"].as_str().unwrap();
     println!("scenario: {scenario}");
     for said in [

@@ -384,6 +384,21 @@ impl TestApp {
         r.json()
     }
 
+    /// Drafts a challenge from the incident's published postmortem: its id and its source.
+    pub async fn generated_challenge(&self, key: &str) -> (i64, Value) {
+        let r = self
+            .post(
+                "/api/v1/challenges/generate",
+                serde_json::json!({ "incident": key }),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let id = r.json()["id"].as_i64().unwrap();
+        let src = self.get(&format!("/api/v1/challenges/{id}/source")).await;
+        assert_eq!(src.status, StatusCode::OK, "{}", src.text);
+        (id, src.json())
+    }
+
     pub async fn timeline(&self, key: &str) -> Vec<Value> {
         let r = self.get(&format!("/api/v1/incidents/{key}/timeline")).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);

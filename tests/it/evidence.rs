@@ -738,18 +738,7 @@ async fn generation_starts_from_the_attached_evidence_and_flags_late_items(pool:
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
-    let r = app
-        .post(
-            "/api/v1/challenges/generate",
-            json!({"incident": "INC-1187"}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let id = r.json()["id"].as_i64().unwrap();
-    let src = app
-        .get(&format!("/api/v1/challenges/{id}/source"))
-        .await
-        .json();
+    let (id, src) = app.generated_challenge("INC-1187").await;
     let titles: Vec<&str> = src["evidence"]
         .as_array()
         .unwrap()

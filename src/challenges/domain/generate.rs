@@ -217,17 +217,15 @@ pub fn generate(m: &Material) -> ChallengeDraft {
     }
     // A hint that says what the proposed rubric calls the answer gives it away: it is left out.
     // The rest cost 5, 10, 15 … credits, cheapest first.
-    let flagged: Vec<String> = leaks(&draft, None).into_iter().map(|l| l.field).collect();
-    draft.hints = std::mem::take(&mut draft.hints)
+    let flagged: Vec<String> = leaks(&draft, None)
         .into_iter()
-        .enumerate()
-        .filter(|(n, _)| !flagged.contains(&format!("hints[{n}]")))
-        .enumerate()
-        .map(|(n, (_, h))| Hint {
-            cost: 5 * (n as i32 + 1),
-            ..h
-        })
+        .map(|l| l.field)
+        .filter(|f| f.starts_with("hints["))
         .collect();
+    draft.without(&flagged);
+    for (n, h) in draft.hints.iter_mut().enumerate() {
+        h.cost = 5 * (n as i32 + 1);
+    }
     draft
 }
 
@@ -519,23 +517,20 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
         wrong.push(vec![*c]);
     }
     let in_wrong: Vec<usize> = wrong.iter().flatten().copied().collect();
-    let fixes: Vec<&(String, String)> = ["prevent", "mitigate"]
+    // The fix items (prevent, then mitigate), each read once: (text, families).
+    let fixes: Vec<(&str, Vec<usize>)> = ["prevent", "mitigate"]
         .iter()
         .flat_map(|k| m.actions.iter().filter(move |(kind, _)| kind == k))
+        .map(|(_, a)| (a.as_str(), families(a)))
         .collect();
-    let best = fixes
-        .iter()
-        .max_by_key(|(_, a)| {
-            (
-                families(a).iter().filter(|n| in_wrong.contains(n)).count(),
-                std::cmp::Reverse(fixes.iter().position(|(_, b)| b == a)),
-            )
-        })
-        .map(|(_, a)| families(a));
+    let mends = |item: &[usize]| item.iter().filter(|n| in_wrong.contains(n)).count();
+    // The one that names most of what went wrong; the first of equals.
+    let chosen = (0..fixes.len()).max_by_key(|&i| (mends(&fixes[i].1), std::cmp::Reverse(i)));
+    let best = chosen.map(|i| &fixes[i].1);
     let mut fix: Vec<Vec<usize>> = Vec::new();
     if let Some(item) = &best {
         // A remedy brings its kin: `jitter` in the item, `random backoff` from the learner.
-        let mut item = item.clone();
+        let mut item = (*item).clone();
         for f in item.clone() {
             for k in FAMILIES[f].kin {
                 if let Some(n) = FAMILIES.iter().position(|x| x.head() == *k)
@@ -574,9 +569,8 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
     }
     // The other fixes' remedies that mend a part of what went wrong count by themselves:
     // `dedupe scheduled retries`.
-    for (_, other) in &fixes {
-        let item = families(other);
-        if best.as_ref() == Some(&item) || !item.iter().any(|n| in_wrong.contains(n)) {
+    for (i, (_, item)) in fixes.iter().enumerate() {
+        if chosen == Some(i) || mends(item) == 0 {
             continue;
         }
         for f in item
@@ -592,9 +586,10 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
     // What mitigated it (a rollback the summary tells of) mends it too, when a change is to
     // blame: by itself, or said of the change or of what went wrong.
     if !m.changes.is_empty() {
-        for f in named.iter().filter(|n| {
-            FAMILIES[**n].head() == "revert" && best.as_ref().is_none_or(|b| !b.contains(n))
-        }) {
+        for f in named
+            .iter()
+            .filter(|n| FAMILIES[**n].head() == "revert" && best.is_none_or(|b| !b.contains(n)))
+        {
             if !fix.contains(&vec![*f]) {
                 fix.push(vec![*f]);
             }
@@ -725,7 +720,7 @@ fn rubric(m: &Material, r: &Reading) -> Vec<Concept> {
         ));
     }
     if !rubric.iter().any(|c| c.role == Role::Fix)
-        && let Some((_, first)) = fixes.first()
+        && let Some((first, _)) = fixes.first()
     {
         rubric.extend(fallback(
             "the fix",

@@ -135,6 +135,22 @@ pub struct ChallengeDraft {
 }
 
 impl ChallengeDraft {
+    /// Leaves out the evidence items and hints named by these fields (`evidence[2]`,
+    /// `hints[0]`, as the leak guard names them); other fields are left as they are.
+    pub fn without(&mut self, fields: &[String]) {
+        let kept = |part: &str, n: usize| !fields.contains(&format!("{part}[{n}]"));
+        let mut n = 0;
+        self.evidence.retain(|_| {
+            n += 1;
+            kept("evidence", n - 1)
+        });
+        let mut n = 0;
+        self.hints.retain(|_| {
+            n += 1;
+            kept("hints", n - 1)
+        });
+    }
+
     /// Checks every part, naming the first field that is wrong (`evidence[2].source.path`).
     pub fn check(&self) -> Result<(), DomainError> {
         text("title", &self.title, 200)?;

@@ -407,12 +407,16 @@ pub static FAMILIES: &[Family] = &[
 /// The families a text names, clause by clause: for each clause, the indices into
 /// [`FAMILIES`] in the order they stand, each once.
 pub fn tag(text: &str) -> Vec<Vec<usize>> {
-    let members: Vec<(usize, Vec<Token>)> = FAMILIES
-        .iter()
-        .enumerate()
-        .flat_map(|(n, f)| f.members.iter().map(move |m| (n, words(m))))
-        .filter(|(_, w)| !w.is_empty())
-        .collect();
+    // Every member read as words once, for every text tagged after.
+    static MEMBERS: std::sync::OnceLock<Vec<(usize, Vec<Token>)>> = std::sync::OnceLock::new();
+    let members = MEMBERS.get_or_init(|| {
+        FAMILIES
+            .iter()
+            .enumerate()
+            .flat_map(|(n, f)| f.members.iter().map(move |m| (n, words(m))))
+            .filter(|(_, w)| !w.is_empty())
+            .collect()
+    });
     let same = |a: &Token, b: &Token| a.stem == b.stem || a.keys.iter().any(|k| b.keys.contains(k));
     super::language::clauses(text)
         .into_iter()

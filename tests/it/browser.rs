@@ -161,8 +161,11 @@ pub(crate) async fn account(
     .unwrap();
 }
 
+/// Types into the element once it is there: a page still loading after a click (a sign-in's
+/// redirect on a loaded machine) is waited for, not failed.
 pub(crate) async fn type_into(c: &Client, css: &str, text: &str) {
-    c.find(Locator::Css(css))
+    c.wait()
+        .for_element(Locator::Css(css))
         .await
         .unwrap()
         .send_keys(text)
@@ -170,8 +173,10 @@ pub(crate) async fn type_into(c: &Client, css: &str, text: &str) {
         .unwrap();
 }
 
+/// Clicks the element once it is there (see [`type_into`]).
 pub(crate) async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css))
+    c.wait()
+        .for_element(Locator::Css(css))
         .await
         .unwrap()
         .click()

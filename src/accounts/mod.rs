@@ -7,3 +7,4 @@ pub mod bootstrap;
 pub mod handlers;
 pub mod oidc;
 pub mod pages;
+pub mod routes;

@@ -6,3 +6,4 @@ pub mod effects;
 pub mod handlers;
 pub mod hooks;
 pub mod ingest;
+pub mod routes;

@@ -3,3 +3,4 @@
 
 pub mod handlers;
 pub mod pages;
+pub mod routes;

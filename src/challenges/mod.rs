@@ -9,3 +9,4 @@ pub mod domain;
 pub mod handlers;
 pub mod lookups;
 pub mod pages;
+pub mod routes;

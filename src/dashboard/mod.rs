@@ -6,3 +6,4 @@
 pub mod db;
 pub mod domain;
 pub mod pages;
+pub mod routes;

@@ -8,3 +8,4 @@ pub mod domain;
 pub mod git;
 pub mod handlers;
 pub mod pages;
+pub mod routes;

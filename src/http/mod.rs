@@ -11,6 +11,7 @@ pub mod gate;
 pub mod guard;
 pub mod health;
 pub mod page;
+pub mod routes;
 pub mod serve;
 
 /// The largest request body accepted.

@@ -6,4 +6,5 @@ pub mod domain;
 pub mod forms;
 pub mod handlers;
 pub mod pages;
+pub mod routes;
 pub mod views;

@@ -5,3 +5,4 @@ pub mod db;
 pub mod domain;
 pub mod handlers;
 pub mod pages;
+pub mod routes;

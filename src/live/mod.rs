@@ -10,3 +10,4 @@ pub mod db;
 pub mod domain;
 pub mod handlers;
 pub mod hub;
+pub mod routes;

@@ -7,4 +7,5 @@ pub mod db;
 pub mod domain;
 pub mod handlers;
 pub mod pages;
+pub mod routes;
 pub mod sender;

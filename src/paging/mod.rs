@@ -9,3 +9,4 @@ pub mod domain;
 pub mod escalator;
 pub mod handlers;
 pub mod pages;
+pub mod routes;

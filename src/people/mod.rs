@@ -3,3 +3,4 @@
 pub mod db;
 pub mod domain;
 pub mod handlers;
+pub mod routes;

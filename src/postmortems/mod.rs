@@ -7,3 +7,4 @@ pub mod document;
 pub mod domain;
 pub mod handlers;
 pub mod pages;
+pub mod routes;

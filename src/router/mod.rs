@@ -6,7 +6,7 @@
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Uri, header};
 use axum::response::IntoResponse;
-use axum::routing::{any, get, get_service, post};
+use axum::routing::{any, get, get_service};
 use axum::{Router, middleware};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -15,12 +15,12 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
-use crate::alerts::hooks::HookState;
 use crate::alerts::ingest::Ingestor;
 use crate::error::AppError;
+use crate::http::routes::Routes;
 use crate::http::{BODY_LIMIT, bodies, guard, health, page};
 use crate::state::AppState;
-use crate::{incidents, people, services};
+use utoipa_axum::router::OpenApiRouter;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -51,15 +51,47 @@ struct ApiDoc;
 
 /// The OpenAPI description of the API, as served at `/api/v1/openapi.json`.
 pub fn openapi_json() -> String {
-    api_routes()
-        .1
+    with_description(capabilities().api)
+        .into_openapi()
         .to_pretty_json()
         .expect("the OpenAPI description serialises")
 }
 
+/// Every capability's routes, merged: the one place that knows them all.
+fn capabilities() -> Routes {
+    use crate::*;
+    [
+        dashboard::routes::routes(),
+        incidents::routes::routes(),
+        live::routes::routes(),
+        services::routes::routes(),
+        people::routes::routes(),
+        accounts::routes::routes(),
+        audit_log::routes::routes(),
+        sla::routes::routes(),
+        reports::routes::routes(),
+        notify::routes::routes(),
+        related::routes::routes(),
+        challenges::routes::routes(),
+        runbooks::routes::routes(),
+        alerts::routes::routes(),
+        integrations::routes::routes(),
+        routing::routes::routes(),
+        postmortems::routes::routes(),
+        trackers::routes::routes(),
+        search::routes::routes(),
+        changes::routes::routes(),
+        evidence::routes::routes(),
+        oncall::routes::routes(),
+        paging::routes::routes(),
+    ]
+    .into_iter()
+    .fold(Routes::new(), Routes::merge)
+}
+
 /// The API under `/api/v1`, behind its token gate, and the 404 for anything else under it.
-fn api(state: &AppState) -> Router<AppState> {
-    let (router, doc) = api_routes();
+fn api(state: &AppState, routes: OpenApiRouter<AppState>) -> Router<AppState> {
+    let (router, doc) = with_description(routes).split_for_parts();
     let spec = doc
         .to_pretty_json()
         .expect("the OpenAPI description serialises");
@@ -114,505 +146,16 @@ async fn page_method_not_allowed(method: Method, uri: Uri) -> page::PageError {
     ))
 }
 
-/// The API's routes and their OpenAPI description, built from the same handler list so they
-/// cannot drift apart.
-fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    use crate::challenges::handlers as ch;
-    use crate::evidence::handlers as ev;
-    use incidents::handlers as inc;
-    use people::handlers as ppl;
-    use services::handlers as svc;
+/// The API's routes under the description's frame: the paths come from the same handler lists
+/// the routes do, so they cannot drift apart.
+fn with_description(routes: OpenApiRouter<AppState>) -> OpenApiRouter<AppState> {
     use utoipa::OpenApi;
-    use utoipa_axum::{router::OpenApiRouter, routes};
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(inc::list, inc::create))
-        .routes(routes!(inc::get, inc::patch))
-        .routes(routes!(inc::acknowledge))
-        .routes(routes!(inc::mitigate))
-        .routes(routes!(inc::resolve))
-        .routes(routes!(inc::reopen))
-        .routes(routes!(inc::change_severity))
-        .routes(routes!(inc::assign_role, inc::unassign_role))
-        .routes(routes!(inc::timeline, inc::add_note))
-        .routes(routes!(inc::updates, inc::add_update))
-        .routes(routes!(inc::claims, inc::claim))
-        .routes(routes!(inc::renew_claim))
-        .routes(routes!(inc::release_claim))
-        .routes(routes!(inc::bridge, inc::set_bridge))
-        .routes(routes!(svc::list, svc::create))
-        .routes(routes!(svc::get, svc::patch, svc::delete))
-        .routes(routes!(svc::bridge, svc::set_bridge))
-        .routes(routes!(ppl::list))
-        .routes(routes!(crate::accounts::handlers::me))
-        .routes(routes!(
-            crate::accounts::handlers::list_users,
-            crate::accounts::handlers::create_user
-        ))
-        .routes(routes!(crate::accounts::handlers::patch_user))
-        .routes(routes!(
-            crate::accounts::handlers::list_tokens,
-            crate::accounts::handlers::create_token
-        ))
-        .routes(routes!(crate::accounts::handlers::revoke_token))
-        .routes(routes!(crate::audit_log::handlers::list))
-        .routes(routes!(
-            crate::sla::handlers::list,
-            crate::sla::handlers::put
-        ))
-        .routes(routes!(crate::reports::handlers::report))
-        .routes(routes!(crate::reports::handlers::change_failure_rate))
-        .routes(routes!(
-            crate::notify::handlers::list,
-            crate::notify::handlers::create
-        ))
-        .routes(routes!(crate::notify::handlers::delete))
-        .routes(routes!(inc::notifications))
-        .routes(routes!(inc::suspect_changes))
-        .routes(routes!(inc::judge_suspect_change))
-        .routes(routes!(
-            crate::related::handlers::list,
-            crate::related::handlers::link
-        ))
-        .routes(routes!(crate::related::handlers::unlink))
-        .routes(routes!(inc::checklist, inc::tick_checklist))
-        .routes(routes!(ch::list, ch::create))
-        .routes(routes!(ch::get, ch::update))
-        .routes(routes!(ch::source))
-        .routes(routes!(ch::leaks))
-        .routes(routes!(ch::generate))
-        .routes(routes!(ch::publish))
-        .routes(routes!(ch::start))
-        .routes(routes!(ch::attempt))
-        .routes(routes!(ch::hypothesize))
-        .routes(routes!(ch::hint))
-        .routes(routes!(ch::give_up))
-        .routes(routes!(ch::leaderboard))
-        .routes(routes!(ch::my_credits))
-        .routes(routes!(ch::settings, ch::set_settings))
-        .routes(routes!(ch::balances))
-        .routes(routes!(ch::ask_review))
-        .routes(routes!(ch::reviews))
-        .routes(routes!(ch::judge))
-        .routes(routes!(ch::labelled))
-        .routes(routes!(
-            crate::runbooks::handlers::list,
-            crate::runbooks::handlers::create
-        ))
-        .routes(routes!(
-            crate::runbooks::handlers::get,
-            crate::runbooks::handlers::update,
-            crate::runbooks::handlers::delete
-        ))
-        .routes(routes!(crate::alerts::handlers::list))
-        .routes(routes!(
-            crate::integrations::handlers::list,
-            crate::integrations::handlers::create
-        ))
-        .routes(routes!(
-            crate::integrations::handlers::get,
-            crate::integrations::handlers::patch
-        ))
-        .routes(routes!(crate::integrations::handlers::rotate))
-        .routes(routes!(
-            crate::routing::handlers::list,
-            crate::routing::handlers::create,
-            crate::routing::handlers::reorder
-        ))
-        .routes(routes!(
-            crate::routing::handlers::update,
-            crate::routing::handlers::delete
-        ))
-        .routes(routes!(crate::routing::handlers::preview))
-        .routes(routes!(crate::postmortems::handlers::list))
-        .routes(routes!(crate::postmortems::handlers::list_postmortems))
-        .routes(routes!(crate::postmortems::handlers::get))
-        .routes(routes!(
-            crate::postmortems::handlers::comments,
-            crate::postmortems::handlers::add_comment
-        ))
-        .routes(routes!(crate::postmortems::handlers::resolve_comment))
-        .routes(routes!(
-            crate::postmortems::handlers::patch,
-            crate::postmortems::handlers::delete
-        ))
-        .routes(routes!(
-            crate::trackers::handlers::list,
-            crate::trackers::handlers::create
-        ))
-        .routes(routes!(
-            crate::trackers::handlers::update,
-            crate::trackers::handlers::delete
-        ))
-        .routes(routes!(crate::search::handlers::search))
-        .routes(routes!(
-            crate::changes::handlers::list,
-            crate::changes::handlers::create
-        ))
-        .routes(routes!(crate::changes::handlers::get))
-        .routes(routes!(ev::list, ev::attach))
-        .routes(routes!(ev::remove))
-        .routes(routes!(ev::upload))
-        .routes(routes!(ev::held, ev::forget))
-        .routes(routes!(ev::pick))
-        .routes(routes!(ev::from_git))
-        .routes(routes!(
-            crate::oncall::handlers::list,
-            crate::oncall::handlers::create
-        ))
-        .routes(routes!(
-            crate::oncall::handlers::get,
-            crate::oncall::handlers::update
-        ))
-        .routes(routes!(crate::oncall::handlers::on_call))
-        .routes(routes!(
-            crate::paging::handlers::list,
-            crate::paging::handlers::create
-        ))
-        .routes(routes!(
-            crate::paging::handlers::get,
-            crate::paging::handlers::update,
-            crate::paging::handlers::delete
-        ))
-        .routes(routes!(crate::paging::handlers::assign))
-        .routes(routes!(crate::paging::handlers::on_call_now))
-        .routes(routes!(
-            crate::notify::handlers::subscriptions,
-            crate::notify::handlers::subscribe
-        ))
-        .routes(routes!(crate::notify::handlers::unsubscribe))
-        .routes(routes!(
-            crate::notify::handlers::methods,
-            crate::notify::handlers::add_method
-        ))
-        .routes(routes!(crate::notify::handlers::remove_method))
-        .routes(routes!(crate::notify::handlers::add_rule))
-        .routes(routes!(crate::notify::handlers::remove_rule))
-        .routes(routes!(inc::paging))
-        .split_for_parts()
+    OpenApiRouter::with_openapi(ApiDoc::openapi()).merge(routes)
 }
 
-fn pages(state: &AppState) -> Router<AppState> {
-    use crate::auth;
-    use incidents::forms as form;
-    use incidents::pages as inc;
-    use services::pages as svc;
-    Router::new()
-        .route("/", get(crate::dashboard::pages::show))
-        .route("/incidents", get(inc::list).post(inc::create))
-        .route("/incidents/new", get(inc::new_form))
-        .route("/incidents/{key}", get(inc::show))
-        .route("/incidents/events", get(crate::live::handlers::all))
-        .route(
-            "/incidents/{key}/events",
-            get(crate::live::handlers::incident),
-        )
-        .route(
-            "/incidents/{key}/edit",
-            get(form::edit_form).post(form::edit),
-        )
-        .route("/incidents/{key}/transition", post(form::transition))
-        .route("/incidents/{key}/severity", post(form::change_severity))
-        .route("/incidents/{key}/roles", post(form::set_role))
-        .route("/incidents/{key}/notes", post(form::add_note))
-        .route("/incidents/{key}/claims", post(form::claim))
-        .route("/incidents/{key}/claims/{id}", post(form::claim_action))
-        .route("/incidents/{key}/bridge", post(form::set_bridge))
-        .route("/incidents/{key}/updates", post(form::add_update))
-        .route(
-            "/incidents/{key}/suspects/{change_id}",
-            post(form::judge_suspect),
-        )
-        .route(
-            "/incidents/{key}/related",
-            post(crate::related::pages::link),
-        )
-        .route("/incidents/{key}/checklist", post(form::tick_checklist))
-        .route(
-            "/incidents/{key}/evidence",
-            get(crate::evidence::pages::list).post(crate::evidence::pages::paste),
-        )
-        .route(
-            "/incidents/{key}/evidence/{id}/remove",
-            post(crate::evidence::pages::remove),
-        )
-        .route(
-            "/incidents/{key}/evidence/git",
-            post(crate::evidence::pages::from_git),
-        )
-        .route(
-            "/incidents/{key}/evidence/imports",
-            // An export may be larger than other forms: its own limit, plus the form's parts.
-            post(crate::evidence::pages::upload).layer(DefaultBodyLimit::max(
-                crate::evidence::domain::UPLOAD_LIMIT + 64 * 1024,
-            )),
-        )
-        .route(
-            "/incidents/{key}/evidence/imports/{import_id}",
-            get(crate::evidence::pages::held),
-        )
-        .route(
-            "/incidents/{key}/evidence/imports/{import_id}/pick",
-            post(crate::evidence::pages::pick),
-        )
-        .route(
-            "/incidents/{key}/evidence/imports/{import_id}/remove",
-            post(crate::evidence::pages::remove_upload),
-        )
-        .route("/challenges", get(crate::challenges::pages::list))
-        .route("/challenges/{id}", get(crate::challenges::pages::show))
-        .route(
-            "/challenges/generate",
-            post(crate::challenges::pages::generate),
-        )
-        .route(
-            "/challenges/{id}/edit",
-            get(crate::challenges::pages::edit_form).post(crate::challenges::pages::edit),
-        )
-        .route(
-            "/challenges/{id}/publish",
-            post(crate::challenges::pages::publish),
-        )
-        .route(
-            "/challenges/{id}/attempts",
-            post(crate::challenges::pages::start),
-        )
-        .route(
-            "/challenges/{id}/attempts/{attempt_id}/hypotheses",
-            post(crate::challenges::pages::hypothesize),
-        )
-        .route(
-            "/challenges/{id}/attempts/{attempt_id}/hints",
-            post(crate::challenges::pages::hint),
-        )
-        .route(
-            "/challenges/{id}/attempts/{attempt_id}/give-up",
-            post(crate::challenges::pages::give_up),
-        )
-        .route(
-            "/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review",
-            post(crate::challenges::pages::ask_review),
-        )
-        .route(
-            "/challenges/{id}/reviews",
-            get(crate::challenges::pages::reviews),
-        )
-        .route(
-            "/challenges/{id}/reviews/{review_id}",
-            post(crate::challenges::pages::judge),
-        )
-        .route(
-            "/challenges/{id}/labelled.tsv",
-            get(crate::challenges::handlers::labelled),
-        )
-        .route(
-            "/runbooks",
-            get(crate::runbooks::pages::list).post(crate::runbooks::pages::create),
-        )
-        .route(
-            "/runbooks/{id}/edit",
-            get(crate::runbooks::pages::edit_form).post(crate::runbooks::pages::edit),
-        )
-        .route(
-            "/runbooks/{id}/delete",
-            post(crate::runbooks::pages::delete),
-        )
-        .route(
-            "/incidents/{key}/related/{other}/unlink",
-            post(crate::related::pages::unlink),
-        )
-        .route(
-            "/incidents/{key}/postmortem",
-            get(crate::postmortems::pages::show),
-        )
-        .route(
-            "/incidents/{key}/postmortem.md",
-            get(crate::postmortems::pages::export),
-        )
-        .route(
-            "/incidents/{key}/postmortem/sections",
-            post(crate::postmortems::pages::edit_section),
-        )
-        .route(
-            "/incidents/{key}/postmortem/facts",
-            post(crate::postmortems::pages::edit_facts),
-        )
-        .route(
-            "/incidents/{key}/postmortem/timeline",
-            post(crate::postmortems::pages::choose_timeline),
-        )
-        .route(
-            "/incidents/{key}/postmortem/review",
-            post(crate::postmortems::pages::review),
-        )
-        .route(
-            "/incidents/{key}/postmortem/publish",
-            post(crate::postmortems::pages::publish),
-        )
-        .route(
-            "/incidents/{key}/postmortem/versions/{number}",
-            get(crate::postmortems::pages::version),
-        )
-        .route(
-            "/incidents/{key}/postmortem/action-items",
-            post(crate::postmortems::pages::add_item),
-        )
-        .route("/services", get(svc::list).post(svc::create))
-        .route("/services/new", get(svc::new_form))
-        .route("/services/{name}", get(svc::show))
-        .route("/services/{name}/edit", get(svc::edit_form).post(svc::edit))
-        .route(
-            "/incidents/{key}/postmortem/comments",
-            post(crate::postmortems::pages::comment),
-        )
-        .route(
-            "/incidents/{key}/postmortem/comments/{id}/resolve",
-            post(crate::postmortems::pages::resolve_comment),
-        )
-        .route(
-            "/incidents/{key}/postmortem/action-items/{id}",
-            post(crate::postmortems::pages::edit_item),
-        )
-        .route(
-            "/incidents/{key}/postmortem/action-items/{id}/delete",
-            post(crate::postmortems::pages::delete_item),
-        )
-        .route("/reports", get(crate::reports::pages::index))
-        .route("/search", get(crate::search::pages::search))
-        .route(
-            "/changes",
-            get(crate::changes::pages::list).post(crate::changes::pages::create),
-        )
-        .route(
-            "/services/{name}/changes",
-            get(crate::changes::pages::for_service),
-        )
-        .route("/near-misses", get(crate::postmortems::pages::near_misses))
-        .route("/postmortems", get(crate::postmortems::pages::list))
-        .route(
-            "/action-items",
-            get(crate::postmortems::pages::action_items),
-        )
-        .route(
-            "/action-items/{id}",
-            post(crate::postmortems::pages::item_status),
-        )
-        .route("/account", get(crate::accounts::pages::account))
-        .route(
-            "/account/password",
-            post(crate::accounts::pages::change_password),
-        )
-        .route(
-            "/account/tokens",
-            post(crate::accounts::pages::create_token),
-        )
-        .route(
-            "/account/tokens/{id}/revoke",
-            post(crate::accounts::pages::revoke_token),
-        )
-        .route(
-            "/admin/users",
-            get(crate::accounts::pages::users).post(crate::accounts::pages::create_user),
-        )
-        .route(
-            "/admin/users/{id}",
-            post(crate::accounts::pages::update_user),
-        )
-        .route("/admin/audit", get(crate::audit_log::pages::list))
-        .route(
-            "/admin/integrations",
-            get(crate::integrations::pages::list).post(crate::integrations::pages::create),
-        )
-        .route(
-            "/admin/integrations/{id}",
-            post(crate::integrations::pages::update),
-        )
-        .route(
-            "/admin/integrations/{id}/rotate",
-            post(crate::integrations::pages::rotate),
-        )
-        .route(
-            "/admin/routing",
-            get(crate::routing::pages::show).post(crate::routing::pages::create),
-        )
-        .route(
-            "/admin/routing/preview",
-            post(crate::routing::pages::preview),
-        )
-        .route("/admin/routing/{id}", post(crate::routing::pages::update))
-        .route(
-            "/admin/routing/{id}/delete",
-            post(crate::routing::pages::delete),
-        )
-        .route(
-            "/admin/routing/{id}/move",
-            post(crate::routing::pages::move_rule),
-        )
-        .route(
-            "/admin/trackers",
-            get(crate::trackers::pages::show).post(crate::trackers::pages::create),
-        )
-        .route("/admin/trackers/{id}", post(crate::trackers::pages::update))
-        .route(
-            "/admin/trackers/{id}/delete",
-            post(crate::trackers::pages::delete),
-        )
-        .route(
-            "/admin/channels",
-            get(crate::notify::pages::show).post(crate::notify::pages::create),
-        )
-        .route(
-            "/admin/channels/{id}/delete",
-            get(crate::notify::pages::confirm_delete).post(crate::notify::pages::delete),
-        )
-        .route(
-            "/admin/subscriptions",
-            post(crate::notify::pages::subscribe),
-        )
-        .route(
-            "/admin/subscriptions/{id}/delete",
-            post(crate::notify::pages::unsubscribe),
-        )
-        .route("/oncall", get(crate::paging::pages::show))
-        .route("/oncall/assign", post(crate::paging::pages::assign))
-        .route(
-            "/escalation-policies",
-            post(crate::paging::pages::create_policy),
-        )
-        .route(
-            "/escalation-policies/new",
-            get(crate::paging::pages::new_policy),
-        )
-        .route(
-            "/escalation-policies/{id}",
-            get(crate::paging::pages::edit_policy).post(crate::paging::pages::update_policy),
-        )
-        .route(
-            "/escalation-policies/{id}/delete",
-            post(crate::paging::pages::delete_policy),
-        )
-        .route("/schedules", get(crate::oncall::pages::list))
-        .route("/schedules/{id}", get(crate::oncall::pages::show))
-        .route(
-            "/schedules/{id}/overrides",
-            post(crate::oncall::pages::add_override),
-        )
-        .route(
-            "/schedules/{id}/overrides/{n}/delete",
-            post(crate::oncall::pages::remove_override),
-        )
-        .route("/oncall/feed", post(crate::oncall::pages::make_feed))
-        .route(
-            "/account/paging",
-            get(crate::notify::pages::my_paging).post(crate::notify::pages::change_paging),
-        )
-        .route(
-            "/admin/policies",
-            get(crate::sla::pages::show).post(crate::sla::pages::save),
-        )
-        .route(
-            "/admin/credits",
-            get(crate::challenges::credits::show).post(crate::challenges::credits::save),
-        )
+/// The pages behind the session gate, then the addresses that are their own credential.
+fn pages(state: &AppState, gated: Router<AppState>, open: Router<AppState>) -> Router<AppState> {
+    gated
         // A read mid-challenge that may hold its answer marks the attempt (inside the gate: it
         // reads who is asking).
         .route_layer(middleware::from_fn_with_state(
@@ -624,20 +167,7 @@ fn pages(state: &AppState) -> Router<AppState> {
             state.clone(),
             crate::http::gate::pages,
         ))
-        .route(
-            "/login",
-            get(crate::accounts::pages::login_form).post(crate::accounts::pages::login),
-        )
-        .route("/logout", post(crate::accounts::pages::logout))
-        // A calendar feed's address is its own credential.
-        .route("/oncall/{file}", get(crate::oncall::pages::feed))
-        // An acknowledge link is its own credential (signed, single-use, expiring).
-        .route(
-            "/incidents/{key}/ack/{token}",
-            get(crate::incidents::pages::ack_link).post(crate::incidents::pages::ack_by_link),
-        )
-        .route("/auth/oidc/login", get(crate::accounts::oidc::start))
-        .route("/auth/oidc/callback", get(crate::accounts::oidc::callback))
+        .merge(open)
         // After every route: each route's own wrong methods answer the styled page.
         .method_not_allowed_fallback(page_method_not_allowed)
         .fallback(|| async { page::PageError(AppError::NotFound("There is no such page.".into())) })
@@ -649,7 +179,7 @@ fn pages(state: &AppState) -> Router<AppState> {
             state.clone(),
             page::with_signed_in_header,
         ))
-        .layer(auth::session::layer(state))
+        .layer(crate::auth::session::layer(state))
 }
 
 /// Where the stylesheet and scripts are read from: `QUELL_STATIC_DIR`, else `static/` beside the
@@ -665,29 +195,14 @@ fn static_dir() -> String {
     })
 }
 
-/// Where alert senders post: no session, no CSRF, their own keys; the handlers reach the alert
-/// lanes through their own state.
-fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
-    use crate::alerts::hooks;
-    Router::new()
-        .route("/hooks/{format}/{id}", post(hooks::hook))
-        .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
-        .route("/v2/change/enqueue", post(hooks::pagerduty_change))
-        .method_not_allowed_fallback(api_method_not_allowed)
-        .with_state(HookState {
-            app: state.clone(),
-            ingest,
-        })
-}
-
-/// The whole application, its alert lanes writing through `state`'s own pool (tests, small
-/// installs). Must be called inside the Tokio runtime: it starts the lanes.
 /// An export uploaded for picking evidence (API or page): its body and its unpacking take room
 /// in the uploads' own room.
 fn is_upload(req: &axum::extract::Request) -> bool {
     req.method() == axum::http::Method::POST && req.uri().path().ends_with("/evidence/imports")
 }
 
+/// The whole application, its alert lanes writing through `state`'s own pool (tests, small
+/// installs). Must be called inside the Tokio runtime: it starts the lanes.
 pub fn app(state: AppState) -> Router {
     let ingest = Ingestor::start(state.pool.clone());
     app_with(state, ingest)
@@ -696,6 +211,7 @@ pub fn app(state: AppState) -> Router {
 /// The whole application, its webhooks storing through `ingest` (lanes on a pool of their own,
 /// so a storm cannot take the connections pages need).
 pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
+    let routes = capabilities();
     let request_timeout = state.config.request_timeout;
     let b = state.config.bodies;
     let static_files = Router::new()
@@ -716,10 +232,13 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route_service("/favicon.ico", favicon)
-        .merge(api(&state))
-        .merge(hooks(&state, ingest))
+        .merge(api(&state, routes.api))
+        .merge(
+            crate::alerts::routes::hooks(&state, ingest)
+                .method_not_allowed_fallback(api_method_not_allowed),
+        )
         .nest_service("/static", static_files)
-        .merge(pages(&state))
+        .merge(pages(&state, routes.pages, routes.open))
         .layer(axum::Extension(crate::live::hub::Hub::new(state.pool.clone())))
         .with_state(state)
         .layer(SetResponseHeaderLayer::if_not_present(

@@ -7,3 +7,4 @@ pub mod db;
 pub mod domain;
 pub mod handlers;
 pub mod pages;
+pub mod routes;

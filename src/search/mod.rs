@@ -6,6 +6,7 @@
 pub mod db;
 pub mod handlers;
 pub mod pages;
+pub mod routes;
 
 /// Where a snippet's match starts and ends (PostgreSQL's `ts_headline` markers).
 pub const MARK_START: char = '«';

@@ -49,7 +49,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Within a capability, `domain.rs` ← `db.rs` ← `actions.rs` ← `handlers.rs` / `pages.rs`: a
+/// Within a capability, `domain.rs` ← `db.rs` ← `actions.rs` ← `handlers.rs` / `pages.rs` ←
+/// `routes.rs`: a
 /// file imports files of its own rank or lower. Another capability is read only through its
 /// `domain`, `db` and (to change it) `actions` ranks, or what its `mod.rs` re-exports; a
 /// `mod.rs` is the folder's face and may name any file of its folder (`None`).
@@ -63,6 +64,8 @@ fn rank(file: &str) -> Option<u8> {
         "domain" => 0,
         "db" => 1,
         "handlers" | "pages" | "forms" | "hooks" => 3,
+        // what the capability serves, for the router alone
+        "routes" => 4,
         // actions and the engines built on them: effects, ingest, timers, sender, document, views
         _ => 2,
     })

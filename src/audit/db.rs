@@ -191,6 +191,7 @@ pub async fn refusal(pool: &PgPool, actor: &Actor, r: Refusal<'_>) -> AppResult<
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = AuditEntry)]
 pub struct Entry {
     pub id: i64,
     pub at: DateTime<Utc>,

@@ -409,6 +409,7 @@ pub async fn post_entry(
 
 /// One line of a person's credit ledger.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = CreditEntry)]
 pub struct Entry {
     pub amount: i32,
     pub reason: String,

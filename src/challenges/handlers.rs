@@ -329,6 +329,7 @@ pub async fn reviews(
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ReviewVerdict)]
 pub struct VerdictBody {
     /// right, partial or wrong
     pub verdict: String,

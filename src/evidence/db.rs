@@ -10,6 +10,7 @@ use crate::error::{AppError, AppResult};
 
 /// An evidence item attached to an incident.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = EvidenceItem)]
 pub struct Item {
     pub id: i64,
     /// The incident, e.g. INC-184
@@ -300,6 +301,7 @@ pub async fn get_import(
 
 /// A channel of an imported Slack export.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = ImportChannel)]
 pub struct Channel {
     pub name: String,
     pub messages: i64,
@@ -321,6 +323,7 @@ pub async fn channels(e: impl PgExecutor<'_>, import_id: i64) -> AppResult<Vec<C
 
 /// A message or ticket of an import, by its number.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = ImportRow)]
 pub struct Row {
     /// Its number in the import, to pick it by
     pub n: i32,

@@ -19,6 +19,7 @@ use crate::incidents::db::get_named;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EvidenceList)]
 pub struct ItemList {
     pub items: Vec<Item>,
 }

@@ -5,7 +5,11 @@
 
 use axum::Router;
 use axum::routing::MethodRouter;
+use utoipa::openapi::{OpenApi, RefOr, schema::Schema as Definition};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
+
+/// A schema as the description holds it.
+type Schema = RefOr<Definition>;
 
 use crate::state::AppState;
 
@@ -18,6 +22,9 @@ pub struct Routes {
     pub pages: Router<AppState>,
     /// Addresses that carry their own credential (sign-in, a signed link, a calendar feed).
     pub open: Router<AppState>,
+    /// Names the OpenAPI description gave two different schemas: the later silently replaces
+    /// the earlier, so one operation would be described wrong (see [`Routes::clashes`]).
+    clashes: Vec<String>,
 }
 
 impl Routes {
@@ -27,6 +34,8 @@ impl Routes {
 
     /// API operations on one path (`utoipa_axum::routes!(…)`).
     pub fn api(mut self, operations: UtoipaMethodRouter<AppState>) -> Self {
+        let mut clashes = self.clashes_with(operations.0.iter().map(|(n, s)| (n.as_str(), s)));
+        self.clashes.append(&mut clashes);
         self.api = self.api.routes(operations);
         self
     }
@@ -45,10 +54,50 @@ impl Routes {
 
     /// Two capabilities' routes as one.
     pub fn merge(self, other: Routes) -> Self {
+        let mut clashes = self.clashes;
+        clashes.extend(other.clashes);
+        if let Some(c) = &other.api.get_openapi().components {
+            let mut found = Self::clashes_of(
+                self.api.get_openapi(),
+                c.schemas.iter().map(|(n, s)| (n.as_str(), s)),
+            );
+            clashes.append(&mut found);
+        }
         Self {
             api: self.api.merge(other.api),
             pages: self.pages.merge(other.pages),
             open: self.open.merge(other.open),
+            clashes,
         }
+    }
+
+    /// The schema names two different types were given, each once, sorted.
+    pub fn clashes(&self) -> Vec<String> {
+        let mut names = self.clashes.clone();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn clashes_with<'a>(
+        &self,
+        schemas: impl Iterator<Item = (&'a str, &'a Schema)>,
+    ) -> Vec<String> {
+        Self::clashes_of(self.api.get_openapi(), schemas)
+    }
+
+    fn clashes_of<'a>(
+        doc: &OpenApi,
+        schemas: impl Iterator<Item = (&'a str, &'a Schema)>,
+    ) -> Vec<String> {
+        let known = doc.components.as_ref().map(|c| &c.schemas);
+        schemas
+            .filter(|(name, schema)| {
+                known
+                    .and_then(|k| k.get(*name))
+                    .is_some_and(|earlier| earlier != *schema)
+            })
+            .map(|(name, _)| name.to_owned())
+            .collect()
     }
 }

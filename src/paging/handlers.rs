@@ -16,6 +16,7 @@ use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = EscalationPolicyList)]
 pub struct PolicyList {
     pub items: Vec<StoredPolicy>,
 }

@@ -70,6 +70,7 @@ impl ItemQuery {
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ActionItemList)]
 pub struct ItemList {
     pub items: Vec<ListedItem>,
     /// Pass as `cursor` for the next page; `null` on the last page

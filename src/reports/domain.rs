@@ -98,6 +98,7 @@ impl GroupBy {
 
 /// One group's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = ReportRow)]
 pub struct Row {
     pub group: String,
     pub incidents: i64,

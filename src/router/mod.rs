@@ -58,7 +58,7 @@ pub fn openapi_json() -> String {
 }
 
 /// Every capability's routes, merged: the one place that knows them all.
-fn capabilities() -> Routes {
+pub fn capabilities() -> Routes {
     use crate::*;
     [
         dashboard::routes::routes(),

@@ -223,6 +223,17 @@ async fn the_openapi_description_matches_the_routes(pool: PgPool) {
     }
 }
 
+/// Two types given the same schema name: the description keeps one, so every operation of the
+/// other would be described with the wrong fields.
+#[test]
+fn every_schema_name_in_the_openapi_description_means_one_type() {
+    assert_eq!(
+        quell::router::capabilities().clashes(),
+        Vec::<String>::new(),
+        "give one of each pair its own name with #[schema(as = …)]"
+    );
+}
+
 #[sqlx::test]
 async fn services_depend_on_services_without_cycles(pool: PgPool) {
     let app = TestApp::new(pool).await;

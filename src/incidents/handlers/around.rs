@@ -162,6 +162,7 @@ pub async fn suspect_changes(
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SuspectVerdict)]
 pub struct VerdictBody {
     /// suspected, ruled_out or confirmed_trigger
     verdict: String,

@@ -343,17 +343,10 @@ async fn fired_after_mitigation(
         if new > 1 {
             body.push_str(&format!(" (and {} more)", new - 1));
         }
-        timeline::db::append(
+        let details = json!({ "integration": c.name, "fired_after_mitigation": new });
+        timeline::actions::record(
             &mut *conn,
-            NewEvent {
-                incident_id,
-                occurred_at: now,
-                kind: Kind::Note,
-                author: &actor_of(c).name,
-                body: &body,
-                details: json!({ "integration": c.name, "fired_after_mitigation": new }),
-                incident_version: None,
-            },
+            NewEvent::by(&actor_of(c).name, incident_id, now, Kind::Note, details).saying(&body),
         )
         .await?;
     }
@@ -436,17 +429,11 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
         } else {
             String::new()
         };
-        timeline::db::append(
+        let details = json!({ "count": names.len(), "alerts": listed, "integration": cred.name });
+        let by = &actor_of(cred).name;
+        timeline::actions::record(
             &mut *conn,
-            NewEvent {
-                incident_id: *incident_id,
-                occurred_at: now,
-                kind: Kind::AlertsResolved,
-                author: &actor_of(cred).name,
-                body: &body,
-                details: json!({ "count": names.len(), "alerts": listed, "integration": cred.name }),
-                incident_version: None,
-            },
+            NewEvent::by(by, *incident_id, now, Kind::AlertsResolved, details).saying(&body),
         )
         .await?;
     }

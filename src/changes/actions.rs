@@ -10,6 +10,7 @@ use super::domain::{ChangeDraft, SUSPECT_WINDOW_HOURS, SuspectRank, Verdict, sen
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
+use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// Records a change reported through the API: an unknown service or a time in the future is
 /// refused naming the field, and nothing is stored.
@@ -196,17 +197,15 @@ pub async fn judge(
         "kind": c.kind,
         "changed_at": c.occurred_at.format("%Y-%m-%d %H:%M UTC").to_string(),
     });
-    crate::timeline::db::append(
+    timeline::actions::record(
         &mut *conn,
-        crate::timeline::db::NewEvent {
-            incident_id: i.incident_id,
-            occurred_at: at,
-            kind: crate::timeline::domain::Kind::SuspectVerdict,
-            author: &actor.name,
-            body: "",
-            details: details.clone(),
-            incident_version: None,
-        },
+        NewEvent::by(
+            &actor.name,
+            i.incident_id,
+            at,
+            Kind::SuspectVerdict,
+            details.clone(),
+        ),
     )
     .await?;
     audit::record(

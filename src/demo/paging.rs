@@ -128,19 +128,8 @@ pub async fn load(
                    "policy": POLICY, "pages_called_off": 0}),
         ),
     ] {
-        crate::timeline::db::append(
-            &mut *tx,
-            NewEvent {
-                incident_id,
-                occurred_at: at,
-                kind,
-                author: "Quell",
-                body: "",
-                details,
-                incident_version: None,
-            },
-        )
-        .await?;
+        let entry = NewEvent::by_quell(incident_id, at, kind, details);
+        crate::timeline::actions::record(&mut *tx, entry).await?;
     }
     Ok(())
 }

@@ -396,3 +396,36 @@ pub async fn remove_rule(
     )
     .await
 }
+
+/// Pages a channel an escalation step names, in the caller's transaction.
+pub async fn page_channel(
+    conn: &mut PgConnection,
+    channel_id: i64,
+    about: &About<'_>,
+    what: &str,
+) -> AppResult<()> {
+    let payload = message(about, PAGED, what, json!({}));
+    db::to_channel(conn, channel_id, about.incident_id, PAGED, &payload).await
+}
+
+/// Pages a person by their rules (every method at once when they have none), in the caller's
+/// transaction, with `extra` (their acknowledge link) in the message; what was queued, empty
+/// when they have no contact method.
+pub async fn page_person(
+    conn: &mut PgConnection,
+    person_id: i64,
+    about: &About<'_>,
+    what: &str,
+    extra: Value,
+) -> AppResult<Vec<db::Queued>> {
+    let payload = message(about, PAGED, what, extra);
+    db::page_person(conn, about.incident_id, person_id, &payload).await
+}
+
+/// Calls off an incident's pages not yet sent (it was acknowledged); how many.
+pub async fn call_off_pages(conn: &mut PgConnection, incident_id: i64) -> AppResult<u64> {
+    db::cancel_pages(conn, incident_id).await
+}
+
+/// The event a page is.
+const PAGED: &str = "incident.paged";

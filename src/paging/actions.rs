@@ -185,20 +185,13 @@ pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppRe
     let Some(policy) = db::stop(&mut *conn, incident_id).await? else {
         return Ok(());
     };
-    let cancelled = crate::notify::db::cancel_pages(&mut *conn, incident_id).await?;
+    let cancelled = crate::notify::actions::call_off_pages(&mut *conn, incident_id).await?;
     let at = crate::clock::now(&mut *conn).await?;
-    timeline::db::append(
+    let details = json!({ "action": "stopped", "why": why, "policy": policy,
+                          "pages_called_off": cancelled });
+    timeline::actions::record(
         conn,
-        NewEvent {
-            incident_id,
-            occurred_at: at,
-            kind: Kind::Escalation,
-            author: "Quell",
-            body: "",
-            details: json!({ "action": "stopped", "why": why, "policy": policy,
-                             "pages_called_off": cancelled }),
-            incident_version: None,
-        },
+        NewEvent::by_quell(incident_id, at, Kind::Escalation, details),
     )
     .await?;
     Ok(())

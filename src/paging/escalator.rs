@@ -16,7 +16,7 @@ use super::db::{self, Due};
 use super::domain::{ACK_LINK_HOURS, Position, Target, ack_token, next};
 use crate::engine::{Waker, wait_for};
 use crate::error::AppResult;
-use crate::notify::actions::{About, message};
+use crate::notify::{self, actions::About};
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 pub const CHANNEL: &str = "quell_paging";
@@ -93,17 +93,10 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
     let Some(step) = steps.get(at.step) else {
         // Past the last step, its wait over, and nobody acknowledged.
         db::advance(&mut *conn, d.incident_id, None, 0).await?;
-        timeline::db::append(
+        let details = json!({ "action": "exhausted", "policy": d.policy_name });
+        timeline::actions::record(
             conn,
-            NewEvent {
-                incident_id: d.incident_id,
-                occurred_at: world.now,
-                kind: Kind::Escalation,
-                author: "Quell",
-                body: "",
-                details: json!({ "action": "exhausted", "policy": d.policy_name }),
-                incident_version: None,
-            },
+            NewEvent::by_quell(d.incident_id, world.now, Kind::Escalation, details),
         )
         .await?;
         return Ok(());
@@ -132,17 +125,9 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
             o.insert("round".into(), json!(at.round));
             o.insert("policy".into(), json!(d.policy_name));
         }
-        timeline::db::append(
+        timeline::actions::record(
             &mut *conn,
-            NewEvent {
-                incident_id: d.incident_id,
-                occurred_at: world.now,
-                kind: Kind::Paged,
-                author: "Quell",
-                body: "",
-                details,
-                incident_version: None,
-            },
+            NewEvent::by_quell(d.incident_id, world.now, Kind::Paged, details),
         )
         .await?;
     }
@@ -189,15 +174,7 @@ async fn page_targets(
             Target::Channel(name) => {
                 let channel = world.channels.iter().find(|c| &c.name == name && c.enabled);
                 if let Some(c) = channel {
-                    let payload = message(about, "incident.paged", what, json!({}));
-                    crate::notify::db::to_channel(
-                        &mut *conn,
-                        c.id,
-                        about.incident_id,
-                        "incident.paged",
-                        &payload,
-                    )
-                    .await?;
+                    notify::actions::page_channel(&mut *conn, c.id, about, what).await?;
                     channels.push(json!({ "name": c.name }));
                 }
             }
@@ -231,18 +208,11 @@ async fn page_targets(
         )
         .await?;
         let token = ack_token(&world.key, about.key, nonce);
-        let payload = message(
-            about,
-            "incident.paged",
-            what,
-            json!({
-                "person": person.handle,
-                "ack_path": format!("/incidents/{}/ack/{token}", about.key),
-            }),
-        );
-        let queued =
-            crate::notify::db::page_person(&mut *conn, about.incident_id, person.id, &payload)
-                .await?;
+        let link = json!({
+            "person": person.handle,
+            "ack_path": format!("/incidents/{}/ack/{token}", about.key),
+        });
+        let queued = notify::actions::page_person(&mut *conn, person.id, about, what, link).await?;
         if queued.is_empty() {
             unreachable.push(json!({ "name": person.name }));
         } else {

@@ -10,7 +10,7 @@ use crate::audit::{self, Actor};
 use crate::clock;
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
-use crate::timeline;
+use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// The incident a key names, or 404.
 pub async fn incident(e: impl sqlx::PgExecutor<'_>, key: IncidentKey) -> AppResult<IncidentRef> {
@@ -40,17 +40,9 @@ async fn on_both_timelines(
         let mut details = details.clone();
         details["other"] = json!(other.key.to_string());
         details["title"] = json!(other.title);
-        timeline::db::append(
+        timeline::actions::record(
             &mut *conn,
-            timeline::db::NewEvent {
-                incident_id: on.id,
-                occurred_at: now,
-                kind: timeline::domain::Kind::Related,
-                author: &actor.name,
-                body: "",
-                details,
-                incident_version: None,
-            },
+            NewEvent::by(&actor.name, on.id, now, Kind::Related, details),
         )
         .await?;
     }

@@ -11,7 +11,7 @@ use super::domain::{CheckedRunbook, Owner, RunbookDraft};
 use crate::audit::{self, Actor};
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::timeline;
+use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// The checked runbook as a row, its owner resolved to ids: an unknown service or rule is
 /// refused naming the field.
@@ -115,6 +115,7 @@ pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResul
 
 /// One step of a runbook on an incident, checked or not.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = ChecklistItem)]
 pub struct Item {
     pub position: i32,
     pub step: String,
@@ -233,17 +234,15 @@ pub async fn tick(conn: &mut PgConnection, i: &Checking, t: &Tick<'_>) -> AppRes
             "step": step,
             "checked": t.checked,
         });
-        timeline::db::append(
+        timeline::actions::record(
             &mut *conn,
-            timeline::db::NewEvent {
-                incident_id: i.incident_id,
-                occurred_at: now,
-                kind: timeline::domain::Kind::Checklist,
-                author: &t.actor.name,
-                body: "",
-                details: details.clone(),
-                incident_version: None,
-            },
+            NewEvent::by(
+                &t.actor.name,
+                i.incident_id,
+                now,
+                Kind::Checklist,
+                details.clone(),
+            ),
         )
         .await?;
         audit::record(

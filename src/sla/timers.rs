@@ -248,17 +248,12 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
     let entries: Vec<NewEvent> = breached
         .iter()
         .zip(&timer_kinds)
-        .map(|(b, kind)| NewEvent {
-            incident_id: b.incident_id,
-            occurred_at: b.due_at,
-            kind: Kind::SlaBreached,
-            author: "Quell",
-            body: "",
-            details: json!({ "timer": kind.as_str() }),
-            incident_version: None,
+        .map(|(b, kind)| {
+            let details = json!({ "timer": kind.as_str() });
+            NewEvent::by_quell(b.incident_id, b.due_at, Kind::SlaBreached, details)
         })
         .collect();
-    crate::timeline::db::append_many(&mut *tx, &entries).await?;
+    crate::timeline::actions::record_many(&mut tx, &entries).await?;
     let with_breach: Vec<i64> = breached.iter().map(|b| b.incident_id).collect();
     let bridges = crate::bridge::db::of_incidents(&mut *tx, &with_breach).await?;
     let none = crate::bridge::domain::Bridge::default();

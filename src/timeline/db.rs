@@ -20,6 +20,40 @@ pub struct NewEvent<'a> {
     pub incident_version: Option<i32>,
 }
 
+impl<'a> NewEvent<'a> {
+    /// An entry `author` writes at `at`, with no text of its own and no incident version.
+    pub fn by(
+        author: &'a str,
+        incident_id: i64,
+        at: DateTime<Utc>,
+        kind: Kind,
+        details: Value,
+    ) -> Self {
+        Self {
+            incident_id,
+            occurred_at: at,
+            kind,
+            author,
+            body: "",
+            details,
+            incident_version: None,
+        }
+    }
+
+    /// An entry Quell itself writes: a timer, an engine, an alert's effect.
+    pub fn by_quell(incident_id: i64, at: DateTime<Utc>, kind: Kind, details: Value) -> Self {
+        Self::by(QUELL, incident_id, at, kind, details)
+    }
+
+    /// The same entry with `body` as its text.
+    pub fn saying(self, body: &'a str) -> Self {
+        Self { body, ..self }
+    }
+}
+
+/// The author of what Quell writes itself.
+pub const QUELL: &str = "Quell";
+
 #[derive(Debug, Clone)]
 pub struct Event {
     pub id: i64,

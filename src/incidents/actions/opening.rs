@@ -135,7 +135,7 @@ pub async fn open_many(
             incident_version: Some(1),
         })
         .collect();
-    timeline::db::append_many(&mut *conn, &opened).await?;
+    timeline::actions::record_many(&mut *conn, &opened).await?;
     // A new incident has no bridge yet: only its service's defaults can give it one (a Sev1
     // or Sev2 of a service with defaults; the others read nothing).
     let mut bridges = Vec::with_capacity(incidents.len());

@@ -158,7 +158,7 @@ pub(super) async fn append(
     actor: &Actor,
     e: Entry<'_>,
 ) -> AppResult<timeline::db::Event> {
-    timeline::db::append(
+    timeline::actions::record(
         conn,
         NewEvent {
             incident_id,

@@ -71,9 +71,17 @@ impl DomainError {
     }
 }
 
-/// The human key `INC-<n>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The human key `INC-<n>`: the one place it is written. The database holds only the number;
+/// a query reads a key as `i.number as "key!: IncidentKey"`, and JSON carries it as the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type)]
+#[sqlx(transparent)]
 pub struct IncidentKey(pub i64);
+
+impl serde::Serialize for IncidentKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 impl IncidentKey {
     pub fn parse(value: &str) -> Option<Self> {

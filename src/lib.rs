@@ -22,6 +22,7 @@ pub mod error;
 pub mod evidence;
 pub mod http;
 pub mod idempotency;
+pub mod incident_ref;
 pub mod incidents;
 pub mod integrations;
 pub mod live;

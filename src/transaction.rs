@@ -64,19 +64,3 @@ where
         }
     }
 }
-
-/// Key-share locks the incidents `ids` names, in id order, and returns those that exist. The
-/// background engines take it before they claim an incident's timers or escalation, so they
-/// lock in the order people's changes do — the incident first (`for update`), then what hangs
-/// off it — and a change and an engine queue at the incident instead of each holding what the
-/// other waits for. Key-share, because the engines' own writes (breaches, timeline entries)
-/// only need the incident to stay; it waits for a change holding the incident and makes a
-/// change wait for the engine's short transaction.
-pub async fn share_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar!(
-        "select id from incidents where id = any($1) order by id for key share",
-        ids
-    )
-    .fetch_all(conn)
-    .await?)
-}

@@ -5,6 +5,7 @@ use chrono::NaiveDate;
 use sqlx::PgExecutor;
 
 use super::domain::ItemCursor;
+use crate::domain::IncidentKey;
 use crate::error::AppResult;
 
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
@@ -77,7 +78,8 @@ pub async fn add_action_item(
 pub struct ListedItem {
     pub id: i64,
     /// `INC-<n>` of the incident whose postmortem holds it
-    pub incident: String,
+    #[schema(value_type = String)]
+    pub incident: IncidentKey,
     pub number: i32,
     pub action: String,
     #[serde(rename = "type")]
@@ -116,7 +118,7 @@ pub async fn list_items(
 ) -> AppResult<(Vec<ListedItem>, Option<ItemCursor>)> {
     let rows = sqlx::query_as!(
         ListedItem,
-        r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
+        r#"select a.id, i.number as "incident!: IncidentKey", a.number, a.action, a.type as kind,
                   p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
                   null::text as "work_item_url?", a.status,
                   -- no due date: never overdue (a bare comparison with null is null)
@@ -163,7 +165,7 @@ pub async fn owned_unfinished(
 ) -> AppResult<Vec<ListedItem>> {
     Ok(sqlx::query_as!(
         ListedItem,
-        r#"select a.id, 'INC-' || i.number as "incident!", a.number, a.action, a.type as kind,
+        r#"select a.id, i.number as "incident!: IncidentKey", a.number, a.action, a.type as kind,
                   p.name as "owner?", p.handle as "owner_handle?", a.due_on, a.work_item,
                   null::text as "work_item_url?", a.status,
                   coalesce(a.due_on < (now() at time zone 'utc')::date, false) as "overdue!",
@@ -207,7 +209,8 @@ pub struct ItemRow {
     #[serde(skip)]
     pub postmortem_id: i64,
     /// `INC-<n>` of the incident whose postmortem holds it
-    pub incident: String,
+    #[schema(value_type = String)]
+    pub incident: IncidentKey,
     pub number: i32,
     pub action: String,
     /// prevent, detect, mitigate or process
@@ -225,7 +228,7 @@ pub struct ItemRow {
 pub async fn item(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<ItemRow>> {
     Ok(sqlx::query_as!(
         ItemRow,
-        r#"select a.id, a.postmortem_id, 'INC-' || i.number as "incident!", a.number, a.action,
+        r#"select a.id, a.postmortem_id, i.number as "incident!: IncidentKey", a.number, a.action,
                   a.type as kind, p.handle as "owner_handle?", a.due_on, a.work_item, a.status,
                   a.version
            from action_items a

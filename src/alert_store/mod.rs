@@ -1,4 +1,5 @@
 //! Alerts and their groups as stored: written by the alert path (`alerts/`),
-//! read and closed by incidents, read by routing previews.
+//! read by incidents and closed with them (`actions`), read by routing previews.
 
+pub mod actions;
 pub mod db;

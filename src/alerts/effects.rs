@@ -13,7 +13,6 @@ use uuid::Uuid;
 use super::domain::{Action, AlertEvent};
 use crate::alert_store::db::{self, NewAlerts};
 use crate::audit::Actor;
-use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::incidents::{self, actions, domain::Status, domain::Transition};
 use crate::integrations::db::Credentials;
@@ -63,11 +62,11 @@ pub async fn apply(
     }
     let acks: Vec<Entry> = of(Action::Acknowledge).collect();
     if !acks.is_empty() {
-        acknowledge(conn, &acks).await?;
+        acknowledge(conn, &acks, now).await?;
     }
     let resolves: Vec<Entry> = of(Action::Resolve).collect();
     if !resolves.is_empty() {
-        resolve(conn, &resolves).await?;
+        resolve(conn, &resolves, now).await?;
     }
     Ok(())
 }
@@ -298,12 +297,8 @@ async fn fire(
             d.severity,
             d.rule
         );
-        let change = actions::Change {
-            key: state.key,
-            expected_version: None,
-            at: None,
-            actor: &actor_of(c),
-        };
+        let actor = actor_of(c);
+        let change = actions::Change::now(state.key, &actor).on_clock(now);
         actions::change_severity(conn, &change, d.severity, &reason).await?;
     }
     Ok(())
@@ -366,7 +361,11 @@ fn sender<'a>(entries: &[Entry<'a>], id: Uuid) -> Option<&'a Credentials> {
 }
 
 /// Acknowledgements (PagerDuty, generic): the alert, and its incident if nobody has yet.
-async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<()> {
+async fn acknowledge(
+    conn: &mut PgConnection,
+    acks: &[Entry<'_>],
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     let (ids, ks) = keys(acks);
     let mut acked = db::acknowledge(conn, &ids, &ks).await?;
     acked.sort_unstable();
@@ -381,12 +380,8 @@ async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<(
             .find(|(i, _)| *i == state.id)
             .and_then(|(_, integration)| sender(acks, *integration));
         if let (Status::Triggered, Some(cred)) = (state.status, by) {
-            let change = actions::Change {
-                key: state.key,
-                expected_version: None,
-                at: None,
-                actor: &actor_of(cred),
-            };
+            let actor = actor_of(cred);
+            let change = actions::Change::now(state.key, &actor).on_clock(now);
             let note = "Acknowledged by the alert's sender";
             actions::transition(conn, &change, Transition::Acknowledge, note).await?;
         }
@@ -397,7 +392,11 @@ async fn acknowledge(conn: &mut PgConnection, acks: &[Entry<'_>]) -> AppResult<(
 /// Resolutions: the alerts, a timeline line per incident, and, when an incident has no open
 /// alert left, what the integration of its resolving alerts asks for (mitigate, resolve, or
 /// nothing).
-async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<()> {
+async fn resolve(
+    conn: &mut PgConnection,
+    resolves: &[Entry<'_>],
+    now: DateTime<Utc>,
+) -> AppResult<()> {
     let (ids, ks) = keys(resolves);
     let incidents = db::incidents_of_open(conn, &ids, &ks).await?;
     if incidents.is_empty() {
@@ -415,7 +414,6 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
             .1
             .push(r.summary);
     }
-    let now = clock::now(&mut *conn).await?;
     for (incident_id, (cred, names)) in &by_incident {
         let mut listed: Vec<&str> = names.iter().map(String::as_str).take(10).collect();
         listed.dedup();
@@ -464,12 +462,8 @@ async fn resolve(conn: &mut PgConnection, resolves: &[Entry<'_>]) -> AppResult<(
             OnAllResolved::Nothing => continue,
         };
         if due {
-            let change = actions::Change {
-                key: state.key,
-                expected_version: None,
-                at: None,
-                actor: &actor_of(cred),
-            };
+            let actor = actor_of(cred);
+            let change = actions::Change::now(state.key, &actor).on_clock(now);
             let note = "Every alert of this incident has resolved";
             actions::transition(conn, &change, to, note).await?;
         }

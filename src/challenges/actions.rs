@@ -143,7 +143,7 @@ pub async fn publish(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResu
 pub fn source(c: &Challenge) -> ChallengeDraft {
     ChallengeDraft {
         title: c.title.clone(),
-        incident: c.incident.clone(),
+        incident: c.incident.map(|k| k.to_string()),
         scenario: c.scenario.clone(),
         evidence: c.evidence.0.clone(),
         hints: c.hints.0.clone(),
@@ -246,7 +246,7 @@ async fn view(conn: &mut PgConnection, a: Attempt, c: &Challenge) -> AppResult<A
             })
             .collect(),
         answer: ended.then(|| answer(c)),
-        incident: if ended { c.incident.clone() } else { None },
+        incident: c.incident.filter(|_| ended).map(|k| k.to_string()),
         times: a.ended_at.map(|end| Times {
             learner_secs: (end - a.started_at).num_seconds(),
             team_detect_secs: c.team_detect_secs,
@@ -707,7 +707,7 @@ pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) 
     let related = crate::related::db::list(&mut *conn, i.id)
         .await?
         .into_iter()
-        .map(|r| (r.key, r.title, r.note))
+        .map(|r| (r.key.to_string(), r.title, r.note))
         .collect();
     // The system around the service: what it depends on and what depends on it.
     let services = crate::services::db::list(&mut *conn).await?;

@@ -6,6 +6,7 @@ use sqlx::PgExecutor;
 use sqlx::types::Json;
 
 use super::domain::{ChallengeDraft, Concept, Evidence, Hint};
+use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
 
 /// A challenge as stored, answer and rubric included: never sent to a learner as it is.
@@ -14,7 +15,7 @@ pub struct Challenge {
     pub id: i64,
     pub title: String,
     /// `INC-1187`, when built from an incident
-    pub incident: Option<String>,
+    pub incident: Option<IncidentKey>,
     pub scenario: String,
     pub evidence: Json<Vec<Evidence>>,
     pub hints: Json<Vec<Hint>>,
@@ -36,7 +37,7 @@ pub struct Challenge {
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
     sqlx::query_as!(
         Challenge,
-        r#"select c.id, c.title, 'INC-' || i.number as "incident?", c.scenario,
+        r#"select c.id, c.title, i.number as "incident?: IncidentKey", c.scenario,
                   c.evidence as "evidence: Json<Vec<Evidence>>", c.hints as "hints: Json<Vec<Hint>>",
                   c.answer_cause, c.answer_fix, c.explanation,
                   c.rubric as "rubric: Json<Vec<Concept>>", c.status, c.version, c.created_by,

@@ -151,10 +151,7 @@ async fn noticed(
         Read::Search(q) => {
             let hits = crate::search::db::search(&state.pool, q, 50).await?;
             (
-                hits.iter()
-                    .filter_map(|h| IncidentKey::parse(&h.key))
-                    .map(|k| k.0)
-                    .collect(),
+                hits.iter().map(|h| h.key.0).collect(),
                 format!("searched for “{}”", q.chars().take(100).collect::<String>()),
             )
         }

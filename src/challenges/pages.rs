@@ -353,7 +353,7 @@ async fn edit_page(
         title: c.title.clone(),
         status: c.status.clone(),
         version: c.version,
-        incident: c.incident.clone(),
+        incident: c.incident.map(|k| k.to_string()),
         attachable: attachable(conn, &d).await?,
         form: form.unwrap_or_else(|| EditForm::of(&d)),
         items,

@@ -424,12 +424,7 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
             Step::Update(h, m, ..) => (h, m, "Priya Nair"),
         };
         let actor = Actor::system(who);
-        let change = actions::Change {
-            key,
-            expected_version: None,
-            at: Some(at(h, m)),
-            actor: &actor,
-        };
+        let change = actions::Change::now(key, &actor).dated(Some(at(h, m)));
         match *step {
             Step::Context(_, _, text) => {
                 actions::add_note(tx, &change, Some("context"), text).await?;

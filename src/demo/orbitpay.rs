@@ -199,12 +199,7 @@ async fn tell(tx: &mut PgConnection) -> AppResult<()> {
     .await?;
     for (h, m, who, note) in NOTES {
         let actor = Actor::system(who);
-        let change = Change {
-            key: PAY_184,
-            expected_version: None,
-            at: Some(at(*h, *m, 0)),
-            actor: &actor,
-        };
+        let change = Change::now(PAY_184, &actor).dated(Some(at(*h, *m, 0)));
         actions::add_note(tx, &change, None, note).await?;
     }
     let responder = Actor::system("Dev Shah");
@@ -213,12 +208,7 @@ async fn tell(tx: &mut PgConnection) -> AppResult<()> {
     }
     for (h, m, t, who, note) in STEPS {
         let actor = Actor::system(who);
-        let change = Change {
-            key: PAY_184,
-            expected_version: None,
-            at: Some(at(*h, *m, 0)),
-            actor: &actor,
-        };
+        let change = Change::now(PAY_184, &actor).dated(Some(at(*h, *m, 0)));
         actions::transition(tx, &change, *t, note).await?;
     }
     Ok(())

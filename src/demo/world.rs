@@ -736,12 +736,7 @@ async fn person_actor(tx: &mut PgConnection, handle: &str, name: &str) -> AppRes
 
 /// A change made at `at` (in the past) by `actor`.
 fn then(key: IncidentKey, actor: &Actor, at: DateTime<Utc>) -> Change<'_> {
-    Change {
-        key,
-        expected_version: None,
-        at: Some(at),
-        actor,
-    }
+    Change::now(key, actor).dated(Some(at))
 }
 
 /// Enters one incident as it happened.

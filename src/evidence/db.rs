@@ -6,6 +6,7 @@ use sqlx::PgExecutor;
 use sqlx::types::Json;
 
 use super::domain::{Evidence, EvidenceKind, Message, Origin, Source, Ticket};
+use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
 
 /// An evidence item attached to an incident.
@@ -38,7 +39,7 @@ impl Item {
 
 struct ItemRow {
     id: i64,
-    incident: String,
+    incident: IncidentKey,
     kind: String,
     title: String,
     body: String,
@@ -57,7 +58,7 @@ impl TryFrom<ItemRow> for Item {
             id: r.id,
             kind: EvidenceKind::parse(&r.kind).ok_or_else(|| broken("an unknown kind"))?,
             origin: Origin::parse(&r.origin).ok_or_else(|| broken("an unknown origin"))?,
-            incident: r.incident,
+            incident: r.incident.to_string(),
             title: r.title,
             text: r.body,
             source: r.source.0,
@@ -75,7 +76,7 @@ pub async fn list(
 ) -> AppResult<Vec<Item>> {
     sqlx::query_as!(
         ItemRow,
-        r#"select v.id, 'INC-' || i.number as "incident!", v.kind, v.title, v.body,
+        r#"select v.id, i.number as "incident!: IncidentKey", v.kind, v.title, v.body,
                   v.source as "source: Json<Source>", v.origin, v.added_by, v.added_at
            from incident_evidence v join incidents i on i.id = v.incident_id
            where v.incident_id = $1 and ($2::bigint is null or v.id = $2)

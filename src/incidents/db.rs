@@ -402,6 +402,10 @@ pub async fn list(
                 .replace('_', "\\_")
         )
     });
+    // Someone who types `inc-1187` means the incident, not text that contains it.
+    let typed_key =
+        f.q.as_deref()
+            .and_then(|q| IncidentKey::parse(&q.trim().to_ascii_uppercase()).map(|k| k.0));
     let (resolved, severities) = f.index_bounds();
     sqlx::query_as!(
         Row,
@@ -419,7 +423,7 @@ pub async fn list(
              and ($2::text[] is null or i.severity = any($2))
              and ($3::text is null or s.name = $3)
              and ($4::text is null or i.title ilike $4 or i.summary ilike $4
-                  or i.impact ilike $4 or 'INC-' || i.number = upper(trim($5)))
+                  or i.impact ilike $4 or i.number = $5)
              and ($6::bool is null
                   or ((i.status = 'resolved'), i.severity, -i.number) > ($6, $7, -$8::bigint))
            order by (i.status = 'resolved'), i.severity, i.number desc
@@ -428,7 +432,7 @@ pub async fn list(
         f.severities.as_deref(),
         f.service.as_deref(),
         q,
-        f.q.as_deref(),
+        typed_key,
         after.map(|c| c.resolved),
         after.map(|c| c.severity.as_str()),
         after.map(|c| c.number),

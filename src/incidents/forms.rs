@@ -182,12 +182,9 @@ pub async fn transition(
         Ok(at) => at,
         Err(err) => return sent.refuse(&state, chrome, err).await,
     };
-    let change = Change {
-        key,
-        expected_version: Some(f.version),
-        at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor)
+        .expecting(Some(f.version))
+        .dated(at);
     apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::transition(tx, &change, t, &f.note))
     })
@@ -264,12 +261,9 @@ pub async fn change_severity(
             .response());
         }
     }
-    let change = Change {
-        key,
-        expected_version: Some(f.version),
-        at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor)
+        .expecting(Some(f.version))
+        .dated(at);
     let (bridge, change, reason) = (&bridge, &change, &f.reason);
     apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(async move {
@@ -317,12 +311,9 @@ pub async fn set_role(
         Ok(p) => p,
         Err(err) => return sent.refuse(&state, chrome, err).await,
     };
-    let change = Change {
-        key,
-        expected_version: Some(f.version),
-        at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor)
+        .expecting(Some(f.version))
+        .dated(at);
     let attempted = match f.person.trim() {
         "" => format!("unassign the {}", role.label().to_lowercase()),
         who => format!("make {who} the {}", role.label().to_lowercase()),
@@ -367,12 +358,7 @@ pub async fn add_note(
         Ok(at) => at,
         Err(err) => return sent.refuse(&state, chrome, err).await,
     };
-    let change = Change {
-        key,
-        expected_version: None,
-        at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor).dated(at);
     let (change, kind, body) = (&change, f.kind.as_deref(), &f.body);
     apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::add_note(tx, change, kind, body))
@@ -413,12 +399,7 @@ pub async fn add_update(
         Ok(at) => at,
         Err(err) => return sent.refuse(&state, chrome, err).await,
     };
-    let change = Change {
-        key,
-        expected_version: None,
-        at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor).dated(at);
     let (change, audience, body) = (&change, &f.audience, &f.body);
     apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::add_stakeholder_update(tx, change, audience, body))
@@ -493,12 +474,7 @@ pub async fn edit(
         started_at,
     };
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let change = Change {
-        key,
-        expected_version: Some(version),
-        at: None,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor).expecting(Some(version));
     match actions::edit(&mut tx, &change, patch).await {
         Ok(_) => {
             tx.commit().await?;

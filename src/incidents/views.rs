@@ -148,14 +148,17 @@ pub fn suspecting(i: &Incident) -> crate::changes::actions::Suspecting {
     }
 }
 
-/// The incident as its related incidents' suggestions need it.
-pub fn related_ref(i: &Incident) -> crate::related::db::IncidentRef {
-    crate::related::db::IncidentRef {
+/// The incident as the rooms below `incidents` name it (its related incidents' suggestions).
+pub fn reference(i: &Incident) -> crate::incident_ref::db::IncidentRef {
+    crate::incident_ref::db::IncidentRef {
         id: i.id,
         key: i.key,
         title: i.title.clone(),
         summary: i.summary.clone(),
+        severity: i.severity,
+        status: i.status.as_str().to_owned(),
         service_id: i.service_id,
+        service: i.service.clone(),
     }
 }
 

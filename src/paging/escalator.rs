@@ -15,7 +15,7 @@ use super::actions::ack_key;
 use super::db::{self, Due};
 use super::domain::{ACK_LINK_HOURS, Position, Target, ack_token, next};
 use crate::engine::{Waker, wait_for};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::notify::{self, actions::About};
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
@@ -29,7 +29,7 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     if incidents.is_empty() {
         return Ok(0);
     }
-    let locked = crate::transaction::share_incidents(&mut tx, &incidents).await?;
+    let locked = crate::incident_ref::db::share(&mut tx, &incidents).await?;
     let due = db::claim_due(&mut *tx, &locked).await?;
     if due.is_empty() {
         return Ok(0);
@@ -63,23 +63,10 @@ struct World {
     acting: std::collections::HashSet<i64>,
 }
 
-struct Incident {
-    number: i64,
-    title: String,
-    severity: String,
-    status: String,
-    service: Option<String>,
-}
-
 async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> {
-    let i = sqlx::query_as!(
-        Incident,
-        r#"select i.number, i.title, i.severity, i.status, s.name as "service?"
-           from incidents i left join services s on s.id = i.service_id where i.id = $1"#,
-        d.incident_id
-    )
-    .fetch_one(&mut *conn)
-    .await?;
+    let i = crate::incident_ref::db::by_id(&mut *conn, d.incident_id)
+        .await?
+        .ok_or_else(|| AppError::Internal("a paged incident vanished".into()))?;
     if i.status != "triggered" {
         // Acknowledged without the escalation being stopped (should not happen): stop quietly.
         db::stop(&mut *conn, d.incident_id).await?;
@@ -102,13 +89,13 @@ async fn fire(conn: &mut PgConnection, world: &World, d: &Due) -> AppResult<()> 
         return Ok(());
     };
     if db::log_step(&mut *conn, d.incident_id, d.round, d.step).await? {
-        let key_text = crate::domain::IncidentKey(i.number).to_string();
+        let key_text = i.key.to_string();
         let bridge = crate::bridge::db::of_incident(&mut *conn, d.incident_id).await?;
         let about = About {
             incident_id: d.incident_id,
             key: &key_text,
             title: &i.title,
-            severity: &i.severity,
+            severity: i.severity.as_str(),
             service: i.service.as_deref(),
             bridge: &bridge,
         };

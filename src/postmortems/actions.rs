@@ -301,7 +301,7 @@ pub async fn edit_action_item(
         conn,
         actor,
         "action_item.edit",
-        &was.incident,
+        &was.incident.to_string(),
         Some(
             json!({ "id": id, "action": was.action, "type": was.kind, "owner": was.owner_handle,
                      "due_on": was.due_on, "work_item": was.work_item, "status": was.status }),
@@ -335,7 +335,7 @@ pub async fn delete_action_item(
         conn,
         actor,
         "action_item.delete",
-        &was.incident,
+        &was.incident.to_string(),
         Some(json!({ "id": id, "number": was.number, "action": was.action })),
         None,
     )

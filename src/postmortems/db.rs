@@ -5,7 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::PgExecutor;
 
 use super::domain::Section;
-use crate::domain::TimeCursor;
+use crate::domain::{IncidentKey, TimeCursor};
 use crate::error::AppResult;
 
 pub use crate::action_items::db::{
@@ -220,7 +220,7 @@ pub async fn touch(e: impl PgExecutor<'_>, postmortem_id: i64) -> AppResult<()> 
 
 /// A postmortem's "Where we got lucky" section, with its incident.
 pub struct NearMiss {
-    pub key: String,
+    pub key: IncidentKey,
     pub title: String,
     pub severity: String,
     pub detected_at: DateTime<Utc>,
@@ -232,7 +232,7 @@ pub struct NearMiss {
 pub async fn near_misses(e: impl PgExecutor<'_>) -> AppResult<Vec<NearMiss>> {
     Ok(sqlx::query_as!(
         NearMiss,
-        r#"select 'INC-' || i.number as "key!", i.title, i.severity, i.detected_at, pm.status,
+        r#"select i.number as "key!: IncidentKey", i.title, i.severity, i.detected_at, pm.status,
                   pm.got_lucky
            from postmortems pm join incidents i on i.id = pm.incident_id
            where pm.got_lucky <> ''
@@ -406,7 +406,7 @@ pub struct PostmortemFilter {
 #[derive(Debug, Clone)]
 pub struct ListedPostmortem {
     pub id: i64,
-    pub key: String,
+    pub key: IncidentKey,
     pub title: String,
     pub service: Option<String>,
     pub slo_target_percent: Option<f64>,
@@ -468,7 +468,7 @@ pub async fn list(
                  and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
                order by i.detected_at desc, pm.id desc
                limit $9)
-           select pm.id, 'INC-' || i.number as "key!", i.title, s.name as "service?",
+           select pm.id, i.number as "key!: IncidentKey", i.title, s.name as "service?",
                   s.slo_target_percent as "slo_target_percent?",
                   s.avg_requests_per_second as "avg_requests_per_second?",
                   i.peak_severity as severity, i.detected_at, i.mitigated_at, i.resolved_at,

@@ -443,7 +443,7 @@ impl From<db::ListedPostmortem> for PostmortemSummary {
                 p.resolved_at,
             ),
             budget_consumed_percent: budget.as_ref().map(domain::ErrorBudget::consumed_percent),
-            incident: p.key,
+            incident: p.key.to_string(),
             title: p.title,
             service: p.service,
             severity: p.severity,

@@ -89,7 +89,7 @@ pub async fn link(
     db::list(&mut *conn, this.id)
         .await?
         .into_iter()
-        .find(|r| r.key == that.key.to_string())
+        .find(|r| r.key == that.key)
         .ok_or_else(|| AppError::Internal("the new link vanished".into()))
 }
 

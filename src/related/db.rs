@@ -7,38 +7,19 @@ use sqlx::PgExecutor;
 use crate::domain::IncidentKey;
 use crate::error::AppResult;
 
-/// An incident as a link names it.
-#[derive(Debug, Clone)]
-pub struct IncidentRef {
-    pub id: i64,
-    pub key: IncidentKey,
-    pub title: String,
-    pub summary: String,
-    pub service_id: Option<i64>,
-}
+pub use crate::incident_ref::db::IncidentRef;
 
 /// The incident with this key, if there is one.
 pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<IncidentRef>> {
-    Ok(sqlx::query!(
-        "select id, number, title, summary, service_id from incidents where number = $1",
-        key.0
-    )
-    .fetch_optional(e)
-    .await?
-    .map(|r| IncidentRef {
-        id: r.id,
-        key: IncidentKey(r.number),
-        title: r.title,
-        summary: r.summary,
-        service_id: r.service_id,
-    }))
+    crate::incident_ref::db::by_key(e, key).await
 }
 
 /// An incident related to the one asked about, with the link's note.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Related {
     /// `INC-184`
-    pub key: String,
+    #[schema(value_type = String)]
+    pub key: IncidentKey,
     pub title: String,
     pub severity: String,
     pub status: String,
@@ -53,7 +34,7 @@ pub struct Related {
 pub async fn list(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Related>> {
     Ok(sqlx::query_as!(
         Related,
-        r#"select 'INC-' || i.number as "key!", i.title, i.severity, i.status,
+        r#"select i.number as "key!: IncidentKey", i.title, i.severity, i.status,
                   s.name as "service?", i.detected_at, l.note, l.linked_by, l.linked_at
            from incident_links l
            join incidents i
@@ -109,7 +90,8 @@ pub async fn delete(e: impl PgExecutor<'_>, a: i64, b: i64) -> AppResult<Option<
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Suggestion {
     /// `INC-184`
-    pub key: String,
+    #[schema(value_type = String)]
+    pub key: IncidentKey,
     pub title: String,
     pub severity: String,
     pub status: String,
@@ -156,7 +138,7 @@ pub async fn suggestions(
                          limit 500) w
                    where w.id <> $1 and ts_match_vq(w.search, q.q)
                    limit 50) c)
-           select 'INC-' || c.number as "key!", c.title, c.severity, c.status,
+           select c.number as "key!: IncidentKey", c.title, c.severity, c.status,
                   s.name as "service?", c.detected_at, c.rank as "rank!"
            from candidates c
            left join services s on s.id = c.service_id

@@ -2,12 +2,14 @@
 
 use sqlx::PgExecutor;
 
+use crate::domain::IncidentKey;
 use crate::error::AppResult;
 
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct Hit {
     /// `INC-<n>`
-    pub key: String,
+    #[schema(value_type = String)]
+    pub key: IncidentKey,
     pub title: String,
     pub severity: String,
     pub status: String,
@@ -90,7 +92,7 @@ pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Ve
              order by sum(h.rank) desc, i.number desc
              limit $2
            )
-           select 'INC-' || t.number as "key!", t.title, t.severity, t.status,
+           select t.number as "key!: IncidentKey", t.title, t.severity, t.status,
                   t.score::real as "score!",
                   (case t.best_source
                      when 'timeline' then

@@ -94,8 +94,7 @@ pub async fn set_bridge(
     s: &Service,
     bridge: &crate::bridge::domain::Bridge,
 ) -> AppResult<()> {
-    let before = crate::bridge::db::of_service(&mut *conn, s.id).await?;
-    crate::bridge::db::set_for_service(&mut *conn, s.id, bridge).await?;
+    let before = crate::bridge::actions::set_for_service(&mut *conn, s.id, bridge).await?;
     audit::record(
         conn,
         actor,

@@ -135,7 +135,7 @@ pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
     let ids = sqlx::query_scalar!("select id from incidents where status <> 'resolved'")
         .fetch_all(&mut *conn)
         .await?;
-    let locked = crate::transaction::share_incidents(conn, &ids).await?;
+    let locked = crate::incident_ref::db::share(conn, &ids).await?;
     let open = sqlx::query!(
         r#"select id, peak_severity, detected_at, acknowledged_at, mitigated_at, resolved_at
            from incidents where id = any($1) and status <> 'resolved'"#,
@@ -193,7 +193,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
         tx.commit().await?;
         return Ok(0);
     }
-    let locked = crate::transaction::share_incidents(&mut tx, &due_incidents).await?;
+    let locked = crate::incident_ref::db::share(&mut tx, &due_incidents).await?;
     let fired = sqlx::query!(
         r#"with due as (
                select id from sla_timers

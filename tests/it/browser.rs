@@ -353,12 +353,10 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
         .unwrap();
         let mut tx = pool.begin().await.unwrap();
         let ana = quell::audit::Actor::system("Ana");
-        let change = quell::incidents::actions::Change {
-            key: quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
-            expected_version: None,
-            at: None,
-            actor: &ana,
-        };
+        let change = quell::incidents::actions::Change::now(
+            quell::incidents::domain::IncidentKey::parse(&key).unwrap(),
+            &ana,
+        );
         let sev1 = quell::domain::Severity::Sev1;
         quell::incidents::actions::change_severity(&mut tx, &change, sev1, "checkout failing")
             .await

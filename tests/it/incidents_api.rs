@@ -412,6 +412,16 @@ async fn list_filters_and_orders_open_first_then_by_severity(pool: PgPool) {
         keys(app.get(&format!("/api/v1/incidents?q={sev1}")).await.json()),
         vec![sev1.clone()]
     );
+    let typed = format!("%20{}%20", sev1.replace("INC", "Inc"));
+    assert_eq!(
+        keys(
+            app.get(&format!("/api/v1/incidents?q={typed}"))
+                .await
+                .json()
+        ),
+        vec![sev1.clone()],
+        "a key typed in any case, with spaces, finds its incident"
+    );
     assert_eq!(
         keys(app.get("/api/v1/incidents?q=100%25").await.json()),
         Vec::<String>::new()

@@ -64,7 +64,7 @@ fn list_args(statuses: Arg, limit: i64, resolved: bool) -> Vec<Arg> {
         NoTexts,
         NoText,
         NoText,
-        NoText,
+        NoInt,
         NoBool,
         NoText,
         NoInt,

@@ -5,12 +5,10 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use crate::audit::{self};
-use crate::clock;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{self};
-use crate::people;
-use crate::roles::{self, domain::Role};
+use crate::roles::{self, actions::Assigned, domain::Role};
 use crate::timeline::domain::Kind;
 
 /// Assigns `role` to a person found by handle or email; `person = None` unassigns it.
@@ -23,49 +21,22 @@ pub async fn set_role(
     let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
-    let now = clock::now(&mut *conn).await?;
+    let now = c.clock(conn).await?;
     let at = domain::check_at(c.at, incident.started_at, now)?;
-    let current = roles::db::for_incident(&mut *conn, incident.id)
-        .await?
-        .into_iter()
-        .find(|a| a.role == role);
-    let (kind, details) = match person.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(who) => {
-            let person = people::db::find(&mut *conn, who).await?.ok_or_else(|| {
-                AppError::invalid("person", format!("nobody has the handle or email {who:?}"))
-            })?;
-            if current.as_ref().is_some_and(|c| c.person.id == person.id) {
-                return Err(AppError::Conflict(format!(
-                    "{} is already the {}.",
-                    person.name,
-                    role.label().to_lowercase()
-                )));
-            }
-            roles::db::assign(&mut *conn, incident.id, role, person.id, at).await?;
-            (
+    let (kind, details) =
+        match roles::actions::set(conn, key, incident.id, role, person, at).await? {
+            Assigned::To { person, previous } => (
                 Kind::RoleAssigned,
                 json!({
                     "role": role.as_str(), "role_label": role.label(),
-                    "person": person.name, "handle": person.handle,
-                    "previous": current.map(|c| c.person.name),
+                    "person": person.name, "handle": person.handle, "previous": previous,
                 }),
-            )
-        }
-        None => {
-            let Some(current) = current else {
-                return Err(AppError::Conflict(format!(
-                    "Nobody is the {} of {key}.",
-                    role.label().to_lowercase()
-                )));
-            };
-            roles::db::unassign(&mut *conn, incident.id, role).await?;
-            (
+            ),
+            Assigned::Cleared { previous } => (
                 Kind::RoleUnassigned,
-                json!({ "role": role.as_str(), "role_label": role.label(),
-                        "previous": current.person.name }),
-            )
-        }
-    };
+                json!({ "role": role.as_str(), "role_label": role.label(), "previous": previous }),
+            ),
+        };
     let version = db::touch(&mut *conn, incident.id).await?;
     let assigned = Entry {
         kind,

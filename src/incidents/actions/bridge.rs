@@ -18,11 +18,10 @@ pub async fn set_bridge(
 ) -> AppResult<Incident> {
     let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
-    let before = crate::bridge::db::of_incident(&mut *conn, incident.id).await?;
-    if &before == bridge {
+    let set = crate::bridge::actions::set_for_incident(conn, incident.id, bridge, &actor.name);
+    let Some(before) = set.await? else {
         return Ok(incident);
-    }
-    crate::bridge::db::set_for_incident(&mut *conn, incident.id, bridge, &actor.name).await?;
+    };
     write_bridge_entry(conn, &incident, actor, bridge).await?;
     audit::record(
         conn,
@@ -62,17 +61,12 @@ pub(super) async fn bridge_from_service(
     actor: &Actor,
     current: crate::bridge::domain::Bridge,
 ) -> AppResult<crate::bridge::domain::Bridge> {
-    let Some(service_id) = incident.service_id else {
+    let (id, severity, service) = (incident.id, incident.severity, incident.service_id);
+    let set =
+        crate::bridge::actions::from_service(conn, id, severity, service, &current, &actor.name);
+    let Some(defaults) = set.await? else {
         return Ok(current);
     };
-    if !current.is_empty() || !crate::bridge::domain::wanted(incident.severity) {
-        return Ok(current);
-    }
-    let defaults = crate::bridge::db::of_service(&mut *conn, service_id).await?;
-    if defaults.is_empty() {
-        return Ok(current);
-    }
-    crate::bridge::db::set_for_incident(&mut *conn, incident.id, &defaults, &actor.name).await?;
     write_bridge_entry(conn, incident, actor, &defaults).await?;
     Ok(defaults)
 }

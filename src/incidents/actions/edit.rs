@@ -5,7 +5,6 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use sqlx::PgConnection;
 
-use crate::clock;
 use crate::error::AppResult;
 use crate::incidents::db::{self, Edit, Incident};
 use crate::incidents::domain::{self};
@@ -43,7 +42,7 @@ pub async fn edit(conn: &mut PgConnection, c: &Change<'_>, patch: Patch) -> AppR
         None => incident.service_id.zip(incident.service.clone()),
     };
     let started_at = patch.started_at.unwrap_or(incident.started_at);
-    let now = clock::now(&mut *conn).await?;
+    let now = c.clock(conn).await?;
     domain::check_opening_times(started_at, incident.detected_at, now)?;
 
     let mut changes = Map::new();

@@ -5,7 +5,6 @@ use super::shared::*;
 use serde_json::json;
 use sqlx::PgConnection;
 
-use crate::clock;
 use crate::error::AppResult;
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{self, Severity, Transition};
@@ -24,14 +23,14 @@ pub async fn transition(
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
     let note = domain::check_text("note", note, 10_000)?;
-    let now = clock::now(&mut *conn).await?;
+    let now = c.clock(conn).await?;
     let at = domain::check_at(c.at, incident.started_at, now)?;
     let plan = domain::plan_transition(&incident.milestones(), transition, at)?;
     let version = db::set_milestones(&mut *conn, incident.id, &plan.milestones).await?;
     if transition == Transition::Resolve {
         // Its alert groups close and its alerts resolve with it: the next alert opens a new
         // incident instead of joining a finished one.
-        crate::alert_store::db::close_for_incident(conn, incident.id).await?;
+        crate::alert_store::actions::end_with_incident(conn, incident.id).await?;
         // Nobody is still looking into anything of a resolved incident: its claims end.
         crate::claims::actions::end_with_incident(conn, incident.id, &actor.name).await?;
     }
@@ -84,7 +83,7 @@ pub async fn change_severity(
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
     let reason = domain::check_severity_change(incident.severity, to, reason)?;
-    let now = clock::now(&mut *conn).await?;
+    let now = c.clock(conn).await?;
     let at = domain::check_at(c.at, incident.started_at, now)?;
     let version = db::set_severity(&mut *conn, incident.id, to).await?;
     let changed = Entry {

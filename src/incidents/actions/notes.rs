@@ -5,7 +5,6 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use crate::audit::{self};
-use crate::clock;
 use crate::error::AppResult;
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{self};
@@ -24,7 +23,7 @@ pub async fn add_note(
     let incident = db::get(&mut *conn, key).await?;
     let kind = timeline::domain::Kind::parse_writable(kind)?;
     let body = timeline::domain::check_note_body(body)?;
-    let now = clock::now(&mut *conn).await?;
+    let now = c.clock(conn).await?;
     let at = match kind {
         Kind::Context => domain::check_context_at(at, now)?,
         _ => domain::check_note_at(at, incident.started_at, now)?,
@@ -58,24 +57,14 @@ pub async fn add_stakeholder_update(
     body: &str,
 ) -> AppResult<crate::updates::db::Update> {
     let (key, actor, at) = (c.key, c.actor, c.at);
-    use crate::updates::{db as updates_db, domain as updates_domain};
+    use crate::updates::actions as updates;
     let incident = db::get(&mut *conn, key).await?;
-    let audience = updates_domain::Audience::parse(audience)?;
-    let body = updates_domain::check_body(body)?;
-    let now = clock::now(&mut *conn).await?;
+    let checked = updates::check(audience, body)?;
+    let now = c.clock(conn).await?;
     let at = domain::check_at(at, incident.started_at, now)?;
-    let update = updates_db::insert(
-        &mut *conn,
-        &updates_db::NewUpdate {
-            incident_id: incident.id,
-            audience: audience.as_str(),
-            body: &body,
-            sent_at: at,
-            author: &actor.name,
-            author_id: actor.person_id,
-        },
-    )
-    .await?;
+    let (name, person) = (&actor.name, actor.person_id);
+    let update = updates::post(conn, incident.id, &checked, at, name, person).await?;
+    let (audience, body) = (checked.audience, checked.body);
     let sent = Entry {
         kind: Kind::StakeholderUpdate,
         at,

@@ -128,16 +128,49 @@ pub struct Change<'a> {
     /// When it happened, when earlier than now (a scribe entering the past).
     pub at: Option<DateTime<Utc>>,
     pub actor: &'a Actor,
+    /// The transaction's clock, when the caller already read it (a batch of alerts changing
+    /// many incidents reads it once); `None` reads it.
+    clock: Option<DateTime<Utc>>,
 }
 
 impl<'a> Change<'a> {
-    /// A change happening now that conflicts with nothing (claims, the bridge).
+    /// `actor` changes incident `key` now, from whatever version it has.
     pub fn now(key: IncidentKey, actor: &'a Actor) -> Self {
         Self {
             key,
             expected_version: None,
             at: None,
             actor,
+            clock: None,
+        }
+    }
+
+    /// Made from `version` of the incident: a newer one refuses the change (409).
+    pub fn expecting(self, version: Option<i32>) -> Self {
+        Self {
+            expected_version: version,
+            ..self
+        }
+    }
+
+    /// Happened at `at` (in the past), when given.
+    pub fn dated(self, at: Option<DateTime<Utc>>) -> Self {
+        Self { at, ..self }
+    }
+
+    /// In a transaction whose clock (`clock::now`) the caller has read already.
+    pub fn on_clock(self, now: DateTime<Utc>) -> Self {
+        Self {
+            clock: Some(now),
+            ..self
+        }
+    }
+
+    /// The transaction's clock: the one passed down, or read.
+    pub(super) async fn clock(&self, conn: &mut PgConnection) -> AppResult<DateTime<Utc>> {
+        match self.clock {
+            Some(now) => Ok(now),
+            None => crate::clock::now(conn).await,
         }
     }
 }

@@ -74,12 +74,7 @@ pub async fn add_update(
         idem.as_ref(),
         &body.raw,
         async |tx| {
-            let change = Change {
-                key,
-                expected_version: None,
-                at: b.at,
-                actor: &auth.actor,
-            };
+            let change = Change::now(key, &auth.actor).dated(b.at);
             actions::add_stakeholder_update(tx, &change, &b.audience, &b.body).await
         },
     )

@@ -244,12 +244,7 @@ pub async fn patch(
     let key = parse_key(&key)?;
     let b = body.value;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let change = Change {
-        key,
-        expected_version: version,
-        at: None,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor).expecting(version);
     let incident = actions::edit(
         &mut tx,
         &change,
@@ -284,12 +279,7 @@ async fn run_transition(
     body: TransitionBody,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
-    let change = Change {
-        key,
-        expected_version: if_match,
-        at: body.at,
-        actor,
-    };
+    let change = Change::now(key, actor).expecting(if_match).dated(body.at);
     let incident = crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::transition(tx, &change, transition, &body.note))
     })
@@ -384,12 +374,9 @@ pub async fn change_severity(
     let key = parse_key(&key)?;
     let b = body.value;
     let to = Severity::parse("severity", &b.severity)?;
-    let change = Change {
-        key,
-        expected_version: if_match,
-        at: b.at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor)
+        .expecting(if_match)
+        .dated(b.at);
     let incident = crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::change_severity(tx, &change, to, &b.reason))
     })
@@ -424,12 +411,9 @@ pub async fn assign_role(
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
     let b = body.value;
-    let change = Change {
-        key,
-        expected_version: if_match,
-        at: b.at,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor)
+        .expecting(if_match)
+        .dated(b.at);
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let incident = actions::set_role(&mut tx, &change, role, Some(&b.person)).await?;
     tx.commit().await?;
@@ -452,12 +436,7 @@ pub async fn unassign_role(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
-    let change = Change {
-        key,
-        expected_version: if_match,
-        at: None,
-        actor: &auth.actor,
-    };
+    let change = Change::now(key, &auth.actor).expecting(if_match);
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let incident = actions::set_role(&mut tx, &change, role, None).await?;
     tx.commit().await?;
@@ -520,12 +499,7 @@ pub async fn add_note(
         idem.as_ref(),
         &body.raw,
         async |tx| {
-            let change = Change {
-                key,
-                expected_version: None,
-                at: b.at,
-                actor: &auth.actor,
-            };
+            let change = Change::now(key, &auth.actor).dated(b.at);
             let (incident, event) =
                 actions::add_note(tx, &change, b.kind.as_deref(), &b.body).await?;
             Ok(EventView::new(&event, incident.detected_at))

@@ -85,12 +85,7 @@ pub async fn ack_by_link(
     };
     let acted = i.status == Status::Triggered;
     let after = if acted {
-        let change = actions::Change {
-            key,
-            expected_version: None,
-            at: None,
-            actor: &actor,
-        };
+        let change = actions::Change::now(key, &actor);
         actions::transition(
             &mut tx,
             &change,

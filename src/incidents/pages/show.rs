@@ -361,7 +361,7 @@ async fn page(
         related: crate::related::db::list(&mut *c, i.id).await?,
         suggestions: crate::related::actions::suggestions(
             &mut *c,
-            &crate::incidents::views::related_ref(&i),
+            &crate::incidents::views::reference(&i),
         )
         .await?,
         suspects,

@@ -135,7 +135,7 @@ pub async fn near_misses(
         // Text citing a figure (`{time_to_detect}`) is shown with it filled in, as on the
         // postmortem; the document is loaded only for those.
         let text = if m.got_lucky.contains('{') {
-            let i = incident(&state, &m.key).await?;
+            let i = incident(&state, &m.key.to_string()).await?;
             document(&state, &i).await?.section_text(Section::GotLucky)
         } else {
             m.got_lucky.clone()

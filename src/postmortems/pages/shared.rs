@@ -63,7 +63,7 @@ pub(super) fn refused(err: AppError) -> PageError {
 /// The item `id` of this incident's postmortem; another incident's is not found here.
 pub(super) async fn own_item(conn: &mut PgConnection, i: &Incident, id: i64) -> AppResult<ItemRow> {
     let item = actions::item(conn, id).await?;
-    if item.incident != i.key.to_string() {
+    if item.incident != i.key {
         return Err(AppError::NotFound(format!(
             "{} has no action item {id}.",
             i.key

@@ -1,0 +1,6 @@
+//! The incident as the rooms below `incidents` see it: its id, key, title, severity, status
+//! and service, found by id or key, and the key-share lock the background engines take before
+//! they work on an incident. `incidents/` owns the table and every change to it; this room only
+//! reads, so paging, SLA timers, related incidents and the rest need no SQL of their own on it.
+
+pub mod db;

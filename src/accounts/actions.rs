@@ -44,13 +44,12 @@ pub async fn issue(
         &token_display_prefix(&token),
     )
     .await?;
-    audit::record(
+    audit::created(
         &mut tx,
         actor,
         "token.create",
         &info.owner,
-        None,
-        Some(json!({ "id": info.id, "name": info.name })),
+        json!({ "id": info.id, "name": info.name }),
     )
     .await?;
     tx.commit().await?;
@@ -71,13 +70,12 @@ pub async fn revoke(pool: &PgPool, actor: &Actor, owner: Option<i64>, id: i64) -
     };
     let mut tx = crate::transaction::begin(pool).await?;
     db::revoke_token(&mut *tx, id).await?;
-    audit::record(
+    audit::deleted(
         &mut tx,
         actor,
         "token.revoke",
         &token.owner,
-        Some(json!({ "id": id, "owner_id": owner })),
-        None,
+        json!({ "id": id, "owner_id": owner }),
     )
     .await?;
     tx.commit().await?;
@@ -112,13 +110,13 @@ pub async fn change_user(
     let after = db::find_by_id(&mut *tx, id)
         .await?
         .ok_or_else(|| AppError::Internal("account vanished".into()))?;
-    audit::record(
+    audit::changed(
         &mut tx,
         actor,
         "user.update",
         &after.email,
-        Some(json!({ "role": before.role, "disabled": before.disabled_at.is_some() })),
-        Some(json!({ "role": after.role, "disabled": after.disabled_at.is_some() })),
+        json!({ "role": before.role, "disabled": before.disabled_at.is_some() }),
+        json!({ "role": after.role, "disabled": after.disabled_at.is_some() }),
     )
     .await?;
     tx.commit().await?;

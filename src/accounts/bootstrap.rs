@@ -84,13 +84,12 @@ pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> Ap
     let user = db::find_by_id(&mut *tx, id)
         .await?
         .ok_or_else(|| AppError::Internal("account vanished".into()))?;
-    audit::record(
+    audit::created(
         &mut tx,
         actor,
         action,
         &user.email,
-        None,
-        Some(serde_json::json!({ "role": user.role, "handle": user.handle })),
+        serde_json::json!({ "role": user.role, "handle": user.handle }),
     )
     .await?;
     tx.commit().await?;

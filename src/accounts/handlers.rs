@@ -63,7 +63,7 @@ pub async fn me(State(state): State<AppState>, auth: Auth<Viewer>) -> AppResult<
 
 /// Every account.
 #[utoipa::path(get, path = "/api/v1/users", operation_id = "listUsers", tag = "accounts",
-    responses((status = 200, description = "OK", body = UserList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = UserList), crate::http::openapi::AdminsOnly))]
 pub async fn list_users(
     State(state): State<AppState>,
     _auth: Auth<Admin>,
@@ -88,8 +88,8 @@ pub struct CreateUser {
 
 /// Create an account (or reset an existing one's role and password).
 #[utoipa::path(post, path = "/api/v1/users", operation_id = "createUser", tag = "accounts", request_body = CreateUser,
-    responses((status = 201, description = "Created", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
-              (status = 409, description = "The email exists", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+    responses((status = 201, description = "Created", body = UserView), crate::http::openapi::AdminsOnly,
+              (status = 409, description = "The email exists", body = crate::error::ErrorBody), crate::http::openapi::Invalid))]
 pub async fn create_user(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -130,8 +130,8 @@ pub struct PatchUser {
 /// Change an account's role, or disable or enable it.
 #[utoipa::path(patch, path = "/api/v1/users/{id}", operation_id = "updateUser", tag = "accounts", request_body = PatchUser,
     params(("id" = i64, Path, description = "Account id")),
-    responses((status = 200, description = "OK", body = UserView), (status = 403, description = "Admins only", body = crate::error::ErrorBody),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Would leave no admin", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = UserView), crate::http::openapi::AdminsOnly,
+              crate::http::openapi::NotFound, (status = 409, description = "Would leave no admin", body = crate::error::ErrorBody)))]
 pub async fn patch_user(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -175,7 +175,7 @@ pub struct TokenList {
 /// A new API token for yourself, or (admins) for anyone by email.
 #[utoipa::path(post, path = "/api/v1/tokens", operation_id = "createToken", tag = "accounts", request_body = CreateToken,
     responses((status = 201, description = "Created; `token` is shown only now", body = NewToken), (status = 403, description = "Only admins make tokens for others", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn create_token(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
@@ -226,7 +226,7 @@ pub async fn list_tokens(
 /// Revoke a token: yours, or (admins) anyone's. It stops working at once.
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", operation_id = "revokeToken", tag = "accounts",
     params(("id" = i64, Path, description = "Token id")),
-    responses((status = 204, description = "Revoked"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 204, description = "Revoked"), crate::http::openapi::NotFound))]
 pub async fn revoke_token(
     State(state): State<AppState>,
     auth: Auth<Viewer>,

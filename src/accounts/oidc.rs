@@ -164,13 +164,12 @@ pub async fn callback(
                 ..actor
             };
             let mut tx = crate::transaction::begin(&state.pool).await?;
-            audit::record(
+            audit::created(
                 &mut tx,
                 &actor,
                 "login.sso",
                 &user.email,
-                None,
-                Some(serde_json::json!({ "role": user.role })),
+                serde_json::json!({ "role": user.role }),
             )
             .await?;
             tx.commit().await?;
@@ -292,13 +291,13 @@ async fn finish(
         Some(u) => {
             let mut tx = crate::transaction::begin(&state.pool).await?;
             db::set_role(&mut *tx, u.id, role).await?;
-            audit::record(
+            audit::changed(
                 &mut tx,
                 &actor,
                 "user.update",
                 &u.email,
-                Some(serde_json::json!({ "role": u.role })),
-                Some(serde_json::json!({ "role": role })),
+                serde_json::json!({ "role": u.role }),
+                serde_json::json!({ "role": role }),
             )
             .await?;
             tx.commit().await?;

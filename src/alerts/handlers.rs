@@ -32,7 +32,7 @@ pub struct AlertList {
 
 /// An incident's alerts, oldest first.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/alerts", operation_id = "listIncidentAlerts", tag = "alerts", params(("key" = String, Path, description = "e.g. INC-1187"), AlertQuery),
-    responses((status = 200, description = "OK", body = AlertList), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = AlertList), crate::http::openapi::NotFound, (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,

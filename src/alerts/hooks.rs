@@ -17,6 +17,7 @@ use super::domain::{self, Reasons};
 use super::ingest::Ingestor;
 use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission, check_sender};
 use crate::error::AppError;
+use crate::http::extract;
 use crate::integrations::domain::Format;
 use crate::state::AppState;
 
@@ -29,16 +30,7 @@ pub struct HookState {
 }
 
 fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
-    body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::too_large()
-        } else {
-            AppError::BadRequest {
-                code: "unreadable_body",
-                message: e.body_text(),
-            }
-        }
-    })
+    body.map_err(|e| extract::unreadable(e.status(), e.body_text(), AppError::too_large()))
 }
 
 /// The payload as JSON, with every NUL removed from its strings and keys: PostgreSQL cannot

@@ -99,6 +99,46 @@ pub async fn record(
     Ok(())
 }
 
+/// Appends the creation of `target`, as it was made.
+pub async fn created(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    after: impl serde::Serialize,
+) -> AppResult<()> {
+    record(conn, actor, action, target, None, Some(json_of(after)?)).await
+}
+
+/// Appends a change of `target`, as it was before and after.
+pub async fn changed(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    before: impl serde::Serialize,
+    after: impl serde::Serialize,
+) -> AppResult<()> {
+    let (before, after) = (json_of(before)?, json_of(after)?);
+    record(conn, actor, action, target, Some(before), Some(after)).await
+}
+
+/// Appends the deletion of `target`, as it was.
+pub async fn deleted(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    before: impl serde::Serialize,
+) -> AppResult<()> {
+    record(conn, actor, action, target, Some(json_of(before)?), None).await
+}
+
+fn json_of(value: impl serde::Serialize) -> AppResult<Value> {
+    serde_json::to_value(value)
+        .map_err(|e| crate::error::AppError::Internal(format!("an audit record: {e}")))
+}
+
 /// A refused attempt. The tally is keyed by what Quell chose — the action and the route template
 /// (`POST /incidents/{key}/notes`) — with the client address and the minute; what the requester
 /// named (a typed email, a path, a webhook id) is kept only in the first row of its minute, and

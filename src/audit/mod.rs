@@ -5,5 +5,5 @@
 pub mod db;
 pub mod domain;
 
-pub use db::record;
+pub use db::{changed, created, deleted, record};
 pub use domain::Actor;

@@ -66,7 +66,7 @@ pub struct AuditPage {
 
 /// The audit log, newest first.
 #[utoipa::path(get, path = "/api/v1/audit", operation_id = "listAuditLog", tag = "accounts", params(AuditQuery),
-    responses((status = 200, description = "OK", body = AuditPage), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = AuditPage), crate::http::openapi::AdminsOnly))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Admin>,

@@ -40,13 +40,12 @@ async fn audited(
     id: i64,
     title: &str,
 ) -> AppResult<()> {
-    audit::record(
+    audit::created(
         conn,
         actor,
         action,
         &id.to_string(),
-        None,
-        Some(json!({ "title": title })),
+        json!({ "title": title }),
     )
     .await
 }
@@ -625,13 +624,12 @@ pub async fn set_starting_grant(
         ));
     }
     db::set_starting_grant(&mut *conn, grant).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "credits.settings",
         "starting_grant",
-        None,
-        Some(json!({ "starting_grant": grant })),
+        json!({ "starting_grant": grant }),
     )
     .await
 }

@@ -126,7 +126,7 @@ pub async fn get(
 /// has an attempt at it in progress.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/source", operation_id = "getChallengeSource", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "With an ETag", body = ChallengeDraft), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "With an ETag", body = ChallengeDraft), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn source(
     State(state): State<AppState>,
@@ -149,7 +149,7 @@ pub struct LeakList {
 /// hint or an evidence item that says part of the answer. Refused to an editor playing it.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaks", operation_id = "getChallengeLeaks", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "OK", body = LeakList), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "OK", body = LeakList), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn leaks(
     State(state): State<AppState>,
@@ -167,10 +167,10 @@ pub async fn leaks(
 #[utoipa::path(put, path = "/api/v1/challenges/{id}", operation_id = "updateChallenge", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("If-Match" = String, Header)),
     request_body = ChallengeDraft,
-    responses((status = 200, description = "OK", body = ChallengeDraft), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "OK", body = ChallengeDraft), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody),
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid, (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Manager>,
@@ -188,7 +188,7 @@ pub async fn update(
 /// Publish a challenge: learners see it.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/publish", operation_id = "publishChallenge", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "Published", body = LearnerView), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "Published", body = LearnerView), crate::http::openapi::NotFound,
               (status = 409, description = "The leak guard flags something, or you are playing it", body = crate::error::ErrorBody),
               (status = 422, description = "It is not complete", body = crate::error::ErrorBody)))]
 pub async fn publish(
@@ -207,7 +207,7 @@ pub async fn publish(
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts", operation_id = "startAttempt", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 201, description = "Started", body = AttemptView), (status = 200, description = "Already in progress", body = AttemptView),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+              crate::http::openapi::NotFound))]
 pub async fn start(
     State(state): State<AppState>,
     auth: Auth<Responder>,
@@ -267,7 +267,7 @@ pub struct HypothesisBody {
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses", operation_id = "stateHypothesis", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
     request_body = HypothesisBody,
-    responses((status = 201, description = "Graded", body = Graded), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 201, description = "Graded", body = Graded), crate::http::openapi::NotFound,
               (status = 409, description = "The attempt has ended", body = crate::error::ErrorBody), (status = 422, description = "Blank or too long", body = crate::error::ErrorBody)))]
 pub async fn hypothesize(
     State(state): State<AppState>,
@@ -287,7 +287,7 @@ pub async fn hypothesize(
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hypotheses/{hypothesis_id}/review", operation_id = "askForReview", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id"),
            ("hypothesis_id" = i64, Path, description = "One of its hypotheses")),
-    responses((status = 202, description = "Waiting for an editor's verdict"), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 202, description = "Waiting for an editor's verdict"), crate::http::openapi::NotFound,
               (status = 409, description = "Judged already", body = crate::error::ErrorBody)))]
 pub async fn ask_review(
     State(state): State<AppState>,
@@ -315,7 +315,7 @@ pub struct ReviewList {
 /// verdicts given. Refused to an editor playing it.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/reviews", operation_id = "listReviews", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "OK", body = ReviewList), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "OK", body = ReviewList), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn reviews(
     State(state): State<AppState>,
@@ -346,7 +346,7 @@ pub struct VerdictBody {
     request_body = VerdictBody,
     responses((status = 200, description = "Judged", body = db::Review), (status = 404, description = "No such review waiting", body = crate::error::ErrorBody),
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn judge(
     State(state): State<AppState>,
     auth: Auth<Manager>,
@@ -373,7 +373,7 @@ pub async fn judge(
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/labelled.tsv", operation_id = "exportLabelledSet", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "TSV", content_type = "text/tab-separated-values", body = String),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn labelled(
     State(state): State<AppState>,
@@ -402,7 +402,7 @@ pub async fn labelled(
 /// Take the next hint; its cost is charged once.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/hints", operation_id = "takeHint", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
-    responses((status = 201, description = "The hint and your balance", body = Hinted), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 201, description = "The hint and your balance", body = Hinted), crate::http::openapi::NotFound,
               (status = 409, description = "Not enough credit, no more hints, or the attempt has ended", body = crate::error::ErrorBody)))]
 pub async fn hint(
     State(state): State<AppState>,
@@ -416,7 +416,7 @@ pub async fn hint(
 /// Give up: the attempt ends and the answer is shown.
 #[utoipa::path(post, path = "/api/v1/challenges/{id}/attempts/{attempt_id}/give-up", operation_id = "giveUp", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
-    responses((status = 200, description = "Ended, with the answer", body = AttemptView), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "Ended, with the answer", body = AttemptView), crate::http::openapi::NotFound))]
 pub async fn give_up(
     State(state): State<AppState>,
     auth: Auth<Responder>,
@@ -436,7 +436,7 @@ pub struct Leaderboard {
 /// then faster.
 #[utoipa::path(get, path = "/api/v1/challenges/{id}/leaderboard", operation_id = "getLeaderboard", tag = "challenges",
     params(("id" = i64, Path, description = "The challenge's id")),
-    responses((status = 200, description = "OK", body = Leaderboard), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Leaderboard), crate::http::openapi::NotFound))]
 pub async fn leaderboard(
     State(state): State<AppState>,
     auth: Auth<Responder>,

@@ -48,16 +48,13 @@ pub async fn record(
     let change = db::get(&mut *conn, id)
         .await?
         .ok_or_else(|| AppError::Internal("change vanished".into()))?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "change.create",
         &c.service,
-        None,
-        Some(
-            json!({ "id": id, "kind": change.kind, "summary": change.summary,
+        json!({ "id": id, "kind": change.kind, "summary": change.summary,
                      "capacity": change.capacity }),
-        ),
     )
     .await?;
     Ok(change)

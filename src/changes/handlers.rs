@@ -126,7 +126,7 @@ pub async fn list(
 /// One change.
 #[utoipa::path(get, path = "/api/v1/changes/{id}", operation_id = "getChange", tag = "changes",
     params(("id" = i64, Path, description = "The change's id")),
-    responses((status = 200, description = "OK", body = Change), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Change), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use sqlx::PgConnection;
 
 use super::db::{self, Channel, Import, Item, RowFilter};
@@ -35,13 +34,12 @@ async fn store(
 ) -> AppResult<Item> {
     let id = db::insert(&mut *conn, incident.id, item, origin, &actor.name).await?;
     let stored = one(conn, incident, id).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "evidence.attach",
         &format!("{} evidence {id}", incident.key),
-        None,
-        Some(json!(stored)),
+        &stored,
     )
     .await?;
     Ok(stored)
@@ -64,13 +62,12 @@ pub async fn remove(conn: &mut PgConnection, actor: &Actor, key: &str, id: i64) 
     let incident = get_named(&mut *conn, key).await?;
     let item = one(conn, &incident, id).await?;
     db::delete(&mut *conn, incident.id, id).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "evidence.remove",
         &format!("{} evidence {id}", incident.key),
-        Some(json!(item)),
-        None,
+        &item,
     )
     .await
 }
@@ -304,13 +301,12 @@ pub async fn forget(
         ));
     }
     db::delete_import(&mut *conn, incident.id, id).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "evidence.upload.remove",
         &format!("{} upload {id}", incident.key),
-        Some(json!(import)),
-        None,
+        &import,
     )
     .await
 }

@@ -15,6 +15,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::bodies::Work;
 use crate::http::extract::{ApiJson, ApiQuery, parse_id, query_limit, query_text};
+use crate::http::write;
 use crate::incidents::db::get_named;
 use crate::state::AppState;
 
@@ -68,10 +69,10 @@ pub async fn remove(
     Path((key, id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "evidence item")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::remove(&mut tx, &auth.actor, &key, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::remove(tx, &auth.actor, &key, id))
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -156,10 +157,10 @@ pub async fn forget(
 ) -> AppResult<StatusCode> {
     let import_id = parse_id(&import_id, "upload")?;
     let admin = auth.user.role == crate::auth::domain::UserRole::Admin;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::forget(&mut tx, &auth.actor, admin, &key, import_id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::forget(tx, &auth.actor, admin, &key, import_id))
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -43,16 +43,27 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
 /// The whole body; one over the size limit answers 413.
 async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, AppError> {
-    Bytes::from_request(req, state).await.map_err(|e| {
-        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::too_large()
-        } else {
-            AppError::BadRequest {
-                code: "unreadable_body",
-                message: e.body_text(),
-            }
+    Bytes::from_request(req, state)
+        .await
+        .map_err(|e| unreadable(e.status(), e.body_text(), AppError::too_large()))
+}
+
+/// A body its reader could not read (it answered `status`, saying `message`): `too_large`
+/// when that was 413, else 400 `unreadable_body` with the reader's words. Every body Quell
+/// reads — JSON, webhooks, uploads — is refused this way.
+pub fn unreadable(
+    status: axum::http::StatusCode,
+    message: String,
+    too_large: AppError,
+) -> AppError {
+    if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        too_large
+    } else {
+        AppError::BadRequest {
+            code: "unreadable_body",
+            message,
         }
-    })
+    }
 }
 
 /// A body or query of the wrong shape → 422 naming the field.
@@ -239,17 +250,17 @@ impl FromRequest<AppState> for PageUpload {
         let (parts, body) = req.into_parts();
         let refused = access::RefusedRequest::of(&parts, state);
         let req = Request::from_parts(parts, body);
-        let unreadable = |message: String| {
-            PageError(AppError::BadRequest {
-                code: "unreadable_body",
-                message,
-            })
-        };
         // Uploads are the one kind of page form with files; their limit is the uploads' own.
         let upload_mib = crate::http::UPLOAD_LIMIT.div_ceil(1024 * 1024);
+        let refuse = |status, message| {
+            let too_large = AppError::TooLarge {
+                limit_mib: upload_mib,
+            };
+            PageError(unreadable(status, message, too_large))
+        };
         let mut multipart = axum::extract::Multipart::from_request(req, state)
             .await
-            .map_err(|e| unreadable(e.body_text()))?;
+            .map_err(|e| refuse(e.status(), e.body_text()))?;
         let mut upload = PageUpload {
             fields: vec![],
             files: vec![],
@@ -258,24 +269,14 @@ impl FromRequest<AppState> for PageUpload {
             let field = match multipart.next_field().await {
                 Ok(Some(f)) => f,
                 Ok(None) => break,
-                Err(e) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
-                    return Err(PageError(AppError::TooLarge {
-                        limit_mib: upload_mib,
-                    }));
-                }
-                Err(e) => return Err(unreadable(e.body_text())),
+                Err(e) => return Err(refuse(e.status(), e.body_text())),
             };
             let name = field.name().unwrap_or("").to_owned();
             let file_name = field.file_name().map(str::to_owned);
-            let bytes = field.bytes().await.map_err(|e| {
-                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    PageError(AppError::TooLarge {
-                        limit_mib: upload_mib,
-                    })
-                } else {
-                    unreadable(e.body_text())
-                }
-            })?;
+            let bytes = field
+                .bytes()
+                .await
+                .map_err(|e| refuse(e.status(), e.body_text()))?;
             match file_name {
                 // A file input left empty still sends a part, with no name and no bytes.
                 Some(f) if !f.is_empty() || !bytes.is_empty() => {

@@ -10,9 +10,11 @@ pub mod extract;
 pub mod gate;
 pub mod guard;
 pub mod health;
+pub mod openapi;
 pub mod page;
 pub mod routes;
 pub mod serve;
+pub mod write;
 
 /// The largest request body accepted.
 pub const BODY_LIMIT: usize = 1024 * 1024;

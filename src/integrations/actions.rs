@@ -62,13 +62,12 @@ pub async fn create(
         },
     )
     .await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "integration.create",
         &integration.name,
-        None,
-        Some(json!(integration)),
+        &integration,
     )
     .await?;
     Ok(WithSecrets {
@@ -91,13 +90,13 @@ pub async fn rotate(conn: &mut PgConnection, actor: &Actor, id: Uuid) -> AppResu
         signing_secret.as_deref(),
     )
     .await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "integration.rotate_key",
         &integration.name,
-        Some(json!({ "key_prefix": before.key_prefix })),
-        Some(json!({ "key_prefix": integration.key_prefix })),
+        json!({ "key_prefix": before.key_prefix }),
+        json!({ "key_prefix": integration.key_prefix }),
     )
     .await?;
     Ok(WithSecrets {
@@ -133,13 +132,13 @@ pub async fn update(
         on_all_resolved,
     )
     .await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "integration.update",
         &after.name,
-        Some(json!(before)),
-        Some(json!(after)),
+        &before,
+        &after,
     )
     .await?;
     Ok(after)

@@ -47,7 +47,7 @@ pub fn parse_uuid(raw: &str) -> AppResult<Uuid> {
 
 /// Every alert source.
 #[utoipa::path(get, path = "/api/v1/integrations", operation_id = "listIntegrations", tag = "alerts",
-    responses((status = 200, description = "OK", body = IntegrationList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = IntegrationList), crate::http::openapi::AdminsOnly))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Admin>,
@@ -71,7 +71,7 @@ pub struct NewIntegration {
 #[utoipa::path(post, path = "/api/v1/integrations", operation_id = "createIntegration", tag = "alerts", request_body = NewIntegration,
     responses((status = 201, description = "Created; the key is in the body, this once", body = IntegrationWithKey),
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -94,7 +94,7 @@ pub async fn create(
 /// One alert source.
 #[utoipa::path(get, path = "/api/v1/integrations/{id}", operation_id = "getIntegration", tag = "alerts",
     params(("id" = String, Path, description = "Integration id (a UUID)")),
-    responses((status = 200, description = "OK", body = Integration), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Integration), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Admin>,
@@ -115,8 +115,8 @@ pub struct IntegrationPatch {
 /// Rename, disable or enable, or change what happens when all alerts resolve.
 #[utoipa::path(patch, path = "/api/v1/integrations/{id}", operation_id = "updateIntegration", tag = "alerts", request_body = IntegrationPatch,
     params(("id" = String, Path, description = "Integration id (a UUID)")),
-    responses((status = 200, description = "OK", body = Integration), (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 409, description = "The name is taken", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Integration), crate::http::openapi::NotFound,
+              (status = 409, description = "The name is taken", body = crate::error::ErrorBody), crate::http::openapi::Invalid))]
 pub async fn patch(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -142,7 +142,7 @@ pub async fn patch(
 /// Replace the key (and signing secret); the old ones stop working at once.
 #[utoipa::path(post, path = "/api/v1/integrations/{id}/rotate", operation_id = "rotateIntegrationKey", tag = "alerts",
     params(("id" = String, Path, description = "Integration id (a UUID)")),
-    responses((status = 200, description = "The new key, this once", body = IntegrationWithKey), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "The new key, this once", body = IntegrationWithKey), crate::http::openapi::NotFound))]
 pub async fn rotate(
     State(state): State<AppState>,
     auth: Auth<Admin>,

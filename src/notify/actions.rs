@@ -65,13 +65,12 @@ pub async fn create_channel(
         db::insert_subscription(&mut *conn, channel.id, subscription).await?;
     }
     let events = subscription.map(|s| s.events).unwrap_or_default();
-    audit::record(
+    audit::created(
         conn,
         actor,
         "notification_channel.create",
         &channel.name,
-        None,
-        Some(json!({ "kind": channel.kind, "url": channel.url, "events": events })),
+        json!({ "kind": channel.kind, "url": channel.url, "events": events }),
     )
     .await?;
     Ok((channel, secret))
@@ -84,16 +83,13 @@ pub async fn delete_channel(conn: &mut PgConnection, actor: &Actor, id: i64) -> 
     };
     let subscriptions = subscriptions_of(&mut *conn, id).await?.len();
     db::delete_channel(&mut *conn, id).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "notification_channel.delete",
         &id.to_string(),
-        Some(
-            json!({ "name": channel.name, "kind": channel.kind, "url": channel.url,
+        json!({ "name": channel.name, "kind": channel.kind, "url": channel.url,
                      "subscriptions": subscriptions }),
-        ),
-        None,
     )
     .await
 }
@@ -146,13 +142,12 @@ pub async fn subscribe(
         }
     }
     let id = db::insert_subscription(&mut *conn, channel_id, &d).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "subscription.create",
         &id.to_string(),
-        None,
-        Some(json!({ "channel_id": channel_id, "subscription": d })),
+        json!({ "channel_id": channel_id, "subscription": d }),
     )
     .await?;
     Ok(id)
@@ -304,13 +299,12 @@ pub async fn add_method(
         secret.as_deref(),
     )
     .await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "contact_method.create",
         &method.id.to_string(),
-        None,
-        Some(json!({ "person_id": person_id, "kind": method.kind, "label": method.label })),
+        json!({ "person_id": person_id, "kind": method.kind, "label": method.label }),
     )
     .await?;
     Ok((method, secret))
@@ -363,13 +357,15 @@ pub async fn add_rule(
         ));
     }
     let id = db::insert_rule(&mut *conn, method_id, after_minutes as i32).await?;
-    audit::record(
+    let made = json!({
+        "person_id": person_id, "contact_method_id": method_id, "after_minutes": after_minutes,
+    });
+    audit::created(
         conn,
         actor,
         "notification_rule.create",
         &id.to_string(),
-        None,
-        Some(json!({ "person_id": person_id, "contact_method_id": method_id, "after_minutes": after_minutes })),
+        made,
     )
     .await?;
     Ok(id)

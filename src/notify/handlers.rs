@@ -13,6 +13,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::extract::parse_id;
+use crate::http::write;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -22,7 +23,7 @@ pub struct ChannelList {
 
 /// Where breaches are announced.
 #[utoipa::path(get, path = "/api/v1/notification-channels", operation_id = "listNotificationChannels", tag = "sla",
-    responses((status = 200, description = "OK", body = ChannelList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = ChannelList), crate::http::openapi::AdminsOnly))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Admin>,
@@ -60,7 +61,7 @@ pub struct CreatedChannel {
 #[utoipa::path(post, path = "/api/v1/notification-channels", operation_id = "createNotificationChannel", tag = "sla", request_body = NewChannel,
     responses((status = 201, description = "Created", body = CreatedChannel),
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -89,17 +90,17 @@ pub async fn create(
 /// Remove a channel (its queued notifications go with it).
 #[utoipa::path(delete, path = "/api/v1/notification-channels/{id}", operation_id = "deleteNotificationChannel", tag = "sla",
     params(("id" = i64, Path, description = "Channel id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "channel")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    super::actions::delete_channel(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(super::actions::delete_channel(tx, &auth.actor, id))
+    })
+    .await
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -109,7 +110,7 @@ pub struct SubscriptionList {
 
 /// What each channel is told.
 #[utoipa::path(get, path = "/api/v1/subscriptions", operation_id = "listSubscriptions", tag = "paging",
-    responses((status = 200, description = "OK", body = SubscriptionList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = SubscriptionList), crate::http::openapi::AdminsOnly))]
 pub async fn subscriptions(
     State(state): State<AppState>,
     _auth: Auth<Admin>,
@@ -130,7 +131,7 @@ pub struct NewSubscription {
 /// Subscribe a channel to events, narrowed by service, severity and update audience.
 #[utoipa::path(post, path = "/api/v1/subscriptions", operation_id = "createSubscription", tag = "paging", request_body = NewSubscription,
     responses((status = 201, description = "Created", body = db::Subscription),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn subscribe(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -151,17 +152,17 @@ pub async fn subscribe(
 /// Remove a subscription.
 #[utoipa::path(delete, path = "/api/v1/subscriptions/{id}", operation_id = "deleteSubscription", tag = "paging",
     params(("id" = i64, Path, description = "Subscription id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn unsubscribe(
     State(state): State<AppState>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "subscription")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    super::actions::unsubscribe(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(super::actions::unsubscribe(tx, &auth.actor, id))
+    })
+    .await
 }
 
 /// The person `handle` names, if the caller is that person or an admin.
@@ -226,7 +227,7 @@ pub struct CreatedMethod {
 #[utoipa::path(post, path = "/api/v1/people/{handle}/contact-methods", operation_id = "createContactMethod", tag = "paging",
     params(("handle" = String, Path, description = "The person's handle")), request_body = NewMethod,
     responses((status = 201, description = "Created", body = CreatedMethod),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn add_method(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
@@ -257,7 +258,7 @@ pub async fn add_method(
 /// Remove a contact method (its rules go with it).
 #[utoipa::path(delete, path = "/api/v1/people/{handle}/contact-methods/{id}", operation_id = "deleteContactMethod", tag = "paging",
     params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Contact method id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn remove_method(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
@@ -265,10 +266,10 @@ pub async fn remove_method(
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let id = parse_id(&id, "contact method")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    super::actions::remove_method(&mut tx, &auth.actor, person, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(super::actions::remove_method(tx, &auth.actor, person, id))
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -283,7 +284,7 @@ pub struct NewRule {
 #[utoipa::path(post, path = "/api/v1/people/{handle}/notification-rules", operation_id = "createNotificationRule", tag = "paging",
     params(("handle" = String, Path, description = "The person's handle")), request_body = NewRule,
     responses((status = 201, description = "Created", body = Reachability),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn add_rule(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
@@ -313,7 +314,7 @@ pub async fn add_rule(
 /// Remove a notification rule.
 #[utoipa::path(delete, path = "/api/v1/people/{handle}/notification-rules/{id}", operation_id = "deleteNotificationRule", tag = "paging",
     params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Rule id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn remove_rule(
     State(state): State<AppState>,
     auth: Auth<Viewer>,
@@ -321,8 +322,8 @@ pub async fn remove_rule(
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
     let id = parse_id(&id, "rule")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    super::actions::remove_rule(&mut tx, &auth.actor, person, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(super::actions::remove_rule(tx, &auth.actor, person, id))
+    })
+    .await
 }

@@ -27,15 +27,7 @@ async fn checked(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedu
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ScheduleDraft) -> AppResult<i64> {
     checked(conn, d).await?;
     let id = db::insert(&mut *conn, d).await?;
-    audit::record(
-        conn,
-        actor,
-        "schedule.create",
-        d.name.trim(),
-        None,
-        Some(json!(d)),
-    )
-    .await?;
+    audit::created(conn, actor, "schedule.create", d.name.trim(), &d).await?;
     Ok(id)
 }
 
@@ -54,13 +46,13 @@ pub async fn update(
             current_version: current.version,
         });
     }
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "schedule.update",
         d.name.trim(),
-        Some(json!(current.draft())),
-        Some(json!(d)),
+        json!(current.draft()),
+        &d,
     )
     .await?;
     db::get(conn, id).await

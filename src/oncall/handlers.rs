@@ -78,7 +78,7 @@ pub async fn create(
 /// One schedule, with who is on call now.
 #[utoipa::path(get, path = "/api/v1/schedules/{id}", operation_id = "getSchedule", tag = "oncall",
     params(("id" = i64, Path, description = "The schedule's id")),
-    responses((status = 200, description = "With an ETag", body = ScheduleView), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "With an ETag", body = ScheduleView), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -94,10 +94,7 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/schedules/{id}", operation_id = "updateSchedule", tag = "oncall",
     params(("id" = i64, Path, description = "The schedule's id"), ("If-Match" = String, Header)),
     request_body = ScheduleDraft,
-    responses((status = 200, description = "OK", body = ScheduleView), (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong, named in details", body = crate::error::ErrorBody),
-              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = ScheduleView), crate::http::openapi::Replacing))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Manager>,
@@ -155,7 +152,7 @@ fn instant(field: &str, v: &Option<String>) -> AppResult<Option<DateTime<Utc>>> 
 /// overrides.
 #[utoipa::path(get, path = "/api/v1/schedules/{id}/on-call", operation_id = "getOnCall", tag = "oncall",
     params(("id" = i64, Path, description = "The schedule's id"), OnCallQuery),
-    responses((status = 200, description = "OK", body = OnCall), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "OK", body = OnCall), crate::http::openapi::NotFound,
               (status = 422, description = "A bad time, `to` before `from`, or more than a year", body = crate::error::ErrorBody)))]
 pub async fn on_call(
     State(state): State<AppState>,

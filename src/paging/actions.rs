@@ -60,15 +60,7 @@ async fn checked(conn: &mut PgConnection, d: &PolicyDraft) -> AppResult<PolicyDr
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &PolicyDraft) -> AppResult<i64> {
     let d = checked(conn, d).await?;
     let id = db::insert(&mut *conn, &d).await?;
-    audit::record(
-        conn,
-        actor,
-        "escalation_policy.create",
-        &d.name,
-        None,
-        Some(json!(d)),
-    )
-    .await?;
+    audit::created(conn, actor, "escalation_policy.create", &d.name, &d).await?;
     Ok(id)
 }
 
@@ -88,13 +80,13 @@ pub async fn update(
             current_version: current.version,
         });
     }
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "escalation_policy.update",
         &d.name,
-        Some(json!(current.draft())),
-        Some(json!(d)),
+        json!(current.draft()),
+        &d,
     )
     .await?;
     db::get(conn, id).await
@@ -103,13 +95,12 @@ pub async fn update(
 pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
     let current = db::get(&mut *conn, id).await?;
     db::delete(&mut *conn, id).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "escalation_policy.delete",
         &current.name,
-        Some(json!(current.draft())),
-        None,
+        json!(current.draft()),
     )
     .await
 }
@@ -142,13 +133,12 @@ pub async fn assign(
             "There is no service {service:?}."
         )));
     }
-    audit::record(
+    audit::created(
         conn,
         actor,
         "service.escalation_policy",
         service.trim(),
-        None,
-        Some(json!({ "escalation_policy": policy })),
+        json!({ "escalation_policy": policy }),
     )
     .await
 }

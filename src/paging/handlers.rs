@@ -13,6 +13,7 @@ use super::domain::PolicyDraft;
 use crate::error::AppResult;
 use crate::http::access::{Auth, Manager, Viewer};
 use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::http::write;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -55,7 +56,7 @@ pub async fn create(
 /// One escalation policy.
 #[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "paging",
     params(("id" = i64, Path, description = "The policy's id")),
-    responses((status = 200, description = "With an ETag", body = StoredPolicy), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "With an ETag", body = StoredPolicy), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -70,10 +71,7 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "paging",
     params(("id" = i64, Path, description = "The policy's id"), ("If-Match" = String, Header)),
     request_body = PolicyDraft,
-    responses((status = 200, description = "OK", body = StoredPolicy), (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong, named in details", body = crate::error::ErrorBody),
-              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = StoredPolicy), crate::http::openapi::Replacing))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Manager>,
@@ -82,26 +80,26 @@ pub async fn update(
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let p = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
-    tx.commit().await?;
-    Ok(with_etag(StatusCode::OK, p.version, &p))
+    write::versioned(&state.pool, StatusCode::OK, |tx, _| {
+        Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
+    })
+    .await
 }
 
 /// Delete an escalation policy; services pointing at it then page nobody.
 #[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "paging",
     params(("id" = i64, Path, description = "The policy's id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -150,4 +148,10 @@ pub async fn on_call_now(
     Ok(Json(OnCallNow {
         items: actions::on_call_now(&mut conn).await?,
     }))
+}
+
+impl write::Versioned for StoredPolicy {
+    fn version(&self) -> i32 {
+        self.version
+    }
 }

@@ -42,13 +42,13 @@ pub async fn edit_section(
     let version = db::set_section(&mut *conn, pm.id, expected_version, section, &text)
         .await?
         .ok_or_else(|| stale(&pm))?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         &format!("postmortem.{}", section.as_str()),
         &i.key.to_string(),
-        Some(json!({ "text": pm.section(section) })),
-        Some(json!({ "text": text, "version": version })),
+        json!({ "text": pm.section(section) }),
+        json!({ "text": text, "version": version }),
     )
     .await?;
     Ok(version)
@@ -88,16 +88,13 @@ pub async fn edit_facts(
     let version = db::set_facts(&mut *conn, pm.id, expected_version, f)
         .await?
         .ok_or_else(|| stale(&pm))?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "postmortem.facts",
         &i.key.to_string(),
-        None,
-        Some(
-            json!({ "impacted": f.impacted, "failed_requests": f.failed_requests,
+        json!({ "impacted": f.impacted, "failed_requests": f.failed_requests,
                      "total_requests": f.total_requests, "version": version }),
-        ),
     )
     .await?;
     Ok(version)
@@ -125,13 +122,13 @@ pub async fn choose_timeline(
     let version = db::set_timeline(&mut *conn, pm.id, expected_version, event_ids)
         .await?
         .ok_or_else(|| stale(&pm))?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "postmortem.timeline",
         &i.key.to_string(),
-        Some(json!({ "events": pm.timeline_event_ids })),
-        Some(json!({ "events": event_ids, "version": version })),
+        json!({ "events": pm.timeline_event_ids }),
+        json!({ "events": event_ids, "version": version }),
     )
     .await?;
     Ok(version)
@@ -199,16 +196,13 @@ pub async fn add_action_item(
     let item = checked(conn, d).await?;
     let number = db::add_action_item(&mut *conn, pm.id, &item).await?;
     db::touch(&mut *conn, pm.id).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "postmortem.action_item",
         &i.key.to_string(),
-        None,
-        Some(
-            json!({ "number": number, "action": item.action, "type": item.kind,
+        json!({ "number": number, "action": item.action, "type": item.kind,
                      "due_on": item.due_on, "work_item": item.work_item }),
-        ),
     )
     .await?;
     Ok(number)
@@ -297,20 +291,16 @@ pub async fn edit_action_item(
     if e.changes_the_document() {
         db::touch(&mut *conn, was.postmortem_id).await?;
     }
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "action_item.edit",
         &was.incident.to_string(),
-        Some(
-            json!({ "id": id, "action": was.action, "type": was.kind, "owner": was.owner_handle,
+        json!({ "id": id, "action": was.action, "type": was.kind, "owner": was.owner_handle,
                      "due_on": was.due_on, "work_item": was.work_item, "status": was.status }),
-        ),
-        Some(
-            json!({ "id": id, "action": fields.action, "type": fields.kind,
+        json!({ "id": id, "action": fields.action, "type": fields.kind,
                      "owner": draft.owner, "due_on": fields.due_on, "work_item": fields.work_item,
                      "status": status, "version": version }),
-        ),
     )
     .await?;
     Ok(version)
@@ -331,13 +321,12 @@ pub async fn delete_action_item(
         });
     }
     db::touch(&mut *conn, was.postmortem_id).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "action_item.delete",
         &was.incident.to_string(),
-        Some(json!({ "id": id, "number": was.number, "action": was.action })),
-        None,
+        json!({ "id": id, "number": was.number, "action": was.action }),
     )
     .await?;
     Ok(())
@@ -365,13 +354,13 @@ pub async fn set_review(
         )));
     }
     db::set_status(&mut *conn, pm.id, to).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "postmortem.status",
         &i.key.to_string(),
-        Some(json!({ "status": from })),
-        Some(json!({ "status": to })),
+        json!({ "status": from }),
+        json!({ "status": to }),
     )
     .await
 }
@@ -407,13 +396,13 @@ pub async fn publish(
     });
     let number =
         db::publish_version(&mut *conn, pm.id, &actor.name, &doc.markdown(), &figures).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "postmortem.publish",
         &i.key.to_string(),
-        Some(json!({ "status": pm.status })),
-        Some(json!({ "status": "published", "version": number })),
+        json!({ "status": pm.status }),
+        json!({ "status": "published", "version": number }),
     )
     .await?;
     Ok(number)
@@ -431,13 +420,12 @@ pub async fn comment(
     let part = domain::check_comment_part(part)?;
     let body = domain::check_comment_body(body)?;
     let c = db::add_comment(&mut *conn, pm.id, part, actor.person_id, &actor.name, &body).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "postmortem.comment",
         &i.key.to_string(),
-        None,
-        Some(json!({ "id": c.id, "part": part, "body": body })),
+        json!({ "id": c.id, "part": part, "body": body }),
     )
     .await?;
     Ok(c)
@@ -454,13 +442,12 @@ pub async fn resolve_comment(
     let c = db::resolve_comment(&mut *conn, pm.id, id, &actor.name)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("{} has no comment {id}.", i.key)))?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "postmortem.comment_resolved",
         &i.key.to_string(),
-        None,
-        Some(json!({ "id": id })),
+        json!({ "id": id }),
     )
     .await?;
     Ok(c)

@@ -138,9 +138,9 @@ fn item_response(item: &ItemRow) -> Response {
 #[utoipa::path(patch, path = "/api/v1/action-items/{id}", operation_id = "updateActionItem", tag = "postmortems", request_body = ItemPatch,
     params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
     responses((status = 200, description = "OK", body = ItemRow),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              crate::http::openapi::NotFound,
               (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody),
+              crate::http::openapi::Invalid,
               (status = 428, description = "If-Match is missing for a change to the document", body = crate::error::ErrorBody)))]
 pub async fn patch(
     State(state): State<AppState>,
@@ -169,8 +169,7 @@ pub async fn patch(
 /// Remove an action item (its number is not reused). `If-Match` is checked when sent.
 #[utoipa::path(delete, path = "/api/v1/action-items/{id}", operation_id = "deleteActionItem", tag = "postmortems",
     params(("id" = i64, Path, description = "Action item id"), ("If-Match" = Option<String>, Header)),
-    responses((status = 204, description = "Deleted"),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses(crate::http::openapi::Deleting,
               (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
@@ -237,7 +236,7 @@ pub struct PostmortemJson {
 /// The incident's postmortem (started as an empty draft if it has none).
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem", operation_id = "getPostmortem", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = PostmortemJson), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = PostmortemJson), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -291,7 +290,7 @@ pub struct CommentList {
 /// Reviewers' comments on the postmortem, oldest first.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/postmortem/comments", operation_id = "listPostmortemComments", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key")),
-    responses((status = 200, description = "OK", body = CommentList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = CommentList), crate::http::openapi::NotFound))]
 pub async fn comments(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -319,8 +318,8 @@ pub struct NewComment {
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments", operation_id = "addPostmortemComment", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key")), request_body = NewComment,
     responses((status = 201, description = "Created", body = db::Comment),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::NotFound,
+              crate::http::openapi::Invalid))]
 pub async fn add_comment(
     State(state): State<AppState>,
     auth: Auth<Responder>,
@@ -337,7 +336,7 @@ pub async fn add_comment(
 /// Mark a comment addressed.
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/postmortem/comments/{id}/resolve", operation_id = "resolvePostmortemComment", tag = "postmortems",
     params(("key" = String, Path, description = "Incident key"), ("id" = i64, Path, description = "Comment id")),
-    responses((status = 200, description = "OK", body = db::Comment), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = db::Comment), crate::http::openapi::NotFound))]
 pub async fn resolve_comment(
     State(state): State<AppState>,
     auth: Auth<Responder>,

@@ -77,13 +77,12 @@ pub async fn link(
         actor,
     )
     .await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "incident.relate",
         &this.key.to_string(),
-        None,
-        Some(json!({ "related": that.key.to_string(), "note": note })),
+        json!({ "related": that.key.to_string(), "note": note }),
     )
     .await?;
     db::list(&mut *conn, this.id)
@@ -110,13 +109,12 @@ pub async fn unlink(
         )));
     };
     on_both_timelines(conn, this, &that, json!({ "action": "unlinked" }), actor).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "incident.unrelate",
         &this.key.to_string(),
-        Some(json!({ "related": that.key.to_string(), "note": note })),
-        None,
+        json!({ "related": that.key.to_string(), "note": note }),
     )
     .await
 }

@@ -12,6 +12,7 @@ use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Auth, Responder, Viewer};
 use crate::http::extract::ApiJson;
+use crate::http::write;
 use crate::state::AppState;
 
 /// The incident a path names, or 404.
@@ -32,7 +33,7 @@ pub struct RelatedList {
 /// The incidents related to this one, and suggestions.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/related", operation_id = "listRelatedIncidents", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = RelatedList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = RelatedList), crate::http::openapi::NotFound))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -93,8 +94,8 @@ pub async fn unlink(
     Path((key, other)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::unlink(&mut tx, &this, &other, &auth.actor).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::unlink(tx, &this, &other, &auth.actor))
+    })
+    .await
 }

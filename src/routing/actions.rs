@@ -79,15 +79,7 @@ pub async fn create(
     let (name, conditions, rule) = check(d)?;
     let id = db::insert(&mut *conn, &draft_of(&name, &conditions, &rule)).await?;
     let created = find(conn, id).await?;
-    audit::record(
-        conn,
-        actor,
-        "routing_rule.create",
-        &created.name,
-        None,
-        Some(json!(created)),
-    )
-    .await?;
+    audit::created(conn, actor, "routing_rule.create", &created.name, &created).await?;
     Ok(created)
 }
 
@@ -122,13 +114,13 @@ pub async fn update(
         });
     }
     let after = find(conn, id).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "routing_rule.update",
         &after.name,
-        Some(json!(before)),
-        Some(json!(after)),
+        &before,
+        &after,
     )
     .await?;
     Ok(after)
@@ -142,15 +134,7 @@ pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResul
         ));
     }
     db::delete(&mut *conn, id).await?;
-    audit::record(
-        conn,
-        actor,
-        "routing_rule.delete",
-        &before.name,
-        Some(json!(before)),
-        None,
-    )
-    .await
+    audit::deleted(conn, actor, "routing_rule.delete", &before.name, &before).await
 }
 
 /// Puts the rules (all but the default) in the given order.
@@ -177,13 +161,13 @@ pub async fn reorder(
     db::reorder(&mut *conn, order).await?;
     let after = db::list(&mut *conn).await?;
     let names = |rs: &[RuleRecord]| rs.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "routing_rule.reorder",
         "routing rules",
-        Some(json!(names(&before))),
-        Some(json!(names(&after))),
+        json!(names(&before)),
+        json!(names(&after)),
     )
     .await?;
     Ok(after)

@@ -12,7 +12,8 @@ use super::db::{self, RuleRecord};
 use crate::error::AppResult;
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::parse_id;
-use crate::http::extract::{ApiJson, IfMatch, with_etag};
+use crate::http::extract::{ApiJson, IfMatch};
+use crate::http::write;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -23,7 +24,7 @@ pub struct RuleList {
 
 /// The rules in the order they are tried.
 #[utoipa::path(get, path = "/api/v1/routing-rules", operation_id = "listRoutingRules", tag = "alerts",
-    responses((status = 200, description = "OK", body = RuleList), (status = 403, description = "Admins only", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = RuleList), crate::http::openapi::AdminsOnly))]
 pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResult<Json<RuleList>> {
     Ok(Json(RuleList {
         items: db::list(&state.pool).await?,
@@ -38,10 +39,10 @@ pub async fn create(
     auth: Auth<Admin>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let rule = actions::create(&mut tx, &auth.actor, &body.value).await?;
-    tx.commit().await?;
-    Ok(with_etag(StatusCode::CREATED, rule.version, &rule))
+    write::versioned(&state.pool, StatusCode::CREATED, |tx, _| {
+        Box::pin(actions::create(tx, &auth.actor, &body.value))
+    })
+    .await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -68,7 +69,7 @@ pub async fn reorder(
 /// Replace a rule (If-Match with its ETag).
 #[utoipa::path(put, path = "/api/v1/routing-rules/{id}", operation_id = "replaceRoutingRule", tag = "alerts", request_body = RuleDraft,
     params(("id" = i64, Path, description = "Rule id"), ("If-Match" = String, Header, description = "The rule's ETag")),
-    responses((status = 200, description = "OK", body = RuleRecord), (status = 404, description = "Not found", body = crate::error::ErrorBody),
+    responses((status = 200, description = "OK", body = RuleRecord), crate::http::openapi::NotFound,
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody),
               (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
 pub async fn update(
@@ -79,26 +80,26 @@ pub async fn update(
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let rule = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
-    tx.commit().await?;
-    Ok(with_etag(StatusCode::OK, rule.version, &rule))
+    write::versioned(&state.pool, StatusCode::OK, |tx, _| {
+        Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
+    })
+    .await
 }
 
 /// Delete a rule (not the default one).
 #[utoipa::path(delete, path = "/api/v1/routing-rules/{id}", operation_id = "deleteRoutingRule", tag = "alerts",
     params(("id" = i64, Path, description = "Rule id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting, (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await
 }
 
 /// What a draft rule would have done to the alerts of the last 7 days. Nothing is saved.
@@ -111,4 +112,10 @@ pub async fn preview(
 ) -> AppResult<Json<Preview>> {
     let mut conn = state.pool.acquire().await?;
     Ok(Json(actions::preview(&mut conn, &body.value).await?))
+}
+
+impl write::Versioned for RuleRecord {
+    fn version(&self) -> i32 {
+        self.version
+    }
 }

@@ -57,15 +57,7 @@ pub async fn create(
     let row = resolve(conn, &c).await?;
     let id = db::insert(&mut *conn, &row).await?;
     let created = db::get(&mut *conn, id).await?;
-    audit::record(
-        conn,
-        actor,
-        "runbook.create",
-        &created.name,
-        None,
-        Some(json!(created)),
-    )
-    .await?;
+    audit::created(conn, actor, "runbook.create", &created.name, &created).await?;
     Ok(created)
 }
 
@@ -87,13 +79,13 @@ pub async fn update(
         });
     }
     let updated = db::get(&mut *conn, id).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "runbook.update",
         &updated.name,
-        Some(json!(current)),
-        Some(json!(updated)),
+        &current,
+        &updated,
     )
     .await?;
     Ok(updated)
@@ -102,15 +94,7 @@ pub async fn update(
 pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
     let current = db::get(&mut *conn, id).await?;
     db::delete(&mut *conn, id).await?;
-    audit::record(
-        conn,
-        actor,
-        "runbook.delete",
-        &current.name,
-        Some(json!(current)),
-        None,
-    )
-    .await
+    audit::deleted(conn, actor, "runbook.delete", &current.name, &current).await
 }
 
 /// One step of a runbook on an incident, checked or not.
@@ -245,15 +229,7 @@ pub async fn tick(conn: &mut PgConnection, i: &Checking, t: &Tick<'_>) -> AppRes
             ),
         )
         .await?;
-        audit::record(
-            conn,
-            t.actor,
-            "incident.checklist",
-            &i.key,
-            None,
-            Some(details),
-        )
-        .await?;
+        audit::created(conn, t.actor, "incident.checklist", &i.key, &details).await?;
     }
     let checks = db::checks(&mut *conn, i.incident_id).await?;
     Ok(assemble(vec![runbook], &checks).remove(0))

@@ -13,6 +13,7 @@ use super::domain::RunbookDraft;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
+use crate::http::write;
 use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -83,7 +84,7 @@ pub async fn create(
 /// One runbook.
 #[utoipa::path(get, path = "/api/v1/runbooks/{id}", operation_id = "getRunbook", tag = "runbooks",
     params(("id" = i64, Path, description = "The runbook's id")),
-    responses((status = 200, description = "With an ETag header", body = Runbook), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "With an ETag header", body = Runbook), crate::http::openapi::NotFound))]
 pub async fn get(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -98,9 +99,7 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/runbooks/{id}", operation_id = "updateRunbook", tag = "runbooks",
     params(("id" = i64, Path, description = "The runbook's id"), ("If-Match" = String, Header)),
     request_body = RunbookDraft,
-    responses((status = 200, description = "OK", body = Runbook), (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong, named in details", body = crate::error::ErrorBody),
-              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Runbook), crate::http::openapi::Replacing))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -109,24 +108,30 @@ pub async fn update(
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let r = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
-    tx.commit().await?;
-    Ok(with_etag(StatusCode::OK, r.version, &r))
+    write::versioned(&state.pool, StatusCode::OK, |tx, _| {
+        Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
+    })
+    .await
 }
 
 /// Delete a runbook, and every incident's checks of it.
 #[utoipa::path(delete, path = "/api/v1/runbooks/{id}", operation_id = "deleteRunbook", tag = "runbooks",
     params(("id" = i64, Path, description = "The runbook's id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await
+}
+
+impl write::Versioned for Runbook {
+    fn version(&self) -> i32 {
+        self.version
+    }
 }

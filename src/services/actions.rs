@@ -1,6 +1,5 @@
 //! Changes to services, each with its audit record in the same transaction.
 
-use serde_json::json;
 use sqlx::PgConnection;
 
 use super::db::{self, Service};
@@ -49,7 +48,7 @@ pub async fn create(
         set_dependencies(conn, &s, names).await?;
         s = reread(conn, &s.name).await?;
     }
-    audit::record(conn, actor, "service.create", &s.name, None, Some(json!(s))).await?;
+    audit::created(conn, actor, "service.create", &s.name, &s).await?;
     Ok(s)
 }
 
@@ -70,21 +69,13 @@ pub async fn update(
         set_dependencies(conn, &s, names).await?;
         s = reread(conn, &s.name).await?;
     }
-    audit::record(
-        conn,
-        actor,
-        "service.update",
-        &s.name,
-        Some(json!(current)),
-        Some(json!(s)),
-    )
-    .await?;
+    audit::changed(conn, actor, "service.update", &s.name, &current, &s).await?;
     Ok(Some(s))
 }
 
 pub async fn delete(conn: &mut PgConnection, actor: &Actor, s: &Service) -> AppResult<()> {
     db::delete(&mut *conn, s.id, &s.name).await?;
-    audit::record(conn, actor, "service.delete", &s.name, Some(json!(s)), None).await
+    audit::deleted(conn, actor, "service.delete", &s.name, &s).await
 }
 
 /// Sets the call and chat links a Sev1 or Sev2 of the service starts with (empty removes them).
@@ -95,13 +86,5 @@ pub async fn set_bridge(
     bridge: &crate::bridge::domain::Bridge,
 ) -> AppResult<()> {
     let before = crate::bridge::actions::set_for_service(&mut *conn, s.id, bridge).await?;
-    audit::record(
-        conn,
-        actor,
-        "service.bridge",
-        &s.name,
-        Some(json!(before)),
-        Some(json!(bridge)),
-    )
-    .await
+    audit::changed(conn, actor, "service.bridge", &s.name, &before, &bridge).await
 }

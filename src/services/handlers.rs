@@ -13,6 +13,7 @@ use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, with_etag};
+use crate::http::write;
 use crate::idempotency;
 use crate::state::AppState;
 
@@ -44,7 +45,7 @@ pub async fn list(
     tag = "services",
     params(("Idempotency-Key" = Option<String>, Header)),
     request_body = ServiceDraft,
-    responses((status = 201, description = "Created", body = Service), (status = 409, description = "The name is taken", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 201, description = "Created", body = Service), (status = 409, description = "The name is taken", body = crate::error::ErrorBody), crate::http::openapi::Invalid)
 )]
 pub async fn create(
     State(state): State<AppState>,
@@ -76,7 +77,7 @@ pub async fn create(
     path = "/api/v1/services/{name}", operation_id = "getService",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
-    responses((status = 200, description = "With an ETag header", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "With an ETag header", body = Service), crate::http::openapi::NotFound)
 )]
 pub async fn get(
     State(state): State<AppState>,
@@ -115,7 +116,7 @@ pub struct PatchService {
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway"), ("If-Match" = String, Header)),
     request_body = PatchService,
-    responses((status = 200, description = "OK", body = Service), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Conflict; the message says why", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = Service), crate::http::openapi::NotFound, (status = 409, description = "Conflict; the message says why", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), crate::http::openapi::Invalid, (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
 )]
 pub async fn patch(
     State(state): State<AppState>,
@@ -161,7 +162,7 @@ pub async fn patch(
     path = "/api/v1/services/{name}", operation_id = "deleteService",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Incidents refer to it", body = crate::error::ErrorBody))
+    responses(crate::http::openapi::Deleting, (status = 409, description = "Incidents refer to it", body = crate::error::ErrorBody))
 )]
 pub async fn delete(
     State(state): State<AppState>,
@@ -169,10 +170,10 @@ pub async fn delete(
     Path(name): Path<String>,
 ) -> AppResult<StatusCode> {
     let service = db::get_by_name(&state.pool, &name).await?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, &service).await?;
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+    write::removed(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, &service))
+    })
+    .await
 }
 
 /// The call and chat links a Sev1 or Sev2 of the service starts with.
@@ -181,7 +182,7 @@ pub async fn delete(
     path = "/api/v1/services/{name}/bridge", operation_id = "getServiceBridge",
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
-    responses((status = 200, description = "The default bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "The default bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound)
 )]
 pub async fn bridge(
     State(state): State<AppState>,
@@ -202,7 +203,7 @@ pub async fn bridge(
     tag = "services",
     params(("name" = String, Path, description = "Service name, e.g. payments-gateway")),
     request_body = crate::bridge::domain::Links,
-    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound, (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
 )]
 pub async fn set_bridge(
     State(state): State<AppState>,

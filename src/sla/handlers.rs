@@ -71,7 +71,7 @@ pub async fn list(
 /// follow at once: they are computed from the policies and the timestamps.
 #[utoipa::path(put, path = "/api/v1/severity-policies", operation_id = "updateSeverityPolicies", tag = "sla", request_body = PolicyList,
     responses((status = 200, description = "OK", body = PolicyList),
-              (status = 403, description = "Admins only", body = crate::error::ErrorBody),
+              crate::http::openapi::AdminsOnly,
               (status = 422, description = "A target is impossible; the field names the severity", body = crate::error::ErrorBody)))]
 pub async fn put(
     State(state): State<AppState>,
@@ -124,13 +124,13 @@ pub async fn save_all(
             continue;
         }
         db::save(&mut *conn, p).await?;
-        audit::record(
+        audit::changed(
             conn,
             actor,
             "severity_policy.update",
             p.severity.as_str(),
-            Some(json!(PolicyView::from(&old))),
-            Some(json!(PolicyView::from(p))),
+            json!(PolicyView::from(&old)),
+            json!(PolicyView::from(p)),
         )
         .await?;
     }

@@ -61,7 +61,7 @@ pub async fn save(
             .await?
             .ok_or_else(|| AppError::NotFound(format!("There is no tracker {id}.")))?,
     };
-    audit::record(
+    audit::created(
         &mut tx,
         actor,
         if id.is_none() {
@@ -70,8 +70,7 @@ pub async fn save(
             "tracker.update"
         },
         &tracker.prefix,
-        None,
-        Some(json!({ "name": tracker.name, "url_template": tracker.url_template })),
+        json!({ "name": tracker.name, "url_template": tracker.url_template }),
     )
     .await?;
     tx.commit().await?;
@@ -92,7 +91,7 @@ pub async fn remove(state: &AppState, actor: &Actor, id: i64) -> AppResult<()> {
 #[utoipa::path(post, path = "/api/v1/work-item-trackers", operation_id = "createWorkItemTracker", tag = "postmortems", request_body = TrackerDraft,
     responses((status = 201, description = "Created", body = Tracker),
               (status = 409, description = "The prefix is taken", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn create(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -106,9 +105,9 @@ pub async fn create(
 #[utoipa::path(put, path = "/api/v1/work-item-trackers/{id}", operation_id = "updateWorkItemTracker", tag = "postmortems", request_body = TrackerDraft,
     params(("id" = i64, Path, description = "Tracker id")),
     responses((status = 200, description = "OK", body = Tracker),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
+              crate::http::openapi::NotFound,
               (status = 409, description = "The prefix is taken", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong", body = crate::error::ErrorBody)))]
+              crate::http::openapi::Invalid))]
 pub async fn update(
     State(state): State<AppState>,
     auth: Auth<Admin>,
@@ -124,7 +123,7 @@ pub async fn update(
 /// Remove a tracker; its work items stay as text.
 #[utoipa::path(delete, path = "/api/v1/work-item-trackers/{id}", operation_id = "deleteWorkItemTracker", tag = "postmortems",
     params(("id" = i64, Path, description = "Tracker id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting))]
 pub async fn delete(
     State(state): State<AppState>,
     auth: Auth<Admin>,

@@ -47,13 +47,13 @@ pub async fn set_role(
     };
     append(conn, incident.id, actor, assigned).await?;
     let after = db::get(&mut *conn, key).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         &format!("incident.role.{}", role.as_str()),
         &key.to_string(),
-        Some(json!({ "person": details.get("previous") })),
-        Some(json!({ "person": details.get("person"), "version": after.version })),
+        json!({ "person": details.get("previous") }),
+        json!({ "person": details.get("person"), "version": after.version }),
     )
     .await?;
     Ok(after)

@@ -23,13 +23,13 @@ pub async fn set_bridge(
         return Ok(incident);
     };
     write_bridge_entry(conn, &incident, actor, bridge).await?;
-    audit::record(
+    audit::changed(
         conn,
         actor,
         "incident.bridge",
         &key.to_string(),
-        Some(json!(before)),
-        Some(json!(bridge)),
+        &before,
+        &bridge,
     )
     .await?;
     Ok(incident)

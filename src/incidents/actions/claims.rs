@@ -52,13 +52,12 @@ pub async fn claim(
         version: None,
     };
     append(conn, incident.id, actor, entry).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "incident.claim",
         &key.to_string(),
-        None,
-        Some(json!({ "claim_id": claim.id, "subject": claim.subject })),
+        json!({ "claim_id": claim.id, "subject": claim.subject }),
     )
     .await?;
     Ok(claim)
@@ -83,13 +82,12 @@ pub async fn release_claim(
         version: None,
     };
     append(conn, incident.id, actor, entry).await?;
-    audit::record(
+    audit::deleted(
         conn,
         actor,
         "incident.claim_release",
         &key.to_string(),
-        Some(json!({ "claim_id": claim.id, "subject": claim.subject })),
-        None,
+        json!({ "claim_id": claim.id, "subject": claim.subject }),
     )
     .await?;
     Ok(claim)

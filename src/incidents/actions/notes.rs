@@ -36,13 +36,12 @@ pub async fn add_note(
         version: None,
     };
     let event = append(conn, incident.id, actor, noted).await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         &format!("incident.{}", kind.as_str()),
         &key.to_string(),
-        None,
-        Some(json!({ "body": event.body, "occurred_at": event.occurred_at })),
+        json!({ "body": event.body, "occurred_at": event.occurred_at }),
     )
     .await?;
     Ok((incident, event))
@@ -89,13 +88,12 @@ pub async fn add_stakeholder_update(
         Some(audience.as_str()),
     )
     .await?;
-    audit::record(
+    audit::created(
         conn,
         actor,
         "incident.stakeholder_update",
         &key.to_string(),
-        None,
-        Some(json!({ "audience": audience.as_str(), "body": body, "sent_at": at })),
+        json!({ "audience": audience.as_str(), "body": body, "sent_at": at }),
     )
     .await?;
     Ok(update)

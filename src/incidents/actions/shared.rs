@@ -97,13 +97,13 @@ pub(super) async fn audited(
     rearm(conn, &after).await?;
     follow_paging(conn, actor, before, &after).await?;
     let target = key.to_string();
-    audit::record(
+    audit::changed(
         conn,
         actor,
         action,
         &target,
-        Some(snapshot(before)),
-        Some(snapshot(&after)),
+        snapshot(before),
+        snapshot(&after),
     )
     .await?;
     Ok(after)

@@ -38,7 +38,7 @@ pub struct UpdateList {
 /// The stakeholder updates of an incident, and how the cadence was kept.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/updates", operation_id = "listStakeholderUpdates", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = UpdateList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = UpdateList), crate::http::openapi::NotFound))]
 pub async fn updates(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -57,8 +57,8 @@ pub async fn updates(
 #[utoipa::path(post, path = "/api/v1/incidents/{key}/updates", operation_id = "addStakeholderUpdate", tag = "incidents", request_body = UpdateBody,
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
     responses((status = 201, description = "Created", body = crate::updates::db::Update),
-              (status = 404, description = "Not found", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
+              crate::http::openapi::NotFound,
+              crate::http::openapi::Invalid))]
 pub async fn add_update(
     State(state): State<AppState>,
     auth: Auth<Responder>,
@@ -90,7 +90,7 @@ pub struct DeliveryList {
 /// What was sent about this incident, and whether it arrived.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/notifications", operation_id = "listIncidentNotifications", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = DeliveryList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = DeliveryList), crate::http::openapi::NotFound))]
 pub async fn notifications(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -114,7 +114,7 @@ pub struct Paging {
 /// stands.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/paging", operation_id = "getIncidentPaging", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = Paging), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = Paging), crate::http::openapi::NotFound))]
 pub async fn paging(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -139,7 +139,7 @@ pub struct SuspectList {
 /// depends on in the 24 hours before it started, and any a verdict was given on.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/suspect-changes", operation_id = "listSuspectChanges", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = SuspectList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = SuspectList), crate::http::openapi::NotFound))]
 pub async fn suspect_changes(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -210,7 +210,7 @@ pub struct ChecklistList {
 /// The incident's runbooks and how far their checklists got.
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/checklist", operation_id = "getChecklist", tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = ChecklistList), (status = 404, description = "Not found", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "OK", body = ChecklistList), crate::http::openapi::NotFound))]
 pub async fn checklist(
     State(state): State<AppState>,
     _auth: Auth<Viewer>,
@@ -285,7 +285,7 @@ pub struct ClaimList {
     path = "/api/v1/incidents/{key}/claims", operation_id = "listClaims",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "Held claims, oldest first", body = ClaimList), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "Held claims, oldest first", body = ClaimList), crate::http::openapi::NotFound)
 )]
 pub async fn claims(
     State(state): State<AppState>,
@@ -316,7 +316,7 @@ pub struct ClaimBody {
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     request_body = ClaimBody,
-    responses((status = 201, description = "Claimed (or your claim renewed)", body = crate::claims::db::Claim), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Someone is on the same lead, or the incident is resolved", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 201, description = "Claimed (or your claim renewed)", body = crate::claims::db::Claim), crate::http::openapi::NotFound, (status = 409, description = "Someone is on the same lead, or the incident is resolved", body = crate::error::ErrorBody), crate::http::openapi::Invalid)
 )]
 pub async fn claim(
     State(state): State<AppState>,
@@ -340,7 +340,7 @@ pub async fn claim(
     path = "/api/v1/incidents/{key}/claims/{id}/renew", operation_id = "renewClaim",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("id" = i64, Path, description = "Claim id")),
-    responses((status = 200, description = "Renewed", body = crate::claims::db::Claim), (status = 403, description = "Not your claim", body = crate::error::ErrorBody), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 410, description = "Released or lapsed", body = crate::error::ErrorBody))
+    responses((status = 200, description = "Renewed", body = crate::claims::db::Claim), (status = 403, description = "Not your claim", body = crate::error::ErrorBody), crate::http::openapi::NotFound, (status = 410, description = "Released or lapsed", body = crate::error::ErrorBody))
 )]
 pub async fn renew_claim(
     State(state): State<AppState>,
@@ -362,7 +362,7 @@ pub async fn renew_claim(
     path = "/api/v1/incidents/{key}/claims/{id}", operation_id = "releaseClaim",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("id" = i64, Path, description = "Claim id")),
-    responses((status = 200, description = "Released", body = crate::claims::db::Claim), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 410, description = "Already released", body = crate::error::ErrorBody))
+    responses((status = 200, description = "Released", body = crate::claims::db::Claim), crate::http::openapi::NotFound, (status = 410, description = "Already released", body = crate::error::ErrorBody))
 )]
 pub async fn release_claim(
     State(state): State<AppState>,
@@ -382,7 +382,7 @@ pub async fn release_claim(
     path = "/api/v1/incidents/{key}/bridge", operation_id = "getBridge",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "The bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "The bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound)
 )]
 pub async fn bridge(
     State(state): State<AppState>,
@@ -403,7 +403,7 @@ pub async fn bridge(
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     request_body = crate::bridge::domain::Links,
-    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound, (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
 )]
 pub async fn set_bridge(
     State(state): State<AppState>,

@@ -169,7 +169,7 @@ impl ListQuery {
     path = "/api/v1/incidents", operation_id = "listIncidents",
     tag = "incidents",
     params(ListQuery),
-    responses((status = 200, description = "OK", body = IncidentList), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = IncidentList), crate::http::openapi::Invalid)
 )]
 pub async fn list(
     State(state): State<AppState>,
@@ -199,7 +199,7 @@ pub async fn list(
     path = "/api/v1/incidents/{key}", operation_id = "getIncident",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), crate::http::openapi::NotFound)
 )]
 pub async fn get(
     State(state): State<AppState>,
@@ -232,7 +232,7 @@ pub struct PatchIncident {
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = String, Header, description = "The ETag of your copy")),
     request_body = PatchIncident,
-    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody), (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::Replacing)
 )]
 pub async fn patch(
     State(state): State<AppState>,
@@ -299,7 +299,7 @@ macro_rules! transition_handler {
                    ("If-Match" = Option<String>, Header, description = "Refuse with 412 unless the incident is still at this ETag")),
             request_body(content = Option<TransitionBody>, description = "Optional: when it happened (`at`) and a note"),
             responses((status = 200, description = "OK", body = IncidentView),
-                      (status = 404, description = "Not found", body = crate::error::ErrorBody),
+                      crate::http::openapi::NotFound,
                       (status = 409, description = "Not legal from the current status; the message says why", body = crate::error::ErrorBody),
                       (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
                       (status = 422, description = "`at` is in the future, before the start or before the previous step", body = crate::error::ErrorBody))
@@ -362,7 +362,7 @@ pub struct SeverityBody {
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
     request_body = SeverityBody,
-    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Already at that severity", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown severity, missing reason, or a bad `at`", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "Already at that severity", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown severity, missing reason, or a bad `at`", body = crate::error::ErrorBody))
 )]
 pub async fn change_severity(
     State(state): State<AppState>,
@@ -399,7 +399,7 @@ pub struct RoleBody {
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
     request_body = RoleBody,
-    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "That person already holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown role or person", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "That person already holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown role or person", body = crate::error::ErrorBody))
 )]
 pub async fn assign_role(
     State(state): State<AppState>,
@@ -426,7 +426,7 @@ pub async fn assign_role(
     path = "/api/v1/incidents/{key}/roles/{role}", operation_id = "unassignIncidentRole",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("role" = String, Path, description = "incident_commander, comms_lead, scribe or postmortem_owner"), ("If-Match" = Option<String>, Header)),
-    responses((status = 200, description = "OK", body = IncidentView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 409, description = "Nobody holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "Nobody holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
 )]
 pub async fn unassign_role(
     State(state): State<AppState>,
@@ -449,7 +449,7 @@ pub async fn unassign_role(
     path = "/api/v1/incidents/{key}/timeline", operation_id = "listIncidentTimeline",
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
-    responses((status = 200, description = "OK", body = EventList), (status = 404, description = "Not found", body = crate::error::ErrorBody))
+    responses((status = 200, description = "OK", body = EventList), crate::http::openapi::NotFound)
 )]
 pub async fn timeline(
     State(state): State<AppState>,
@@ -482,7 +482,7 @@ pub struct NoteBody {
     tag = "incidents",
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("Idempotency-Key" = Option<String>, Header)),
     request_body = NoteBody,
-    responses((status = 201, description = "Created", body = EventView), (status = 404, description = "Not found", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong; details.fields names it", body = crate::error::ErrorBody))
+    responses((status = 201, description = "Created", body = EventView), crate::http::openapi::NotFound, crate::http::openapi::Invalid)
 )]
 pub async fn add_note(
     State(state): State<AppState>,

@@ -16,6 +16,7 @@ use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiJson, parse_id};
+use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -64,10 +65,7 @@ pub async fn me(State(state): State<AppState>, auth: Auth<Viewer>) -> AppResult<
 /// Every account.
 #[utoipa::path(get, path = "/api/v1/users", operation_id = "listUsers", tag = "accounts",
     responses((status = 200, description = "OK", body = UserList), crate::http::openapi::AdminsOnly))]
-pub async fn list_users(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
-) -> AppResult<Json<UserList>> {
+pub async fn list_users(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<UserList>> {
     let users = db::list(&state.pool).await?;
     Ok(Json(UserList {
         items: users.iter().map(UserView::from).collect(),
@@ -91,8 +89,7 @@ pub struct CreateUser {
     responses((status = 201, description = "Created", body = UserView), crate::http::openapi::AdminsOnly,
               (status = 409, description = "The email exists", body = crate::error::ErrorBody), crate::http::openapi::Invalid))]
 pub async fn create_user(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<CreateUser>,
 ) -> AppResult<Response> {
     let b = body.value;
@@ -133,8 +130,7 @@ pub struct PatchUser {
     responses((status = 200, description = "OK", body = UserView), crate::http::openapi::AdminsOnly,
               crate::http::openapi::NotFound, (status = 409, description = "Would leave no admin", body = crate::error::ErrorBody)))]
 pub async fn patch_user(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     body: ApiJson<PatchUser>,
 ) -> AppResult<Json<UserView>> {
@@ -177,8 +173,7 @@ pub struct TokenList {
     responses((status = 201, description = "Created; `token` is shown only now", body = NewToken), (status = 403, description = "Only admins make tokens for others", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn create_token(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     body: ApiJson<CreateToken>,
 ) -> AppResult<Response> {
     let b = body.value;
@@ -214,8 +209,7 @@ pub async fn create_token(
 #[utoipa::path(get, path = "/api/v1/tokens", operation_id = "listTokens", tag = "accounts",
     responses((status = 200, description = "OK", body = TokenList)))]
 pub async fn list_tokens(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
 ) -> AppResult<Json<TokenList>> {
     let scope = (!auth.user.role.allows(UserRole::Admin)).then_some(auth.user.id);
     Ok(Json(TokenList {
@@ -228,8 +222,7 @@ pub async fn list_tokens(
     params(("id" = i64, Path, description = "Token id")),
     responses((status = 204, description = "Revoked"), crate::http::openapi::NotFound))]
 pub async fn revoke_token(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "token")?;

@@ -22,6 +22,7 @@ use crate::http::access::{Admin, Auth, RequestActor, Viewer};
 use crate::http::extract::{PageForm, SignInForm};
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -161,9 +162,10 @@ pub async fn login(
         name: user.name.clone(),
         ..actor
     };
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    audit::record(&mut tx, &actor, "login", &user.email, None, None).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(audit::record(tx, &actor, "login", &user.email, None, None))
+    })
+    .await?;
     Ok(Redirect::to(&next).into_response())
 }
 
@@ -216,9 +218,7 @@ pub struct TokenForm {
 
 /// Makes an API token for yourself; the page shows its secret this once.
 pub async fn create_token(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     PageForm(f): PageForm<TokenForm>,
 ) -> PageResult<Response> {
     match tokens::issue(&state.pool, &auth.actor, auth.user.id, &f.name).await {
@@ -241,8 +241,7 @@ pub async fn create_token(
 
 /// Revokes one of your API tokens.
 pub async fn revoke_token(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(id): Path<String>,
     PageForm(_): PageForm<Empty>,
 ) -> PageResult<Redirect> {
@@ -253,9 +252,7 @@ pub async fn revoke_token(
 }
 
 pub async fn account(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<AccountPage> {
     Ok(account_page(&state, chrome, auth.user.id, vec![], None).await?)
 }
@@ -379,11 +376,7 @@ async fn users_page(
     })
 }
 
-pub async fn users(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<UsersPage> {
+pub async fn users(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<UsersPage> {
     let form = NewUserForm {
         role: "responder".into(),
         ..Default::default()
@@ -392,9 +385,7 @@ pub async fn users(
 }
 
 pub async fn create_user(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(f): PageForm<NewUserForm>,
 ) -> PageResult<Response> {
     let result = async {
@@ -448,8 +439,7 @@ pub struct ChangeUserForm {
 }
 
 pub async fn update_user(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(f): PageForm<ChangeUserForm>,
 ) -> PageResult<Redirect> {

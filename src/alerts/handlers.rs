@@ -1,14 +1,14 @@
 //! `GET /api/v1/incidents/{key}/alerts`: the alerts grouped into an incident.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::alert_store::db::{self, Alert};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::extract::{ApiQuery, query_cursor, query_limit, query_text};
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -34,8 +34,7 @@ pub struct AlertList {
 #[utoipa::path(get, path = "/api/v1/incidents/{key}/alerts", operation_id = "listIncidentAlerts", tag = "alerts", params(("key" = String, Path, description = "e.g. INC-1187"), AlertQuery),
     responses((status = 200, description = "OK", body = AlertList), crate::http::openapi::NotFound, (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
     ApiQuery(q): ApiQuery<AlertQuery>,
 ) -> AppResult<Json<AlertList>> {

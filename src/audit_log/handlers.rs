@@ -1,14 +1,13 @@
 //! `GET /api/v1/audit` for admins.
 
 use axum::Json;
-use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use crate::audit::db::{self, Entry, Filter};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::ApiQuery;
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -68,8 +67,7 @@ pub struct AuditPage {
 #[utoipa::path(get, path = "/api/v1/audit", operation_id = "listAuditLog", tag = "accounts", params(AuditQuery),
     responses((status = 200, description = "OK", body = AuditPage), crate::http::openapi::AdminsOnly))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
+    ApiRequest(state, _): ApiRequest<Admin>,
     ApiQuery(query): ApiQuery<AuditQuery>,
 ) -> AppResult<Json<AuditPage>> {
     let (filter, limit) = query.filter()?;

@@ -2,15 +2,14 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 
 use super::handlers::AuditQuery;
 use crate::audit::db::{self, Entry};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::ApiQuery;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
-use crate::state::AppState;
+use crate::http::request::PageRequest;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "admin/audit.html")]
@@ -24,9 +23,7 @@ pub struct AuditPage {
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
     ApiQuery(query): ApiQuery<AuditQuery>,
 ) -> PageResult<AuditPage> {
     let (filter, limit) = query.filter()?;

@@ -3,16 +3,16 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::{actions, db};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::PageForm;
 use crate::http::page::{Chrome, PageResult};
+use crate::http::request::PageRequest;
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -42,11 +42,7 @@ async fn page(
     })
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<CreditsPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<CreditsPage> {
     page(&state, chrome, None, vec![]).await
 }
 
@@ -56,9 +52,7 @@ pub struct GrantForm {
 }
 
 pub async fn save(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<GrantForm>,
 ) -> PageResult<Response> {
     let typed = form.starting_grant.trim().to_owned();

@@ -2,7 +2,7 @@
 //! `…/attempts`, and `/api/v1/me/credits` shows a person's credit.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,7 @@ use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Manager, MinRole, Responder, Viewer};
 use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
 /// The signed-in person as a player; managers and admins are editors.
@@ -35,8 +36,7 @@ pub struct ChallengeList {
 #[utoipa::path(get, path = "/api/v1/challenges", operation_id = "listChallenges", tag = "challenges",
     responses((status = 200, description = "OK", body = ChallengeList)))]
 pub async fn list(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
 ) -> AppResult<Json<ChallengeList>> {
     Ok(Json(ChallengeList {
         items: db::list(&state.pool, player(&auth).editor).await?,
@@ -54,13 +54,13 @@ pub struct Created {
     responses((status = 201, description = "Created as a draft", body = Created),
               (status = 422, description = "A field is wrong, named in details (evidence[2].source.path …)", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     body: ApiJson<ChallengeDraft>,
 ) -> AppResult<Response> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
-    tx.commit().await?;
+    let id = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::create(tx, &auth.actor, &body.value))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(Created { id })).into_response())
 }
 
@@ -86,8 +86,7 @@ pub struct Generated {
               (status = 409, description = "The incident has no published postmortem", body = crate::error::ErrorBody),
               (status = 422, description = "The postmortem lacks what a challenge needs (a root cause)", body = crate::error::ErrorBody)))]
 pub async fn generate(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     body: ApiJson<GenerateBody>,
 ) -> AppResult<Response> {
     let key = crate::domain::IncidentKey::parse(body.value.incident.trim())
@@ -112,8 +111,7 @@ pub async fn generate(
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "OK", body = LearnerView), (status = 404, description = "Not found (or a draft)", body = crate::error::ErrorBody)))]
 pub async fn get(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<Json<LearnerView>> {
     let id = parse_id(&id, "challenge")?;
@@ -129,8 +127,7 @@ pub async fn get(
     responses((status = 200, description = "With an ETag", body = ChallengeDraft), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn source(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
@@ -152,8 +149,7 @@ pub struct LeakList {
     responses((status = 200, description = "OK", body = LeakList), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn leaks(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Json<LeakList>> {
     let mut conn = state.pool.acquire().await?;
@@ -172,16 +168,16 @@ pub async fn leaks(
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid, (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<ChallengeDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let c = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
-    tx.commit().await?;
+    let c = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
+    })
+    .await?;
     Ok(with_etag(StatusCode::OK, c.version, &actions::source(&c)))
 }
 
@@ -192,14 +188,14 @@ pub async fn update(
               (status = 409, description = "The leak guard flags something, or you are playing it", body = crate::error::ErrorBody),
               (status = 422, description = "It is not complete", body = crate::error::ErrorBody)))]
 pub async fn publish(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Json<LearnerView>> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let c = actions::publish(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    let c = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::publish(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Json(actions::learner_view(&c)))
 }
 
@@ -209,8 +205,7 @@ pub async fn publish(
     responses((status = 201, description = "Started", body = AttemptView), (status = 200, description = "Already in progress", body = AttemptView),
               crate::http::openapi::NotFound))]
 pub async fn start(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
@@ -248,8 +243,7 @@ pub async fn in_attempt<T>(
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
     responses((status = 200, description = "OK", body = AttemptView), (status = 404, description = "Not found (or not yours)", body = crate::error::ErrorBody)))]
 pub async fn attempt(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
 ) -> AppResult<Json<AttemptView>> {
     let (_, view) = in_attempt(&state, &player(&auth), ids, actions::attempt).await?;
@@ -270,8 +264,7 @@ pub struct HypothesisBody {
     responses((status = 201, description = "Graded", body = Graded), crate::http::openapi::NotFound,
               (status = 409, description = "The attempt has ended", body = crate::error::ErrorBody), (status = 422, description = "Blank or too long", body = crate::error::ErrorBody)))]
 pub async fn hypothesize(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
     body: ApiJson<HypothesisBody>,
 ) -> AppResult<Response> {
@@ -290,8 +283,7 @@ pub async fn hypothesize(
     responses((status = 202, description = "Waiting for an editor's verdict"), crate::http::openapi::NotFound,
               (status = 409, description = "Judged already", body = crate::error::ErrorBody)))]
 pub async fn ask_review(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((id, attempt_id, hypothesis_id)): Path<(String, String, String)>,
 ) -> AppResult<StatusCode> {
     let hypothesis_id = parse_id(&hypothesis_id, "hypothesis")?;
@@ -318,8 +310,7 @@ pub struct ReviewList {
     responses((status = 200, description = "OK", body = ReviewList), crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn reviews(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Json<ReviewList>> {
     let mut conn = state.pool.acquire().await?;
@@ -348,8 +339,7 @@ pub struct VerdictBody {
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn judge(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path((id, review_id)): Path<(String, String)>,
     body: ApiJson<VerdictBody>,
 ) -> AppResult<Json<db::Review>> {
@@ -376,8 +366,7 @@ pub async fn judge(
               crate::http::openapi::NotFound,
               (status = 409, description = "You are playing it", body = crate::error::ErrorBody)))]
 pub async fn labelled(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "challenge")?;
@@ -405,8 +394,7 @@ pub async fn labelled(
     responses((status = 201, description = "The hint and your balance", body = Hinted), crate::http::openapi::NotFound,
               (status = 409, description = "Not enough credit, no more hints, or the attempt has ended", body = crate::error::ErrorBody)))]
 pub async fn hint(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
 ) -> AppResult<Response> {
     let (_, hinted) = in_attempt(&state, &player(&auth), ids, actions::hint).await?;
@@ -418,8 +406,7 @@ pub async fn hint(
     params(("id" = i64, Path, description = "The challenge's id"), ("attempt_id" = i64, Path, description = "Your attempt's id")),
     responses((status = 200, description = "Ended, with the answer", body = AttemptView), crate::http::openapi::NotFound))]
 pub async fn give_up(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
 ) -> AppResult<Json<AttemptView>> {
     let (_, view) = in_attempt(&state, &player(&auth), ids, actions::give_up).await?;
@@ -438,8 +425,7 @@ pub struct Leaderboard {
     params(("id" = i64, Path, description = "The challenge's id")),
     responses((status = 200, description = "OK", body = Leaderboard), crate::http::openapi::NotFound))]
 pub async fn leaderboard(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<Json<Leaderboard>> {
     let id = parse_id(&id, "challenge")?;
@@ -453,13 +439,11 @@ pub async fn leaderboard(
 /// Your credit: the balance (never below zero) and the ledger, newest first.
 #[utoipa::path(get, path = "/api/v1/me/credits", operation_id = "getMyCredits", tag = "challenges",
     responses((status = 200, description = "OK", body = Credits)))]
-pub async fn my_credits(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
-) -> AppResult<Json<Credits>> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let credits = actions::credits(&mut tx, auth.user.id).await?;
-    tx.commit().await?;
+pub async fn my_credits(ApiRequest(state, auth): ApiRequest<Viewer>) -> AppResult<Json<Credits>> {
+    let credits = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::credits(tx, auth.user.id))
+    })
+    .await?;
     Ok(Json(credits))
 }
 
@@ -473,10 +457,7 @@ pub struct CreditSettings {
 /// The starting grant.
 #[utoipa::path(get, path = "/api/v1/credits/settings", operation_id = "getCreditSettings", tag = "challenges",
     responses((status = 200, description = "OK", body = CreditSettings)))]
-pub async fn settings(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
-) -> AppResult<Json<CreditSettings>> {
+pub async fn settings(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<CreditSettings>> {
     Ok(Json(CreditSettings {
         starting_grant: db::starting_grant(&state.pool).await?,
     }))
@@ -487,14 +468,14 @@ pub async fn settings(
     request_body = CreditSettings,
     responses((status = 200, description = "OK", body = CreditSettings), (status = 422, description = "Out of range", body = crate::error::ErrorBody)))]
 pub async fn set_settings(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<CreditSettings>,
 ) -> AppResult<Json<CreditSettings>> {
     let grant = body.value.starting_grant;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::set_starting_grant(&mut tx, &auth.actor, grant).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_starting_grant(tx, &auth.actor, grant))
+    })
+    .await?;
     Ok(Json(CreditSettings {
         starting_grant: grant,
     }))
@@ -508,10 +489,7 @@ pub struct BalanceList {
 /// Every person's credit: balance, earned by solving, spent on hints.
 #[utoipa::path(get, path = "/api/v1/credits/balances", operation_id = "listCreditBalances", tag = "challenges",
     responses((status = 200, description = "OK", body = BalanceList)))]
-pub async fn balances(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
-) -> AppResult<Json<BalanceList>> {
+pub async fn balances(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<BalanceList>> {
     Ok(Json(BalanceList {
         items: db::balances(&state.pool).await?,
     }))

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -26,9 +26,10 @@ use super::handlers::{in_attempt, player};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult, FieldError};
 use crate::evidence::db::Item;
-use crate::http::access::{Auth, Manager, Responder};
+use crate::http::access::{Manager, Responder};
 use crate::http::extract::{PageForm, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -51,9 +52,7 @@ impl ListPage {
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
 ) -> PageResult<ListPage> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
@@ -97,9 +96,7 @@ impl ShowPage {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<ShowPage> {
     let id = parse_id(&id, "challenge")?;
@@ -127,14 +124,12 @@ fn back(id: i64, anchor: &str) -> Response {
 }
 
 pub async fn start(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "challenge")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::start(&mut tx, id, &player(&auth)).await?;
-    tx.commit().await?;
+    let me = player(&auth);
+    crate::transaction::write(&state.pool, |tx, _| Box::pin(actions::start(tx, id, &me))).await?;
     Ok(back(id, "attempt"))
 }
 
@@ -157,8 +152,7 @@ async fn step<T>(
 }
 
 pub async fn hypothesize(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
     PageForm(f): PageForm<HypothesisForm>,
 ) -> PageResult<Response> {
@@ -173,16 +167,14 @@ pub async fn hypothesize(
 }
 
 pub async fn hint(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
 ) -> PageResult<Response> {
     step(&state, &player(&auth), ids, "hints", actions::hint).await
 }
 
 pub async fn give_up(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(ids): Path<(String, String)>,
 ) -> PageResult<Response> {
     step(&state, &player(&auth), ids, "answer", actions::give_up).await
@@ -369,9 +361,7 @@ async fn edit_page(
 }
 
 pub async fn edit_form(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
 ) -> PageResult<EditPage> {
     let id = parse_id(&id, "challenge")?;
@@ -385,9 +375,7 @@ fn to_editor(id: i64, anchor: &str) -> Response {
 }
 
 pub async fn edit(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
     PageForm(form): PageForm<EditForm>,
 ) -> PageResult<Response> {
@@ -416,9 +404,7 @@ pub async fn edit(
 }
 
 pub async fn publish(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "challenge")?;
@@ -449,15 +435,15 @@ pub struct GenerateForm {
 
 /// One click on a published postmortem (or the list's form): a draft, opened in the editor.
 pub async fn generate(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     PageForm(f): PageForm<GenerateForm>,
 ) -> PageResult<Response> {
     let key = IncidentKey::parse(f.incident.trim())
         .ok_or_else(|| AppError::invalid("incident", "name the incident as INC-<number>"))?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let id = actions::generate(&mut tx, &auth.actor, key).await?;
-    tx.commit().await?;
+    let id = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::generate(tx, &auth.actor, key))
+    })
+    .await?;
     Ok(to_editor(id, "evidence"))
 }
 
@@ -467,8 +453,7 @@ pub async fn generate(
 
 /// "I think this is right": back to the attempt, the hypothesis marked as waiting.
 pub async fn ask_review(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((id, attempt_id, hypothesis_id)): Path<(String, String, String)>,
 ) -> PageResult<Response> {
     let hypothesis_id = parse_id(&hypothesis_id, "hypothesis")?;
@@ -521,9 +506,7 @@ async fn reviews_page(
 }
 
 pub async fn reviews(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
 ) -> PageResult<ReviewsPage> {
     let id = parse_id(&id, "challenge")?;
@@ -539,9 +522,7 @@ pub struct VerdictForm {
 }
 
 pub async fn judge(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path((id, review_id)): Path<(String, String)>,
     PageForm(form): PageForm<VerdictForm>,
 ) -> PageResult<Response> {

@@ -1,7 +1,7 @@
 //! The changes API: `POST /api/v1/changes` to record one, `GET /api/v1/changes` to list them.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,13 +11,13 @@ use super::actions;
 use super::db::{self, Change, Filter};
 use super::domain::{ChangeCursor, ChangeDraft, ChangeKind};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, parse_id, query_cursor, query_limit, query_period_bounds,
     query_text,
 };
+use crate::http::request::ApiRequest;
 use crate::idempotency;
-use crate::state::AppState;
 
 /// Record a change to a service: a deploy, a configuration change, a feature flag or an
 /// infrastructure change.
@@ -27,8 +27,7 @@ use crate::state::AppState;
     responses((status = 201, description = "Recorded; Location names it", body = Change),
               (status = 422, description = "A field is wrong (an unknown service, a time in the future …), named in details", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<ChangeDraft>,
 ) -> AppResult<Response> {
@@ -111,8 +110,7 @@ pub struct ChangeList {
 #[utoipa::path(get, path = "/api/v1/changes", operation_id = "listChanges", tag = "changes", params(ChangeQuery),
     responses((status = 200, description = "OK", body = ChangeList), (status = 422, description = "A bad filter, named in details", body = crate::error::ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
 ) -> AppResult<Json<ChangeList>> {
     let limit = query_limit(&q.limit, 50, 200)?;
@@ -128,8 +126,7 @@ pub async fn list(
     params(("id" = i64, Path, description = "The change's id")),
     responses((status = 200, description = "OK", body = Change), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<Json<Change>> {
     let id = parse_id(&id, "change")?;

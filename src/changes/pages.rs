@@ -4,7 +4,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -14,9 +14,10 @@ use super::db::Change;
 use super::domain::{Capacity, ChangeDraft, ChangeKind};
 use super::handlers::ChangeQuery;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_form_time, query_text};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::PageRequest;
 use crate::state::AppState;
 
 const PAGE: i64 = 100;
@@ -108,18 +109,14 @@ async fn page(
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
 ) -> PageResult<Response> {
     Ok(answer(page(&state, chrome, None, q).await?))
 }
 
 pub async fn for_service(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(name): Path<String>,
     ApiQuery(q): ApiQuery<ChangeQuery>,
 ) -> PageResult<Response> {
@@ -223,9 +220,7 @@ impl ChangeForm {
 
 /// Records a change typed on `/changes`; a wrong field shows the form again naming it.
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     PageForm(form): PageForm<ChangeForm>,
 ) -> PageResult<Response> {
     let recorded = match form.draft() {

@@ -2,20 +2,19 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 use chrono::{DateTime, Utc};
 
 use super::db;
 use super::domain::{Chart, HEIGHT, Trend, WIDTH, chart};
 use crate::clock;
 use crate::domain::Severity;
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::page::{Chrome, PageResult};
+use crate::http::request::PageRequest;
 use crate::incidents::db::{Filter, Incident};
 use crate::incidents::domain::Status;
 use crate::roles::domain::Role;
 use crate::sla::domain::{ClockState, Sla, Verdict};
-use crate::state::AppState;
 
 /// An open incident with the clock to watch.
 pub struct OpenRow {
@@ -94,9 +93,7 @@ fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<DashboardPage> {
     let now = clock::now(&state.pool).await?;
     let open_filter = Filter {

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,12 +12,12 @@ use super::actions::{self, Format, GitRead, ImportSummary, Pick, Upload};
 use super::db::{self, Item, Row, RowFilter};
 use super::domain::{Evidence, UPLOAD_LIMIT};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::bodies::Work;
 use crate::http::extract::{ApiJson, ApiQuery, parse_id, query_limit, query_text};
+use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::incidents::db::get_named;
-use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EvidenceList)]
@@ -30,8 +30,7 @@ pub struct ItemList {
     params(("key" = String, Path, description = "e.g. INC-184")),
     responses((status = 200, description = "Oldest first", body = ItemList), (status = 404, description = "No such incident", body = crate::error::ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<ItemList>> {
     let incident = get_named(&state.pool, &key).await?;
@@ -48,14 +47,14 @@ pub async fn list(
     responses((status = 201, description = "Attached", body = Item), (status = 404, description = "No such incident", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong or missing for the kind (source.path of code …), named in details", body = crate::error::ErrorBody)))]
 pub async fn attach(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<Evidence>,
 ) -> AppResult<(StatusCode, Json<Item>)> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let item = actions::attach(&mut tx, &auth.actor, &key, &body.value).await?;
-    tx.commit().await?;
+    let item = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::attach(tx, &auth.actor, &key, &body.value))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(item)))
 }
 
@@ -64,8 +63,7 @@ pub async fn attach(
     params(("key" = String, Path, description = "e.g. INC-184"), ("id" = i64, Path, description = "The item's id")),
     responses((status = 204, description = "Removed"), (status = 404, description = "No such incident or item", body = crate::error::ErrorBody)))]
 pub async fn remove(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "evidence item")?;
@@ -118,8 +116,7 @@ pub async fn parse(upload: Upload, work: &Work) -> AppResult<actions::Parsed> {
               (status = 429, description = "It would take you or everyone past the upload quota", body = crate::error::ErrorBody),
               (status = 422, description = "The file is not what the format says (the file, row and problem named), or format or channel is missing", body = crate::error::ErrorBody)))]
 pub async fn upload(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     ApiQuery(q): ApiQuery<UploadQuery>,
     work: Work,
@@ -138,9 +135,16 @@ pub async fn upload(
         &work,
     )
     .await?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let held = actions::hold(&mut tx, &auth.actor, &key, &parsed, &state.config.uploads).await?;
-    tx.commit().await?;
+    let held = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::hold(
+            tx,
+            &auth.actor,
+            &key,
+            &parsed,
+            &state.config.uploads,
+        ))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(held)))
 }
 
@@ -151,8 +155,7 @@ pub async fn upload(
     responses((status = 204, description = "Removed"), (status = 403, description = "Someone else's upload", body = crate::error::ErrorBody),
               (status = 404, description = "No such incident or upload", body = crate::error::ErrorBody)))]
 pub async fn forget(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let import_id = parse_id(&import_id, "upload")?;
@@ -216,8 +219,7 @@ pub struct HeldExport {
     responses((status = 200, description = "OK", body = HeldExport), (status = 404, description = "No such incident or upload (uploads are kept a day)", body = crate::error::ErrorBody),
               (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn held(
-    State(state): State<AppState>,
-    _auth: Auth<Responder>,
+    ApiRequest(state, _): ApiRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<RowQuery>,
 ) -> AppResult<Json<HeldExport>> {
@@ -239,15 +241,15 @@ pub async fn held(
     responses((status = 201, description = "Attached", body = ItemList), (status = 404, description = "No such incident or upload", body = crate::error::ErrorBody),
               (status = 422, description = "Nothing picked, a row the upload lacks, messages from two channels …", body = crate::error::ErrorBody)))]
 pub async fn pick(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
     body: ApiJson<Pick>,
 ) -> AppResult<(StatusCode, Json<ItemList>)> {
     let import_id = parse_id(&import_id, "upload")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let items = actions::pick(&mut tx, &auth.actor, &key, import_id, &body.value).await?;
-    tx.commit().await?;
+    let items = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::pick(tx, &auth.actor, &key, import_id, &body.value))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(ItemList { items })))
 }
 
@@ -259,16 +261,16 @@ pub async fn pick(
     responses((status = 201, description = "Attached", body = Item), (status = 404, description = "No such incident", body = crate::error::ErrorBody),
               (status = 422, description = "Reading git is not set up, the repository is outside the allowed folders or not one, no commit before the incident, no such file, not text, bad lines …", body = crate::error::ErrorBody)))]
 pub async fn from_git(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<GitRead>,
 ) -> AppResult<(StatusCode, Json<Item>)> {
     let incident = get_named(&state.pool, &key).await?;
     let (file, read) =
         actions::read_git(state.config.git_roots.clone(), &incident, body.value).await?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let item = actions::attach_git(&mut tx, &auth.actor, &key, &file, &read).await?;
-    tx.commit().await?;
+    let item = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::attach_git(tx, &auth.actor, &key, &file, &read))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(item)))
 }

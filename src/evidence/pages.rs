@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Duration, Utc};
@@ -18,11 +18,12 @@ use super::db::{self, Item, Row, RowFilter};
 use super::domain::{Evidence, EvidenceKind, Source};
 use super::handlers::parse;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{
     ApiQuery, PageForm, PageUpload, form_time, parse_form_time, parse_id, query_text,
 };
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::incidents::db::{Incident, get_named};
 use crate::state::AppState;
 
@@ -157,9 +158,7 @@ async fn list_page(
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(key): Path<String>,
 ) -> PageResult<ListPage> {
     let incident = get_named(&state.pool, &key).await?;
@@ -200,18 +199,17 @@ async fn refused(
 }
 
 pub async fn paste(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<PasteForm>,
 ) -> PageResult<Response> {
     let incident = get_named(&state.pool, &key).await?;
     let attached = async {
         let item = form.evidence()?;
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::attach(&mut tx, &auth.actor, &key, &item).await?;
-        tx.commit().await?;
+        crate::transaction::write(&state.pool, |tx, _| {
+            Box::pin(actions::attach(tx, &auth.actor, &key, &item))
+        })
+        .await?;
         Ok::<_, AppError>(())
     }
     .await;
@@ -236,22 +234,20 @@ pub async fn paste(
 pub struct RemoveForm {}
 
 pub async fn remove(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
     PageForm(_): PageForm<RemoveForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "evidence item")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::remove(&mut tx, &auth.actor, &key, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::remove(tx, &auth.actor, &key, id))
+    })
+    .await?;
     Ok(to_list(&key))
 }
 
 pub async fn from_git(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<GitForm>,
 ) -> PageResult<Response> {
@@ -259,9 +255,10 @@ pub async fn from_git(
     let attached = async {
         let (file, read) =
             actions::read_git(state.config.git_roots.clone(), &incident, form.read()).await?;
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::attach_git(&mut tx, &auth.actor, &key, &file, &read).await?;
-        tx.commit().await?;
+        crate::transaction::write(&state.pool, |tx, _| {
+            Box::pin(actions::attach_git(tx, &auth.actor, &key, &file, &read))
+        })
+        .await?;
         Ok::<_, AppError>(())
     }
     .await;
@@ -275,9 +272,7 @@ pub async fn from_git(
 }
 
 pub async fn upload(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     work: crate::http::bodies::Work,
     form: PageUpload,
@@ -415,9 +410,7 @@ async fn import_page(
 }
 
 pub async fn held(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Responder>,
+    PageRequest(state, chrome, _): PageRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<PickQuery>,
 ) -> PageResult<ImportPage> {
@@ -429,16 +422,16 @@ pub async fn held(
 /// `POST …/imports/{id}/remove`: forgets the upload (its uploader, or an admin), back to the
 /// incident's evidence.
 pub async fn remove_upload(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
     PageForm(_): PageForm<HashMap<String, String>>,
 ) -> PageResult<Response> {
     let import_id = parse_id(&import_id, "upload")?;
     let admin = auth.user.role == crate::auth::domain::UserRole::Admin;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::forget(&mut tx, &auth.actor, admin, &key, import_id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::forget(tx, &auth.actor, admin, &key, import_id))
+    })
+    .await?;
     let incident = get_named(&state.pool, &key).await?;
     Ok(Redirect::to(&format!("/incidents/{}/evidence", incident.key)).into_response())
 }
@@ -452,9 +445,7 @@ pub struct PickForm {
 }
 
 pub async fn pick(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path((key, import_id)): Path<(String, String)>,
     PageForm(form): PageForm<PickForm>,
 ) -> PageResult<Response> {
@@ -472,9 +463,10 @@ pub async fn pick(
         title: field("title").and_then(|t| given(&t)),
     };
     let picked = async {
-        let mut tx = crate::transaction::begin(&state.pool).await?;
-        actions::pick(&mut tx, &auth.actor, &key, import_id, &p).await?;
-        tx.commit().await?;
+        crate::transaction::write(&state.pool, |tx, _| {
+            Box::pin(actions::pick(tx, &auth.actor, &key, import_id, &p))
+        })
+        .await?;
         Ok::<_, AppError>(())
     }
     .await;

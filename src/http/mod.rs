@@ -12,6 +12,7 @@ pub mod guard;
 pub mod health;
 pub mod openapi;
 pub mod page;
+pub mod request;
 pub mod routes;
 pub mod serve;
 pub mod write;

@@ -4,7 +4,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -17,10 +17,11 @@ use super::pages::{
     IncidentForm, TimelineRow, field_errors, refused, saved, saved_at, service_names, timeline_rows,
 };
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder};
+use crate::http::access::Responder;
 use crate::http::extract::{PageForm, form_time, parse_form_time};
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::roles::domain::Role;
 use crate::state::AppState;
 use crate::timeline;
@@ -137,9 +138,7 @@ pub struct TransitionForm {
 }
 
 pub async fn transition(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<TransitionForm>,
 ) -> PageResult<Response> {
@@ -209,9 +208,7 @@ pub struct SeverityForm {
 }
 
 pub async fn change_severity(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<SeverityForm>,
 ) -> PageResult<Response> {
@@ -288,9 +285,7 @@ pub struct RoleForm {
 }
 
 pub async fn set_role(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<RoleForm>,
 ) -> PageResult<Response> {
@@ -336,9 +331,7 @@ pub struct NoteForm {
 }
 
 pub async fn add_note(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<NoteForm>,
 ) -> PageResult<Response> {
@@ -377,9 +370,7 @@ pub struct UpdateForm {
 }
 
 pub async fn add_update(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<UpdateForm>,
 ) -> PageResult<Response> {
@@ -419,9 +410,7 @@ pub struct EditPage {
 }
 
 pub async fn edit_form(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Responder>,
+    PageRequest(state, chrome, _): PageRequest<Responder>,
     Path(key): Path<String>,
 ) -> PageResult<EditPage> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
@@ -445,9 +434,7 @@ pub async fn edit_form(
 }
 
 pub async fn edit(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<IncidentForm>,
 ) -> PageResult<Response> {
@@ -520,8 +507,7 @@ pub struct VerdictForm {
 
 /// One click on a suspect change: suspected, ruled out, or the trigger.
 pub async fn judge_suspect(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, change_id)): Path<(String, String)>,
     PageForm(f): PageForm<VerdictForm>,
 ) -> PageResult<Response> {
@@ -555,8 +541,7 @@ pub struct TickForm {
 
 /// One click on a runbook step: checked, or unchecked.
 pub async fn tick_checklist(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<TickForm>,
 ) -> PageResult<Response> {
@@ -596,9 +581,7 @@ pub struct ClaimForm {
 /// `POST /incidents/{key}/claims`: someone already on the same lead is named on a page that
 /// asks before the claim is saved.
 pub async fn claim(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<ClaimForm>,
 ) -> PageResult<Response> {
@@ -655,8 +638,7 @@ pub struct ClaimActionForm {
 
 /// `POST /incidents/{key}/claims/{id}`: renew or release a claim.
 pub async fn claim_action(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, i64)>,
     PageForm(f): PageForm<ClaimActionForm>,
 ) -> PageResult<Response> {
@@ -695,9 +677,7 @@ pub struct BridgeForm {
 
 /// `POST /incidents/{key}/bridge`
 pub async fn set_bridge(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(f): PageForm<BridgeForm>,
 ) -> PageResult<Response> {

@@ -2,7 +2,7 @@
 //! disable, rotate the key.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -11,9 +11,9 @@ use uuid::Uuid;
 use super::actions::{self, WithSecrets};
 use super::db::{self, Integration};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::ApiJson;
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct IntegrationList {
@@ -48,10 +48,7 @@ pub fn parse_uuid(raw: &str) -> AppResult<Uuid> {
 /// Every alert source.
 #[utoipa::path(get, path = "/api/v1/integrations", operation_id = "listIntegrations", tag = "alerts",
     responses((status = 200, description = "OK", body = IntegrationList), crate::http::openapi::AdminsOnly))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
-) -> AppResult<Json<IntegrationList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<IntegrationList>> {
     Ok(Json(IntegrationList {
         items: db::list(&state.pool).await?,
     }))
@@ -73,8 +70,7 @@ pub struct NewIntegration {
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<NewIntegration>,
 ) -> AppResult<Response> {
     let b = body.value;
@@ -96,8 +92,7 @@ pub async fn create(
     params(("id" = String, Path, description = "Integration id (a UUID)")),
     responses((status = 200, description = "OK", body = Integration), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
+    ApiRequest(state, _): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<Json<Integration>> {
     Ok(Json(db::get(&state.pool, parse_uuid(&id)?).await?))
@@ -118,8 +113,7 @@ pub struct IntegrationPatch {
     responses((status = 200, description = "OK", body = Integration), crate::http::openapi::NotFound,
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody), crate::http::openapi::Invalid))]
 pub async fn patch(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     body: ApiJson<IntegrationPatch>,
 ) -> AppResult<Json<Integration>> {
@@ -144,13 +138,13 @@ pub async fn patch(
     params(("id" = String, Path, description = "Integration id (a UUID)")),
     responses((status = 200, description = "The new key, this once", body = IntegrationWithKey), crate::http::openapi::NotFound))]
 pub async fn rotate(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<Json<IntegrationWithKey>> {
     let id = parse_uuid(&id)?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let rotated = actions::rotate(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    let rotated = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::rotate(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Json(rotated.into()))
 }

@@ -3,7 +3,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
@@ -14,10 +14,11 @@ use super::db::{self, Integration};
 use super::domain::Format;
 use super::handlers::parse_uuid;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 pub struct Row {
@@ -89,9 +90,7 @@ fn issued(state: &AppState, w: WithSecrets) -> Issued {
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
 ) -> PageResult<IntegrationsPage> {
     page(&state, chrome, None, vec![], String::new()).await
 }
@@ -104,9 +103,7 @@ pub struct NewForm {
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<NewForm>,
 ) -> PageResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
@@ -153,16 +150,15 @@ pub async fn create(
 }
 
 pub async fn rotate(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(id): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<IntegrationsPage> {
     let id = parse_uuid(&id)?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let rotated = actions::rotate(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    let rotated = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::rotate(tx, &auth.actor, id))
+    })
+    .await?;
     let shown = issued(&state, rotated);
     page(&state, chrome, Some(shown), vec![], String::new()).await
 }
@@ -174,8 +170,7 @@ pub struct UpdateForm {
 }
 
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<UpdateForm>,
 ) -> PageResult<Redirect> {

@@ -2,7 +2,7 @@
 //! `/api/v1/people/{handle}/contact-methods` and `…/notification-rules` for the person and admins.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use super::db::{self, Channel, ContactMethod};
 use super::domain::SubscriptionDraft;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::extract::parse_id;
+use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::state::AppState;
 
@@ -24,10 +25,7 @@ pub struct ChannelList {
 /// Where breaches are announced.
 #[utoipa::path(get, path = "/api/v1/notification-channels", operation_id = "listNotificationChannels", tag = "sla",
     responses((status = 200, description = "OK", body = ChannelList), crate::http::openapi::AdminsOnly))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
-) -> AppResult<Json<ChannelList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<ChannelList>> {
     Ok(Json(ChannelList {
         items: db::channels(&state.pool).await?,
     }))
@@ -63,8 +61,7 @@ pub struct CreatedChannel {
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<NewChannel>,
 ) -> AppResult<Response> {
     let b = body.value;
@@ -92,8 +89,7 @@ pub async fn create(
     params(("id" = i64, Path, description = "Channel id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "channel")?;
@@ -112,8 +108,7 @@ pub struct SubscriptionList {
 #[utoipa::path(get, path = "/api/v1/subscriptions", operation_id = "listSubscriptions", tag = "paging",
     responses((status = 200, description = "OK", body = SubscriptionList), crate::http::openapi::AdminsOnly))]
 pub async fn subscriptions(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
+    ApiRequest(state, _): ApiRequest<Admin>,
 ) -> AppResult<Json<SubscriptionList>> {
     Ok(Json(SubscriptionList {
         items: db::subscriptions(&state.pool).await?,
@@ -133,14 +128,19 @@ pub struct NewSubscription {
     responses((status = 201, description = "Created", body = db::Subscription),
               crate::http::openapi::Invalid))]
 pub async fn subscribe(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<NewSubscription>,
 ) -> AppResult<Response> {
     let b = body.value;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let id = super::actions::subscribe(&mut tx, &auth.actor, b.channel_id, &b.subscription).await?;
-    tx.commit().await?;
+    let id = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(super::actions::subscribe(
+            tx,
+            &auth.actor,
+            b.channel_id,
+            &b.subscription,
+        ))
+    })
+    .await?;
     let created = db::subscriptions(&state.pool)
         .await?
         .into_iter()
@@ -154,8 +154,7 @@ pub async fn subscribe(
     params(("id" = i64, Path, description = "Subscription id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn unsubscribe(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "subscription")?;
@@ -194,8 +193,7 @@ pub struct Reachability {
     params(("handle" = String, Path, description = "The person's handle")),
     responses((status = 200, description = "OK", body = Reachability), (status = 403, description = "Someone else's", body = crate::error::ErrorBody)))]
 pub async fn methods(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(handle): Path<String>,
 ) -> AppResult<Json<Reachability>> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
@@ -229,8 +227,7 @@ pub struct CreatedMethod {
     responses((status = 201, description = "Created", body = CreatedMethod),
               crate::http::openapi::Invalid))]
 pub async fn add_method(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(handle): Path<String>,
     body: Result<ApiJson<NewMethod>, AppError>,
 ) -> AppResult<Response> {
@@ -260,8 +257,7 @@ pub async fn add_method(
     params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Contact method id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn remove_method(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path((handle, id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;
@@ -286,8 +282,7 @@ pub struct NewRule {
     responses((status = 201, description = "Created", body = Reachability),
               crate::http::openapi::Invalid))]
 pub async fn add_rule(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(handle): Path<String>,
     body: Result<ApiJson<NewRule>, AppError>,
 ) -> AppResult<Response> {
@@ -316,8 +311,7 @@ pub async fn add_rule(
     params(("handle" = String, Path, description = "The person's handle"), ("id" = i64, Path, description = "Rule id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn remove_rule(
-    State(state): State<AppState>,
-    auth: Auth<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path((handle, id)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let person = reachable_person(&state, &auth.user, &handle).await?;

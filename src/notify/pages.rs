@@ -3,7 +3,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -11,9 +11,10 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Channel};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{PageForm, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Deserialize, Default)]
@@ -67,18 +68,12 @@ async fn page(
     })
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<ChannelsPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<ChannelsPage> {
     page(&state, chrome, None, ChannelForm::default(), vec![]).await
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<ChannelForm>,
 ) -> PageResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
@@ -122,9 +117,7 @@ pub struct RemovePage {
 /// `GET /admin/channels/{id}/delete`: asks before removing (works without JavaScript); its
 /// button posts to the same address.
 pub async fn confirm_delete(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<RemovePage> {
     let id = parse_id(&id, "channel")?;
@@ -142,15 +135,15 @@ pub async fn confirm_delete(
 
 /// `POST /admin/channels/{id}/delete`: the confirmation page's button.
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "channel")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete_channel(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::delete_channel(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Redirect::to("/admin/channels").into_response())
 }
 
@@ -184,9 +177,7 @@ async fn paging_page(
 }
 
 pub async fn my_paging(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<PagingPage> {
     paging_page(&state, chrome, auth.user.id, None, vec![]).await
 }
@@ -209,9 +200,7 @@ pub struct ReachForm {
 }
 
 pub async fn change_paging(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     PageForm(form): PageForm<ReachForm>,
 ) -> PageResult<Response> {
     let me = auth.user.id;
@@ -277,9 +266,7 @@ pub async fn change_paging(
 /// Adds a subscription from the admin page's form: repeated `events`, `severities` and
 /// `audiences` boxes, services as a comma-separated list.
 pub async fn subscribe(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(pairs): PageForm<Vec<(String, String)>>,
 ) -> PageResult<Response> {
     let all = |name: &str| -> Vec<String> {
@@ -320,13 +307,13 @@ pub async fn subscribe(
 }
 
 pub async fn unsubscribe(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "subscription")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::unsubscribe(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::unsubscribe(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Redirect::to("/admin/channels#subscriptions").into_response())
 }

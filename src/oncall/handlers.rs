@@ -1,7 +1,7 @@
 //! The schedules API under `/api/v1/schedules`: viewers read who is on call; managers write.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
 use chrono::{DateTime, Duration, Utc};
@@ -12,9 +12,9 @@ use super::db::{self, StoredSchedule};
 use super::domain::ScheduleDraft;
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::access::{Manager, Viewer};
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 /// A schedule with who is on call now.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -41,10 +41,7 @@ fn view(s: StoredSchedule, now: DateTime<Utc>) -> AppResult<ScheduleView> {
 /// Every schedule, with who is on call now.
 #[utoipa::path(get, path = "/api/v1/schedules", operation_id = "listSchedules", tag = "oncall",
     responses((status = 200, description = "By name", body = ScheduleList)))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<ScheduleList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<ScheduleList>> {
     let now = clock::now(&state.pool).await?;
     let items = db::list(&state.pool, None)
         .await?
@@ -62,8 +59,7 @@ pub async fn list(
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong (an unknown zone or person, an empty rotation, overlapping overrides …), named in details", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     body: ApiJson<ScheduleDraft>,
 ) -> AppResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
@@ -80,8 +76,7 @@ pub async fn create(
     params(("id" = i64, Path, description = "The schedule's id")),
     responses((status = 200, description = "With an ETag", body = ScheduleView), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let s = db::get(&state.pool, parse_id(&id, "schedule")?).await?;
@@ -96,8 +91,7 @@ pub async fn get(
     request_body = ScheduleDraft,
     responses((status = 200, description = "OK", body = ScheduleView), crate::http::openapi::Replacing))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<ScheduleDraft>,
@@ -155,8 +149,7 @@ fn instant(field: &str, v: &Option<String>) -> AppResult<Option<DateTime<Utc>>> 
     responses((status = 200, description = "OK", body = OnCall), crate::http::openapi::NotFound,
               (status = 422, description = "A bad time, `to` before `from`, or more than a year", body = crate::error::ErrorBody)))]
 pub async fn on_call(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(id): Path<String>,
     ApiQuery(q): ApiQuery<OnCallQuery>,
 ) -> AppResult<Json<OnCall>> {

@@ -14,9 +14,10 @@ use super::db::{self, StoredSchedule};
 use super::domain::{OverrideDoc, Shift, Span, ical};
 use crate::clock;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::access::{Manager, Viewer};
 use crate::http::extract::{PageForm, parse_form_time, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 pub struct Row {
@@ -42,11 +43,7 @@ fn feed_address(state: &AppState, token: &str) -> String {
     format!("{}/oncall/{token}.ics", state.config.base_url)
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
-) -> PageResult<SchedulesPage> {
+pub async fn list(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<SchedulesPage> {
     schedules(&state, chrome, None).await
 }
 
@@ -87,9 +84,7 @@ pub struct FeedForm {
 /// Makes (or, with `reset=yes`, replaces) the signed-in person's calendar feed address and
 /// shows it this once; Quell keeps only its hash, like an API token's.
 pub async fn make_feed(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     PageForm(form): PageForm<FeedForm>,
 ) -> PageResult<Response> {
     // 244 random bits; the address is the credential.
@@ -178,9 +173,7 @@ pub struct SchedulePage {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(id): Path<String>,
 ) -> PageResult<SchedulePage> {
     render(&state, chrome, parse_id(&id, "schedule")?, vec![]).await
@@ -302,9 +295,7 @@ pub struct OverrideForm {
 
 /// Adds an override from the schedule's page (managers), as a new version of the schedule.
 pub async fn add_override(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
     PageForm(form): PageForm<OverrideForm>,
 ) -> PageResult<Response> {
@@ -355,8 +346,7 @@ pub struct RemoveForm {
 
 /// Removes override `n` (its place in the list) from the schedule's page (managers).
 pub async fn remove_override(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path((id, n)): Path<(String, String)>,
     PageForm(form): PageForm<RemoveForm>,
 ) -> PageResult<Response> {

@@ -2,7 +2,7 @@
 //! `/api/v1/on-call` (who each service's first step pages now).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -11,10 +11,10 @@ use super::actions;
 use super::db::{self, StoredPolicy};
 use super::domain::PolicyDraft;
 use crate::error::AppResult;
-use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::access::{Manager, Viewer};
 use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::http::request::ApiRequest;
 use crate::http::write;
-use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = EscalationPolicyList)]
@@ -25,10 +25,7 @@ pub struct PolicyList {
 /// Every escalation policy, with the services that point at it.
 #[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "paging",
     responses((status = 200, description = "By name", body = PolicyList)))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<PolicyList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<PolicyList>> {
     Ok(Json(PolicyList {
         items: db::list(&state.pool, None).await?,
     }))
@@ -42,8 +39,7 @@ pub async fn list(
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong (no steps, a delay out of range, an unknown person, schedule or channel), named in details", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
@@ -58,8 +54,7 @@ pub async fn create(
     params(("id" = i64, Path, description = "The policy's id")),
     responses((status = 200, description = "With an ETag", body = StoredPolicy), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let p = db::get(&state.pool, parse_id(&id, "escalation policy")?).await?;
@@ -73,8 +68,7 @@ pub async fn get(
     request_body = PolicyDraft,
     responses((status = 200, description = "OK", body = StoredPolicy), crate::http::openapi::Replacing))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PolicyDraft>,
@@ -91,8 +85,7 @@ pub async fn update(
     params(("id" = i64, Path, description = "The policy's id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "escalation policy")?;
@@ -115,8 +108,7 @@ pub struct Assignment {
     responses((status = 204, description = "Set"), (status = 404, description = "No such service", body = crate::error::ErrorBody),
               (status = 422, description = "No such policy", body = crate::error::ErrorBody)))]
 pub async fn assign(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(name): Path<String>,
     body: ApiJson<Assignment>,
 ) -> AppResult<StatusCode> {
@@ -140,10 +132,7 @@ pub struct OnCallNow {
 /// Who each service's escalation policy pages first, right now.
 #[utoipa::path(get, path = "/api/v1/on-call", operation_id = "listOnCallNow", tag = "paging",
     responses((status = 200, description = "By service", body = OnCallNow)))]
-pub async fn on_call_now(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<OnCallNow>> {
+pub async fn on_call_now(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<OnCallNow>> {
     let mut conn = state.pool.acquire().await?;
     Ok(Json(OnCallNow {
         items: actions::on_call_now(&mut conn).await?,

@@ -4,7 +4,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -16,6 +16,7 @@ use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Manager, Viewer};
 use crate::http::extract::{PageForm, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -28,11 +29,7 @@ pub struct OnCallPage {
     failing: Vec<crate::notify::db::FailingMethod>,
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
-) -> PageResult<OnCallPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<OnCallPage> {
     let mut conn = state.pool.acquire().await?;
     let services = actions::on_call_now(&mut conn).await?;
     let policies = db::list(&mut *conn, None).await?;
@@ -112,9 +109,7 @@ pub async fn new_policy(chrome: Chrome, _auth: Auth<Manager>) -> PolicyPage {
 }
 
 pub async fn edit_policy(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Manager>,
+    PageRequest(state, chrome, _): PageRequest<Manager>,
     Path(id): Path<String>,
 ) -> PageResult<PolicyPage> {
     let p = db::get(&state.pool, parse_id(&id, "escalation policy")?).await?;
@@ -163,18 +158,14 @@ async fn save(
 }
 
 pub async fn create_policy(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     PageForm(form): PageForm<PolicyForm>,
 ) -> PageResult<Response> {
     save(state, chrome, auth, None, form).await
 }
 
 pub async fn update_policy(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
     Path(id): Path<String>,
     PageForm(form): PageForm<PolicyForm>,
 ) -> PageResult<Response> {
@@ -183,14 +174,14 @@ pub async fn update_policy(
 }
 
 pub async fn delete_policy(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Redirect::to("/oncall#policies").into_response())
 }
 
@@ -204,8 +195,7 @@ pub struct AssignForm {
 
 /// Points a service at a policy (or none) from `/oncall`.
 pub async fn assign(
-    State(state): State<AppState>,
-    auth: Auth<Manager>,
+    ApiRequest(state, auth): ApiRequest<Manager>,
     PageForm(form): PageForm<AssignForm>,
 ) -> PageResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;

@@ -2,12 +2,11 @@
 //! `/api/v1/users`).
 
 use axum::Json;
-use axum::extract::State;
 
 use super::db::{self, Person};
 use crate::error::AppResult;
-use crate::http::access::{Auth, Viewer};
-use crate::state::AppState;
+use crate::http::access::Viewer;
+use crate::http::request::ApiRequest;
 
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct PersonList {
@@ -21,10 +20,7 @@ pub struct PersonList {
     tag = "people",
     responses((status = 200, description = "OK", body = PersonList))
 )]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<PersonList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<PersonList>> {
     Ok(Json(PersonList {
         items: db::list(&state.pool).await?,
     }))

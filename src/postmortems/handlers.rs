@@ -1,7 +1,7 @@
 //! `/api/v1/action-items`: every postmortem's action items, filtered; and their status.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -13,12 +13,13 @@ use crate::action_items::domain::ItemCursor;
 use crate::audit;
 use crate::domain::{MAX_PAGE, PAGE};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::parse_id;
 use crate::http::extract::{
     ApiJson, ApiQuery, OptionalIfMatch, double_option, etag, query_cursor, query_flag, query_limit,
     query_period, query_text,
 };
+use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -81,8 +82,7 @@ pub struct ItemList {
 #[utoipa::path(get, path = "/api/v1/action-items", operation_id = "listActionItems", tag = "postmortems", params(ItemQuery),
     responses((status = 200, description = "OK", body = ItemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> AppResult<Json<ItemList>> {
     let filter = q.filter()?;
@@ -143,8 +143,7 @@ fn item_response(item: &ItemRow) -> Response {
               crate::http::openapi::Invalid,
               (status = 428, description = "If-Match is missing for a change to the document", body = crate::error::ErrorBody)))]
 pub async fn patch(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     OptionalIfMatch(version): OptionalIfMatch,
     headers: HeaderMap,
@@ -172,8 +171,7 @@ pub async fn patch(
     responses(crate::http::openapi::Deleting,
               (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody)))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     OptionalIfMatch(version): OptionalIfMatch,
 ) -> AppResult<StatusCode> {
@@ -238,8 +236,7 @@ pub struct PostmortemJson {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = PostmortemJson), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Response> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
@@ -292,8 +289,7 @@ pub struct CommentList {
     params(("key" = String, Path, description = "Incident key")),
     responses((status = 200, description = "OK", body = CommentList), crate::http::openapi::NotFound))]
 pub async fn comments(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<CommentList>> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
@@ -321,15 +317,21 @@ pub struct NewComment {
               crate::http::openapi::NotFound,
               crate::http::openapi::Invalid))]
 pub async fn add_comment(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<NewComment>,
 ) -> AppResult<Response> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let c = actions::comment(&mut tx, &auth.actor, &i, &body.value.part, &body.value.body).await?;
-    tx.commit().await?;
+    let c = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::comment(
+            tx,
+            &auth.actor,
+            &i,
+            &body.value.part,
+            &body.value.body,
+        ))
+    })
+    .await?;
     Ok((StatusCode::CREATED, Json(c)).into_response())
 }
 
@@ -338,15 +340,15 @@ pub async fn add_comment(
     params(("key" = String, Path, description = "Incident key"), ("id" = i64, Path, description = "Comment id")),
     responses((status = 200, description = "OK", body = db::Comment), crate::http::openapi::NotFound))]
 pub async fn resolve_comment(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
 ) -> AppResult<Json<db::Comment>> {
     let i = crate::incidents::db::get_named(&state.pool, &key).await?;
     let id = parse_id(&id, "comment")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let c = actions::resolve_comment(&mut tx, &auth.actor, &i, id).await?;
-    tx.commit().await?;
+    let c = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::resolve_comment(tx, &auth.actor, &i, id))
+    })
+    .await?;
     Ok(Json(c))
 }
 
@@ -469,8 +471,7 @@ pub struct PostmortemList {
 #[utoipa::path(get, path = "/api/v1/postmortems", operation_id = "listPostmortems", tag = "postmortems", params(PostmortemQuery),
     responses((status = 200, description = "OK", body = PostmortemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list_postmortems(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> AppResult<Json<PostmortemList>> {
     let filter = q.filter()?;

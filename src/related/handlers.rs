@@ -1,7 +1,7 @@
 //! The related-incidents API under `/api/v1/incidents/{key}/related`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -10,10 +10,10 @@ use super::actions;
 use super::db::{self, Related, Suggestion};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::ApiJson;
+use crate::http::request::ApiRequest;
 use crate::http::write;
-use crate::state::AppState;
 
 /// The incident a path names, or 404.
 pub fn path_key(key: &str) -> AppResult<IncidentKey> {
@@ -35,8 +35,7 @@ pub struct RelatedList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = RelatedList), crate::http::openapi::NotFound))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<RelatedList>> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;
@@ -65,8 +64,7 @@ pub struct LinkBody {
               (status = 409, description = "Related already", body = crate::error::ErrorBody),
               (status = 422, description = "An unknown incident, the incident itself, or a note too long, named in details", body = crate::error::ErrorBody)))]
 pub async fn link(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<LinkBody>,
 ) -> AppResult<Response> {
@@ -89,8 +87,7 @@ pub async fn link(
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("other" = String, Path, description = "The related incident's key")),
     responses((status = 204, description = "Unlinked"), (status = 404, description = "No such incident, or they are not related", body = crate::error::ErrorBody)))]
 pub async fn unlink(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, other)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
     let this = actions::incident(&state.pool, path_key(&key)?).await?;

@@ -1,16 +1,16 @@
 //! `GET /api/v1/reports/{metric}?group_by=…` and `GET /api/v1/reports/change-failure-rate`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use serde::{Deserialize, Serialize};
 
 use super::db;
 use super::domain::{GroupBy, Metric, Row};
 use crate::changes::domain::{FAILURE_RATE_DEFINITION, FailureGroup, FailureRate};
 use crate::error::AppResult;
-use crate::http::access::{Auth, Manager};
+use crate::http::access::Manager;
 use crate::http::extract::{ApiQuery, query_period_bounds, query_text};
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -39,8 +39,7 @@ pub struct Report {
               (status = 403, description = "Managers and admins only", body = crate::error::ErrorBody),
               (status = 422, description = "Unknown metric or grouping", body = crate::error::ErrorBody)))]
 pub async fn report(
-    State(state): State<AppState>,
-    _auth: Auth<Manager>,
+    ApiRequest(state, _): ApiRequest<Manager>,
     Path(metric): Path<String>,
     ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> AppResult<Json<Report>> {
@@ -88,8 +87,7 @@ pub struct FailureRateReport {
               (status = 403, description = "Managers and admins only", body = crate::error::ErrorBody),
               (status = 422, description = "An unknown grouping or a bad period, named in details", body = crate::error::ErrorBody)))]
 pub async fn change_failure_rate(
-    State(state): State<AppState>,
-    _auth: Auth<Manager>,
+    ApiRequest(state, _): ApiRequest<Manager>,
     ApiQuery(q): ApiQuery<FailureRateQuery>,
 ) -> AppResult<Json<FailureRateReport>> {
     let group_by = FailureGroup::parse(query_text(&q.group_by).as_deref().unwrap_or("month"))?;

@@ -3,15 +3,14 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 
 use super::db;
 use super::domain::{Chart, GroupBy, Metric, Row, chart};
 use crate::changes::domain::{FAILURE_RATE_DEFINITION, FailureGroup, FailureRate};
-use crate::http::access::{Auth, Manager};
+use crate::http::access::Manager;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
-use crate::state::AppState;
+use crate::http::request::PageRequest;
 
 pub struct Section {
     metric: Metric,
@@ -36,11 +35,7 @@ pub struct ReportsPage {
     failure_definition: &'static str,
 }
 
-pub async fn index(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Manager>,
-) -> PageResult<ReportsPage> {
+pub async fn index(PageRequest(state, chrome, _): PageRequest<Manager>) -> PageResult<ReportsPage> {
     let mut sections = Vec::new();
     for metric in Metric::ALL {
         let monthly = db::figures(&state.pool, metric, GroupBy::Month).await?;

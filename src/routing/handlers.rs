@@ -13,6 +13,7 @@ use crate::error::AppResult;
 use crate::http::access::{Admin, Auth};
 use crate::http::extract::parse_id;
 use crate::http::extract::{ApiJson, IfMatch};
+use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::state::AppState;
 
@@ -35,8 +36,7 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResul
 #[utoipa::path(post, path = "/api/v1/routing-rules", operation_id = "createRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 201, description = "Created", body = RuleRecord), (status = 422, description = "A condition or field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
     write::versioned(&state.pool, StatusCode::CREATED, |tx, _| {
@@ -56,13 +56,13 @@ pub struct Order {
 #[utoipa::path(put, path = "/api/v1/routing-rules", operation_id = "reorderRoutingRules", tag = "alerts", request_body = Order,
     responses((status = 200, description = "The rules in their new order", body = RuleList), (status = 422, description = "The order leaves out or repeats a rule", body = crate::error::ErrorBody)))]
 pub async fn reorder(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<Order>,
 ) -> AppResult<Json<RuleList>> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let items = actions::reorder(&mut tx, &auth.actor, &body.value.order).await?;
-    tx.commit().await?;
+    let items = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::reorder(tx, &auth.actor, &body.value.order))
+    })
+    .await?;
     Ok(Json(RuleList { items }))
 }
 
@@ -73,8 +73,7 @@ pub async fn reorder(
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody),
               (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<RuleDraft>,
@@ -91,8 +90,7 @@ pub async fn update(
     params(("id" = i64, Path, description = "Rule id")),
     responses(crate::http::openapi::Deleting, (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "routing rule")?;
@@ -106,8 +104,7 @@ pub async fn delete(
 #[utoipa::path(post, path = "/api/v1/routing-rules/preview", operation_id = "previewRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 200, description = "OK", body = Preview), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody)))]
 pub async fn preview(
-    State(state): State<AppState>,
-    _auth: Auth<Admin>,
+    ApiRequest(state, _): ApiRequest<Admin>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Json<Preview>> {
     let mut conn = state.pool.acquire().await?;

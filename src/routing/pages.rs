@@ -3,7 +3,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -11,11 +11,12 @@ use serde::Deserialize;
 use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::PageForm;
 use crate::http::extract::parse_id;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -63,11 +64,7 @@ async fn page(
     })
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<RoutingPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<RoutingPage> {
     page(&state, chrome, RuleDraft::default(), None, vec![], None).await
 }
 
@@ -132,9 +129,7 @@ async fn refused(
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<RuleForm>,
 ) -> PageResult<Response> {
     let draft = form.draft();
@@ -152,9 +147,7 @@ pub async fn create(
 }
 
 pub async fn preview(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
     PageForm(form): PageForm<RuleForm>,
 ) -> PageResult<Response> {
     let draft = form.draft();
@@ -168,9 +161,7 @@ pub async fn preview(
 }
 
 pub async fn update(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<RuleForm>,
 ) -> PageResult<Response> {
@@ -193,15 +184,15 @@ pub async fn update(
 }
 
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
     let id = parse_id(&id, "routing rule")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Redirect::to("/admin/routing"))
 }
 
@@ -212,8 +203,7 @@ pub struct MoveForm {
 }
 
 pub async fn move_rule(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<MoveForm>,
 ) -> PageResult<Redirect> {

@@ -1,7 +1,7 @@
 //! The runbooks API under `/api/v1/runbooks`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
@@ -11,10 +11,10 @@ use super::actions;
 use super::db::{self, Runbook};
 use super::domain::RunbookDraft;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
+use crate::http::request::ApiRequest;
 use crate::http::write;
-use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -52,8 +52,7 @@ pub struct RunbookList {
 #[utoipa::path(get, path = "/api/v1/runbooks", operation_id = "listRunbooks", tag = "runbooks", params(RunbookQuery),
     responses((status = 200, description = "OK", body = RunbookList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<RunbookQuery>,
 ) -> AppResult<Json<RunbookList>> {
     Ok(Json(RunbookList {
@@ -67,13 +66,13 @@ pub async fn list(
     responses((status = 201, description = "Created; Location names it", body = Runbook),
               (status = 422, description = "A field is wrong (no owner or two, an unknown service or rule, a long step …), named in details", body = crate::error::ErrorBody)))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let r = actions::create(&mut tx, &auth.actor, &body.value).await?;
-    tx.commit().await?;
+    let r = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::create(tx, &auth.actor, &body.value))
+    })
+    .await?;
     let mut res = with_etag(StatusCode::CREATED, r.version, &r);
     if let Ok(v) = HeaderValue::from_str(&format!("/api/v1/runbooks/{}", r.id)) {
         res.headers_mut().insert(LOCATION, v);
@@ -86,8 +85,7 @@ pub async fn create(
     params(("id" = i64, Path, description = "The runbook's id")),
     responses((status = 200, description = "With an ETag header", body = Runbook), crate::http::openapi::NotFound))]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let r = db::get(&state.pool, parse_id(&id, "runbook")?).await?;
@@ -101,8 +99,7 @@ pub async fn get(
     request_body = RunbookDraft,
     responses((status = 200, description = "OK", body = Runbook), crate::http::openapi::Replacing))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<RunbookDraft>,
@@ -119,8 +116,7 @@ pub async fn update(
     params(("id" = i64, Path, description = "The runbook's id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "runbook")?;

@@ -3,7 +3,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -13,9 +13,10 @@ use super::db::{self, Runbook};
 use super::domain::{RunbookDraft, steps_from_lines};
 use super::handlers::RunbookQuery;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
 use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 /// An owner a runbook may have, as the form's select offers it: `service:payments-gateway`,
@@ -102,9 +103,7 @@ pub struct ListPage {
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     ApiQuery(q): ApiQuery<RunbookQuery>,
 ) -> PageResult<ListPage> {
     let service = query_text(&q.service);
@@ -125,9 +124,7 @@ pub async fn list(
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
@@ -163,9 +160,7 @@ pub struct EditPage {
 }
 
 pub async fn edit_form(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<EditPage> {
     let r = db::get(&state.pool, parse_id(&id, "runbook")?).await?;
@@ -179,9 +174,7 @@ pub async fn edit_form(
 }
 
 pub async fn edit(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
@@ -208,13 +201,13 @@ pub async fn edit(
 }
 
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::delete(&mut tx, &auth.actor, id).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::delete(tx, &auth.actor, id))
+    })
+    .await?;
     Ok(Redirect::to("/runbooks").into_response())
 }

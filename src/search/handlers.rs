@@ -1,14 +1,13 @@
 //! `GET /api/v1/search?q=`.
 
 use axum::Json;
-use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 use super::db::{self, Hit};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::extract::ApiQuery;
-use crate::state::AppState;
+use crate::http::request::ApiRequest;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -35,8 +34,7 @@ pub struct SearchResults {
 #[utoipa::path(get, path = "/api/v1/search", operation_id = "searchIncidents", tag = "postmortems", params(SearchQuery),
     responses((status = 200, description = "OK", body = SearchResults), (status = 422, description = "No words", body = crate::error::ErrorBody)))]
 pub async fn search(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> AppResult<Json<SearchResults>> {
     let q = check_query(q.q.as_deref())?;

@@ -2,16 +2,15 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::db::{self, Hit};
 use super::handlers::{SearchQuery, check_query};
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::extract::ApiQuery;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
-use crate::state::AppState;
+use crate::http::request::PageRequest;
 
 pub struct Result {
     pub hit: Hit,
@@ -27,9 +26,7 @@ pub struct SearchPage {
 }
 
 pub async fn search(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> PageResult<Response> {
     let q = check_query(q.q.as_deref())?;

@@ -1,7 +1,7 @@
 //! Services CRUD under `/api/v1/services`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
@@ -11,11 +11,11 @@ use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, with_etag};
+use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::idempotency;
-use crate::state::AppState;
 
 #[derive(serde::Serialize, utoipa::ToSchema)]
 pub struct ServiceList {
@@ -29,10 +29,7 @@ pub struct ServiceList {
     tag = "services",
     responses((status = 200, description = "OK", body = ServiceList))
 )]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<ServiceList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<ServiceList>> {
     Ok(Json(ServiceList {
         items: db::list(&state.pool).await?,
     }))
@@ -48,8 +45,7 @@ pub async fn list(
     responses((status = 201, description = "Created", body = Service), (status = 409, description = "The name is taken", body = crate::error::ErrorBody), crate::http::openapi::Invalid)
 )]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<ServiceDraft>,
 ) -> AppResult<Response> {
@@ -80,8 +76,7 @@ pub async fn create(
     responses((status = 200, description = "With an ETag header", body = Service), crate::http::openapi::NotFound)
 )]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(name): Path<String>,
 ) -> AppResult<Response> {
     let service = db::get_by_name(&state.pool, &name).await?;
@@ -119,8 +114,7 @@ pub struct PatchService {
     responses((status = 200, description = "OK", body = Service), crate::http::openapi::NotFound, (status = 409, description = "Conflict; the message says why", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), crate::http::openapi::Invalid, (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody))
 )]
 pub async fn patch(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(name): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PatchService>,
@@ -165,8 +159,7 @@ pub async fn patch(
     responses(crate::http::openapi::Deleting, (status = 409, description = "Incidents refer to it", body = crate::error::ErrorBody))
 )]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(name): Path<String>,
 ) -> AppResult<StatusCode> {
     let service = db::get_by_name(&state.pool, &name).await?;
@@ -185,8 +178,7 @@ pub async fn delete(
     responses((status = 200, description = "The default bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound)
 )]
 pub async fn bridge(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(name): Path<String>,
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {
     let s = db::get_by_name(&state.pool, &name).await?;
@@ -206,8 +198,7 @@ pub async fn bridge(
     responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound, (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
 )]
 pub async fn set_bridge(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(name): Path<String>,
     body: ApiJson<crate::bridge::domain::Links>,
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {

@@ -2,7 +2,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
-use crate::state::AppState;
+use crate::http::request::PageRequest;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "services/list.html")]
@@ -26,11 +26,7 @@ pub struct ListPage {
     services: Vec<Service>,
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
-) -> PageResult<ListPage> {
+pub async fn list(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<ListPage> {
     Ok(ListPage {
         chrome,
         services: db::list(&state.pool).await?,
@@ -61,9 +57,7 @@ pub struct ShowPage {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(name): Path<String>,
 ) -> PageResult<ShowPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
@@ -265,9 +259,7 @@ pub async fn new_form(chrome: Chrome, _auth: Auth<Admin>) -> FormPage {
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let (draft, bridge) = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
@@ -284,9 +276,7 @@ pub async fn create(
 }
 
 pub async fn edit_form(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
+    PageRequest(state, chrome, _): PageRequest<Admin>,
     Path(name): Path<String>,
 ) -> PageResult<FormPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
@@ -300,9 +290,7 @@ pub async fn edit_form(
 }
 
 pub async fn edit(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(name): Path<String>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {

@@ -1,7 +1,6 @@
 //! `GET|PUT /api/v1/severity-policies`.
 
 use axum::Json;
-use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::PgConnection;
@@ -11,8 +10,9 @@ use super::domain::Policy;
 use crate::audit::{self, Actor};
 use crate::domain::Severity;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::ApiJson;
+use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
 /// A policy in minutes, as people set it.
@@ -60,10 +60,7 @@ pub struct PolicyList {
 /// The targets per severity.
 #[utoipa::path(get, path = "/api/v1/severity-policies", operation_id = "listSeverityPolicies", tag = "sla",
     responses((status = 200, description = "OK", body = PolicyList)))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<PolicyList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<PolicyList>> {
     current(&state).await
 }
 
@@ -74,8 +71,7 @@ pub async fn list(
               crate::http::openapi::AdminsOnly,
               (status = 422, description = "A target is impossible; the field names the severity", body = crate::error::ErrorBody)))]
 pub async fn put(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<PolicyList>,
 ) -> AppResult<Json<PolicyList>> {
     let policies = body

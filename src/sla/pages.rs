@@ -2,7 +2,6 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -11,11 +10,11 @@ use super::db;
 use super::handlers::{PolicyView, save_all};
 use crate::domain::Severity;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth};
+use crate::http::access::Admin;
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
-use crate::state::AppState;
+use crate::http::request::PageRequest;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "admin/policies.html")]
@@ -26,11 +25,7 @@ pub struct PoliciesPage {
     rule: &'static str,
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<PoliciesPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<PoliciesPage> {
     Ok(PoliciesPage {
         chrome,
         rows: db::all(&state.pool)
@@ -61,9 +56,7 @@ fn minutes(form: &PoliciesForm, name: &str) -> Result<Option<i64>, AppError> {
 }
 
 pub async fn save(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<PoliciesForm>,
 ) -> PageResult<Response> {
     let parsed: Result<Vec<PolicyView>, AppError> = Severity::ALL

@@ -2,7 +2,7 @@
 //! same `save` and `remove`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -12,9 +12,10 @@ use super::db::{self, Tracker};
 use super::domain;
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Auth, Viewer};
+use crate::http::access::{Admin, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::extract::parse_id;
+use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -25,10 +26,7 @@ pub struct TrackerList {
 /// The trackers whose work items become links.
 #[utoipa::path(get, path = "/api/v1/work-item-trackers", operation_id = "listWorkItemTrackers", tag = "postmortems",
     responses((status = 200, description = "OK", body = TrackerList)))]
-pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
-) -> AppResult<Json<TrackerList>> {
+pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<TrackerList>> {
     Ok(Json(TrackerList {
         items: db::all(&state.pool).await?,
     }))
@@ -93,8 +91,7 @@ pub async fn remove(state: &AppState, actor: &Actor, id: i64) -> AppResult<()> {
               (status = 409, description = "The prefix is taken", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     body: ApiJson<TrackerDraft>,
 ) -> AppResult<Response> {
     let t = save(&state, &auth.actor, None, &body.value).await?;
@@ -109,8 +106,7 @@ pub async fn create(
               (status = 409, description = "The prefix is taken", body = crate::error::ErrorBody),
               crate::http::openapi::Invalid))]
 pub async fn update(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     body: ApiJson<TrackerDraft>,
 ) -> AppResult<Json<Tracker>> {
@@ -125,8 +121,7 @@ pub async fn update(
     params(("id" = i64, Path, description = "Tracker id")),
     responses(crate::http::openapi::Deleting))]
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "tracker")?;

@@ -2,7 +2,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -15,6 +15,7 @@ use crate::http::extract::PageForm;
 use crate::http::extract::parse_id;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -41,11 +42,7 @@ async fn page(
     })
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Admin>,
-) -> PageResult<TrackersPage> {
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<TrackersPage> {
     page(&state, chrome, vec![], Default::default()).await
 }
 
@@ -87,18 +84,14 @@ async fn submit(
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<TrackerForm>,
 ) -> PageResult<Response> {
     submit(state, chrome, auth, None, form).await
 }
 
 pub async fn update(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<TrackerForm>,
 ) -> PageResult<Response> {
@@ -107,8 +100,7 @@ pub async fn update(
 }
 
 pub async fn delete(
-    State(state): State<AppState>,
-    auth: Auth<Admin>,
+    ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {

@@ -3,7 +3,7 @@
 
 use super::shared::*;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock;
 use crate::error::AppResult;
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiJson, IdempotencyKey};
+use crate::http::request::ApiRequest;
 use crate::idempotency;
 use crate::incidents::actions::{self, Change};
 use crate::incidents::db::{self};
-use crate::state::AppState;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -40,8 +40,7 @@ pub struct UpdateList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = UpdateList), crate::http::openapi::NotFound))]
 pub async fn updates(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<UpdateList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -60,8 +59,7 @@ pub async fn updates(
               crate::http::openapi::NotFound,
               crate::http::openapi::Invalid))]
 pub async fn add_update(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<UpdateBody>,
@@ -92,8 +90,7 @@ pub struct DeliveryList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = DeliveryList), crate::http::openapi::NotFound))]
 pub async fn notifications(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<DeliveryList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -116,8 +113,7 @@ pub struct Paging {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = Paging), crate::http::openapi::NotFound))]
 pub async fn paging(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<Paging>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -141,8 +137,7 @@ pub struct SuspectList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = SuspectList), crate::http::openapi::NotFound))]
 pub async fn suspect_changes(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<SuspectList>> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
@@ -176,8 +171,7 @@ pub struct VerdictBody {
               (status = 409, description = "Another change is already the confirmed trigger", body = crate::error::ErrorBody),
               (status = 422, description = "An unknown verdict or a bad `at`", body = crate::error::ErrorBody)))]
 pub async fn judge_suspect_change(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, change_id)): Path<(String, String)>,
     body: ApiJson<VerdictBody>,
 ) -> AppResult<Json<crate::changes::db::Suspect>> {
@@ -212,8 +206,7 @@ pub struct ChecklistList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = ChecklistList), crate::http::openapi::NotFound))]
 pub async fn checklist(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<ChecklistList>> {
     let i = db::get(&state.pool, parse_key(&key)?).await?;
@@ -250,8 +243,7 @@ fn yes() -> bool {
               (status = 404, description = "No such incident, or the runbook is not one it shows", body = crate::error::ErrorBody),
               (status = 422, description = "A position past the runbook's steps", body = crate::error::ErrorBody)))]
 pub async fn tick_checklist(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<TickBody>,
 ) -> AppResult<Json<crate::runbooks::actions::Checklist>> {
@@ -288,8 +280,7 @@ pub struct ClaimList {
     responses((status = 200, description = "Held claims, oldest first", body = ClaimList), crate::http::openapi::NotFound)
 )]
 pub async fn claims(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<ClaimList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -319,8 +310,7 @@ pub struct ClaimBody {
     responses((status = 201, description = "Claimed (or your claim renewed)", body = crate::claims::db::Claim), crate::http::openapi::NotFound, (status = 409, description = "Someone is on the same lead, or the incident is resolved", body = crate::error::ErrorBody), crate::http::openapi::Invalid)
 )]
 pub async fn claim(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<ClaimBody>,
 ) -> AppResult<Response> {
@@ -343,8 +333,7 @@ pub async fn claim(
     responses((status = 200, description = "Renewed", body = crate::claims::db::Claim), (status = 403, description = "Not your claim", body = crate::error::ErrorBody), crate::http::openapi::NotFound, (status = 410, description = "Released or lapsed", body = crate::error::ErrorBody))
 )]
 pub async fn renew_claim(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, i64)>,
 ) -> AppResult<Json<crate::claims::db::Claim>> {
     let change = Change::now(parse_key(&key)?, &auth.actor);
@@ -365,14 +354,14 @@ pub async fn renew_claim(
     responses((status = 200, description = "Released", body = crate::claims::db::Claim), crate::http::openapi::NotFound, (status = 410, description = "Already released", body = crate::error::ErrorBody))
 )]
 pub async fn release_claim(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, i64)>,
 ) -> AppResult<Json<crate::claims::db::Claim>> {
     let change = Change::now(parse_key(&key)?, &auth.actor);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let claim = actions::release_claim(&mut tx, &change, id).await?;
-    tx.commit().await?;
+    let claim = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::release_claim(tx, &change, id))
+    })
+    .await?;
     Ok(Json(claim))
 }
 
@@ -385,8 +374,7 @@ pub async fn release_claim(
     responses((status = 200, description = "The bridge (empty fields when unset)", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound)
 )]
 pub async fn bridge(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -406,15 +394,15 @@ pub async fn bridge(
     responses((status = 200, description = "Set", body = crate::bridge::domain::Bridge), crate::http::openapi::NotFound, (status = 422, description = "A link is not an http(s) URL; details.fields names it", body = crate::error::ErrorBody))
 )]
 pub async fn set_bridge(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     body: ApiJson<crate::bridge::domain::Links>,
 ) -> AppResult<Json<crate::bridge::domain::Bridge>> {
     let bridge = body.value.checked()?;
     let change = Change::now(parse_key(&key)?, &auth.actor);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    actions::set_bridge(&mut tx, &change, &bridge).await?;
-    tx.commit().await?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_bridge(tx, &change, &bridge))
+    })
+    .await?;
     Ok(Json(bridge))
 }

@@ -2,7 +2,7 @@
 
 use super::shared::*;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,11 +11,12 @@ use serde::Deserialize;
 
 use crate::clock;
 use crate::error::AppResult;
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{
     ApiJson, ApiQuery, IdempotencyKey, IfMatch, OptionalIfMatch, OptionalJson, double_option,
     query_cursor, query_limit, query_text, with_etag,
 };
+use crate::http::request::ApiRequest;
 use crate::idempotency;
 use crate::incidents::actions::{self, Change, Opening, Patch, ServiceChoice};
 use crate::incidents::db::{self, Cursor, Filter};
@@ -52,8 +53,7 @@ pub struct CreateIncident {
     responses((status = 201, description = "Opened; Location and ETag headers", body = IncidentView), (status = 400, description = "The body is not JSON", body = crate::error::ErrorBody), (status = 422, description = "A field is wrong (named in details), or the Idempotency-Key was used for another body", body = crate::error::ErrorBody))
 )]
 pub async fn create(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<CreateIncident>,
 ) -> AppResult<Response> {
@@ -172,8 +172,7 @@ impl ListQuery {
     responses((status = 200, description = "OK", body = IncidentList), crate::http::openapi::Invalid)
 )]
 pub async fn list(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> AppResult<Json<IncidentList>> {
     let p = query.parse()?;
@@ -202,8 +201,7 @@ pub async fn list(
     responses((status = 200, description = "The incident, with an ETag header", body = IncidentView), crate::http::openapi::NotFound)
 )]
 pub async fn get(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Response> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -235,8 +233,7 @@ pub struct PatchIncident {
     responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::Replacing)
 )]
 pub async fn patch(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PatchIncident>,
@@ -305,8 +302,7 @@ macro_rules! transition_handler {
                       (status = 422, description = "`at` is in the future, before the start or before the previous step", body = crate::error::ErrorBody))
         )]
         pub async fn $name(
-            State(state): State<AppState>,
-            auth: Auth<Responder>,
+            ApiRequest(state, auth): ApiRequest<Responder>,
             Path(key): Path<String>,
             OptionalIfMatch(if_match): OptionalIfMatch,
             OptionalJson(body): OptionalJson<TransitionBody>,
@@ -365,8 +361,7 @@ pub struct SeverityBody {
     responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "Already at that severity", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown severity, missing reason, or a bad `at`", body = crate::error::ErrorBody))
 )]
 pub async fn change_severity(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     OptionalIfMatch(if_match): OptionalIfMatch,
     body: ApiJson<SeverityBody>,
@@ -402,8 +397,7 @@ pub struct RoleBody {
     responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "That person already holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody), (status = 422, description = "Unknown role or person", body = crate::error::ErrorBody))
 )]
 pub async fn assign_role(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, role)): Path<(String, String)>,
     OptionalIfMatch(if_match): OptionalIfMatch,
     body: ApiJson<RoleBody>,
@@ -414,9 +408,10 @@ pub async fn assign_role(
     let change = Change::now(key, &auth.actor)
         .expecting(if_match)
         .dated(b.at);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let incident = actions::set_role(&mut tx, &change, role, Some(&b.person)).await?;
-    tx.commit().await?;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_role(tx, &change, role, Some(&b.person)))
+    })
+    .await?;
     respond(&state, &incident, StatusCode::OK).await
 }
 
@@ -429,17 +424,17 @@ pub async fn assign_role(
     responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound, (status = 409, description = "Nobody holds the role", body = crate::error::ErrorBody), (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
 )]
 pub async fn unassign_role(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, role)): Path<(String, String)>,
     OptionalIfMatch(if_match): OptionalIfMatch,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let role = Role::parse(&role)?;
     let change = Change::now(key, &auth.actor).expecting(if_match);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let incident = actions::set_role(&mut tx, &change, role, None).await?;
-    tx.commit().await?;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_role(tx, &change, role, None))
+    })
+    .await?;
     respond(&state, &incident, StatusCode::OK).await
 }
 
@@ -452,8 +447,7 @@ pub async fn unassign_role(
     responses((status = 200, description = "OK", body = EventList), crate::http::openapi::NotFound)
 )]
 pub async fn timeline(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<EventList>> {
     let incident = db::get(&state.pool, parse_key(&key)?).await?;
@@ -485,8 +479,7 @@ pub struct NoteBody {
     responses((status = 201, description = "Created", body = EventView), crate::http::openapi::NotFound, crate::http::openapi::Invalid)
 )]
 pub async fn add_note(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     IdempotencyKey(idem): IdempotencyKey,
     body: ApiJson<NoteBody>,

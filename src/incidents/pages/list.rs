@@ -2,7 +2,6 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -10,10 +9,11 @@ use serde::Deserialize;
 use crate::clock;
 use crate::domain::format_minutes;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_form_time};
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
+use crate::http::request::PageRequest;
 use crate::incidents::actions::{self, Opening, ServiceChoice};
 use crate::incidents::db::{self};
 use crate::incidents::domain::{Durations, IncidentKey, Severity, Status};
@@ -78,9 +78,7 @@ impl ListPage {
 }
 
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> PageResult<Response> {
     // Typing a key into the search box goes straight to that incident.
@@ -198,9 +196,7 @@ pub struct NewPage {
 }
 
 pub async fn new_form(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Responder>,
+    PageRequest(state, chrome, _): PageRequest<Responder>,
 ) -> PageResult<NewPage> {
     Ok(NewPage {
         chrome,
@@ -215,9 +211,7 @@ pub async fn new_form(
 }
 
 pub async fn create(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     PageForm(form): PageForm<IncidentForm>,
 ) -> PageResult<Response> {
     let result = async {

@@ -2,7 +2,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -11,10 +11,11 @@ use serde::Deserialize;
 use crate::clock;
 use crate::domain::format_minutes;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::extract::ApiQuery;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
+use crate::http::request::PageRequest;
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{Durations, IncidentKey, Severity, Transition};
 use crate::incidents::handlers::parse_key;
@@ -280,9 +281,7 @@ impl ShowPage {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(key): Path<String>,
     ApiQuery(q): ApiQuery<ShowQuery>,
 ) -> PageResult<ShowPage> {

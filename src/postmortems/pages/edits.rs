@@ -8,8 +8,8 @@ use crate::clock;
 use crate::error::AppError;
 use crate::http::access::{Auth, Responder};
 use crate::http::extract::PageForm;
-use crate::http::page::Chrome;
 use crate::http::page::PageResult;
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::postmortems::actions::{self, ItemDraft};
 use crate::postmortems::db::Facts;
 use crate::state::AppState;
@@ -25,8 +25,7 @@ pub struct SectionForm {
 }
 
 pub async fn edit_section(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<SectionForm>,
 ) -> PageResult<Redirect> {
@@ -57,8 +56,7 @@ pub(super) fn count(field: &str, raw: &str) -> Result<Option<i64>, AppError> {
 }
 
 pub async fn edit_facts(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<FactsForm>,
 ) -> PageResult<Redirect> {
@@ -84,8 +82,7 @@ pub struct TimelineForm {
 }
 
 pub async fn choose_timeline(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<TimelineForm>,
 ) -> PageResult<Redirect> {
@@ -117,9 +114,7 @@ pub struct ItemForm {
 }
 
 pub async fn add_item(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<ItemForm>,
 ) -> PageResult<Response> {
@@ -156,8 +151,7 @@ pub struct CommentForm {
 }
 
 pub async fn comment(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<CommentForm>,
 ) -> PageResult<Redirect> {
@@ -172,8 +166,7 @@ pub async fn comment(
 }
 
 pub async fn resolve_comment(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
     PageForm(_): PageForm<serde::de::IgnoredAny>,
 ) -> PageResult<Redirect> {
@@ -198,9 +191,7 @@ pub struct ItemEditForm {
 }
 
 pub async fn edit_item(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    auth: Auth<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<ItemEditForm>,
 ) -> PageResult<Response> {
@@ -239,8 +230,7 @@ pub struct VersionForm {
 }
 
 pub async fn delete_item(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
     PageForm(form): PageForm<VersionForm>,
 ) -> PageResult<Redirect> {
@@ -254,8 +244,7 @@ pub async fn delete_item(
 }
 
 pub async fn review(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     PageForm(form): PageForm<ReviewForm>,
 ) -> PageResult<Redirect> {

@@ -2,7 +2,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use form_urlencoded as form;
@@ -10,13 +10,13 @@ use serde::Deserialize;
 
 use crate::action_items::domain::UNFINISHED;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::postmortems::actions::{self};
 use crate::postmortems::domain::{SafeHtml, Section, render_markdown};
-use crate::state::AppState;
 
 use super::shared::*;
 
@@ -40,9 +40,7 @@ pub struct ActionItemsPage {
 }
 
 pub async fn action_items(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
         crate::postmortems::handlers::ItemQuery,
     >,
@@ -89,8 +87,7 @@ pub struct StatusForm {
 }
 
 pub async fn item_status(
-    State(state): State<AppState>,
-    auth: Auth<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     PageForm(form): PageForm<StatusForm>,
 ) -> PageResult<Redirect> {
@@ -126,9 +123,7 @@ pub struct NearMissesPage {
 
 /// Every "Where we got lucky" entry: the near misses worth reading together.
 pub async fn near_misses(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
 ) -> PageResult<NearMissesPage> {
     let mut misses = Vec::new();
     for m in crate::postmortems::db::near_misses(&state.pool).await? {
@@ -180,9 +175,7 @@ impl ListPage {
 /// The managers' view: postmortems with their figures and open action items, filtered. A
 /// filter that cannot be read is shown again as typed, named, with nothing listed (422).
 pub async fn list(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
         crate::postmortems::handlers::PostmortemQuery,
     >,

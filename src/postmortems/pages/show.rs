@@ -2,14 +2,15 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Viewer};
+use crate::http::access::Viewer;
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
+use crate::http::request::{ApiRequest, PageRequest};
 use crate::incidents::db::Incident;
 use crate::postmortems::document::Document;
 use crate::postmortems::domain::{SafeHtml, Section, render_markdown};
@@ -140,9 +141,7 @@ pub struct ShowQuery {
 }
 
 pub async fn show(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(key): Path<String>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<ShowQuery>,
 ) -> PageResult<PostmortemPage> {
@@ -212,8 +211,7 @@ pub(super) async fn item_answer<T>(
 
 /// The Markdown export (`text/markdown`, never rendered by the browser: nosniff is set).
 pub async fn export(
-    State(state): State<AppState>,
-    _auth: Auth<Viewer>,
+    ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> PageResult<Response> {
     let i = incident(&state, &key).await?;
@@ -246,9 +244,7 @@ pub struct VersionPage {
 
 /// A published version as frozen, and what changed since.
 pub async fn version(
-    State(state): State<AppState>,
-    chrome: Chrome,
-    _auth: Auth<Viewer>,
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path((key, number)): Path<(String, String)>,
 ) -> PageResult<VersionPage> {
     let i = incident(&state, &key).await?;

@@ -68,6 +68,20 @@ impl<E: Into<AppError>> From<E> for PageError {
 
 pub type PageResult<T> = Result<T, PageError>;
 
+/// What a form's page answers when its change fails: a refusal naming fields shows the form
+/// again (`again`, given the errors) with 422; any other error is the error page.
+pub async fn form_again<P: IntoResponse>(
+    error: AppError,
+    again: impl AsyncFnOnce(Vec<FieldError>) -> PageResult<P>,
+) -> PageResult<Response> {
+    match error {
+        AppError::Validation(errors) => {
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, again(errors).await?).into_response())
+        }
+        other => Err(PageError(other)),
+    }
+}
+
 #[derive(Template)]
 #[template(path = "error.html")]
 struct ErrorPage<'a> {

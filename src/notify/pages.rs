@@ -4,7 +4,6 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::Path;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -13,7 +12,7 @@ use super::db::{self, Channel};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::page::{Chrome, PageResult, form_again};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -96,12 +95,12 @@ pub async fn create(
                     .into_response(),
             )
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            page(&state, chrome, None, form, errors).await?,
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => {
+            form_again(e, async |errors| {
+                page(&state, chrome, None, form, errors).await
+            })
+            .await
+        }
     }
 }
 
@@ -254,12 +253,12 @@ pub async fn change_paging(
             }
             Ok(Redirect::to("/account/paging").into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            paging_page(&state, chrome, me, None, errors).await?,
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => {
+            form_again(e, async |errors| {
+                paging_page(&state, chrome, me, None, errors).await
+            })
+            .await
+        }
     }
 }
 
@@ -297,12 +296,12 @@ pub async fn subscribe(
             tx.commit().await?;
             Ok(Redirect::to("/admin/channels#subscriptions").into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            page(&state, chrome, None, ChannelForm::default(), errors).await?,
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => {
+            form_again(e, async |errors| {
+                page(&state, chrome, None, ChannelForm::default(), errors).await
+            })
+            .await
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Duration, Utc};
 
@@ -16,7 +16,7 @@ use crate::clock;
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Manager, Viewer};
 use crate::http::extract::{PageForm, parse_form_time, parse_id};
-use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::page::{Chrome, PageError, PageResult, form_again};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -329,12 +329,7 @@ pub async fn add_override(
             tx.commit().await?;
             Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            render(&state, chrome, id, errors).await?,
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => form_again(e, async |errors| render(&state, chrome, id, errors).await).await,
     }
 }
 

@@ -5,7 +5,6 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::Path;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -15,7 +14,7 @@ use super::domain::{PolicyDraft, steps_from_lines, steps_to_lines};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Manager, Viewer};
 use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::page::{Chrome, PageResult, form_again};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -148,12 +147,7 @@ async fn save(
             tx.commit().await?;
             Ok(Redirect::to("/oncall#policies").into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            form.page(chrome, id, errors),
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => form_again(e, async |errors| Ok(form.page(chrome, id, errors))).await,
     }
 }
 

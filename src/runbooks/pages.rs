@@ -4,7 +4,6 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::Path;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
@@ -12,10 +11,10 @@ use super::actions;
 use super::db::{self, Runbook};
 use super::domain::{RunbookDraft, steps_from_lines};
 use super::handlers::RunbookQuery;
-use crate::error::{AppError, FieldError};
+use crate::error::FieldError;
 use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
-use crate::http::page::{Chrome, PageError, PageResult};
+use crate::http::page::{Chrome, PageResult, form_again};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -133,19 +132,19 @@ pub async fn create(
             tx.commit().await?;
             Ok(Redirect::to("/runbooks").into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            ListPage {
-                chrome,
-                runbooks: db::list(&state.pool, db::Filter::default()).await?,
-                owners: owner_choices(&state).await?,
-                service: None,
-                form,
-                errors,
-            },
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => {
+            form_again(e, async |errors| {
+                Ok(ListPage {
+                    chrome,
+                    runbooks: db::list(&state.pool, db::Filter::default()).await?,
+                    owners: owner_choices(&state).await?,
+                    service: None,
+                    form,
+                    errors,
+                })
+            })
+            .await
+        }
     }
 }
 
@@ -185,18 +184,18 @@ pub async fn edit(
             tx.commit().await?;
             Ok(Redirect::to("/runbooks").into_response())
         }
-        Err(AppError::Validation(errors)) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            EditPage {
-                chrome,
-                id,
-                owners: owner_choices(&state).await?,
-                form,
-                errors,
-            },
-        )
-            .into_response()),
-        Err(other) => Err(PageError(other)),
+        Err(e) => {
+            form_again(e, async |errors| {
+                Ok(EditPage {
+                    chrome,
+                    id,
+                    owners: owner_choices(&state).await?,
+                    form,
+                    errors,
+                })
+            })
+            .await
+        }
     }
 }
 

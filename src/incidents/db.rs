@@ -402,10 +402,14 @@ pub async fn list(
                 .replace('_', "\\_")
         )
     });
-    // Someone who types `inc-1187` means the incident, not text that contains it.
-    let typed_key =
-        f.q.as_deref()
-            .and_then(|q| IncidentKey::parse(&q.trim().to_ascii_uppercase()).map(|k| k.0));
+    // Someone who types `inc-1187` means the incident too, written as its key is written
+    // (`INC-0012` is text to look for, not INC-12).
+    let typed_key = f.q.as_deref().and_then(|q| {
+        let text = q.trim().to_ascii_uppercase();
+        IncidentKey::parse(&text)
+            .filter(|k| k.to_string() == text)
+            .map(|k| k.0)
+    });
     let (resolved, severities) = f.index_bounds();
     sqlx::query_as!(
         Row,

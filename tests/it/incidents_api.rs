@@ -422,6 +422,16 @@ async fn list_filters_and_orders_open_first_then_by_severity(pool: PgPool) {
         vec![sev1.clone()],
         "a key typed in any case, with spaces, finds its incident"
     );
+    let padded = sev1.replace("INC-", "INC-0");
+    assert_eq!(
+        keys(
+            app.get(&format!("/api/v1/incidents?q={padded}"))
+                .await
+                .json()
+        ),
+        Vec::<String>::new(),
+        "a key is matched as it is written, not as any number that parses the same"
+    );
     assert_eq!(
         keys(app.get("/api/v1/incidents?q=100%25").await.json()),
         Vec::<String>::new()

@@ -9,33 +9,7 @@ use crate::auth::db::{self, User};
 use crate::auth::domain::{UserRole, check_password, token_display_prefix, token_hash};
 use crate::auth::password;
 use crate::error::{AppError, AppResult};
-use crate::people::{self, domain::PersonDraft};
-
-/// A handle made from an email's local part: `ana.ribeiro@x` → `ana.ribeiro`.
-fn handle_from_email(email: &str) -> String {
-    let local = email
-        .split('@')
-        .next()
-        .unwrap_or("user")
-        .to_ascii_lowercase();
-    let cleaned: String = local
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    let cleaned = cleaned.trim_start_matches(['.', '_', '-']).to_owned();
-    if cleaned.is_empty() {
-        "user".into()
-    } else {
-        cleaned
-    }
-}
+use crate::people;
 
 /// What to create or reset.
 pub struct Account<'a> {
@@ -69,14 +43,7 @@ pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> Ap
             (u.id, "user.reset")
         }
         None => {
-            let handle = unique_handle(&mut tx, &handle_from_email(a.email)).await?;
-            let draft = PersonDraft {
-                name: a.name.map(str::to_owned).unwrap_or_else(|| handle.clone()),
-                email: a.email.to_owned(),
-                handle,
-            }
-            .validated()?;
-            let person = people::db::insert(&mut *tx, &draft).await?;
+            let person = people::actions::add_for_email(&mut tx, a.name, a.email).await?;
             db::set_account(&mut *tx, person.id, a.role, hash.as_deref()).await?;
             (person.id, "user.create")
         }
@@ -94,20 +61,6 @@ pub async fn ensure_account(pool: &PgPool, a: &Account<'_>, actor: &Actor) -> Ap
     .await?;
     tx.commit().await?;
     Ok(user)
-}
-
-async fn unique_handle(conn: &mut sqlx::PgConnection, base: &str) -> AppResult<String> {
-    for n in 0..1000 {
-        let candidate = if n == 0 {
-            base.to_owned()
-        } else {
-            format!("{base}{n}")
-        };
-        if people::db::find(&mut *conn, &candidate).await?.is_none() {
-            return Ok(candidate);
-        }
-    }
-    Err(AppError::Conflict(format!("no free handle like {base:?}")))
 }
 
 /// Makes `token` (stored hashed) the `bootstrap` API token of `user`.
@@ -178,16 +131,4 @@ pub async fn from_settings(
     }
     tracing::info!(email = %admin.email, "bootstrap admin ready");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::handle_from_email;
-
-    #[test]
-    fn handles_come_from_the_local_part() {
-        assert_eq!(handle_from_email("Ana.Ribeiro@example.com"), "ana.ribeiro");
-        assert_eq!(handle_from_email("a+b@example.com"), "a-b");
-        assert_eq!(handle_from_email("+@example.com"), "user");
-    }
 }

@@ -59,9 +59,42 @@ impl PersonDraft {
     }
 }
 
+/// A handle made from an email's local part: `ana.ribeiro@x` → `ana.ribeiro`.
+pub fn handle_from_email(email: &str) -> String {
+    let local = email
+        .split('@')
+        .next()
+        .unwrap_or("user")
+        .to_ascii_lowercase();
+    let cleaned: String = local
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let cleaned = cleaned.trim_start_matches(['.', '_', '-']).to_owned();
+    if cleaned.is_empty() {
+        "user".into()
+    } else {
+        cleaned
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn handles_come_from_the_local_part() {
+        assert_eq!(handle_from_email("Ana.Ribeiro@example.com"), "ana.ribeiro");
+        assert_eq!(handle_from_email("a+b@example.com"), "a-b");
+        assert_eq!(handle_from_email("+@example.com"), "user");
+    }
 
     #[test]
     fn people_need_a_name_an_email_and_a_handle() {

@@ -1,5 +1,6 @@
 //! People: the responders who hold incident roles.
 
+pub mod actions;
 pub mod db;
 pub mod domain;
 pub mod handlers;

@@ -50,29 +50,28 @@ impl TryFrom<Row> for IncidentRef {
 
 /// The incident with this id, if there is one.
 pub async fn by_id(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<IncidentRef>> {
-    sqlx::query_as!(
-        Row,
-        r#"select i.id, i.number as "key: IncidentKey", i.title, i.summary, i.severity, i.status,
-                  i.service_id, s.name as "service?"
-           from incidents i left join services s on i.service_id = s.id
-           where i.id = $1"#,
-        id
-    )
-    .fetch_optional(e)
-    .await?
-    .map(IncidentRef::try_from)
-    .transpose()
+    find(e, Some(id), None).await
 }
 
 /// The incident with this key, if there is one.
 pub async fn by_key(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<IncidentRef>> {
+    find(e, None, Some(key.0)).await
+}
+
+/// The incident with id `id` or number `number` (one of them given); either is a unique index.
+async fn find(
+    e: impl PgExecutor<'_>,
+    id: Option<i64>,
+    number: Option<i64>,
+) -> AppResult<Option<IncidentRef>> {
     sqlx::query_as!(
         Row,
         r#"select i.id, i.number as "key: IncidentKey", i.title, i.summary, i.severity, i.status,
                   i.service_id, s.name as "service?"
            from incidents i left join services s on i.service_id = s.id
-           where i.number = $1"#,
-        key.0
+           where i.id = $1 or i.number = $2"#,
+        id,
+        number
     )
     .fetch_optional(e)
     .await?

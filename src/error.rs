@@ -109,6 +109,13 @@ pub fn is_contention(err: &sqlx::Error) -> bool {
 pub const CONTENTION_RETRY_SECS: i64 = 1;
 
 impl AppError {
+    /// The one row a query narrowed to `id` found, or 404 naming what was asked for ("There is
+    /// no schedule 7.").
+    pub fn the_one<T>(mut rows: Vec<T>, what: &str, id: impl std::fmt::Display) -> AppResult<T> {
+        rows.pop()
+            .ok_or_else(|| Self::NotFound(format!("There is no {what} {id}.")))
+    }
+
     /// 413 for a body over the usual limit (`http::BODY_LIMIT`, 1 MiB).
     pub fn too_large() -> Self {
         Self::TooLarge { limit_mib: 1 }

@@ -82,6 +82,20 @@ pub async fn form_again<P: IntoResponse>(
     }
 }
 
+/// What a page form answers once its change was tried (in `transaction::write`, so run again
+/// if PostgreSQL broke it off): saved, the person is sent to the address `to` makes of what it
+/// stored; refused for its fields, the form comes again (`form_again`).
+pub async fn submitted<T, P: IntoResponse>(
+    tried: Result<T, AppError>,
+    to: impl FnOnce(T) -> String,
+    again: impl AsyncFnOnce(Vec<FieldError>) -> PageResult<P>,
+) -> PageResult<Response> {
+    match tried {
+        Ok(saved) => Ok(axum::response::Redirect::to(&to(saved)).into_response()),
+        Err(e) => form_again(e, again).await,
+    }
+}
+
 #[derive(Template)]
 #[template(path = "error.html")]
 struct ErrorPage<'a> {

@@ -12,7 +12,7 @@ use super::db::{self, Channel};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageResult, form_again};
+use crate::http::page::{Chrome, PageResult, form_again, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -290,19 +290,15 @@ pub async fn subscribe(
         all("channel_id").first().map_or("", String::as_str),
         "channel",
     )?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    match actions::subscribe(&mut tx, &auth.actor, channel, &draft).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(Redirect::to("/admin/channels#subscriptions").into_response())
-        }
-        Err(e) => {
-            form_again(e, async |errors| {
-                page(&state, chrome, None, ChannelForm::default(), errors).await
-            })
-            .await
-        }
-    }
+    let tried = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::subscribe(tx, &auth.actor, channel, &draft))
+    });
+    submitted(
+        tried.await,
+        |_| "/admin/channels#subscriptions".into(),
+        async |errors| page(&state, chrome, None, ChannelForm::default(), errors).await,
+    )
+    .await
 }
 
 pub async fn unsubscribe(

@@ -88,10 +88,7 @@ pub async fn list(e: impl PgExecutor<'_>, id: Option<i64>) -> AppResult<Vec<Stor
 }
 
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredSchedule> {
-    list(e, Some(id))
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::NotFound(format!("There is no schedule {id}.")))
+    AppError::the_one(list(e, Some(id)).await?, "schedule", id)
 }
 
 /// Stores the hash of a fresh feed token for `person_id` unless they have a feed already (or

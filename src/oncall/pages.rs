@@ -16,7 +16,7 @@ use crate::clock;
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Manager, Viewer};
 use crate::http::extract::{PageForm, parse_form_time, parse_id};
-use crate::http::page::{Chrome, PageError, PageResult, form_again};
+use crate::http::page::{Chrome, PageError, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -314,23 +314,27 @@ pub async fn add_override(
         })
     })();
     let version = form.version.trim().parse::<i32>().ok();
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let changed = match parsed {
+    let tried = match parsed {
         Ok(o) => {
-            let current = db::get(&mut *tx, id).await?;
-            let mut draft = current.draft();
-            draft.overrides.push(o);
-            actions::update(&mut tx, &auth.actor, id, version, &draft).await
+            let actor = &auth.actor;
+            crate::transaction::write(&state.pool, |tx, _| {
+                let o = o.clone();
+                Box::pin(async move {
+                    let mut draft = db::get(&mut *tx, id).await?.draft();
+                    draft.overrides.push(o);
+                    actions::update(tx, actor, id, version, &draft).await
+                })
+            })
+            .await
         }
         Err(e) => Err(e),
     };
-    match changed {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())
-        }
-        Err(e) => form_again(e, async |errors| render(&state, chrome, id, errors).await).await,
-    }
+    submitted(
+        tried,
+        |_| format!("/schedules/{id}#overrides"),
+        async |errors| render(&state, chrome, id, errors).await,
+    )
+    .await
 }
 
 #[derive(serde::Deserialize, Default)]

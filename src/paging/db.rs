@@ -102,10 +102,7 @@ pub async fn list(e: impl PgExecutor<'_>, id: Option<i64>) -> AppResult<Vec<Stor
 }
 
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredPolicy> {
-    list(e, Some(id))
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::NotFound(format!("There is no escalation policy {id}.")))
+    AppError::the_one(list(e, Some(id)).await?, "escalation policy", id)
 }
 
 /// Points service `name` at policy `policy_id` (or at none); `false` when there is no such

@@ -14,7 +14,7 @@ use super::domain::{PolicyDraft, steps_from_lines, steps_to_lines};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, Manager, Viewer};
 use crate::http::extract::{PageForm, parse_id};
-use crate::http::page::{Chrome, PageResult, form_again};
+use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -129,26 +129,27 @@ async fn save(
     id: Option<i64>,
     form: PolicyForm,
 ) -> PageResult<Response> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let saved = match form.draft() {
-        Ok(d) => match id {
-            None => actions::create(&mut tx, &auth.actor, &d).await,
-            Some(id) => {
-                let version = form.version.trim().parse::<i32>().ok();
-                actions::update(&mut tx, &auth.actor, id, version, &d)
-                    .await
-                    .map(|p| p.id)
-            }
-        },
+    let version = form.version.trim().parse::<i32>().ok();
+    let tried = match form.draft() {
+        Ok(d) => {
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(async {
+                    match id {
+                        None => actions::create(tx, &auth.actor, &d).await,
+                        Some(id) => Ok(actions::update(tx, &auth.actor, id, version, &d).await?.id),
+                    }
+                })
+            })
+            .await
+        }
         Err(e) => Err(e),
     };
-    match saved {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(Redirect::to("/oncall#policies").into_response())
-        }
-        Err(e) => form_again(e, async |errors| Ok(form.page(chrome, id, errors))).await,
-    }
+    submitted(
+        tried,
+        |_| "/oncall#policies".into(),
+        async |errors| Ok(form.page(chrome, id, errors)),
+    )
+    .await
 }
 
 pub async fn create_policy(

@@ -112,10 +112,7 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Runbook> {
         id: Some(id),
         ..Default::default()
     };
-    list(e, filter)
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::NotFound(format!("There is no runbook {id}.")))
+    AppError::the_one(list(e, filter).await?, "runbook", id)
 }
 
 /// The runbooks an incident shows: its service's, and those of the rules that routed its alerts.

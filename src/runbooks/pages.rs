@@ -14,7 +14,7 @@ use super::handlers::RunbookQuery;
 use crate::error::FieldError;
 use crate::http::access::{Admin, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
-use crate::http::page::{Chrome, PageResult, form_again};
+use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
 
@@ -126,26 +126,25 @@ pub async fn create(
     PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    match actions::create(&mut tx, &auth.actor, &form.draft()).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(Redirect::to("/runbooks").into_response())
-        }
-        Err(e) => {
-            form_again(e, async |errors| {
-                Ok(ListPage {
-                    chrome,
-                    runbooks: db::list(&state.pool, db::Filter::default()).await?,
-                    owners: owner_choices(&state).await?,
-                    service: None,
-                    form,
-                    errors,
-                })
+    let draft = form.draft();
+    let tried = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::create(tx, &auth.actor, &draft))
+    });
+    submitted(
+        tried.await,
+        |_| "/runbooks".into(),
+        async |errors| {
+            Ok(ListPage {
+                chrome,
+                runbooks: db::list(&state.pool, db::Filter::default()).await?,
+                owners: owner_choices(&state).await?,
+                service: None,
+                form,
+                errors,
             })
-            .await
-        }
-    }
+        },
+    )
+    .await
 }
 
 #[derive(Template, WebTemplate)]
@@ -178,25 +177,24 @@ pub async fn edit(
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    match actions::update(&mut tx, &auth.actor, id, form.version, &form.draft()).await {
-        Ok(_) => {
-            tx.commit().await?;
-            Ok(Redirect::to("/runbooks").into_response())
-        }
-        Err(e) => {
-            form_again(e, async |errors| {
-                Ok(EditPage {
-                    chrome,
-                    id,
-                    owners: owner_choices(&state).await?,
-                    form,
-                    errors,
-                })
+    let (version, draft) = (form.version, form.draft());
+    let tried = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::update(tx, &auth.actor, id, version, &draft))
+    });
+    submitted(
+        tried.await,
+        |_| "/runbooks".into(),
+        async |errors| {
+            Ok(EditPage {
+                chrome,
+                id,
+                owners: owner_choices(&state).await?,
+                form,
+                errors,
             })
-            .await
-        }
-    }
+        },
+    )
+    .await
 }
 
 pub async fn delete(

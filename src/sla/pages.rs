@@ -2,8 +2,7 @@
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 use super::db;
@@ -12,9 +11,9 @@ use crate::domain::Severity;
 use crate::error::{AppError, FieldError};
 use crate::http::access::Admin;
 use crate::http::extract::PageForm;
-use crate::http::page::Chrome;
-use crate::http::page::{PageError, PageResult};
+use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::PageRequest;
+use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "admin/policies.html")]
@@ -25,17 +24,23 @@ pub struct PoliciesPage {
     rule: &'static str,
 }
 
-pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<PoliciesPage> {
+/// The page with the stored policies, and what was wrong with a refused form.
+async fn page(
+    state: &AppState,
+    chrome: Chrome,
+    errors: Vec<FieldError>,
+) -> PageResult<PoliciesPage> {
+    let rows = db::all(&state.pool).await?;
     Ok(PoliciesPage {
         chrome,
-        rows: db::all(&state.pool)
-            .await?
-            .iter()
-            .map(PolicyView::from)
-            .collect(),
-        errors: vec![],
+        rows: rows.iter().map(PolicyView::from).collect(),
+        errors,
         rule: super::domain::RULE,
     })
+}
+
+pub async fn show(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<PoliciesPage> {
+    page(&state, chrome, vec![]).await
 }
 
 /// The form posts `Sev1_ack`, `Sev1_resolve`, `Sev1_cadence`, … in minutes.
@@ -74,7 +79,7 @@ pub async fn save(
             })
         })
         .collect();
-    let result = async {
+    let tried = async {
         let views = parsed?;
         let policies = views
             .iter()
@@ -87,21 +92,10 @@ pub async fn save(
         Ok::<_, AppError>(())
     }
     .await;
-    match result {
-        Ok(()) => Ok(Redirect::to("/admin/policies").into_response()),
-        Err(AppError::Validation(errors)) => {
-            let page = PoliciesPage {
-                chrome,
-                rows: db::all(&state.pool)
-                    .await?
-                    .iter()
-                    .map(PolicyView::from)
-                    .collect(),
-                errors,
-                rule: super::domain::RULE,
-            };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
-        }
-        Err(other) => Err(PageError(other)),
-    }
+    submitted(
+        tried,
+        |()| "/admin/policies".into(),
+        async |errors| page(&state, chrome, errors).await,
+    )
+    .await
 }

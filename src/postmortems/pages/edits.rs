@@ -103,6 +103,7 @@ pub async fn choose_timeline(
     Ok(back(&i))
 }
 
+/// An action item as typed: added (no status, no version) or edited.
 #[derive(Deserialize)]
 pub struct ItemForm {
     action: String,
@@ -111,6 +112,28 @@ pub struct ItemForm {
     owner: String,
     due_on: String,
     work_item: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    version: Option<i32>,
+}
+
+impl ItemForm {
+    /// The form again as typed, with what was wrong in it.
+    fn refused(&self, item: Option<i64>, errors: Vec<crate::error::FieldError>) -> RefusedItem {
+        RefusedItem {
+            item,
+            form: ItemFormView {
+                action: self.action.clone(),
+                kind: self.kind.clone(),
+                owner: self.owner.clone(),
+                due_on: self.due_on.clone(),
+                work_item: self.work_item.clone(),
+                status: self.status.clone(),
+                errors,
+            },
+        }
+    }
 }
 
 pub async fn add_item(
@@ -129,17 +152,8 @@ pub async fn add_item(
         actions::add_action_item(tx, &auth.actor, i, &draft).await
     })
     .await;
-    item_answer(&state, chrome, &key, done, |errors| RefusedItem {
-        item: None,
-        form: ItemFormView {
-            action: form.action.clone(),
-            kind: form.kind.clone(),
-            owner: form.owner.clone(),
-            due_on: form.due_on.clone(),
-            work_item: form.work_item.clone(),
-            status: String::new(),
-            errors,
-        },
+    item_answer(&state, chrome, &key, done, |errors| {
+        form.refused(None, errors)
     })
     .await
 }
@@ -178,22 +192,10 @@ pub async fn resolve_comment(
     Ok(back(&i))
 }
 
-#[derive(Deserialize)]
-pub struct ItemEditForm {
-    action: String,
-    #[serde(rename = "type")]
-    kind: String,
-    owner: String,
-    due_on: String,
-    work_item: String,
-    status: String,
-    version: i32,
-}
-
 pub async fn edit_item(
     PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path((key, id)): Path<(String, String)>,
-    PageForm(form): PageForm<ItemEditForm>,
+    PageForm(form): PageForm<ItemForm>,
 ) -> PageResult<Response> {
     let id = crate::http::extract::parse_id(&id, "action item")?;
     let edit = actions::ItemEdit {
@@ -206,20 +208,14 @@ pub async fn edit_item(
     };
     let done = change(&state, &key, async |tx, i| {
         let was = own_item(tx, i, id).await?;
-        actions::edit_action_item(tx, &auth.actor, &was, Some(form.version), &edit).await
+        let version = Some(form.version.ok_or_else(|| {
+            AppError::invalid("version", "the form lost its version; reload the page")
+        })?);
+        actions::edit_action_item(tx, &auth.actor, &was, version, &edit).await
     })
     .await;
-    item_answer(&state, chrome, &key, done, |errors| RefusedItem {
-        item: Some(id),
-        form: ItemFormView {
-            action: form.action.clone(),
-            kind: form.kind.clone(),
-            owner: form.owner.clone(),
-            due_on: form.due_on.clone(),
-            work_item: form.work_item.clone(),
-            status: form.status.clone(),
-            errors,
-        },
+    item_answer(&state, chrome, &key, done, |errors| {
+        form.refused(Some(id), errors)
     })
     .await
 }

@@ -43,6 +43,7 @@ pub mod search;
 pub mod services;
 pub mod sla;
 pub mod state;
+pub mod teams;
 pub mod telemetry;
 pub mod timeline;
 pub mod trackers;

@@ -319,5 +319,9 @@ async fn finish(
             .await?
         }
     };
+    // Teams that follow the provider's groups gain or lose the person as the claim says.
+    let mut tx = crate::transaction::begin(&state.pool).await?;
+    crate::teams::actions::follow_groups(&mut tx, &actor, &user.handle, user.id, &values).await?;
+    tx.commit().await?;
     Ok((user, flow.next))
 }

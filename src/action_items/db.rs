@@ -105,6 +105,8 @@ pub struct ItemFilter {
     pub status: Option<String>,
     pub kind: Option<String>,
     pub overdue: bool,
+    /// Items of incidents of the services this team (by slug) owns
+    pub team: Option<String>,
 }
 
 /// One page of the action items `f` asks for — soonest due first, those with no due date last,
@@ -138,6 +140,9 @@ pub async fn list_items(
              and ($5::int8 is null
                   or (coalesce(a.due_on, 'infinity'::date), a.id)
                      > (coalesce($6::date, 'infinity'::date), $5))
+             and ($8::text is null
+                  or i.service_id in (select s.id from services s join teams t on t.id = s.team_id
+                                      where t.slug = $8))
            order by coalesce(a.due_on, 'infinity'::date), a.id
            limit $7"#,
         f.owner,
@@ -147,6 +152,7 @@ pub async fn list_items(
         after.map(|c| c.id),
         after.and_then(|c| c.due_on),
         limit + 1,
+        f.team,
     )
     .fetch_all(e)
     .await?;

@@ -1,5 +1,5 @@
 //! What the dashboard reads beyond other capabilities' queries: your roles and claims, and the
-//! last 30 days' figures.
+//! figures of the last days (of every service, or of a team's).
 
 use sqlx::PgExecutor;
 
@@ -43,25 +43,32 @@ pub async fn mine(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Mine>
     .await?)
 }
 
-/// The last 30 days (UTC, today included), oldest first, and the period's mean times to
-/// acknowledge and resolve over its incidents.
-pub async fn last_30_days(
+/// The last `span` days (UTC, today included), oldest first, and the period's mean times to
+/// acknowledge and resolve over its incidents — of the services `team` (a slug) owns, or of all.
+pub async fn last_days(
     e: impl PgExecutor<'_> + Copy,
+    span: i32,
+    team: Option<&str>,
 ) -> AppResult<(Vec<Day>, Option<f64>, Option<f64>)> {
     let days = sqlx::query!(
         r#"with days as (
-             select generate_series((now() at time zone 'UTC')::date - 29,
+             select generate_series((now() at time zone 'UTC')::date - ($1::int4 - 1),
                                     (now() at time zone 'UTC')::date, interval '1 day')::date as day),
            per_day as (
              select (detected_at at time zone 'UTC')::date as day, count(*) as opened,
                     avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
                     avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
              from incidents
-             where detected_at >= ((now() at time zone 'UTC')::date - 29)::timestamp at time zone 'UTC'
+             where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
+               and ($2::text is null
+                    or service_id in (select s.id from services s join teams t on t.id = s.team_id
+                                      where t.slug = $2))
              group by 1)
            select d.day as "day!", coalesce(p.opened, 0) as "opened!", p.ack_secs, p.resolve_secs
            from days d left join per_day p on p.day = d.day
-           order by d.day"#
+           order by d.day"#,
+        span,
+        team
     )
     .fetch_all(e)
     .await?
@@ -77,7 +84,12 @@ pub async fn last_30_days(
         r#"select avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
                   avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
            from incidents
-           where detected_at >= ((now() at time zone 'UTC')::date - 29)::timestamp at time zone 'UTC'"#
+           where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
+             and ($2::text is null
+                  or service_id in (select s.id from services s join teams t on t.id = s.team_id
+                                    where t.slug = $2))"#,
+        span,
+        team
     )
     .fetch_one(e)
     .await?;

@@ -94,6 +94,8 @@ impl Bar {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     pub trend: Trend,
+    /// How many days it spans
+    pub span: usize,
     pub bars: Vec<Bar>,
     /// The whole period's figure: total incidents, or the mean over the period's incidents
     pub summary: String,
@@ -108,6 +110,11 @@ pub struct Chart {
 /// figure has no bar.
 pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
     let values: Vec<Option<f64>> = days.iter().map(|d| trend.value(d)).collect();
+    let span = days.len();
+    let period = match span {
+        1 => "1 day".to_owned(),
+        n => format!("{n} days"),
+    };
     let max = values.iter().flatten().copied().fold(0.0_f64, f64::max);
     let slot = if days.is_empty() {
         0
@@ -140,12 +147,13 @@ pub fn chart(trend: Trend, days: &[Day], period_mean: Option<f64>) -> Chart {
         })
         .collect();
     let summary = match (trend, period_mean) {
-        (Trend::Opened, _) => format!("{} in 30 days", days.iter().map(|d| d.opened).sum::<i64>()),
-        (_, Some(mean)) => format!("mean {} over 30 days", trend.text(mean)),
-        (_, None) => "none measured in 30 days".to_owned(),
+        (Trend::Opened, _) => format!("{} in {period}", days.iter().map(|d| d.opened).sum::<i64>()),
+        (_, Some(mean)) => format!("mean {} over {period}", trend.text(mean)),
+        (_, None) => format!("none measured in {period}"),
     };
     Chart {
         trend,
+        span,
         bars,
         summary,
         first_day: days
@@ -185,10 +193,10 @@ mod tests {
         assert_eq!(opened.bars[2].height, HEIGHT - AXIS);
         assert_eq!(opened.bars[0].height, (HEIGHT - AXIS) / 2);
         assert_eq!(opened.bars[1].height, 0);
-        assert_eq!(opened.summary, "6 in 30 days");
+        assert_eq!(opened.summary, "6 in 3 days");
         assert_eq!(opened.bars[0].title(), "2026-11-01: 2");
         let ack = chart(Trend::Acknowledge, &days, Some(500.0));
-        assert_eq!(ack.summary, "mean 8 min over 30 days");
+        assert_eq!(ack.summary, "mean 8 min over 3 days");
         assert_eq!(ack.bars.len(), 2, "no acknowledgement that day, no bar");
         assert_eq!(ack.top, "10 min");
         assert_eq!(ack.bars[1].title(), "2026-11-03: 5 min");
@@ -212,6 +220,6 @@ mod tests {
     fn an_empty_period_draws_nothing() {
         let c = chart(Trend::Resolve, &[day(1, 0, None)], None);
         assert!(c.bars.is_empty());
-        assert_eq!(c.summary, "none measured in 30 days");
+        assert_eq!(c.summary, "none measured in 1 day");
     }
 }

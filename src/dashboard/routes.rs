@@ -1,4 +1,4 @@
-//! The dashboard's route.
+//! The dashboard's routes: the organisation's and each team's.
 
 use axum::routing::get;
 
@@ -6,5 +6,7 @@ use super::pages;
 use crate::http::routes::Routes;
 
 pub fn routes() -> Routes {
-    Routes::new().page("/", get(pages::show))
+    Routes::new()
+        .page("/", get(pages::show))
+        .page("/teams/{slug}", get(pages::team::show))
 }

@@ -7,6 +7,7 @@ pub mod challenges;
 mod orbitpay;
 mod paging;
 mod postmortem;
+mod teams;
 pub mod world;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -34,7 +35,7 @@ const SERVICES: &[(&str, i64, &str, f64, f64, &str)] = &[
     (
         "checkout-api",
         1,
-        "OrbitPay Checkout",
+        "Checkout",
         99.95,
         120.0,
         "Accepts OrbitPay's checkout requests and hands authorization to payments-worker over a queue.",
@@ -42,7 +43,7 @@ const SERVICES: &[(&str, i64, &str, f64, f64, &str)] = &[
     (
         "payments-worker",
         2,
-        "OrbitPay Payments",
+        "Payments",
         99.9,
         80.0,
         "Calls the external card processor for OrbitPay's authorizations; failed ones are scheduled for retry in a Redis sorted set.",
@@ -131,7 +132,8 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
                 depends_on: None,
             }
             .validated()?;
-            services::db::insert(&mut *tx, &draft).await?;
+            let team = teams::team_id(&mut tx, team).await?;
+            services::db::insert(&mut *tx, &draft, team).await?;
         }
     }
     // OrbitPay: checkout-api hands authorization to payments-worker.
@@ -151,6 +153,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         .await?;
     }
     ensure_people(&mut tx, PEOPLE).await?;
+    teams::staff(&mut tx).await?;
     if incidents_db::find(&mut *tx, INC_1187).await?.is_none() {
         inc_1187(&mut tx).await?;
     }

@@ -87,7 +87,7 @@ const WORLD_SERVICES: &[ServiceRow] = &[
     (
         "identity",
         1,
-        "Identity",
+        "Platform",
         99.95,
         300.0,
         "Sign-in, sessions and API tokens for merchants and their staff.",
@@ -105,7 +105,7 @@ const WORLD_SERVICES: &[ServiceRow] = &[
     (
         "web-frontend",
         1,
-        "Web",
+        "Checkout",
         99.9,
         450.0,
         "The merchant dashboard and the hosted checkout pages.",
@@ -114,7 +114,7 @@ const WORLD_SERVICES: &[ServiceRow] = &[
     (
         "search-api",
         2,
-        "Discovery",
+        "Data",
         99.5,
         220.0,
         "Product and order search for merchants.",
@@ -123,7 +123,7 @@ const WORLD_SERVICES: &[ServiceRow] = &[
     (
         "notifications",
         2,
-        "Messaging",
+        "Platform",
         99.5,
         90.0,
         "Email, SMS and webhooks to merchants and their customers.",
@@ -150,7 +150,7 @@ const WORLD_SERVICES: &[ServiceRow] = &[
     (
         "mobile-bff",
         2,
-        "Mobile",
+        "Checkout",
         99.5,
         160.0,
         "The backend the iOS and Android apps talk to.",
@@ -682,7 +682,8 @@ async fn setting_up(tx: &mut PgConnection) -> AppResult<()> {
                 ..Default::default()
             }
             .validated()?;
-            services::db::insert(&mut *tx, &draft).await?;
+            let team = super::teams::team_id(tx, team).await?;
+            services::db::insert(&mut *tx, &draft, team).await?;
         }
     }
     for (name, _, _, _, _, _, deps) in WORLD_SERVICES {
@@ -696,6 +697,7 @@ async fn setting_up(tx: &mut PgConnection) -> AppResult<()> {
         }
     }
     super::ensure_people(tx, ENGINEERS).await?;
+    super::teams::staff(tx).await?;
     if !crate::integrations::db::list(&mut *tx)
         .await?
         .iter()

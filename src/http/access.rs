@@ -44,7 +44,21 @@ impl MinRole for Admin {
 pub struct Auth<R: MinRole> {
     pub user: CurrentUser,
     pub actor: Actor,
+    /// The request as a refusal finer than the role would tally it (see [`Auth::refused`])
+    request: RefusedRequest,
     _role: PhantomData<R>,
+}
+
+impl<R: MinRole> Auth<R> {
+    /// A refusal by a rule finer than the role (a team's configuration, changed by someone who
+    /// is not its lead): tallied in the audit log as `access.denied`, like a role refusal, and
+    /// handed back to answer 403.
+    pub async fn refused(&self, state: &AppState, error: AppError) -> AppError {
+        if matches!(error, AppError::Forbidden(_)) {
+            self.request.tally(state, "access.denied").await;
+        }
+        error
+    }
 }
 
 /// 401 or 403, in the format of the part of the site that was asked.
@@ -91,6 +105,7 @@ impl<R: MinRole> FromRequestParts<AppState> for Auth<R> {
         Ok(Self {
             user,
             actor,
+            request: RefusedRequest::of(parts, state),
             _role: PhantomData,
         })
     }

@@ -58,6 +58,7 @@ impl ItemQuery {
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
             overdue: query_flag("overdue", &self.overdue)?,
+            team: None,
         })
     }
 

@@ -13,7 +13,10 @@ pub struct Service {
     pub id: i64,
     pub name: String,
     pub tier: i16,
+    /// The owning team's name; empty when the service is the installation's
     pub team: String,
+    /// The owning team's slug (`/teams/{slug}`)
+    pub team_slug: Option<String>,
     pub description: String,
     pub slo_target_percent: Option<f64>,
     pub avg_requests_per_second: Option<f64>,
@@ -53,21 +56,21 @@ fn name_taken(name: &str) -> impl FnOnce(sqlx::Error) -> AppError {
     )
 }
 
-pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Service> {
-    sqlx::query_as!(
-        Service,
+/// Adds the service, owned by the team `team_id` (or by nobody); its id.
+pub async fn insert(
+    e: impl PgExecutor<'_>,
+    d: &ServiceDraft,
+    team_id: Option<i64>,
+) -> AppResult<i64> {
+    sqlx::query_scalar!(
         r#"insert into services
-               (name, tier, team, description, slo_target_percent, avg_requests_per_second, runbook_url,
-                peak_requests_per_second, peak_latency_seconds)
+               (name, tier, team_id, description, slo_target_percent, avg_requests_per_second,
+                runbook_url, peak_requests_per_second, peak_latency_seconds)
            values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-           returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
-                     runbook_url, version, created_at, updated_at,
-                     array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
-                             where sd.service_id = services.id order by d.name) as "depends_on!""#,
+           returning id"#,
         d.name,
         d.tier as i16,
-        d.team,
+        team_id,
         d.description,
         d.slo_target_percent,
         d.avg_requests_per_second,
@@ -80,31 +83,26 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &ServiceDraft) -> AppResult<Servi
     .map_err(name_taken(&d.name))
 }
 
-/// Writes `d` over the service `id` if it is still at `expected_version`; `None` when stale.
+/// Writes `d` over the service `id` if it is still at `expected_version`; `false` when stale.
 pub async fn update(
     e: impl PgExecutor<'_>,
     id: i64,
     expected_version: i32,
     d: &ServiceDraft,
-) -> AppResult<Option<Service>> {
-    sqlx::query_as!(
-        Service,
+    team_id: Option<i64>,
+) -> AppResult<bool> {
+    let done = sqlx::query!(
         r#"update services
-           set name = $3, tier = $4, team = $5, description = $6, slo_target_percent = $7,
+           set name = $3, tier = $4, team_id = $5, description = $6, slo_target_percent = $7,
                avg_requests_per_second = $8, runbook_url = $9, peak_requests_per_second = $10,
                peak_latency_seconds = $11, version = version + 1,
                updated_at = now()
-           where id = $1 and version = $2
-           returning id, name, tier, team, description, slo_target_percent,
-                     avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
-                     runbook_url, version, created_at, updated_at,
-                     array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
-                             where sd.service_id = services.id order by d.name) as "depends_on!""#,
+           where id = $1 and version = $2"#,
         id,
         expected_version,
         d.name,
         d.tier as i16,
-        d.team,
+        team_id,
         d.description,
         d.slo_target_percent,
         d.avg_requests_per_second,
@@ -112,24 +110,46 @@ pub async fn update(
         d.peak_requests_per_second,
         d.peak_latency_seconds,
     )
-    .fetch_optional(e)
+    .execute(e)
     .await
-    .map_err(name_taken(&d.name))
+    .map_err(name_taken(&d.name))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Which services [`select`] reads; every field left out matches all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    pub name: Option<&'a str>,
+    /// The owning team's slug
+    pub team: Option<&'a str>,
+}
+
+/// The services the filter names, most critical tier first, with their team and dependencies.
+pub async fn select(e: impl PgExecutor<'_>, f: Filter<'_>) -> AppResult<Vec<Service>> {
+    Ok(sqlx::query_as!(
+        Service,
+        r#"select s.id, s.name, s.tier, coalesce(t.name, '') as "team!", t.slug as "team_slug?",
+                  s.description, s.slo_target_percent,
+                  s.avg_requests_per_second, s.peak_requests_per_second, s.peak_latency_seconds,
+                  s.runbook_url, s.version, s.created_at, s.updated_at,
+                  array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
+                        where sd.service_id = s.id order by d.name) as "depends_on!"
+           from services s left join teams t on t.id = s.team_id
+           where ($1::text is null or s.name = $1) and ($2::text is null or t.slug = $2)
+           order by s.tier, s.name"#,
+        f.name,
+        f.team
+    )
+    .fetch_all(e)
+    .await?)
 }
 
 pub async fn find_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Option<Service>> {
-    Ok(sqlx::query_as!(
-        Service,
-        r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
-                     runbook_url, version, created_at, updated_at,
-                  array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
-                        where sd.service_id = s.id order by d.name) as "depends_on!"
-           from services s where name = $1"#,
-        name
-    )
-    .fetch_optional(e)
-    .await?)
+    let only = Filter {
+        name: Some(name),
+        ..Filter::default()
+    };
+    Ok(select(e, only).await?.pop())
 }
 
 pub async fn get_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Service> {
@@ -139,17 +159,7 @@ pub async fn get_by_name(e: impl PgExecutor<'_>, name: &str) -> AppResult<Servic
 }
 
 pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Service>> {
-    Ok(sqlx::query_as!(
-        Service,
-        r#"select id, name, tier, team, description, slo_target_percent,
-                  avg_requests_per_second, peak_requests_per_second, peak_latency_seconds,
-                     runbook_url, version, created_at, updated_at,
-                  array(select d.name from service_dependencies sd join services d on d.id = sd.depends_on_id
-                        where sd.service_id = s.id order by d.name) as "depends_on!"
-           from services s order by tier, name"#
-    )
-    .fetch_all(e)
-    .await?)
+    select(e, Filter::default()).await
 }
 
 /// Deletes a service that no incident refers to.

@@ -12,7 +12,7 @@ use super::db::{self, Service};
 use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Viewer};
-use crate::http::extract::{ApiJson, IdempotencyKey, IfMatch, double_option, with_etag};
+use crate::http::extract::{ApiJson, ApiQuery, IdempotencyKey, IfMatch, double_option, with_etag};
 use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::idempotency;
@@ -22,16 +22,37 @@ pub struct ServiceList {
     pub items: Vec<Service>,
 }
 
-/// All services, most critical tier first.
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ServiceQuery {
+    /// Only the services this team owns, by its slug
+    pub team: Option<String>,
+}
+
+impl ServiceQuery {
+    pub async fn list(&self, e: impl sqlx::PgExecutor<'_>) -> AppResult<Vec<Service>> {
+        let team = crate::http::extract::query_text(&self.team);
+        let filter = db::Filter {
+            team: team.as_deref(),
+            ..Default::default()
+        };
+        db::select(e, filter).await
+    }
+}
+
+/// All services (or one team's), most critical tier first.
 #[utoipa::path(
     get,
     path = "/api/v1/services", operation_id = "listServices",
-    tag = "services",
+    tag = "services", params(ServiceQuery),
     responses((status = 200, description = "OK", body = ServiceList))
 )]
-pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<ServiceList>> {
+pub async fn list(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiQuery(q): ApiQuery<ServiceQuery>,
+) -> AppResult<Json<ServiceList>> {
     Ok(Json(ServiceList {
-        items: db::list(&state.pool).await?,
+        items: q.list(&state.pool).await?,
     }))
 }
 

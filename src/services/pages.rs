@@ -3,33 +3,46 @@
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::Path;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
+use super::handlers::ServiceQuery;
 use crate::changes::db::Change;
 use crate::changes::domain::{FailureGroup, FailureRate};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Auth, Viewer};
-use crate::http::extract::PageForm;
-use crate::http::page::Chrome;
-use crate::http::page::{PageError, PageResult};
+use crate::http::access::{Admin, Viewer};
+use crate::http::extract::{ApiQuery, PageForm};
+use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::PageRequest;
+use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
 #[template(path = "services/list.html")]
 pub struct ListPage {
     chrome: Chrome,
     services: Vec<Service>,
+    /// The team whose services these are, when the list is narrowed to one: (slug, name)
+    team: Option<(String, String)>,
 }
 
-pub async fn list(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<ListPage> {
+pub async fn list(
+    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    ApiQuery(q): ApiQuery<ServiceQuery>,
+) -> PageResult<ListPage> {
+    let team = match crate::http::extract::query_text(&q.team) {
+        Some(slug) => {
+            let t = crate::teams::db::get(&state.pool, &slug).await?;
+            Some((t.slug, t.name))
+        }
+        None => None,
+    };
     Ok(ListPage {
         chrome,
-        services: db::list(&state.pool).await?,
+        services: q.list(&state.pool).await?,
+        team,
     })
 }
 
@@ -223,56 +236,60 @@ pub struct FormPage {
     editing: Option<String>,
     form: ServiceForm,
     errors: Vec<FieldError>,
+    /// The teams a service may belong to, by name
+    teams: Vec<String>,
 }
 
-fn form_again(
+async fn form_page(
+    state: &AppState,
     chrome: Chrome,
     editing: Option<String>,
     form: ServiceForm,
-    err: AppError,
-) -> PageResult<Response> {
-    match err {
-        AppError::Validation(errors) => Ok((
-            StatusCode::UNPROCESSABLE_ENTITY,
-            FormPage {
-                chrome,
-                editing,
-                form,
-                errors,
-            },
-        )
-            .into_response()),
-        other => Err(PageError(other)),
-    }
+    errors: Vec<FieldError>,
+) -> PageResult<FormPage> {
+    let teams = crate::teams::db::list(&state.pool, None).await?;
+    Ok(FormPage {
+        chrome,
+        editing,
+        form,
+        errors,
+        teams: teams.into_iter().map(|t| t.name).collect(),
+    })
 }
 
-pub async fn new_form(chrome: Chrome, _auth: Auth<Admin>) -> FormPage {
-    FormPage {
-        chrome,
-        editing: None,
-        form: ServiceForm {
-            tier: "2".into(),
-            ..Default::default()
-        },
-        errors: vec![],
-    }
+pub async fn new_form(PageRequest(state, chrome, _): PageRequest<Admin>) -> PageResult<FormPage> {
+    let form = ServiceForm {
+        tier: "2".into(),
+        ..Default::default()
+    };
+    form_page(&state, chrome, None, form, vec![]).await
 }
 
 pub async fn create(
     PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
-    let (draft, bridge) = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
-        Ok(both) => both,
-        Err(err) => return form_again(chrome, None, form, err),
+    let tried = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
+        Ok((draft, bridge)) => {
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(async {
+                    let s = actions::create(tx, &auth.actor, &draft).await?;
+                    if !bridge.is_empty() {
+                        actions::set_bridge(tx, &auth.actor, &s, &bridge).await?;
+                    }
+                    Ok(s)
+                })
+            })
+            .await
+        }
+        Err(e) => Err(e),
     };
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    let s = actions::create(&mut tx, &auth.actor, &draft).await?;
-    if !bridge.is_empty() {
-        actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
-    }
-    tx.commit().await?;
-    Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
+    submitted(
+        tried,
+        |s| format!("/services/{}", s.name),
+        async |errors| form_page(&state, chrome, None, form, errors).await,
+    )
+    .await
 }
 
 pub async fn edit_form(
@@ -281,12 +298,8 @@ pub async fn edit_form(
 ) -> PageResult<FormPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
     let bridge = crate::bridge::db::of_service(&state.pool, s.id).await?;
-    Ok(FormPage {
-        chrome,
-        editing: Some(s.name.clone()),
-        form: ServiceForm::of(&s, &bridge),
-        errors: vec![],
-    })
+    let form = ServiceForm::of(&s, &bridge);
+    form_page(&state, chrome, Some(s.name), form, vec![]).await
 }
 
 pub async fn edit(
@@ -295,24 +308,31 @@ pub async fn edit(
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let current = db::get_by_name(&state.pool, &name).await?;
-    let (draft, bridge) = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
-        Ok(both) => both,
-        Err(err) => return form_again(chrome, Some(current.name), form, err),
-    };
     let version = form.version.unwrap_or(current.version);
-    let mut tx = crate::transaction::begin(&state.pool).await?;
-    match actions::update(&mut tx, &auth.actor, &current, version, &draft).await? {
-        Some(s) => {
-            if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {
-                actions::set_bridge(&mut tx, &auth.actor, &s, &bridge).await?;
-            }
-            tx.commit().await?;
-            Ok(Redirect::to(&format!("/services/{}", s.name)).into_response())
+    let tried = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
+        Ok((draft, bridge)) => {
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(async {
+                    let Some(s) = actions::update(tx, &auth.actor, &current, version, &draft).await? else {
+                        return Err(AppError::Conflict(format!(
+                            "Someone else changed {} since you opened the form; reload it and make your change again.",
+                            current.name
+                        )));
+                    };
+                    if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {
+                        actions::set_bridge(tx, &auth.actor, &s, &bridge).await?;
+                    }
+                    Ok(s)
+                })
+            })
+            .await
         }
-        None => Err(AppError::Conflict(format!(
-            "Someone else changed {} since you opened the form; reload it and make your change again.",
-            current.name
-        ))
-        .into()),
-    }
+        Err(e) => Err(e),
+    };
+    submitted(
+        tried,
+        |s| format!("/services/{}", s.name),
+        async |errors| form_page(&state, chrome, Some(current.name.clone()), form, errors).await,
+    )
+    .await
 }

@@ -47,6 +47,17 @@ const API: &[(&str, &str, &str)] = &[
     ("PATCH", "/api/v1/services/{name}", "admin"),
     ("DELETE", "/api/v1/services/{name}", "admin"),
     ("GET", "/api/v1/people", "viewer"),
+    ("GET", "/api/v1/teams", "viewer"),
+    ("POST", "/api/v1/teams", "manager"),
+    ("GET", "/api/v1/teams/{slug}", "viewer"),
+    ("PUT", "/api/v1/teams/{slug}", "responder"),
+    ("DELETE", "/api/v1/teams/{slug}", "manager"),
+    ("PUT", "/api/v1/teams/{slug}/members/{handle}", "responder"),
+    (
+        "DELETE",
+        "/api/v1/teams/{slug}/members/{handle}",
+        "responder",
+    ),
     ("GET", "/api/v1/me", "viewer"),
     ("GET", "/api/v1/users", "admin"),
     ("POST", "/api/v1/users", "admin"),
@@ -374,6 +385,13 @@ const PAGES: &[(&str, &str, &str)] = &[
         "/challenges/{id}/attempts/{attempt_id}/give-up",
         "responder",
     ),
+    ("GET", "/teams", "viewer"),
+    ("POST", "/teams", "manager"),
+    ("GET", "/teams/{slug}", "viewer"),
+    ("GET", "/teams/{slug}/members", "viewer"),
+    ("POST", "/teams/{slug}/members", "responder"),
+    ("POST", "/teams/{slug}/edit", "responder"),
+    ("POST", "/teams/{slug}/delete", "manager"),
     ("GET", "/runbooks", "viewer"),
     ("POST", "/runbooks", "admin"),
     ("GET", "/runbooks/{id}/edit", "admin"),
@@ -434,6 +452,7 @@ fn fill(path: &str, key: &str) -> String {
         .replace("{number}", "1")
         .replace("{handle}", "admin")
         .replace("{n}", "0")
+        .replace("{slug}", "no-such-team")
 }
 
 #[sqlx::test]

@@ -216,7 +216,7 @@ async fn a_responder_opens_acknowledges_mitigates_and_resolves_in_chromium(pool:
         tier: 1,
         ..Default::default()
     };
-    services_db::insert(&pool, &draft.validated().unwrap())
+    services_db::insert(&pool, &draft.validated().unwrap(), None)
         .await
         .unwrap();
     let base = serve(pool.clone()).await;

@@ -279,6 +279,30 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
     };
     assert!(incidents >= 150, "{incidents} incidents");
     assert!(services >= 12, "{services} services");
+    // Five teams own every service, each with a lead and members.
+    let teams: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+        r#"select t.slug,
+                  (select count(*) from team_members m where m.team_id = t.id and m.role = 'lead'),
+                  (select count(*) from team_members m where m.team_id = t.id and m.role = 'member'),
+                  (select count(*) from services s where s.team_id = t.id)
+           from teams t order by t.slug"#,
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        teams.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(),
+        ["checkout", "data", "fulfilment", "payments", "platform"]
+    );
+    assert!(
+        teams.iter().all(|t| t.1 >= 1 && t.2 >= 1 && t.3 >= 1),
+        "{teams:?}"
+    );
+    let unowned: i64 = sqlx::query_scalar("select count(*) from services where team_id is null")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(unowned, 0, "every demo service has a team");
     assert!(events > incidents * 5, "timelines: {events} entries");
     assert!(
         alerts > 200 && changes > 50,

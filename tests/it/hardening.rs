@@ -1309,9 +1309,7 @@ async fn hostile_strings_never_cause_a_5xx_and_every_2xx_is_stored(pool: PgPool)
             (
                 "service",
                 "/api/v1/services".to_owned(),
-                format!(
-                    r#"{{"name": "svc-{case}", "tier": 2, "team": "{s}", "description": "{s}"}}"#
-                ),
+                format!(r#"{{"name": "svc-{case}", "tier": 2, "description": "{s}"}}"#),
                 "select count(*) from services",
             ),
             (

@@ -33,4 +33,5 @@ mod runbooks;
 mod seen;
 mod services_api;
 mod sla;
+mod teams;
 mod timers;

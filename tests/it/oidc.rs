@@ -398,3 +398,91 @@ async fn without_sso_settings_the_sso_routes_are_absent(pool: PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[sqlx::test]
+async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgPool) {
+    let idp = start_idp().await;
+    let app = app_with_sso(pool, &idp, None).await;
+    for body in [
+        json!({"name": "Payments", "oidc_group": "payments-eng"}),
+        json!({"name": "Search"}),
+    ] {
+        let r = app.post("/api/v1/teams", body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let members = |team: &'static str| {
+        let app = &app;
+        async move {
+            app.get(&format!("/api/v1/teams/{team}")).await.json()["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    (
+                        m["handle"].as_str().unwrap().to_owned(),
+                        m["role"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    sign_in_as(
+        &idp,
+        "priya@example.com",
+        "Priya Nair",
+        &["oncall", "payments-eng"],
+    );
+    let (r, _) = sso(&app, false).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(
+        members("payments").await,
+        [("priya".to_owned(), "member".to_owned())]
+    );
+    assert!(
+        members("search").await.is_empty(),
+        "a team without a group is left alone"
+    );
+    // Made a lead by hand, she stays one while she is in the group.
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/teams/payments/members/priya",
+            &[],
+            Some(r#"{"role": "lead"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/teams/search/members/priya",
+            &[],
+            Some(r#"{"role": "member"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let (r, _) = sso(&app, false).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        members("payments").await,
+        [("priya".to_owned(), "lead".to_owned())]
+    );
+    // Out of the group at the provider: out of the team at the next sign-in; Search keeps her.
+    sign_in_as(&idp, "priya@example.com", "Priya Nair", &["oncall"]);
+    let (r, _) = sso(&app, false).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert!(members("payments").await.is_empty());
+    assert_eq!(
+        members("search").await,
+        [("priya".to_owned(), "member".to_owned())]
+    );
+    let audit = app.get("/api/v1/audit?action=team.member").await.json();
+    assert!(
+        audit["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["actor"] == "single sign-on"),
+        "{audit}"
+    );
+}

@@ -357,6 +357,13 @@ async fn hostile_text_is_escaped_everywhere(pool: PgPool) {
 async fn service_pages_list_show_create_and_edit(pool: PgPool) {
     let app = TestApp::new(pool).await;
     assert!(app.get("/services").await.text.contains("No services yet"));
+    let r = app.post("/api/v1/teams", json!({"name": "Payments"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let form = app.get("/services/new").await.text;
+    assert!(
+        form.contains(r#"<option value="Payments">Payments</option>"#),
+        "the form offers the teams: {form}"
+    );
     let r = app
         .form("/services", &[("name", "Bad Name"), ("tier", "1")])
         .await;
@@ -381,6 +388,10 @@ async fn service_pages_list_show_create_and_edit(pool: PgPool) {
         .await;
     let html = app.get("/services/payments-gateway").await.text;
     assert!(html.contains("Tier1") && html.contains("99.9 %") && html.contains("Timeouts"));
+    assert!(
+        html.contains(r#"<a href="/teams/payments">Payments</a>"#),
+        "the service names its team: {html}"
+    );
     let r = app
         .form(
             "/services/payments-gateway/edit",

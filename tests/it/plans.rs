@@ -322,7 +322,11 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
             compiled("where i.status <> 'resolved'  -- incidents_open"),
             vec![Int(person)],
         ),
-        ("the dashboard's 30 days", compiled("per_day as ("), vec![]),
+        (
+            "the dashboard's 30 days",
+            compiled("per_day as ("),
+            vec![Int(30), NoText],
+        ),
         (
             "related-incident suggestions",
             compiled("candidates as ("),

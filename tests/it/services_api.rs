@@ -10,6 +10,8 @@ use sqlx::PgPool;
 #[sqlx::test]
 async fn services_crud(pool: PgPool) {
     let app = TestApp::new(pool).await;
+    let r = app.post("/api/v1/teams", json!({"name": "Payments"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let r = app
         .post("/api/v1/services", json!({"name": "payments-gateway", "tier": 1, "team": "Payments",
               "slo_target_percent": 99.9, "avg_requests_per_second": 60, "runbook_url": "https://runbooks.example/pg"}))
@@ -289,6 +291,8 @@ async fn services_depend_on_services_without_cycles(pool: PgPool) {
     assert_eq!(gw["depends_on"], json!([]), "refusals changed nothing");
     assert_eq!(gw["version"], 1);
     // Other edits leave the dependencies alone; an empty list clears them.
+    let team = app.post("/api/v1/teams", json!({"name": "Checkout"})).await;
+    assert_eq!(team.status, StatusCode::CREATED, "{}", team.text);
     let r = patch("checkout-api", json!({"team": "Checkout"})).await;
     assert_eq!(r.json()["depends_on"], json!(["payments-worker"]));
     let r = patch("checkout-api", json!({"depends_on": []})).await;

@@ -4,9 +4,9 @@ use askama::Template;
 use askama_web::WebTemplate;
 use chrono::{DateTime, Utc};
 
-use super::db;
-use super::domain::{Chart, HEIGHT, Trend, WIDTH, chart};
 use crate::clock;
+use crate::dashboard::db;
+use crate::dashboard::domain::{Chart, HEIGHT, Trend, WIDTH, chart};
 use crate::domain::Severity;
 use crate::http::access::Viewer;
 use crate::http::page::{Chrome, PageResult};
@@ -18,16 +18,16 @@ use crate::sla::domain::{ClockState, Sla, Verdict};
 
 /// An open incident with the clock to watch.
 pub struct OpenRow {
-    key: String,
-    title: String,
-    status: Status,
-    service: Option<String>,
+    pub key: String,
+    pub title: String,
+    pub status: Status,
+    pub service: Option<String>,
     /// `acknowledge` or `resolve`: the clock still running
-    clock: &'static str,
-    due_at: DateTime<Utc>,
+    pub clock: &'static str,
+    pub due_at: DateTime<Utc>,
     /// `due in 6 min`, `overdue by 3 min`
-    due_text: String,
-    overdue: bool,
+    pub due_text: String,
+    pub overdue: bool,
 }
 
 pub struct SeverityGroup {
@@ -78,7 +78,7 @@ fn watched(sla: &Sla) -> (&'static str, &Verdict) {
     }
 }
 
-fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
+pub fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
     let (clock, v) = watched(sla);
     OpenRow {
         key: i.key.to_string(),
@@ -92,21 +92,51 @@ fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
     }
 }
 
+/// The trends of the last `span` days, of the services `team` owns or of all.
+pub async fn trends(pool: &sqlx::PgPool, span: i32, team: Option<&str>) -> PageResult<Vec<Chart>> {
+    let (days, ack_mean, resolve_mean) = db::last_days(pool, span, team).await?;
+    Ok(Trend::ALL
+        .into_iter()
+        .map(|t| {
+            let mean = match t {
+                Trend::Opened => None,
+                Trend::Acknowledge => ack_mean,
+                Trend::Resolve => resolve_mean,
+            };
+            chart(t, &days, mean)
+        })
+        .collect())
+}
+
+/// The open incidents (of the services named, or of all when none are), up to 200 of each:
+/// unacknowledged first, then the worst severity, then the longest open.
+pub async fn open_incidents(pool: &sqlx::PgPool, services: &[&str]) -> PageResult<Vec<Incident>> {
+    let mut open = Vec::new();
+    let each: Vec<Option<String>> = match services {
+        [] => vec![None],
+        named => named.iter().map(|s| Some((*s).to_owned())).collect(),
+    };
+    for service in each {
+        let filter = Filter {
+            statuses: Some(vec![
+                "triggered".into(),
+                "acknowledged".into(),
+                "mitigated".into(),
+            ]),
+            service,
+            ..Filter::default()
+        };
+        open.extend(crate::incidents::db::list(pool, &filter, None, 200).await?);
+    }
+    open.sort_by_key(|i| (i.status != Status::Triggered, i.severity, i.detected_at));
+    Ok(open)
+}
+
 pub async fn show(
     PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<DashboardPage> {
     let now = clock::now(&state.pool).await?;
-    let open_filter = Filter {
-        statuses: Some(vec![
-            "triggered".into(),
-            "acknowledged".into(),
-            "mitigated".into(),
-        ]),
-        ..Filter::default()
-    };
-    let mut open = crate::incidents::db::list(&state.pool, &open_filter, None, 200).await?;
-    // Unacknowledged first, then worst severity, then the longest open.
-    open.sort_by_key(|i| (i.status != Status::Triggered, i.severity, i.detected_at));
+    let open = open_incidents(&state.pool, &[]).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut groups: Vec<SeverityGroup> = Severity::ALL
         .into_iter()
@@ -173,18 +203,7 @@ pub async fn show(
         .collect();
     let overdue_items =
         crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true).await?;
-    let (days, ack_mean, resolve_mean) = db::last_30_days(&state.pool).await?;
-    let charts = Trend::ALL
-        .into_iter()
-        .map(|t| {
-            let mean = match t {
-                Trend::Opened => None,
-                Trend::Acknowledge => ack_mean,
-                Trend::Resolve => resolve_mean,
-            };
-            chart(t, &days, mean)
-        })
-        .collect();
+    let charts = trends(&state.pool, 30, None).await?;
     Ok(DashboardPage {
         chrome,
         open_total: open.len(),

@@ -1,0 +1,94 @@
+//! The demo's teams: five of them own its services, each with a lead and members.
+
+use sqlx::PgConnection;
+
+use crate::audit::Actor;
+use crate::error::AppResult;
+use crate::teams::{self, domain::TeamDraft, domain::TeamRole};
+
+/// (name, slug, what it does, its leads, its members) — by handle.
+type TeamRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const TEAMS: &[TeamRow] = &[
+    (
+        "Payments",
+        "payments",
+        "Card authorization, the ledger and the payments worker.",
+        &["ana"],
+        &["daniel", "priya.raman", "dev"],
+    ),
+    (
+        "Checkout",
+        "checkout",
+        "The checkout API, the merchant dashboard and the mobile backend.",
+        &["marcelo"],
+        &["priya", "lena"],
+    ),
+    (
+        "Platform",
+        "platform",
+        "Identity, messaging and what every other team builds on.",
+        &["tomas"],
+        &["mei", "kwame"],
+    ),
+    (
+        "Fulfilment",
+        "fulfilment",
+        "Stock, reservations, carriers and tracking.",
+        &["sofia"],
+        &["omar", "kwame"],
+    ),
+    (
+        "Data",
+        "data",
+        "Search and the exports to the warehouse and to merchants.",
+        &["mei"],
+        &["omar", "sofia"],
+    ),
+];
+
+/// The id of the demo team named `name`, made the first time it is asked for.
+pub async fn team_id(tx: &mut PgConnection, name: &str) -> AppResult<Option<i64>> {
+    if let Some((id, _)) = teams::db::find(&mut *tx, name).await? {
+        return Ok(Some(id));
+    }
+    let Some((name, slug, description, _, _)) = TEAMS.iter().find(|t| t.0 == name) else {
+        return Ok(None);
+    };
+    let draft = TeamDraft {
+        name: (*name).into(),
+        slug: (*slug).into(),
+        description: (*description).into(),
+        ..Default::default()
+    };
+    let team = teams::actions::create(tx, &Actor::system("demo"), &draft).await?;
+    Ok(Some(team.id))
+}
+
+/// Puts each demo team's people in it, those not in it yet and known by now.
+pub async fn staff(tx: &mut PgConnection) -> AppResult<()> {
+    let demo = Actor::system("demo");
+    for (name, slug, _, leads, members) in TEAMS {
+        if team_id(tx, name).await?.is_none() {
+            continue;
+        }
+        let parts = leads
+            .iter()
+            .map(|h| (h, TeamRole::Lead))
+            .chain(members.iter().map(|h| (h, TeamRole::Member)));
+        for (handle, role) in parts {
+            let team = teams::db::get(&mut *tx, slug).await?;
+            let known = crate::people::db::find(&mut *tx, handle).await?.is_some();
+            if known && team.part_of(handle).is_none() {
+                teams::actions::set_member(tx, &demo, &team, handle, role).await?;
+            }
+        }
+    }
+    Ok(())
+}

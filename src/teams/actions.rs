@@ -1,0 +1,162 @@
+//! Changes to teams and their membership, each audited in its transaction, and the check every
+//! change to a team's configuration passes first.
+
+use serde_json::json;
+use sqlx::PgConnection;
+
+use super::db::{self, Team};
+use super::domain::{TeamDraft, TeamRole, may_manage};
+use crate::audit::{self, Actor};
+use crate::auth::domain::UserRole;
+use crate::error::{AppError, AppResult};
+
+/// Who is asking to change a team's configuration: their global role and, when they are a
+/// person, their handle (to find their part in the team).
+pub struct Asking<'a> {
+    pub role: UserRole,
+    pub handle: Option<&'a str>,
+}
+
+/// Refuses (403, naming the team) someone who may not change `team`'s configuration.
+pub fn check_may_manage(team: &Team, who: &Asking<'_>) -> AppResult<()> {
+    let part = who.handle.and_then(|h| team.part_of(h));
+    if may_manage(who.role, part, team.members_manage) {
+        return Ok(());
+    }
+    let who_may = if team.members_manage {
+        "its members, its leads"
+    } else {
+        "its leads"
+    };
+    Err(AppError::Forbidden(format!(
+        "You may not change the team {}'s configuration: only {who_may}, managers and admins may.",
+        team.name
+    )))
+}
+
+pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &TeamDraft) -> AppResult<Team> {
+    let d = d.clone().validated()?;
+    db::insert(&mut *conn, &d).await?;
+    let created = db::get(&mut *conn, &d.slug).await?;
+    audit::created(conn, actor, "team.create", &created.slug, &d).await?;
+    Ok(created)
+}
+
+/// Replaces the team's name, slug, description and settings if it is still at `version`
+/// (`None`: whatever is there).
+pub async fn update(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    current: &Team,
+    version: Option<i32>,
+    d: &TeamDraft,
+) -> AppResult<Team> {
+    let d = d.clone().validated()?;
+    if !db::update(
+        &mut *conn,
+        current.id,
+        version.unwrap_or(current.version),
+        &d,
+    )
+    .await?
+    {
+        return Err(AppError::Stale {
+            current_version: current.version,
+        });
+    }
+    audit::changed(
+        conn,
+        actor,
+        "team.update",
+        &d.slug,
+        json!(current.draft()),
+        &d,
+    )
+    .await?;
+    db::get(conn, &d.slug).await
+}
+
+pub async fn delete(conn: &mut PgConnection, actor: &Actor, team: &Team) -> AppResult<()> {
+    db::delete(&mut *conn, team.id).await?;
+    audit::deleted(conn, actor, "team.delete", &team.slug, json!(team.draft())).await
+}
+
+/// Puts the person with `handle` in the team as `role` (or changes their role).
+pub async fn set_member(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    team: &Team,
+    handle: &str,
+    role: TeamRole,
+) -> AppResult<Team> {
+    let person = crate::people::db::find(&mut *conn, handle)
+        .await?
+        .ok_or_else(|| AppError::invalid("handle", format!("there is no person {handle:?}")))?;
+    let before = team.part_of(&person.handle);
+    db::set_member(&mut *conn, team.id, person.id, role).await?;
+    audit::changed(
+        conn,
+        actor,
+        "team.member",
+        &format!("{}/{}", team.slug, person.handle),
+        json!({ "role": before }),
+        json!({ "role": role }),
+    )
+    .await?;
+    db::get(conn, &team.slug).await
+}
+
+/// Takes the person with `handle` out of the team.
+pub async fn remove_member(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    team: &Team,
+    handle: &str,
+) -> AppResult<Team> {
+    let person = crate::people::db::find(&mut *conn, handle).await?;
+    let Some(person) = person.filter(|p| team.part_of(&p.handle).is_some()) else {
+        return Err(AppError::NotFound(format!(
+            "{handle} is not a member of {}.",
+            team.name
+        )));
+    };
+    db::remove_member(&mut *conn, team.id, person.id).await?;
+    audit::deleted(
+        conn,
+        actor,
+        "team.member",
+        &format!("{}/{}", team.slug, person.handle),
+        json!({ "role": team.part_of(&person.handle) }),
+    )
+    .await?;
+    db::get(conn, &team.slug).await
+}
+
+/// Keeps the person's memberships in step with the groups the identity provider says they are
+/// in, at every single sign-on: a team that follows a group (`oidc_group`) gains them as a
+/// member when they are in it, and loses them when they are not (a lead stays a lead while in
+/// the group). Teams that follow no group are left as they are.
+pub async fn follow_groups(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    handle: &str,
+    person_id: i64,
+    groups: &[String],
+) -> AppResult<()> {
+    for (team, member) in db::following_groups(&mut *conn, person_id).await? {
+        let in_group = team
+            .oidc_group
+            .as_ref()
+            .is_some_and(|g| groups.iter().any(|v| v == g));
+        match (in_group, member) {
+            (true, false) => {
+                set_member(conn, actor, &team, handle, TeamRole::Member).await?;
+            }
+            (false, true) => {
+                remove_member(conn, actor, &team, handle).await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

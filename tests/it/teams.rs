@@ -1,0 +1,501 @@
+//! Teams: made through the API as a new user would, who may change which, services that
+//! belong to them, and the team's pages.
+
+use crate::common;
+
+use axum::http::{Method, StatusCode};
+use common::{Creds, TestApp};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+async fn put_as(app: &TestApp, who: &Creds, uri: &str, body: Value) -> common::Res {
+    app.call_as(who, Method::PUT, uri, &[], Some(&body.to_string()))
+        .await
+}
+
+async fn delete_as(app: &TestApp, who: &Creds, uri: &str) -> common::Res {
+    app.call_as(who, Method::DELETE, uri, &[], None).await
+}
+
+/// `PUT` as the admin.
+async fn put(app: &TestApp, uri: &str, body: Value) -> common::Res {
+    app.call(Method::PUT, uri, &[], Some(&body.to_string()))
+        .await
+}
+
+async fn team(app: &TestApp, name: &str) -> Value {
+    let r = app.post("/api/v1/teams", json!({"name": name})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.json()
+}
+
+/// How many refusals the audit log holds for `actor`.
+async fn refusals_of(app: &TestApp, actor: &str) -> usize {
+    app.get("/api/v1/audit?outcome=refused&action=access.denied&limit=500")
+        .await
+        .json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["actor"] == actor)
+        .count()
+}
+
+#[sqlx::test]
+async fn a_lead_changes_their_own_team_and_not_another_teams(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let ben = app.account("ben@example.com", "responder").await;
+    let dee = app.account("dee@example.com", "responder").await;
+    let mo = app.account("mo@example.com", "manager").await;
+    let vic = app.account("vic@example.com", "viewer").await;
+    app.account("cy@example.com", "responder").await;
+
+    // Managers and admins make teams; a responder or a viewer may not.
+    for who in [&ana, &vic] {
+        let r = app
+            .call_as(
+                who,
+                Method::POST,
+                "/api/v1/teams",
+                &[],
+                Some(r#"{"name": "Rogue"}"#),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    }
+    let payments = team(&app, "Payments").await;
+    assert_eq!(payments["slug"], "payments", "the slug comes from the name");
+    assert_eq!(payments["members"], json!([]));
+    let r = app
+        .call_as(
+            &mo,
+            Method::POST,
+            "/api/v1/teams",
+            &[],
+            Some(r#"{"name": "Checkout", "description": "The checkout API"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.header("location"), Some("/api/v1/teams/checkout"));
+
+    // The admin names the leads; the lead of Payments names its members.
+    for (slug, handle) in [("payments", "ana"), ("checkout", "ben")] {
+        let r = put(
+            &app,
+            &format!("/api/v1/teams/{slug}/members/{handle}"),
+            json!({"role": "lead"}),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let r = put_as(
+        &app,
+        &ana,
+        "/api/v1/teams/payments/members/dee",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        r.json()["members"],
+        json!([{"handle": "ana", "name": "ana", "role": "lead"},
+               {"handle": "dee", "name": "dee", "role": "member"}]),
+        "leads first"
+    );
+
+    // Ana leads Payments, not Checkout: refused, named, audited, and nothing changed.
+    let before = refusals_of(&app, "ana").await;
+    let r = put_as(
+        &app,
+        &ana,
+        "/api/v1/teams/checkout/members/cy",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    assert!(r.text.contains("Checkout"), "{}", r.text);
+    assert_eq!(refusals_of(&app, "ana").await, before + 1);
+    let checkout = app.get("/api/v1/teams/checkout").await.json();
+    assert_eq!(checkout["members"].as_array().unwrap().len(), 1);
+    let r = app
+        .call_as(
+            &ana,
+            Method::PUT,
+            "/api/v1/teams/checkout",
+            &[("if-match", "*")],
+            Some(r#"{"name": "Checkout", "description": "mine now"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &ana, "/api/v1/teams/checkout/members/ben").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+
+    // A member changes nothing until the team lets its members.
+    let r = put_as(
+        &app,
+        &dee,
+        "/api/v1/teams/payments/members/cy",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let v = app
+        .get("/api/v1/teams/payments")
+        .await
+        .header("etag")
+        .unwrap()
+        .to_owned();
+    let r = app
+        .call_as(
+            &ana,
+            Method::PUT,
+            "/api/v1/teams/payments",
+            &[("if-match", &v)],
+            Some(r#"{"name": "Payments", "members_manage": true}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["members_manage"], true);
+    let r = app
+        .call_as(
+            &ana,
+            Method::PUT,
+            "/api/v1/teams/payments",
+            &[("if-match", &v)],
+            Some(r#"{"name": "Payments"}"#),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::PRECONDITION_FAILED, "a stale copy");
+    let r = put_as(
+        &app,
+        &dee,
+        "/api/v1/teams/payments/members/cy",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+
+    // A global manager changes any team; a viewer none, even one they are in.
+    let r = put_as(
+        &app,
+        &mo,
+        "/api/v1/teams/checkout/members/vic",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = put_as(
+        &app,
+        &vic,
+        "/api/v1/teams/checkout/members/cy",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+
+    // Ben takes Cy out of Payments? Not his team. Ana may.
+    let r = delete_as(&app, &ben, "/api/v1/teams/payments/members/cy").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &ana, "/api/v1/teams/payments/members/cy").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = delete_as(&app, &ana, "/api/v1/teams/payments/members/cy").await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+
+    // Only managers and admins delete a team.
+    let r = delete_as(&app, &ana, "/api/v1/teams/payments").await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &mo, "/api/v1/teams/checkout").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let names: Vec<Value> = app.get("/api/v1/teams").await.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("Payments")]);
+    assert_eq!(
+        app.get("/api/v1/teams/checkout").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test]
+async fn bad_team_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    app.account("ana@example.com", "responder").await;
+    for (body, field) in [
+        (json!({"name": "  "}), "name"),
+        (json!({"name": "x".repeat(81)}), "name"),
+        (json!({"name": "Search", "slug": "Bad Slug"}), "slug"),
+        (json!({"name": "!!!"}), "slug"),
+        (
+            json!({"name": "Search", "description": "d".repeat(2001)}),
+            "description",
+        ),
+    ] {
+        let r = app.post("/api/v1/teams", body.clone()).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.field(), field, "{body}");
+    }
+    for body in [
+        json!({"name": "payments"}),
+        json!({"name": "Other", "slug": "payments"}),
+    ] {
+        let r = app.post("/api/v1/teams", body.clone()).await;
+        assert_eq!(r.status, StatusCode::CONFLICT, "{body}: {}", r.text);
+    }
+    let r = app
+        .post("/api/v1/teams", json!({"name": "Search", "colour": "red"}))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "boss"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "role");
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/nobody",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "handle");
+    let r = put(
+        &app,
+        "/api/v1/teams/nope/members/ana",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    let teams = app.get("/api/v1/teams").await.json();
+    assert_eq!(teams["items"].as_array().unwrap().len(), 1);
+    assert_eq!(teams["items"][0]["members"], json!([]));
+    assert_eq!(teams["items"][0]["version"], 1);
+}
+
+#[sqlx::test]
+async fn a_service_belongs_to_a_team_and_lists_filter_by_it(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "payments-gateway", "tier": 1, "team": "payments"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(
+        r.json()["team"],
+        "Payments",
+        "named by its slug, shown by its name"
+    );
+    assert_eq!(r.json()["team_slug"], "payments");
+    app.service("search").await;
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "ledger", "tier": 1, "team": "Ledgers"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "team");
+    assert_eq!(
+        app.get("/api/v1/services/ledger").await.status,
+        StatusCode::NOT_FOUND,
+        "nothing was made"
+    );
+    let owned = app.get("/api/v1/services?team=payments").await.json();
+    let names: Vec<&Value> = owned["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["name"])
+        .collect();
+    assert_eq!(names, [&json!("payments-gateway")]);
+    assert_eq!(
+        app.get("/api/v1/services").await.json()["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let page = app.get("/services?team=payments").await.text;
+    assert!(
+        page.contains("payments-gateway") && !page.contains(">search<"),
+        "{page}"
+    );
+    assert_eq!(
+        app.get("/services?team=nope").await.status,
+        StatusCode::NOT_FOUND
+    );
+    // A team deleted: what it owned is the installation's.
+    let r = app
+        .call(Method::DELETE, "/api/v1/teams/payments", &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let s = app.get("/api/v1/services/payments-gateway").await.json();
+    assert_eq!(
+        (s["team"].clone(), s["team_slug"].clone()),
+        (json!(""), Value::Null)
+    );
+}
+
+#[sqlx::test]
+async fn the_team_page_shows_its_services_who_is_on_call_and_its_open_incidents(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    app.person("Ana Ribeiro", "ana").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for (name, team) in [("payments-gateway", "payments"), ("search", "")] {
+        let r = app
+            .post(
+                "/api/v1/services",
+                json!({"name": name, "tier": 1, "team": team}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let r = app
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Payments", "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/services/payments-gateway/escalation-policy",
+            &[],
+            Some(&json!({"escalation_policy": "Payments"}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let ours = app
+        .incident(
+            json!({"title": "Card declines", "severity": "Sev2", "service": "payments-gateway"}),
+        )
+        .await;
+    let theirs = app
+        .incident(json!({"title": "Slow search", "severity": "Sev3", "service": "search"}))
+        .await;
+
+    let r = app.get("/teams/payments").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let html = r.text;
+    assert!(
+        html.contains(r#"<a href="/services/payments-gateway">payments-gateway</a>"#),
+        "{html}"
+    );
+    assert!(html.contains("Ana Ribeiro"), "who is paged first: {html}");
+    assert!(
+        html.contains(&ours) && html.contains("Card declines"),
+        "{html}"
+    );
+    assert!(!html.contains(&theirs), "another team's incident: {html}");
+    assert!(html.contains("The last 90 days"), "{html}");
+    assert!(
+        html.contains("1 in 90 days"),
+        "the team's incidents counted: {html}"
+    );
+    assert_eq!(app.get("/teams/nope").await.status, StatusCode::NOT_FOUND);
+    let list = app.get("/teams").await.text;
+    assert!(
+        list.contains(r#"<a href="/teams/payments">Payments</a>"#),
+        "{list}"
+    );
+}
+
+#[sqlx::test]
+async fn a_lead_edits_membership_on_the_page_and_an_outsider_is_refused(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let cy = app.account("cy@example.com", "responder").await;
+    app.account("dee@example.com", "responder").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+
+    let page = app
+        .call_as(&ana, Method::GET, "/teams/payments/members", &[], None)
+        .await;
+    assert!(page.text.contains("Add a member"), "{}", page.text);
+    let outside = app
+        .call_as(&cy, Method::GET, "/teams/payments/members", &[], None)
+        .await;
+    assert!(!outside.text.contains("Add a member"), "{}", outside.text);
+    assert!(
+        outside.text.contains("Only the team's leads"),
+        "{}",
+        outside.text
+    );
+
+    let r = app
+        .form_as(
+            &ana,
+            "/teams/payments/members",
+            &[("handle", "dee"), ("role", "member")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(r.header("location"), Some("/teams/payments/members"));
+    let r = app
+        .form_as(
+            &ana,
+            "/teams/payments/members",
+            &[("handle", "nobody"), ("role", "member")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("there is no person"), "{}", r.text);
+    let r = app
+        .form_as(
+            &cy,
+            "/teams/payments/members",
+            &[("handle", "cy"), ("role", "lead")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = app
+        .form_as(
+            &ana,
+            "/teams/payments/members",
+            &[("handle", "dee"), ("action", "remove")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let members = &app.get("/api/v1/teams/payments").await.json()["members"];
+    assert_eq!(
+        members,
+        &json!([{"handle": "ana", "name": "ana", "role": "lead"}])
+    );
+
+    // A manager makes a team on the list page; a blank name comes back naming the field.
+    let r = app.form("/teams", &[("name", "")]).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    let r = app.form("/teams", &[("name", "Data & ML")]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    assert_eq!(r.header("location"), Some("/teams/data-ml/members"));
+}

@@ -99,6 +99,7 @@ impl DemoRule {
             service: self.service.into(),
             severity: Some(self.severity.into()),
             title_template: self.title_template.into(),
+            team: "Payments".into(),
         }
     }
 }

@@ -44,6 +44,7 @@ pub async fn load(
         if !schedules.iter().any(|s| s.name == name) {
             let draft = ScheduleDraft {
                 name: name.into(),
+                team: "Payments".into(),
                 layers: vec![weekly(&people)],
                 overrides: vec![],
             };
@@ -63,6 +64,7 @@ pub async fn load(
     };
     let draft = PolicyDraft {
         name: POLICY.into(),
+        team: "Payments".into(),
         steps: vec![
             step(Target::Schedule(PRIMARY.into()), 5),
             step(Target::Schedule(SECONDARY.into()), 10),

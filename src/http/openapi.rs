@@ -22,6 +22,15 @@ pub struct Invalid(#[allow(dead_code)] ErrorBody);
 #[response(status = 403, description = "Admins only")]
 pub struct AdminsOnly(#[allow(dead_code)] ErrorBody);
 
+/// 403: the configuration belongs to a team whose leads (or the team's members, where it lets
+/// them), managers and admins may change it — or to the installation, which takes a global role.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 403,
+    description = "Not yours to change: another team's (only its leads, managers and admins), or the installation's (a global role)"
+)]
+pub struct NotYours(#[allow(dead_code)] ErrorBody);
+
 /// What replacing a versioned resource (`PUT` with `If-Match`) may answer besides 200.
 #[derive(utoipa::IntoResponses)]
 pub enum Replacing {

@@ -26,7 +26,8 @@ async fn checked(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedu
 
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ScheduleDraft) -> AppResult<i64> {
     checked(conn, d).await?;
-    let id = db::insert(&mut *conn, d).await?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
+    let id = db::insert(&mut *conn, d, team).await?;
     audit::created(conn, actor, "schedule.create", d.name.trim(), &d).await?;
     Ok(id)
 }
@@ -41,7 +42,8 @@ pub async fn update(
 ) -> AppResult<StoredSchedule> {
     let current = db::get(&mut *conn, id).await?;
     checked(conn, d).await?;
-    if !db::update(&mut *conn, id, version.unwrap_or(current.version), d).await? {
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
+    if !db::update(&mut *conn, id, version.unwrap_or(current.version), d, team).await? {
         return Err(AppError::Stale {
             current_version: current.version,
         });

@@ -13,6 +13,10 @@ use crate::error::{AppError, AppResult};
 pub struct StoredSchedule {
     pub id: i64,
     pub name: String,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
+    /// The owning team's slug; none: the installation's
+    pub team: Option<String>,
     #[schema(value_type = Vec<LayerDoc>)]
     pub layers: Json<Vec<LayerDoc>>,
     #[schema(value_type = Vec<OverrideDoc>)]
@@ -25,6 +29,7 @@ impl StoredSchedule {
     pub fn draft(&self) -> ScheduleDraft {
         ScheduleDraft {
             name: self.name.clone(),
+            team: self.team.clone().unwrap_or_default(),
             layers: self.layers.0.clone(),
             overrides: self.overrides.0.clone(),
         }
@@ -38,12 +43,18 @@ fn taken(name: &str) -> impl FnOnce(sqlx::Error) -> AppError {
     )
 }
 
-pub async fn insert(e: impl PgExecutor<'_>, d: &ScheduleDraft) -> AppResult<i64> {
+pub async fn insert(
+    e: impl PgExecutor<'_>,
+    d: &ScheduleDraft,
+    team_id: Option<i64>,
+) -> AppResult<i64> {
     sqlx::query_scalar!(
-        "insert into schedules (name, layers, overrides) values ($1, $2, $3) returning id",
+        "insert into schedules (name, layers, overrides, team_id) values ($1, $2, $3, $4)
+         returning id",
         d.name.trim(),
         Json(&d.layers) as _,
-        Json(&d.overrides) as _
+        Json(&d.overrides) as _,
+        team_id
     )
     .fetch_one(e)
     .await
@@ -56,16 +67,18 @@ pub async fn update(
     id: i64,
     version: i32,
     d: &ScheduleDraft,
+    team_id: Option<i64>,
 ) -> AppResult<bool> {
     Ok(sqlx::query!(
-        "update schedules set name = $3, layers = $4, overrides = $5, version = version + 1,
-                updated_at = now()
+        "update schedules set name = $3, layers = $4, overrides = $5, team_id = $6,
+                version = version + 1, updated_at = now()
          where id = $1 and version = $2",
         id,
         version,
         d.name.trim(),
         Json(&d.layers) as _,
-        Json(&d.overrides) as _
+        Json(&d.overrides) as _,
+        team_id
     )
     .execute(e)
     .await
@@ -78,9 +91,11 @@ pub async fn update(
 pub async fn list(e: impl PgExecutor<'_>, id: Option<i64>) -> AppResult<Vec<StoredSchedule>> {
     Ok(sqlx::query_as!(
         StoredSchedule,
-        r#"select id, name, layers as "layers: Json<Vec<LayerDoc>>",
-                  overrides as "overrides: Json<Vec<OverrideDoc>>", version, updated_at
-           from schedules where $1::bigint is null or id = $1 order by name"#,
+        r#"select s.id, s.name, s.team_id, t.slug as "team?",
+                  s.layers as "layers: Json<Vec<LayerDoc>>",
+                  s.overrides as "overrides: Json<Vec<OverrideDoc>>", s.version, s.updated_at
+           from schedules s left join teams t on t.id = s.team_id
+           where $1::bigint is null or s.id = $1 order by s.name"#,
         id
     )
     .fetch_all(e)

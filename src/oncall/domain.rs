@@ -93,6 +93,9 @@ pub struct OverrideDoc {
 #[serde(deny_unknown_fields)]
 pub struct ScheduleDraft {
     pub name: String,
+    /// The team that owns it, by slug or name; empty: the installation's
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub team: String,
     /// Lowest first; a higher layer wins where it has a shift
     #[serde(default)]
     pub layers: Vec<LayerDoc>,

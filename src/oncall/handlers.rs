@@ -1,4 +1,5 @@
-//! The schedules API under `/api/v1/schedules`: viewers read who is on call; managers write.
+//! The schedules API under `/api/v1/schedules`: viewers read who is on call; a team's leads
+//! write its schedules, managers every schedule.
 
 use axum::Json;
 use axum::extract::Path;
@@ -10,11 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::actions;
 use super::db::{self, StoredSchedule};
 use super::domain::ScheduleDraft;
+use crate::auth::domain::UserRole;
 use crate::clock;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Manager, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
 use crate::http::request::ApiRequest;
+use crate::teams;
 
 /// A schedule with who is on call now.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -55,13 +58,15 @@ pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<Sc
 /// and overrides.
 #[utoipa::path(post, path = "/api/v1/schedules", operation_id = "createSchedule", tag = "oncall",
     request_body = ScheduleDraft,
-    responses((status = 201, description = "Created, with an ETag", body = ScheduleView),
+    responses((status = 201, description = "Created, with an ETag", body = ScheduleView), crate::http::openapi::NotYours,
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
               (status = 422, description = "A field is wrong (an unknown zone or person, an empty rotation, overlapping overrides …), named in details", body = crate::error::ErrorBody)))]
 pub async fn create(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     body: ApiJson<ScheduleDraft>,
 ) -> AppResult<Response> {
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    teams::actions::may_configure(&state, &auth, "schedule", &[to], UserRole::Manager).await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
     let s = db::get(&mut *tx, id).await?;
@@ -89,14 +94,20 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/schedules/{id}", operation_id = "updateSchedule", tag = "oncall",
     params(("id" = i64, Path, description = "The schedule's id"), ("If-Match" = String, Header)),
     request_body = ScheduleDraft,
-    responses((status = 200, description = "OK", body = ScheduleView), crate::http::openapi::Replacing))]
+    responses((status = 200, description = "OK", body = ScheduleView), crate::http::openapi::NotYours, crate::http::openapi::Replacing))]
 pub async fn update(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<ScheduleDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "schedule")?;
+    let now_of = db::get(&state.pool, id).await?;
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    let owners = [now_of.team_id, to];
+    teams::actions::may_configure(&state, &auth, "schedule", &owners, UserRole::Manager).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let version = version.or(Some(now_of.version));
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let s = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     let now = clock::now(&mut *tx).await?;

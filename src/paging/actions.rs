@@ -59,7 +59,8 @@ async fn checked(conn: &mut PgConnection, d: &PolicyDraft) -> AppResult<PolicyDr
 
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &PolicyDraft) -> AppResult<i64> {
     let d = checked(conn, d).await?;
-    let id = db::insert(&mut *conn, &d).await?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
+    let id = db::insert(&mut *conn, &d, team).await?;
     audit::created(conn, actor, "escalation_policy.create", &d.name, &d).await?;
     Ok(id)
 }
@@ -75,7 +76,8 @@ pub async fn update(
 ) -> AppResult<StoredPolicy> {
     let current = db::get(&mut *conn, id).await?;
     let d = checked(conn, d).await?;
-    if !db::update(&mut *conn, id, version.unwrap_or(current.version), &d).await? {
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
+    if !db::update(&mut *conn, id, version.unwrap_or(current.version), &d, team).await? {
         return Err(AppError::Stale {
             current_version: current.version,
         });

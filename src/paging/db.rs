@@ -14,6 +14,10 @@ use crate::error::{AppError, AppResult};
 pub struct StoredPolicy {
     pub id: i64,
     pub name: String,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
+    /// The owning team's slug; none: the installation's
+    pub team: Option<String>,
     #[schema(value_type = Vec<Step>)]
     pub steps: Json<Vec<Step>>,
     pub repeat: i32,
@@ -26,6 +30,7 @@ impl StoredPolicy {
     pub fn draft(&self) -> PolicyDraft {
         PolicyDraft {
             name: self.name.clone(),
+            team: self.team.clone().unwrap_or_default(),
             steps: self.steps.0.clone(),
             repeat: self.repeat.max(0) as u32,
         }
@@ -39,12 +44,18 @@ fn taken(name: &str) -> impl FnOnce(sqlx::Error) -> AppError {
     )
 }
 
-pub async fn insert(e: impl PgExecutor<'_>, d: &PolicyDraft) -> AppResult<i64> {
+pub async fn insert(
+    e: impl PgExecutor<'_>,
+    d: &PolicyDraft,
+    team_id: Option<i64>,
+) -> AppResult<i64> {
     sqlx::query_scalar!(
-        "insert into escalation_policies (name, steps, repeat) values ($1, $2, $3) returning id",
+        "insert into escalation_policies (name, steps, repeat, team_id) values ($1, $2, $3, $4)
+         returning id",
         d.name,
         Json(&d.steps) as _,
-        d.repeat as i32
+        d.repeat as i32,
+        team_id
     )
     .fetch_one(e)
     .await
@@ -57,16 +68,18 @@ pub async fn update(
     id: i64,
     version: i32,
     d: &PolicyDraft,
+    team_id: Option<i64>,
 ) -> AppResult<bool> {
     Ok(sqlx::query!(
-        "update escalation_policies set name = $3, steps = $4, repeat = $5,
+        "update escalation_policies set name = $3, steps = $4, repeat = $5, team_id = $6,
                 version = version + 1, updated_at = now()
          where id = $1 and version = $2",
         id,
         version,
         d.name,
         Json(&d.steps) as _,
-        d.repeat as i32
+        d.repeat as i32,
+        team_id
     )
     .execute(e)
     .await
@@ -89,12 +102,14 @@ pub async fn delete(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
 pub async fn list(e: impl PgExecutor<'_>, id: Option<i64>) -> AppResult<Vec<StoredPolicy>> {
     Ok(sqlx::query_as!(
         StoredPolicy,
-        r#"select p.id, p.name, p.steps as "steps: Json<Vec<Step>>", p.repeat, p.version,
+        r#"select p.id, p.name, p.team_id, t.slug as "team?",
+                  p.steps as "steps: Json<Vec<Step>>", p.repeat, p.version,
                   coalesce(array(select s.name from services s
                                  where s.escalation_policy_id = p.id order by s.name),
                            '{}') as "services!",
                   p.updated_at
-           from escalation_policies p where $1::bigint is null or p.id = $1 order by p.name"#,
+           from escalation_policies p left join teams t on t.id = p.team_id
+           where $1::bigint is null or p.id = $1 order by p.name"#,
         id
     )
     .fetch_all(e)

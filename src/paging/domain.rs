@@ -64,6 +64,9 @@ pub struct Step {
 #[serde(deny_unknown_fields)]
 pub struct PolicyDraft {
     pub name: String,
+    /// The team that owns it, by slug or name; empty: the installation's
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub team: String,
     pub steps: Vec<Step>,
     /// How many more times the steps run from the first after the last one (0 to 9)
     #[serde(default)]
@@ -122,6 +125,7 @@ impl PolicyDraft {
         }
         Ok(PolicyDraft {
             name: name.to_owned(),
+            team: self.team.trim().to_owned(),
             steps,
             repeat: self.repeat,
         })
@@ -267,6 +271,7 @@ mod tests {
     fn draft(steps: Vec<Step>, repeat: u32) -> PolicyDraft {
         PolicyDraft {
             name: " Payments ".into(),
+            team: String::new(),
             steps,
             repeat,
         }

@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::actions;
 use super::db::{self, StoredPolicy};
 use super::domain::PolicyDraft;
+use crate::auth::domain::UserRole;
 use crate::error::AppResult;
-use crate::http::access::{Manager, Viewer};
+use crate::http::access::{Manager, Responder, Viewer};
+use crate::teams;
+
+/// What the team rule calls a policy in a refusal.
+const WHAT: &str = "escalation policy";
 use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
 use crate::http::request::ApiRequest;
 use crate::http::write;
@@ -37,11 +42,14 @@ pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<Po
     request_body = PolicyDraft,
     responses((status = 201, description = "Created, with an ETag", body = StoredPolicy),
               (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
-              (status = 422, description = "A field is wrong (no steps, a delay out of range, an unknown person, schedule or channel), named in details", body = crate::error::ErrorBody)))]
+              (status = 422, description = "A field is wrong (no steps, a delay out of range, an unknown person, schedule or channel), named in details", body = crate::error::ErrorBody),
+              crate::http::openapi::NotYours))]
 pub async fn create(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    teams::actions::may_configure(&state, &auth, WHAT, &[to], UserRole::Manager).await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let id = actions::create(&mut tx, &auth.actor, &body.value).await?;
     let p = db::get(&mut *tx, id).await?;
@@ -66,14 +74,20 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "paging",
     params(("id" = i64, Path, description = "The policy's id"), ("If-Match" = String, Header)),
     request_body = PolicyDraft,
-    responses((status = 200, description = "OK", body = StoredPolicy), crate::http::openapi::Replacing))]
+    responses((status = 200, description = "OK", body = StoredPolicy), crate::http::openapi::NotYours, crate::http::openapi::Replacing))]
 pub async fn update(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<PolicyDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
+    let current = db::get(&state.pool, id).await?;
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    let owners = [current.team_id, to];
+    teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Manager).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let version = version.or(Some(current.version));
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })
@@ -83,12 +97,15 @@ pub async fn update(
 /// Delete an escalation policy; services pointing at it then page nobody.
 #[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "paging",
     params(("id" = i64, Path, description = "The policy's id")),
-    responses(crate::http::openapi::Deleting))]
+    responses(crate::http::openapi::Deleting, crate::http::openapi::NotYours))]
 pub async fn delete(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "escalation policy")?;
+    let current = db::get(&state.pool, id).await?;
+    let owner = [current.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Manager).await?;
     write::removed(&state.pool, |tx, _| {
         Box::pin(actions::delete(tx, &auth.actor, id))
     })

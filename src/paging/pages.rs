@@ -55,6 +55,7 @@ pub struct PolicyPage {
     name: String,
     steps: String,
     repeat: String,
+    team: String,
     errors: Vec<FieldError>,
 }
 
@@ -66,6 +67,9 @@ pub struct PolicyForm {
     steps: String,
     #[serde(default)]
     repeat: String,
+    /// The owning team's slug, kept as it is (a hidden field)
+    #[serde(default)]
+    team: String,
     #[serde(default)]
     version: String,
 }
@@ -80,6 +84,7 @@ impl PolicyForm {
         };
         Ok(PolicyDraft {
             name: self.name.clone(),
+            team: self.team.clone(),
             steps: steps_from_lines(&self.steps)?,
             repeat,
         })
@@ -93,6 +98,7 @@ impl PolicyForm {
             name: self.name,
             steps: self.steps,
             repeat: self.repeat,
+            team: self.team,
             errors,
         }
     }
@@ -116,6 +122,7 @@ pub async fn edit_policy(
         name: p.name.clone(),
         steps: steps_to_lines(&p.steps.0),
         repeat: p.repeat.to_string(),
+        team: p.team.clone().unwrap_or_default(),
         version: p.version.to_string(),
     }
     .page(chrome, Some(p.id), vec![]))

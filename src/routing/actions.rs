@@ -30,6 +30,9 @@ pub struct RuleDraft {
     /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
     #[serde(default)]
     pub title_template: String,
+    /// The team that owns it, by slug or name; empty: the installation's
+    #[serde(default)]
+    pub team: String,
 }
 
 /// The draft checked, and as a rule that can be tried.
@@ -53,18 +56,25 @@ pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
     Ok((name, conditions, rule))
 }
 
-fn draft_of<'a>(name: &'a str, conditions: &'a [String], rule: &'a Rule) -> Draft<'a> {
+fn draft_of<'a>(
+    name: &'a str,
+    conditions: &'a [String],
+    rule: &'a Rule,
+    team_id: Option<i64>,
+) -> Draft<'a> {
     Draft {
         name,
         conditions,
         service: &rule.service,
         severity: rule.severity,
         title_template: &rule.title_template,
+        team_id,
     }
 }
 
-async fn find(conn: &mut PgConnection, id: i64) -> AppResult<RuleRecord> {
-    db::list(&mut *conn)
+/// The rule with this id, or 404.
+pub async fn find(e: impl sqlx::PgExecutor<'_>, id: i64) -> AppResult<RuleRecord> {
+    db::list(e)
         .await?
         .into_iter()
         .find(|r| r.id == id)
@@ -77,8 +87,9 @@ pub async fn create(
     d: &RuleDraft,
 ) -> AppResult<RuleRecord> {
     let (name, conditions, rule) = check(d)?;
-    let id = db::insert(&mut *conn, &draft_of(&name, &conditions, &rule)).await?;
-    let created = find(conn, id).await?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
+    let id = db::insert(&mut *conn, &draft_of(&name, &conditions, &rule, team)).await?;
+    let created = find(&mut *conn, id).await?;
     audit::created(conn, actor, "routing_rule.create", &created.name, &created).await?;
     Ok(created)
 }
@@ -91,8 +102,9 @@ pub async fn update(
     expected_version: Option<i32>,
     d: &RuleDraft,
 ) -> AppResult<RuleRecord> {
-    let before = find(conn, id).await?;
+    let before = find(&mut *conn, id).await?;
     let (name, conditions, rule) = check(d)?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
     if before.is_default && !conditions.is_empty() {
         return Err(AppError::invalid(
             "conditions",
@@ -104,7 +116,7 @@ pub async fn update(
         &mut *conn,
         id,
         version,
-        &draft_of(&name, &conditions, &rule),
+        &draft_of(&name, &conditions, &rule, team),
     )
     .await?
     .is_none()
@@ -113,7 +125,7 @@ pub async fn update(
             current_version: before.version,
         });
     }
-    let after = find(conn, id).await?;
+    let after = find(&mut *conn, id).await?;
     audit::changed(
         conn,
         actor,
@@ -127,7 +139,7 @@ pub async fn update(
 }
 
 pub async fn delete(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
-    let before = find(conn, id).await?;
+    let before = find(&mut *conn, id).await?;
     if before.is_default {
         return Err(AppError::Conflict(
             "The default rule cannot be deleted; edit what it decides instead.".into(),

@@ -24,6 +24,10 @@ pub struct RuleRecord {
     /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
     pub title_template: String,
     pub is_default: bool,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
+    /// The owning team's slug; none: the installation's
+    pub team: Option<String>,
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -83,6 +87,8 @@ struct Row {
     severity: Option<String>,
     title_template: String,
     is_default: bool,
+    team_id: Option<i64>,
+    team: Option<String>,
     version: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -100,6 +106,8 @@ fn record(position: usize, r: Row) -> RuleRecord {
             .and_then(|s| Severity::parse("severity", &s).ok()),
         title_template: r.title_template,
         is_default: r.is_default,
+        team_id: r.team_id,
+        team: r.team,
         version: r.version,
         created_at: r.created_at,
         updated_at: r.updated_at,
@@ -109,9 +117,10 @@ fn record(position: usize, r: Row) -> RuleRecord {
 pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<RuleRecord>> {
     Ok(sqlx::query_as!(
         Row,
-        r#"select id, name, conditions, service, severity, title_template, is_default, version,
-                  created_at, updated_at
-           from routing_rules order by is_default, position, id"#
+        r#"select r.id, r.name, r.conditions, r.service, r.severity, r.title_template,
+                  r.is_default, r.team_id, t.slug as "team?", r.version, r.created_at, r.updated_at
+           from routing_rules r left join teams t on t.id = r.team_id
+           order by r.is_default, r.position, r.id"#
     )
     .fetch_all(e)
     .await?
@@ -128,20 +137,23 @@ pub struct Draft<'a> {
     pub service: &'a str,
     pub severity: Option<Severity>,
     pub title_template: &'a str,
+    pub team_id: Option<i64>,
 }
 
 /// Adds a rule after every other but the default one.
 pub async fn insert(e: impl PgExecutor<'_>, d: &Draft<'_>) -> AppResult<i64> {
     Ok(sqlx::query_scalar!(
-        r#"insert into routing_rules (position, name, conditions, service, severity, title_template)
+        r#"insert into routing_rules
+               (position, name, conditions, service, severity, title_template, team_id)
            values ((select coalesce(max(position), 0) + 10 from routing_rules where not is_default),
-                   $1, $2, $3, $4, $5)
+                   $1, $2, $3, $4, $5, $6)
            returning id"#,
         d.name,
         serde_json::json!(d.conditions),
         d.service,
         d.severity.map(|s| s.as_str()),
         d.title_template,
+        d.team_id,
     )
     .fetch_one(e)
     .await?)
@@ -158,7 +170,7 @@ pub async fn update(
     sqlx::query_scalar!(
         r#"update routing_rules
            set name = $3, conditions = case when is_default then '[]'::jsonb else $4 end,
-               service = $5, severity = $6, title_template = $7,
+               service = $5, severity = $6, title_template = $7, team_id = $8,
                version = version + 1, updated_at = now()
            where id = $1 and version = $2
            returning version"#,
@@ -169,6 +181,7 @@ pub async fn update(
         d.service,
         d.severity.map(|s| s.as_str()),
         d.title_template,
+        d.team_id,
     )
     .fetch_optional(e)
     .await

@@ -9,13 +9,18 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
+use crate::auth::domain::UserRole;
 use crate::error::AppResult;
-use crate::http::access::{Admin, Auth};
+use crate::http::access::{Admin, Auth, Responder};
 use crate::http::extract::parse_id;
 use crate::http::extract::{ApiJson, IfMatch};
 use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::state::AppState;
+use crate::teams;
+
+/// What the team rule calls a rule in a refusal.
+const WHAT: &str = "routing rule";
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RuleList {
@@ -26,7 +31,10 @@ pub struct RuleList {
 /// The rules in the order they are tried.
 #[utoipa::path(get, path = "/api/v1/routing-rules", operation_id = "listRoutingRules", tag = "alerts",
     responses((status = 200, description = "OK", body = RuleList), crate::http::openapi::AdminsOnly))]
-pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResult<Json<RuleList>> {
+pub async fn list(
+    State(state): State<AppState>,
+    _auth: Auth<Responder>,
+) -> AppResult<Json<RuleList>> {
     Ok(Json(RuleList {
         items: db::list(&state.pool).await?,
     }))
@@ -34,11 +42,13 @@ pub async fn list(State(state): State<AppState>, _auth: Auth<Admin>) -> AppResul
 
 /// Add a rule, tried after the others and before the default one.
 #[utoipa::path(post, path = "/api/v1/routing-rules", operation_id = "createRoutingRule", tag = "alerts", request_body = RuleDraft,
-    responses((status = 201, description = "Created", body = RuleRecord), (status = 422, description = "A condition or field is wrong; details.fields names it", body = crate::error::ErrorBody)))]
+    responses((status = 201, description = "Created", body = RuleRecord), (status = 422, description = "A condition or field is wrong; details.fields names it", body = crate::error::ErrorBody), crate::http::openapi::NotYours))]
 pub async fn create(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    teams::actions::may_configure(&state, &auth, WHAT, &[to], UserRole::Admin).await?;
     write::versioned(&state.pool, StatusCode::CREATED, |tx, _| {
         Box::pin(actions::create(tx, &auth.actor, &body.value))
     })
@@ -71,14 +81,20 @@ pub async fn reorder(
     params(("id" = i64, Path, description = "Rule id"), ("If-Match" = String, Header, description = "The rule's ETag")),
     responses((status = 200, description = "OK", body = RuleRecord), crate::http::openapi::NotFound,
               (status = 412, description = "Changed since you read it", body = crate::error::ErrorBody), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody),
-              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody)))]
+              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody), crate::http::openapi::NotYours))]
 pub async fn update(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "routing rule")?;
+    let current = actions::find(&state.pool, id).await?;
+    let to = teams::actions::named(&state.pool, &body.value.team).await?;
+    let owners = [current.team_id, to];
+    teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Admin).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let version = version.or(Some(current.version));
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })
@@ -88,12 +104,15 @@ pub async fn update(
 /// Delete a rule (not the default one).
 #[utoipa::path(delete, path = "/api/v1/routing-rules/{id}", operation_id = "deleteRoutingRule", tag = "alerts",
     params(("id" = i64, Path, description = "Rule id")),
-    responses(crate::http::openapi::Deleting, (status = 409, description = "The default rule stays", body = crate::error::ErrorBody)))]
+    responses(crate::http::openapi::Deleting, (status = 409, description = "The default rule stays", body = crate::error::ErrorBody), crate::http::openapi::NotYours))]
 pub async fn delete(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "routing rule")?;
+    let current = actions::find(&state.pool, id).await?;
+    let owner = [current.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Admin).await?;
     write::removed(&state.pool, |tx, _| {
         Box::pin(actions::delete(tx, &auth.actor, id))
     })
@@ -104,7 +123,7 @@ pub async fn delete(
 #[utoipa::path(post, path = "/api/v1/routing-rules/preview", operation_id = "previewRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 200, description = "OK", body = Preview), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody)))]
 pub async fn preview(
-    ApiRequest(state, _): ApiRequest<Admin>,
+    ApiRequest(state, _): ApiRequest<Responder>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Json<Preview>> {
     let mut conn = state.pool.acquire().await?;

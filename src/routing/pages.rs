@@ -76,6 +76,9 @@ pub struct RuleForm {
     service: String,
     severity: String,
     title_template: String,
+    /// The owning team's slug, kept as it is (a hidden field)
+    #[serde(default)]
+    team: String,
     version: Option<i32>,
 }
 
@@ -93,6 +96,7 @@ impl RuleForm {
             service: self.service.clone(),
             severity: Some(self.severity.clone()),
             title_template: self.title_template.clone(),
+            team: self.team.clone(),
         }
     }
 }

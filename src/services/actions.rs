@@ -33,24 +33,6 @@ async fn set_dependencies(conn: &mut PgConnection, s: &Service, names: &[String]
     Ok(())
 }
 
-/// The team a draft names (by slug or name), or none when it names none; 422 for one that
-/// does not exist.
-async fn team_of(conn: &mut PgConnection, d: &ServiceDraft) -> AppResult<Option<i64>> {
-    if d.team.trim().is_empty() {
-        return Ok(None);
-    }
-    match crate::teams::db::find(&mut *conn, &d.team).await? {
-        Some((id, _)) => Ok(Some(id)),
-        None => Err(AppError::invalid(
-            "team",
-            format!(
-                "there is no team {:?}; add it on /teams first",
-                d.team.trim()
-            ),
-        )),
-    }
-}
-
 /// The service as stored now (its dependencies included).
 async fn reread(conn: &mut PgConnection, name: &str) -> AppResult<Service> {
     db::get_by_name(conn, name).await
@@ -61,7 +43,7 @@ pub async fn create(
     actor: &Actor,
     d: &ServiceDraft,
 ) -> AppResult<Service> {
-    let team = team_of(conn, d).await?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
     db::insert(&mut *conn, d, team).await?;
     let mut s = reread(conn, &d.name).await?;
     if let Some(names) = d.depends_on.as_deref().filter(|n| !n.is_empty()) {
@@ -80,7 +62,7 @@ pub async fn update(
     expected_version: i32,
     d: &ServiceDraft,
 ) -> AppResult<Option<Service>> {
-    let team = team_of(conn, d).await?;
+    let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
     if !db::update(&mut *conn, current.id, expected_version, d, team).await? {
         return Ok(None);
     }

@@ -9,6 +9,8 @@ use super::domain::{TeamDraft, TeamRole, may_manage};
 use crate::audit::{self, Actor};
 use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
+use crate::http::access::{Auth, MinRole};
+use crate::state::AppState;
 
 /// Who is asking to change a team's configuration: their global role and, when they are a
 /// person, their handle (to find their part in the team).
@@ -32,6 +34,55 @@ pub fn check_may_manage(team: &Team, who: &Asking<'_>) -> AppResult<()> {
         "You may not change the team {}'s configuration: only {who_may}, managers and admins may.",
         team.name
     )))
+}
+
+/// The team a draft names by slug or name (`None` for an empty name: the installation's);
+/// 422 naming `team` when there is no such team.
+pub async fn named(e: impl sqlx::PgExecutor<'_>, name: &str) -> AppResult<Option<i64>> {
+    if name.trim().is_empty() {
+        return Ok(None);
+    }
+    match db::find(e, name).await? {
+        Some((id, _)) => Ok(Some(id)),
+        None => Err(AppError::invalid(
+            "team",
+            format!("there is no team {:?}; add it on /teams first", name.trim()),
+        )),
+    }
+}
+
+/// Refuses someone who may not change configuration owned by each of `owners` — the team it
+/// belongs to now and the one it is to belong to (`None`: the installation's, which takes the
+/// global role `shared`) — with 403 naming what they may not change, tallied in the audit log.
+pub async fn may_configure<R: MinRole>(
+    state: &AppState,
+    auth: &Auth<R>,
+    what: &str,
+    owners: &[Option<i64>],
+    shared: UserRole,
+) -> AppResult<()> {
+    let who = Asking {
+        role: auth.user.role,
+        handle: Some(&auth.user.handle),
+    };
+    for owner in owners {
+        let refused = match owner {
+            None if auth.user.role.allows(shared) => continue,
+            None => AppError::Forbidden(format!(
+                "A {what} no team owns is the installation's: changing it needs the {} role. Name your team as its owner.",
+                shared.as_str()
+            )),
+            Some(id) => {
+                let team = db::get(&state.pool, &db::slug_of(&state.pool, *id).await?).await?;
+                match check_may_manage(&team, &who) {
+                    Ok(()) => continue,
+                    Err(e) => e,
+                }
+            }
+        };
+        return Err(auth.refused(state, refused).await);
+    }
+    Ok(())
 }
 
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &TeamDraft) -> AppResult<Team> {

@@ -499,3 +499,185 @@ async fn a_lead_edits_membership_on_the_page_and_an_outsider_is_refused(pool: Pg
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     assert_eq!(r.header("location"), Some("/teams/data-ml/members"));
 }
+
+/// `method` `uri` with `body` as `who`.
+async fn send_as(
+    app: &TestApp,
+    who: &Creds,
+    method: Method,
+    uri: &str,
+    body: Value,
+) -> common::Res {
+    app.call_as(
+        who,
+        method,
+        uri,
+        &[("if-match", "*")],
+        Some(&body.to_string()),
+    )
+    .await
+}
+
+fn schedule_body(name: &str, team: &str) -> Value {
+    json!({"name": name, "team": team, "layers": [{"length": {"every": "week"},
+           "start": "2026-01-05T09:00:00", "time_zone": "Europe/Lisbon", "people": ["ana"]}]})
+}
+
+fn policy_body(name: &str, team: &str) -> Value {
+    json!({"name": name, "team": team,
+           "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]})
+}
+
+fn rule_body(name: &str, team: &str) -> Value {
+    json!({"name": name, "team": team, "conditions": ["labels.team = x"], "service": ""})
+}
+
+#[sqlx::test]
+async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_anothers(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    team(&app, "Checkout").await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let ben = app.account("ben@example.com", "responder").await;
+    let cy = app.account("cy@example.com", "responder").await;
+    let mo = app.account("mo@example.com", "manager").await;
+    for (slug, handle) in [("payments", "ana"), ("checkout", "ben")] {
+        let uri = format!("/api/v1/teams/{slug}/members/{handle}");
+        let r = put(&app, &uri, json!({"role": "lead"})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let kinds = [
+        (
+            "/api/v1/schedules",
+            schedule_body as fn(&str, &str) -> Value,
+        ),
+        ("/api/v1/escalation-policies", policy_body),
+        ("/api/v1/routing-rules", rule_body),
+    ];
+    for (base, body) in kinds {
+        // Each lead makes one for their own team, not for the other's.
+        let r = send_as(
+            &app,
+            &ana,
+            Method::POST,
+            base,
+            body("Payments one", "payments"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{base}: {}", r.text);
+        assert_eq!(r.json()["team"], "payments", "{base}");
+        let ours = r.json()["id"].as_i64().unwrap();
+        let r = send_as(
+            &app,
+            &ben,
+            Method::POST,
+            base,
+            body("Checkout one", "Checkout"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{base}: {}", r.text);
+        let theirs = r.json()["id"].as_i64().unwrap();
+        let r = send_as(&app, &ana, Method::POST, base, body("Sneaky", "checkout")).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
+        assert!(r.text.contains("Checkout"), "{}", r.text);
+        // The installation's take the global role; a team's outsider may not touch it.
+        let r = send_as(&app, &cy, Method::POST, base, body("Shared", "")).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
+        let r = send_as(&app, &ana, Method::POST, base, body("Nobody's", "nope")).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{base}: {}",
+            r.text
+        );
+        assert_eq!(r.field(), "team");
+
+        // Ana edits Payments', not Checkout's, and may not hand hers to Checkout.
+        let r = send_as(
+            &app,
+            &ana,
+            Method::PUT,
+            &format!("{base}/{ours}"),
+            body("Payments one, renamed", "payments"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
+        let r = send_as(
+            &app,
+            &ana,
+            Method::PUT,
+            &format!("{base}/{theirs}"),
+            body("Mine now", "payments"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
+        let r = send_as(
+            &app,
+            &ana,
+            Method::PUT,
+            &format!("{base}/{ours}"),
+            body("Given away", "checkout"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
+        let r = app.get(&format!("{base}/{theirs}")).await;
+        if r.status == StatusCode::OK {
+            assert_eq!(
+                r.json()["name"],
+                "Checkout one",
+                "{base}: refused, nothing changed"
+            );
+        }
+        // A global manager (or, for rules, an admin) changes any; a team's outsider none.
+        let manager = if base.ends_with("routing-rules") {
+            &app.admin
+        } else {
+            &mo
+        };
+        let r = send_as(
+            &app,
+            manager,
+            Method::PUT,
+            &format!("{base}/{theirs}"),
+            body("Checkout one", "checkout"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::OK, "{base}: {}", r.text);
+        let r = send_as(
+            &app,
+            &cy,
+            Method::PUT,
+            &format!("{base}/{ours}"),
+            body("Cy's", "payments"),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
+    }
+    // Deleting follows the same rule.
+    let policies = app.get("/api/v1/escalation-policies").await.json();
+    let id_of = |name: &str| {
+        policies["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let (ours, theirs) = (id_of("Payments one, renamed"), id_of("Checkout one"));
+    let r = delete_as(&app, &ana, &format!("/api/v1/escalation-policies/{theirs}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &ana, &format!("/api/v1/escalation-policies/{ours}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    // Every refusal is in the audit log.
+    assert!(refusals_of(&app, "ana").await >= 7);
+    // A team deleted leaves what it owned to the installation.
+    let r = delete_as(&app, &mo, "/api/v1/teams/checkout").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let p = app
+        .get(&format!("/api/v1/escalation-policies/{theirs}"))
+        .await
+        .json();
+    assert!(p["team"].is_null(), "{p}");
+}

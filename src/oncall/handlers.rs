@@ -18,6 +18,7 @@ use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
 use crate::http::request::ApiRequest;
 use crate::teams;
+use crate::teams::domain::TeamQuery;
 
 /// A schedule with who is on call now.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -43,12 +44,17 @@ fn view(s: StoredSchedule, now: DateTime<Utc>) -> AppResult<ScheduleView> {
 
 /// Every schedule, with who is on call now.
 #[utoipa::path(get, path = "/api/v1/schedules", operation_id = "listSchedules", tag = "oncall",
+    params(TeamQuery),
     responses((status = 200, description = "By name", body = ScheduleList)))]
-pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<ScheduleList>> {
+pub async fn list(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiQuery(q): ApiQuery<TeamQuery>,
+) -> AppResult<Json<ScheduleList>> {
     let now = clock::now(&state.pool).await?;
     let items = db::list(&state.pool, None)
         .await?
         .into_iter()
+        .filter(|s| q.keeps(s.team.as_deref()))
         .map(|s| view(s, now))
         .collect::<AppResult<_>>()?;
     Ok(Json(ScheduleList { items }))

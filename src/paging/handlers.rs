@@ -14,10 +14,11 @@ use crate::auth::domain::UserRole;
 use crate::error::AppResult;
 use crate::http::access::{Manager, Responder, Viewer};
 use crate::teams;
+use crate::teams::domain::TeamQuery;
 
 /// What the team rule calls a policy in a refusal.
 const WHAT: &str = "escalation policy";
-use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, with_etag};
 use crate::http::request::ApiRequest;
 use crate::http::write;
 
@@ -29,11 +30,15 @@ pub struct PolicyList {
 
 /// Every escalation policy, with the services that point at it.
 #[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "paging",
+    params(TeamQuery),
     responses((status = 200, description = "By name", body = PolicyList)))]
-pub async fn list(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<PolicyList>> {
-    Ok(Json(PolicyList {
-        items: db::list(&state.pool, None).await?,
-    }))
+pub async fn list(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiQuery(q): ApiQuery<TeamQuery>,
+) -> AppResult<Json<PolicyList>> {
+    let mut items = db::list(&state.pool, None).await?;
+    items.retain(|p| q.keeps(p.team.as_deref()));
+    Ok(Json(PolicyList { items }))
 }
 
 /// Add an escalation policy: ordered steps, each paging people, schedules' on-call people and

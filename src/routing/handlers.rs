@@ -13,11 +13,12 @@ use crate::auth::domain::UserRole;
 use crate::error::AppResult;
 use crate::http::access::{Admin, Auth, Responder};
 use crate::http::extract::parse_id;
-use crate::http::extract::{ApiJson, IfMatch};
+use crate::http::extract::{ApiJson, ApiQuery, IfMatch};
 use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::state::AppState;
 use crate::teams;
+use crate::teams::domain::TeamQuery;
 
 /// What the team rule calls a rule in a refusal.
 const WHAT: &str = "routing rule";
@@ -30,14 +31,16 @@ pub struct RuleList {
 
 /// The rules in the order they are tried.
 #[utoipa::path(get, path = "/api/v1/routing-rules", operation_id = "listRoutingRules", tag = "alerts",
-    responses((status = 200, description = "OK", body = RuleList), crate::http::openapi::AdminsOnly))]
+    params(TeamQuery),
+    responses((status = 200, description = "OK", body = RuleList)))]
 pub async fn list(
     State(state): State<AppState>,
     _auth: Auth<Responder>,
+    ApiQuery(q): ApiQuery<TeamQuery>,
 ) -> AppResult<Json<RuleList>> {
-    Ok(Json(RuleList {
-        items: db::list(&state.pool).await?,
-    }))
+    let mut items = db::list(&state.pool).await?;
+    items.retain(|r| q.keeps(r.team.as_deref()));
+    Ok(Json(RuleList { items }))
 }
 
 /// Add a rule, tried after the others and before the default one.

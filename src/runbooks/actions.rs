@@ -48,6 +48,32 @@ async fn resolve<'a>(conn: &mut PgConnection, c: &'a CheckedRunbook) -> AppResul
     })
 }
 
+/// The team whose leads may change a runbook written as `draft`: its service's or its rule's
+/// (`None`: the installation's). An unknown service or rule is refused naming the field.
+pub async fn team_of(conn: &mut PgConnection, draft: &RunbookDraft) -> AppResult<Option<i64>> {
+    let c = draft.checked()?;
+    Ok(match &c.owner {
+        Owner::Service(name) => {
+            crate::services::db::find_by_name(&mut *conn, name)
+                .await?
+                .ok_or_else(|| {
+                    AppError::invalid("service", format!("there is no service named {name:?}"))
+                })?
+                .team_id
+        }
+        Owner::Rule(id) => match crate::routing::actions::find(&mut *conn, *id).await {
+            Ok(rule) => rule.team_id,
+            Err(AppError::NotFound(_)) => {
+                return Err(AppError::invalid(
+                    "rule_id",
+                    format!("there is no routing rule {id}"),
+                ));
+            }
+            Err(other) => return Err(other),
+        },
+    })
+}
+
 pub async fn create(
     conn: &mut PgConnection,
     actor: &Actor,

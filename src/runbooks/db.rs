@@ -18,6 +18,10 @@ pub struct Runbook {
     /// The routing rule whose incidents show it (or null for a service's)
     pub rule_id: Option<i64>,
     pub rule_name: Option<String>,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
+    /// The team that owns its service or rule (its slug), whose leads may change it
+    pub team: Option<String>,
     /// The checklist, in order
     pub steps: Vec<String>,
     pub version: i32,
@@ -85,6 +89,8 @@ pub struct Filter<'a> {
     pub service: Option<&'a str>,
     pub rule_id: Option<i64>,
     pub id: Option<i64>,
+    /// The owning team's slug
+    pub team: Option<&'a str>,
 }
 
 /// Runbooks, by owner then name.
@@ -92,16 +98,18 @@ pub async fn list(e: impl PgExecutor<'_>, f: Filter<'_>) -> AppResult<Vec<Runboo
     Ok(sqlx::query_as!(
         Runbook,
         r#"select b.id, b.name, b.link, s.name as "service?", b.rule_id, r.name as "rule_name?",
-                  b.steps, b.version, b.updated_at
+                  t.id as "team_id?", t.slug as "team?", b.steps, b.version, b.updated_at
            from runbooks b
            left join services s on s.id = b.service_id
            left join routing_rules r on r.id = b.rule_id
+           left join teams t on t.id = coalesce(s.team_id, r.team_id)
            where ($1::text is null or s.name = $1) and ($2::bigint is null or b.rule_id = $2)
-             and ($3::bigint is null or b.id = $3)
+             and ($3::bigint is null or b.id = $3) and ($4::text is null or t.slug = $4)
            order by s.name nulls last, r.position, b.name, b.id"#,
         f.service,
         f.rule_id,
-        f.id
+        f.id,
+        f.team
     )
     .fetch_all(e)
     .await?)
@@ -124,10 +132,11 @@ pub async fn for_incident(
     Ok(sqlx::query_as!(
         Runbook,
         r#"select b.id, b.name, b.link, s.name as "service?", b.rule_id, r.name as "rule_name?",
-                  b.steps, b.version, b.updated_at
+                  t.id as "team_id?", t.slug as "team?", b.steps, b.version, b.updated_at
            from runbooks b
            left join services s on s.id = b.service_id
            left join routing_rules r on r.id = b.rule_id
+           left join teams t on t.id = coalesce(s.team_id, r.team_id)
            where b.service_id = $2
               or b.rule_id in (select l.rule_id from alert_lines l where l.incident_id = $1)
            order by b.service_id nulls last, r.position, b.name, b.id"#,

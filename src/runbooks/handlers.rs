@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::actions;
 use super::db::{self, Runbook};
 use super::domain::RunbookDraft;
+use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
-use crate::http::access::{Admin, Viewer};
+use crate::http::access::{Responder, Viewer};
+use crate::teams;
+
+/// What the team rule calls a runbook in a refusal.
+const WHAT: &str = "runbook";
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, query_text, with_etag};
 use crate::http::request::ApiRequest;
 use crate::http::write;
@@ -23,6 +28,8 @@ pub struct RunbookQuery {
     pub service: Option<String>,
     /// One routing rule's runbooks
     pub rule_id: Option<String>,
+    /// The runbooks of one team's services and rules, by its slug
+    pub team: Option<String>,
 }
 
 impl RunbookQuery {
@@ -34,10 +41,12 @@ impl RunbookQuery {
             })
             .transpose()?;
         let service = query_text(&self.service);
+        let team = query_text(&self.team);
         let filter = db::Filter {
             service: service.as_deref(),
             rule_id,
             id: None,
+            team: team.as_deref(),
         };
         db::list(e, filter).await
     }
@@ -64,11 +73,14 @@ pub async fn list(
 #[utoipa::path(post, path = "/api/v1/runbooks", operation_id = "createRunbook", tag = "runbooks",
     request_body = RunbookDraft,
     responses((status = 201, description = "Created; Location names it", body = Runbook),
-              (status = 422, description = "A field is wrong (no owner or two, an unknown service or rule, a long step …), named in details", body = crate::error::ErrorBody)))]
+              (status = 422, description = "A field is wrong (no owner or two, an unknown service or rule, a long step …), named in details", body = crate::error::ErrorBody),
+              crate::http::openapi::NotYours))]
 pub async fn create(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
+    let to = actions::team_of(&mut *state.pool.acquire().await?, &body.value).await?;
+    teams::actions::may_configure(&state, &auth, WHAT, &[to], UserRole::Admin).await?;
     let r = crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::create(tx, &auth.actor, &body.value))
     })
@@ -97,14 +109,20 @@ pub async fn get(
 #[utoipa::path(put, path = "/api/v1/runbooks/{id}", operation_id = "updateRunbook", tag = "runbooks",
     params(("id" = i64, Path, description = "The runbook's id"), ("If-Match" = String, Header)),
     request_body = RunbookDraft,
-    responses((status = 200, description = "OK", body = Runbook), crate::http::openapi::Replacing))]
+    responses((status = 200, description = "OK", body = Runbook), crate::http::openapi::NotYours, crate::http::openapi::Replacing))]
 pub async fn update(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
     IfMatch(version): IfMatch,
     body: ApiJson<RunbookDraft>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "runbook")?;
+    let current = db::get(&state.pool, id).await?;
+    let to = actions::team_of(&mut *state.pool.acquire().await?, &body.value).await?;
+    let owners = [current.team_id, to];
+    teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Admin).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let version = version.or(Some(current.version));
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })
@@ -114,12 +132,14 @@ pub async fn update(
 /// Delete a runbook, and every incident's checks of it.
 #[utoipa::path(delete, path = "/api/v1/runbooks/{id}", operation_id = "deleteRunbook", tag = "runbooks",
     params(("id" = i64, Path, description = "The runbook's id")),
-    responses(crate::http::openapi::Deleting))]
+    responses(crate::http::openapi::Deleting, crate::http::openapi::NotYours))]
 pub async fn delete(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "runbook")?;
+    let owner = [db::get(&state.pool, id).await?.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Admin).await?;
     write::removed(&state.pool, |tx, _| {
         Box::pin(actions::delete(tx, &auth.actor, id))
     })

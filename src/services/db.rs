@@ -17,6 +17,8 @@ pub struct Service {
     pub team: String,
     /// The owning team's slug (`/teams/{slug}`)
     pub team_slug: Option<String>,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
     pub description: String,
     pub slo_target_percent: Option<f64>,
     pub avg_requests_per_second: Option<f64>,
@@ -129,6 +131,7 @@ pub async fn select(e: impl PgExecutor<'_>, f: Filter<'_>) -> AppResult<Vec<Serv
     Ok(sqlx::query_as!(
         Service,
         r#"select s.id, s.name, s.tier, coalesce(t.name, '') as "team!", t.slug as "team_slug?",
+                  s.team_id,
                   s.description, s.slo_target_percent,
                   s.avg_requests_per_second, s.peak_requests_per_second, s.peak_latency_seconds,
                   s.runbook_url, s.version, s.created_at, s.updated_at,

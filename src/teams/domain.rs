@@ -112,6 +112,29 @@ impl TeamDraft {
     }
 }
 
+/// A list of configuration narrowed to one team's (`?team=payments`).
+#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TeamQuery {
+    /// Only what this team (by its slug) owns
+    pub team: Option<String>,
+}
+
+impl TeamQuery {
+    /// Whether something owned by the team `owner` (a slug; `None`: nobody) stays in the list.
+    pub fn keeps(&self, owner: Option<&str>) -> bool {
+        match self
+            .team
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            None => true,
+            Some(slug) => owner == Some(slug),
+        }
+    }
+}
+
 /// A member's part in a team.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -204,6 +227,24 @@ mod tests {
         assert!(
             matches!(blank.validated(), Err(DomainError::Invalid { field, .. }) if field == "name")
         );
+    }
+
+    #[test]
+    fn a_team_filter_keeps_only_that_teams_and_no_filter_keeps_all() {
+        let payments = TeamQuery {
+            team: Some(" payments ".into()),
+        };
+        assert!(payments.keeps(Some("payments")));
+        assert!(!payments.keeps(Some("checkout")));
+        assert!(!payments.keeps(None), "the installation's are no team's");
+        for none in [
+            TeamQuery::default(),
+            TeamQuery {
+                team: Some(String::new()),
+            },
+        ] {
+            assert!(none.keeps(None) && none.keeps(Some("checkout")));
+        }
     }
 
     #[test]

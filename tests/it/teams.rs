@@ -577,6 +577,14 @@ async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_another
         .await;
         assert_eq!(r.status, StatusCode::CREATED, "{base}: {}", r.text);
         let theirs = r.json()["id"].as_i64().unwrap();
+        let listed = app.get(&format!("{base}?team=checkout")).await.json();
+        let names: Vec<&Value> = listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["name"])
+            .collect();
+        assert_eq!(names, [&json!("Checkout one")], "{base}?team=checkout");
         let r = send_as(&app, &ana, Method::POST, base, body("Sneaky", "checkout")).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
         assert!(r.text.contains("Checkout"), "{}", r.text);
@@ -653,6 +661,55 @@ async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_another
         .await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{base}: {}", r.text);
     }
+    // A runbook is its service's team's (or its rule's).
+    for (name, team) in [("pay-svc", "payments"), ("chk-svc", "checkout")] {
+        let body = json!({"name": name, "tier": 2, "team": team});
+        let r = app.post("/api/v1/services", body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let runbook =
+        |service: &str| json!({"name": "High error rate", "service": service, "steps": ["Look"]});
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        "/api/v1/runbooks",
+        runbook("pay-svc"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json()["team"], "payments");
+    let ours = r.json()["id"].as_i64().unwrap();
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        "/api/v1/runbooks",
+        runbook("chk-svc"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = send_as(
+        &app,
+        &ana,
+        Method::PUT,
+        &format!("/api/v1/runbooks/{ours}"),
+        runbook("chk-svc"),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "moved to another team's service: {}",
+        r.text
+    );
+    let r = delete_as(&app, &ben, &format!("/api/v1/runbooks/{ours}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let listed = app.get("/api/v1/runbooks?team=payments").await.json();
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+    let r = delete_as(&app, &ana, &format!("/api/v1/runbooks/{ours}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+
     // Deleting follows the same rule.
     let policies = app.get("/api/v1/escalation-policies").await.json();
     let id_of = |name: &str| {

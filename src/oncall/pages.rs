@@ -12,13 +12,18 @@ use chrono::{DateTime, Duration, Utc};
 use super::actions;
 use super::db::{self, StoredSchedule};
 use super::domain::{OverrideDoc, Shift, Span, ical};
+use crate::auth::domain::UserRole;
 use crate::clock;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Manager, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{PageForm, parse_form_time, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
+use crate::teams;
+
+/// What the team rule calls a schedule in a refusal.
+const WHAT: &str = "schedule";
 
 pub struct Row {
     pub id: i64,
@@ -170,13 +175,18 @@ pub struct SchedulePage {
     now_at: f64,
     /// What was wrong with the override just sent
     errors: Vec<FieldError>,
+    /// Whether the person may change it (its team's lead, or a manager): the forms are offered
+    may_edit: bool,
 }
 
 pub async fn show(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     Path(id): Path<String>,
 ) -> PageResult<SchedulePage> {
-    render(&state, chrome, parse_id(&id, "schedule")?, vec![]).await
+    let id = parse_id(&id, "schedule")?;
+    let owner = [db::get(&state.pool, id).await?.team_id];
+    let may_edit = teams::actions::allowed(&state, &auth, &owner, UserRole::Manager).await?;
+    render(&state, chrome, id, vec![], may_edit).await
 }
 
 async fn render(
@@ -184,6 +194,7 @@ async fn render(
     chrome: Chrome,
     id: i64,
     errors: Vec<FieldError>,
+    may_edit: bool,
 ) -> PageResult<SchedulePage> {
     let s = db::get(&state.pool, id).await?;
     let now = clock::now(&state.pool).await?;
@@ -233,6 +244,7 @@ async fn render(
     Ok(SchedulePage {
         chrome,
         errors,
+        may_edit,
         on_call_now: rules.on_call(now),
         now_at: pct(now),
         height: TICKS_ROW + LANE * lanes.len() as i64 + 4,
@@ -293,13 +305,17 @@ pub struct OverrideForm {
     with: String,
 }
 
-/// Adds an override from the schedule's page (managers), as a new version of the schedule.
+/// Adds an override from the schedule's page (its team's leads, managers), as a new version of
+/// the schedule.
 pub async fn add_override(
-    PageRequest(state, chrome, auth): PageRequest<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
     PageForm(form): PageForm<OverrideForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "schedule")?;
+    let current = db::get(&state.pool, id).await?;
+    let owner = [current.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Manager).await?;
     let parsed = (|| -> Result<OverrideDoc, AppError> {
         let from = parse_form_time("from", &form.from)?
             .ok_or_else(|| AppError::invalid("from", "when the override starts (UTC)"))?;
@@ -313,7 +329,13 @@ pub async fn add_override(
             with: form.with.trim().to_owned(),
         })
     })();
-    let version = form.version.trim().parse::<i32>().ok();
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let version = form
+        .version
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .or(Some(current.version));
     let tried = match parsed {
         Ok(o) => {
             let actor = &auth.actor;
@@ -332,7 +354,7 @@ pub async fn add_override(
     submitted(
         tried,
         |_| format!("/schedules/{id}#overrides"),
-        async |errors| render(&state, chrome, id, errors).await,
+        async |errors| render(&state, chrome, id, errors, true).await,
     )
     .await
 }
@@ -343,9 +365,10 @@ pub struct RemoveForm {
     version: String,
 }
 
-/// Removes override `n` (its place in the list) from the schedule's page (managers).
+/// Removes override `n` (its place in the list) from the schedule's page (its team's leads,
+/// managers).
 pub async fn remove_override(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path((id, n)): Path<(String, String)>,
     PageForm(form): PageForm<RemoveForm>,
 ) -> PageResult<Response> {
@@ -355,6 +378,8 @@ pub async fn remove_override(
         .map_err(|_| AppError::NotFound("There is no such override.".into()))?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let current = db::get(&mut *tx, id).await?;
+    let owner = [current.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Manager).await?;
     let mut draft = current.draft();
     if n >= draft.overrides.len() {
         return Err(PageError(AppError::NotFound(
@@ -362,7 +387,12 @@ pub async fn remove_override(
         )));
     }
     draft.overrides.remove(n);
-    let version = form.version.trim().parse::<i32>().ok();
+    let version = form
+        .version
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .or(Some(current.version));
     actions::update(&mut tx, &auth.actor, id, version, &draft).await?;
     tx.commit().await?;
     Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())

@@ -11,12 +11,17 @@ use serde::Deserialize;
 use super::actions::{self, ServiceOnCall};
 use super::db::{self, StoredPolicy};
 use super::domain::{PolicyDraft, steps_from_lines, steps_to_lines};
+use crate::auth::domain::UserRole;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, Manager, Viewer};
+use crate::http::access::{Auth, Manager, Responder, Viewer};
 use crate::http::extract::{PageForm, parse_id};
 use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
+use crate::teams;
+
+/// What the team rule calls a policy in a refusal.
+const WHAT: &str = "escalation policy";
 
 #[derive(Template, WebTemplate)]
 #[template(path = "oncall/now.html")]
@@ -24,14 +29,30 @@ pub struct OnCallPage {
     chrome: Chrome,
     services: Vec<ServiceOnCall>,
     policies: Vec<StoredPolicy>,
+    /// The policies the person may change (its team's leads, managers): their ids
+    editable: Vec<i64>,
+    /// Whether the person may write a new policy (a manager, or a lead of some team)
+    may_create: bool,
     /// Contact methods that stopped working, shown to admins.
     failing: Vec<crate::notify::db::FailingMethod>,
 }
 
-pub async fn show(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<OnCallPage> {
+pub async fn show(PageRequest(state, chrome, auth): PageRequest<Viewer>) -> PageResult<OnCallPage> {
     let mut conn = state.pool.acquire().await?;
     let services = actions::on_call_now(&mut conn).await?;
     let policies = db::list(&mut *conn, None).await?;
+    let mut editable = Vec::new();
+    for p in &policies {
+        if teams::actions::allowed(&state, &auth, &[p.team_id], UserRole::Manager).await? {
+            editable.push(p.id);
+        }
+    }
+    let leads = teams::db::of_person(&mut *conn, auth.user.id).await?;
+    let may_create = auth.user.role.allows(UserRole::Manager)
+        || (auth.user.role.allows(UserRole::Responder)
+            && leads
+                .iter()
+                .any(|(_, _, part)| *part == teams::domain::TeamRole::Lead));
     let failing = if chrome.can("admin") {
         crate::notify::db::failing_methods(&mut *conn).await?
     } else {
@@ -41,6 +62,8 @@ pub async fn show(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageRes
         chrome,
         services,
         policies,
+        editable,
+        may_create,
         failing,
     })
 }
@@ -57,6 +80,8 @@ pub struct PolicyPage {
     repeat: String,
     team: String,
     errors: Vec<FieldError>,
+    /// The teams a policy may belong to: (slug, name)
+    teams: Vec<(String, String)>,
 }
 
 #[derive(Deserialize, Default)]
@@ -90,8 +115,16 @@ impl PolicyForm {
         })
     }
 
-    fn page(self, chrome: Chrome, id: Option<i64>, errors: Vec<FieldError>) -> PolicyPage {
-        PolicyPage {
+    async fn page(
+        self,
+        state: &AppState,
+        chrome: Chrome,
+        id: Option<i64>,
+        errors: Vec<FieldError>,
+    ) -> PageResult<PolicyPage> {
+        let teams = teams::db::list(&state.pool, None).await?;
+        Ok(PolicyPage {
+            teams: teams.into_iter().map(|t| (t.slug, t.name)).collect(),
             chrome,
             id,
             version: self.version.trim().parse().unwrap_or(0),
@@ -100,43 +133,57 @@ impl PolicyForm {
             repeat: self.repeat,
             team: self.team,
             errors,
-        }
+        })
     }
 }
 
-pub async fn new_policy(chrome: Chrome, _auth: Auth<Manager>) -> PolicyPage {
+pub async fn new_policy(
+    PageRequest(state, chrome, _): PageRequest<Responder>,
+) -> PageResult<PolicyPage> {
     PolicyForm {
         steps: "5 | schedule: \n10 | person: ".into(),
         repeat: "0".into(),
         ..Default::default()
     }
-    .page(chrome, None, vec![])
+    .page(&state, chrome, None, vec![])
+    .await
 }
 
 pub async fn edit_policy(
-    PageRequest(state, chrome, _): PageRequest<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<PolicyPage> {
     let p = db::get(&state.pool, parse_id(&id, "escalation policy")?).await?;
-    Ok(PolicyForm {
+    teams::actions::may_configure(&state, &auth, WHAT, &[p.team_id], UserRole::Manager).await?;
+    PolicyForm {
         name: p.name.clone(),
         steps: steps_to_lines(&p.steps.0),
         repeat: p.repeat.to_string(),
         team: p.team.clone().unwrap_or_default(),
         version: p.version.to_string(),
     }
-    .page(chrome, Some(p.id), vec![]))
+    .page(&state, chrome, Some(p.id), vec![])
+    .await
 }
 
 /// Creates (no `id`) or replaces a policy from the form; a wrong field comes back beside it.
 async fn save(
     state: AppState,
     chrome: Chrome,
-    auth: Auth<Manager>,
+    auth: Auth<Responder>,
     id: Option<i64>,
     form: PolicyForm,
 ) -> PageResult<Response> {
+    let current = match id {
+        Some(id) => Some(db::get(&state.pool, id).await?),
+        None => None,
+    };
+    let to = teams::actions::named(&state.pool, &form.team).await?;
+    let owners = [current.as_ref().map_or(to, |c| c.team_id), to];
+    teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Manager).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
     let version = form.version.trim().parse::<i32>().ok();
+    let version = version.or(current.map(|c| c.version));
     let tried = match form.draft() {
         Ok(d) => {
             crate::transaction::write(&state.pool, |tx, _| {
@@ -154,20 +201,20 @@ async fn save(
     submitted(
         tried,
         |_| "/oncall#policies".into(),
-        async |errors| Ok(form.page(chrome, id, errors)),
+        async |errors| form.page(&state, chrome, id, errors).await,
     )
     .await
 }
 
 pub async fn create_policy(
-    PageRequest(state, chrome, auth): PageRequest<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     PageForm(form): PageForm<PolicyForm>,
 ) -> PageResult<Response> {
     save(state, chrome, auth, None, form).await
 }
 
 pub async fn update_policy(
-    PageRequest(state, chrome, auth): PageRequest<Manager>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
     PageForm(form): PageForm<PolicyForm>,
 ) -> PageResult<Response> {
@@ -176,10 +223,12 @@ pub async fn update_policy(
 }
 
 pub async fn delete_policy(
-    ApiRequest(state, auth): ApiRequest<Manager>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "escalation policy")?;
+    let owner = [db::get(&state.pool, id).await?.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Manager).await?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::delete(tx, &auth.actor, id))
     })

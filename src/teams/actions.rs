@@ -51,9 +51,42 @@ pub async fn named(e: impl sqlx::PgExecutor<'_>, name: &str) -> AppResult<Option
     }
 }
 
-/// Refuses someone who may not change configuration owned by each of `owners` — the team it
-/// belongs to now and the one it is to belong to (`None`: the installation's, which takes the
-/// global role `shared`) — with 403 naming what they may not change, tallied in the audit log.
+/// Why someone may not change configuration owned by each of `owners` — the team it belongs
+/// to now and the one it is to belong to (`None`: the installation's, which takes the global
+/// role `shared`) — or `None` when they may.
+async fn refusal<R: MinRole>(
+    state: &AppState,
+    auth: &Auth<R>,
+    what: &str,
+    owners: &[Option<i64>],
+    shared: UserRole,
+) -> AppResult<Option<AppError>> {
+    let who = Asking {
+        role: auth.user.role,
+        handle: Some(&auth.user.handle),
+    };
+    for owner in owners {
+        match owner {
+            None if auth.user.role.allows(shared) => {}
+            None => {
+                return Ok(Some(AppError::Forbidden(format!(
+                    "A {what} no team owns is the installation's: changing it needs the {} role. Name your team as its owner.",
+                    shared.as_str()
+                ))));
+            }
+            Some(id) => {
+                let team = db::get(&state.pool, &db::slug_of(&state.pool, *id).await?).await?;
+                if let Err(refused) = check_may_manage(&team, &who) {
+                    return Ok(Some(refused));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses (403 naming what the person may not change, tallied in the audit log) a change to
+/// configuration owned by `owners` that [`refusal`] finds not theirs.
 pub async fn may_configure<R: MinRole>(
     state: &AppState,
     auth: &Auth<R>,
@@ -61,28 +94,21 @@ pub async fn may_configure<R: MinRole>(
     owners: &[Option<i64>],
     shared: UserRole,
 ) -> AppResult<()> {
-    let who = Asking {
-        role: auth.user.role,
-        handle: Some(&auth.user.handle),
-    };
-    for owner in owners {
-        let refused = match owner {
-            None if auth.user.role.allows(shared) => continue,
-            None => AppError::Forbidden(format!(
-                "A {what} no team owns is the installation's: changing it needs the {} role. Name your team as its owner.",
-                shared.as_str()
-            )),
-            Some(id) => {
-                let team = db::get(&state.pool, &db::slug_of(&state.pool, *id).await?).await?;
-                match check_may_manage(&team, &who) {
-                    Ok(()) => continue,
-                    Err(e) => e,
-                }
-            }
-        };
-        return Err(auth.refused(state, refused).await);
+    match refusal(state, auth, what, owners, shared).await? {
+        None => Ok(()),
+        Some(refused) => Err(auth.refused(state, refused).await),
     }
-    Ok(())
+}
+
+/// Whether the person may change configuration owned by `owners` (for a page to offer its
+/// forms; the change is checked again).
+pub async fn allowed<R: MinRole>(
+    state: &AppState,
+    auth: &Auth<R>,
+    owners: &[Option<i64>],
+    shared: UserRole,
+) -> AppResult<bool> {
+    Ok(refusal(state, auth, "", owners, shared).await?.is_none())
 }
 
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &TeamDraft) -> AppResult<Team> {

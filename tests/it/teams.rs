@@ -738,3 +738,142 @@ async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_another
         .json();
     assert!(p["team"].is_null(), "{p}");
 }
+
+#[sqlx::test]
+async fn a_lead_works_their_teams_rota_and_policy_on_the_pages_and_not_anothers(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    team(&app, "Checkout").await;
+    let ana = app.account("ana@example.com", "responder").await;
+    app.account("ben@example.com", "responder").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let mut ids = Vec::new();
+    for (name, team) in [("Payments", "payments"), ("Checkout", "checkout")] {
+        let r = app
+            .post("/api/v1/schedules", schedule_body(name, team))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let schedule = r.json()["id"].as_i64().unwrap();
+        let r = app
+            .post("/api/v1/escalation-policies", policy_body(name, team))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        ids.push((schedule, r.json()["id"].as_i64().unwrap()));
+    }
+    let [(our_rota, our_policy), (their_rota, their_policy)] = ids[..] else {
+        unreachable!()
+    };
+    let page = |uri: String| {
+        let (app, ana) = (&app, &ana);
+        async move { app.call_as(ana, Method::GET, &uri, &[], None).await }
+    };
+
+    // The rota: the override form on her team's, not on the other's.
+    let ours = page(format!("/schedules/{our_rota}")).await;
+    assert!(
+        ours.text
+            .contains(&format!("/schedules/{our_rota}/overrides")),
+        "{}",
+        ours.text
+    );
+    let theirs = page(format!("/schedules/{their_rota}")).await;
+    assert!(!theirs.text.contains("/overrides\""), "{}", theirs.text);
+    let cover = [
+        ("with", "ben"),
+        ("replaces", "ana"),
+        ("from", "2030-01-01T09:00"),
+        ("to", "2030-01-01T17:00"),
+    ];
+    let r = app
+        .form_as(&ana, &format!("/schedules/{their_rota}/overrides"), &cover)
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = app
+        .form_as(&ana, &format!("/schedules/{our_rota}/overrides"), &cover)
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let rota = app
+        .get(&format!("/api/v1/schedules/{our_rota}"))
+        .await
+        .json();
+    assert_eq!(rota["overrides"].as_array().unwrap().len(), 1);
+    assert_eq!(rota["team"], "payments", "the override kept the owner");
+
+    // The policies: edit links and forms on her team's only.
+    let oncall = page("/oncall".into()).await.text;
+    assert!(
+        oncall.contains(&format!("/escalation-policies/{our_policy}\"")),
+        "{oncall}"
+    );
+    assert!(
+        !oncall.contains(&format!("/escalation-policies/{their_policy}\"")),
+        "{oncall}"
+    );
+    assert!(
+        oncall.contains("/escalation-policies/new"),
+        "a lead writes new ones: {oncall}"
+    );
+    let r = page(format!("/escalation-policies/{their_policy}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let form = page(format!("/escalation-policies/{our_policy}"))
+        .await
+        .text;
+    assert!(
+        form.contains(r#"<option value="payments" selected>"#),
+        "{form}"
+    );
+    let steps = [
+        ("version", "1"),
+        ("name", "Payments"),
+        ("steps", "10 | person: ana"),
+        ("repeat", "1"),
+    ];
+    let edit = |team: &'static str| {
+        let mut fields = steps.to_vec();
+        fields.push(("team", team));
+        fields
+    };
+    let r = app
+        .form_as(
+            &ana,
+            &format!("/escalation-policies/{our_policy}"),
+            &edit("checkout"),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "handing it to another team: {}",
+        r.text
+    );
+    let r = app
+        .form_as(
+            &ana,
+            &format!("/escalation-policies/{our_policy}"),
+            &edit("payments"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form_as(
+            &ana,
+            &format!("/escalation-policies/{their_policy}/delete"),
+            &[],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let p = app
+        .get(&format!("/api/v1/escalation-policies/{our_policy}"))
+        .await
+        .json();
+    assert_eq!(
+        (p["repeat"].clone(), p["team"].clone()),
+        (json!(1), json!("payments"))
+    );
+}

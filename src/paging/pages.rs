@@ -47,12 +47,7 @@ pub async fn show(PageRequest(state, chrome, auth): PageRequest<Viewer>) -> Page
             editable.push(p.id);
         }
     }
-    let leads = teams::db::of_person(&mut *conn, auth.user.id).await?;
-    let may_create = auth.user.role.allows(UserRole::Manager)
-        || (auth.user.role.allows(UserRole::Responder)
-            && leads
-                .iter()
-                .any(|(_, _, part)| *part == teams::domain::TeamRole::Lead));
+    let may_create = teams::actions::may_add(&state, &auth, UserRole::Manager).await?;
     let failing = if chrome.can("admin") {
         crate::notify::db::failing_methods(&mut *conn).await?
     } else {

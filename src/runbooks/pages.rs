@@ -11,12 +11,17 @@ use super::actions;
 use super::db::{self, Runbook};
 use super::domain::{RunbookDraft, steps_from_lines};
 use super::handlers::RunbookQuery;
+use crate::auth::domain::UserRole;
 use crate::error::FieldError;
-use crate::http::access::{Admin, Viewer};
+use crate::http::access::{Auth, MinRole, Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
 use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
 use crate::state::AppState;
+use crate::teams;
+
+/// What the team rule calls a runbook in a refusal.
+const WHAT: &str = "runbook";
 
 /// An owner a runbook may have, as the form's select offers it: `service:payments-gateway`,
 /// `rule:3`.
@@ -99,16 +104,39 @@ pub struct ListPage {
     owners: Vec<OwnerChoice>,
     form: RunbookForm,
     errors: Vec<FieldError>,
+    /// The runbooks the person may change (their team's, or all for an admin): their ids
+    editable: Vec<i64>,
+    /// Whether the person may add one (an admin, or a lead of some team)
+    may_create: bool,
+}
+
+/// The runbooks of `runbooks` the person may change.
+async fn editable<R: MinRole>(
+    state: &AppState,
+    auth: &Auth<R>,
+    runbooks: &[Runbook],
+) -> PageResult<Vec<i64>> {
+    let mut ids = Vec::new();
+    for r in runbooks {
+        if teams::actions::allowed(state, auth, &[r.team_id], UserRole::Admin).await? {
+            ids.push(r.id);
+        }
+    }
+    Ok(ids)
 }
 
 pub async fn list(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     ApiQuery(q): ApiQuery<RunbookQuery>,
 ) -> PageResult<ListPage> {
     let service = query_text(&q.service);
+    let runbooks = q.list(&state.pool).await?;
+    let may_create = teams::actions::may_add(&state, &auth, UserRole::Admin).await?;
     Ok(ListPage {
         chrome,
-        runbooks: q.list(&state.pool).await?,
+        editable: editable(&state, &auth, &runbooks).await?,
+        may_create,
+        runbooks,
         owners: owner_choices(&state).await?,
         form: RunbookForm {
             owner: service
@@ -123,20 +151,30 @@ pub async fn list(
 }
 
 pub async fn create(
-    PageRequest(state, chrome, auth): PageRequest<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
     let draft = form.draft();
-    let tried = crate::transaction::write(&state.pool, |tx, _| {
-        Box::pin(actions::create(tx, &auth.actor, &draft))
-    });
+    let tried = match actions::team_of(&mut *state.pool.acquire().await?, &draft).await {
+        Ok(to) => {
+            teams::actions::may_configure(&state, &auth, WHAT, &[to], UserRole::Admin).await?;
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(actions::create(tx, &auth.actor, &draft))
+            })
+            .await
+        }
+        Err(e) => Err(e),
+    };
     submitted(
-        tried.await,
+        tried,
         |_| "/runbooks".into(),
         async |errors| {
+            let runbooks = db::list(&state.pool, db::Filter::default()).await?;
             Ok(ListPage {
                 chrome,
-                runbooks: db::list(&state.pool, db::Filter::default()).await?,
+                editable: editable(&state, &auth, &runbooks).await?,
+                may_create: true,
+                runbooks,
                 owners: owner_choices(&state).await?,
                 service: None,
                 form,
@@ -158,10 +196,11 @@ pub struct EditPage {
 }
 
 pub async fn edit_form(
-    PageRequest(state, chrome, _): PageRequest<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<EditPage> {
     let r = db::get(&state.pool, parse_id(&id, "runbook")?).await?;
+    teams::actions::may_configure(&state, &auth, WHAT, &[r.team_id], UserRole::Admin).await?;
     Ok(EditPage {
         chrome,
         id: r.id,
@@ -172,17 +211,27 @@ pub async fn edit_form(
 }
 
 pub async fn edit(
-    PageRequest(state, chrome, auth): PageRequest<Admin>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
     PageForm(form): PageForm<RunbookForm>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
-    let (version, draft) = (form.version, form.draft());
-    let tried = crate::transaction::write(&state.pool, |tx, _| {
-        Box::pin(actions::update(tx, &auth.actor, id, version, &draft))
-    });
+    let current = db::get(&state.pool, id).await?;
+    // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
+    let (version, draft) = (form.version.or(Some(current.version)), form.draft());
+    let tried = match actions::team_of(&mut *state.pool.acquire().await?, &draft).await {
+        Ok(to) => {
+            let owners = [current.team_id, to];
+            teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Admin).await?;
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(actions::update(tx, &auth.actor, id, version, &draft))
+            })
+            .await
+        }
+        Err(e) => Err(e),
+    };
     submitted(
-        tried.await,
+        tried,
         |_| "/runbooks".into(),
         async |errors| {
             Ok(EditPage {
@@ -198,10 +247,12 @@ pub async fn edit(
 }
 
 pub async fn delete(
-    ApiRequest(state, auth): ApiRequest<Admin>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<Response> {
     let id = parse_id(&id, "runbook")?;
+    let owner = [db::get(&state.pool, id).await?.team_id];
+    teams::actions::may_configure(&state, &auth, WHAT, &owner, UserRole::Admin).await?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::delete(tx, &auth.actor, id))
     })

@@ -111,6 +111,21 @@ pub async fn allowed<R: MinRole>(
     Ok(refusal(state, auth, "", owners, shared).await?.is_none())
 }
 
+/// Whether the person may add configuration: they hold `shared`, or lead some team (a page
+/// offers its form; what they add is checked against its team).
+pub async fn may_add<R: MinRole>(
+    state: &AppState,
+    auth: &Auth<R>,
+    shared: UserRole,
+) -> AppResult<bool> {
+    if auth.user.role.allows(shared) {
+        return Ok(true);
+    }
+    let parts = db::of_person(&state.pool, auth.user.id).await?;
+    Ok(auth.user.role.allows(UserRole::Responder)
+        && parts.iter().any(|(_, _, part)| *part == TeamRole::Lead))
+}
+
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &TeamDraft) -> AppResult<Team> {
     let d = d.clone().validated()?;
     db::insert(&mut *conn, &d).await?;

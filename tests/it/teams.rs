@@ -876,4 +876,49 @@ async fn a_lead_works_their_teams_rota_and_policy_on_the_pages_and_not_anothers(
         (p["repeat"].clone(), p["team"].clone()),
         (json!(1), json!("payments"))
     );
+
+    // Runbooks: hers to edit are those of her team's services.
+    let mut runbooks = Vec::new();
+    for (service, team) in [("pay-svc", "payments"), ("chk-svc", "checkout")] {
+        let body = json!({"name": service, "tier": 2, "team": team});
+        assert_eq!(
+            app.post("/api/v1/services", body).await.status,
+            StatusCode::CREATED
+        );
+        let body = json!({"name": format!("{service} errors"), "service": service});
+        let r = app.post("/api/v1/runbooks", body).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        runbooks.push(r.json()["id"].as_i64().unwrap());
+    }
+    let list = page("/runbooks".into()).await.text;
+    assert!(
+        list.contains(&format!("/runbooks/{}/edit", runbooks[0])),
+        "{list}"
+    );
+    assert!(
+        !list.contains(&format!("/runbooks/{}/edit", runbooks[1])),
+        "{list}"
+    );
+    assert!(list.contains("Add a runbook"), "{list}");
+    let fields = [
+        ("name", "Mine now"),
+        ("owner", "service:pay-svc"),
+        ("steps", "Look"),
+    ];
+    let r = app
+        .form_as(&ana, &format!("/runbooks/{}/edit", runbooks[1]), &fields)
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = app
+        .form_as(&ana, &format!("/runbooks/{}/edit", runbooks[0]), &fields)
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let r = app
+        .form_as(
+            &ana,
+            "/runbooks",
+            &[("name", "Theirs"), ("owner", "service:chk-svc")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
 }

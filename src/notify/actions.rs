@@ -31,23 +31,31 @@ fn check_name(field: &str, name: &str) -> AppResult<String> {
 /// subscribes it to those events of every service and severity in the same step (the API's
 /// shortcut); `None` leaves it without subscriptions. A webhook gets a Standard Webhooks signing
 /// secret, returned this once.
+/// A channel as asked for: its name, kind and address, the events it is told of at once (none:
+/// no subscription yet) and the team that owns it.
+pub struct ChannelRequest<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub url: &'a str,
+    pub events: Option<Vec<String>>,
+    pub team_id: Option<i64>,
+}
+
 pub async fn create_channel(
     conn: &mut PgConnection,
     actor: &Actor,
-    name: &str,
-    kind: &str,
-    url: &str,
-    events: Option<Vec<String>>,
+    asked: ChannelRequest<'_>,
     allow: &crate::egress::Allow,
 ) -> AppResult<(Channel, Option<String>)> {
-    let name = check_name("name", name)?;
-    let kind = ChannelKind::parse(kind)?;
-    let address = check_address(kind, "url", url, allow)?;
+    let name = check_name("name", asked.name)?;
+    let kind = ChannelKind::parse(asked.kind)?;
+    let address = check_address(kind, "url", asked.url, allow)?;
     let url = match kind {
         ChannelKind::Email => format!("mailto:{address}"),
         _ => address,
     };
-    let subscription = events
+    let subscription = asked
+        .events
         .map(|events| {
             SubscriptionDraft {
                 events,
@@ -59,8 +67,14 @@ pub async fn create_channel(
         })
         .transpose()?;
     let secret = (kind == ChannelKind::Webhook).then(fresh_secret);
-    let channel =
-        db::insert_channel(&mut *conn, &name, kind.as_str(), &url, secret.as_deref()).await?;
+    let new = db::NewChannel {
+        name: &name,
+        kind: kind.as_str(),
+        url: &url,
+        secret: secret.as_deref(),
+        team_id: asked.team_id,
+    };
+    let channel = db::insert_channel(&mut *conn, &new).await?;
     if let Some(subscription) = &subscription {
         db::insert_subscription(&mut *conn, channel.id, subscription).await?;
     }
@@ -70,7 +84,7 @@ pub async fn create_channel(
         actor,
         "notification_channel.create",
         &channel.name,
-        json!({ "kind": channel.kind, "url": channel.url, "events": events }),
+        json!({ "kind": channel.kind, "url": channel.url, "events": events, "team": channel.team }),
     )
     .await?;
     Ok((channel, secret))

@@ -16,24 +16,38 @@ pub struct Channel {
     pub kind: String,
     pub url: String,
     pub enabled: bool,
+    #[serde(skip)]
+    pub team_id: Option<i64>,
+    /// The owning team's slug (its leads manage the channel); none: the installation's
+    pub team: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn insert_channel(
-    e: impl PgExecutor<'_>,
-    name: &str,
-    kind: &str,
-    url: &str,
-    secret: Option<&str>,
-) -> AppResult<Channel> {
+/// A channel to add: where it goes and who owns it.
+pub struct NewChannel<'a> {
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub url: &'a str,
+    pub secret: Option<&'a str>,
+    pub team_id: Option<i64>,
+}
+
+pub async fn insert_channel(e: impl PgExecutor<'_>, c: &NewChannel<'_>) -> AppResult<Channel> {
+    let name = c.name;
     sqlx::query_as!(
         Channel,
-        r#"insert into notification_channels (name, kind, url, secret) values ($1, $2, $3, $4)
-           returning id, name, kind, url, enabled, created_at"#,
-        name,
-        kind,
-        url,
-        secret
+        r#"with c as (
+               insert into notification_channels (name, kind, url, secret, team_id)
+               values ($1, $2, $3, $4, $5)
+               returning id, name, kind, url, enabled, team_id, created_at)
+           select c.id, c.name, c.kind, c.url, c.enabled, c.team_id, t.slug as "team?",
+                  c.created_at
+           from c left join teams t on t.id = c.team_id"#,
+        c.name,
+        c.kind,
+        c.url,
+        c.secret,
+        c.team_id
     )
     .fetch_one(e)
     .await
@@ -46,7 +60,9 @@ pub async fn insert_channel(
 pub async fn channels(e: impl PgExecutor<'_>) -> AppResult<Vec<Channel>> {
     Ok(sqlx::query_as!(
         Channel,
-        "select id, name, kind, url, enabled, created_at from notification_channels order by name"
+        r#"select c.id, c.name, c.kind, c.url, c.enabled, c.team_id, t.slug as "team?", c.created_at
+           from notification_channels c left join teams t on t.id = c.team_id
+           order by c.name"#
     )
     .fetch_all(e)
     .await?)

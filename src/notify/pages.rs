@@ -76,17 +76,14 @@ pub async fn create(
     PageForm(form): PageForm<ChannelForm>,
 ) -> PageResult<Response> {
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    match actions::create_channel(
-        &mut tx,
-        &auth.actor,
-        &form.name,
-        &form.kind,
-        &form.url,
-        None,
-        &state.config.webhook_allow,
-    )
-    .await
-    {
+    let asked = actions::ChannelRequest {
+        name: &form.name,
+        kind: &form.kind,
+        url: &form.url,
+        events: None,
+        team_id: None,
+    };
+    match actions::create_channel(&mut tx, &auth.actor, asked, &state.config.webhook_allow).await {
         Ok(issued) => {
             tx.commit().await?;
             Ok(

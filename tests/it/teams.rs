@@ -922,3 +922,101 @@ async fn a_lead_works_their_teams_rota_and_policy_on_the_pages_and_not_anothers(
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
 }
+
+#[sqlx::test]
+async fn a_lead_manages_their_teams_channels_and_sees_no_others(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    team(&app, "Checkout").await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let cy = app.account("cy@example.com", "responder").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let channel = |name: &str, team: &str| {
+        json!({"name": name, "kind": "slack", "team": team,
+               "url": format!("https://hooks.slack.com/services/T0/B0/{name}")})
+    };
+    let base = "/api/v1/notification-channels";
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        base,
+        channel("payments-alerts", "payments"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(r.json()["team"], "payments");
+    let ours = r.json()["id"].as_i64().unwrap();
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        base,
+        channel("checkout-alerts", "checkout"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = send_as(&app, &ana, Method::POST, base, channel("everyone", "")).await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "the installation's are an admin's: {}",
+        r.text
+    );
+    let r = app.post(base, channel("checkout-alerts", "checkout")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let theirs = r.json()["id"].as_i64().unwrap();
+
+    // A lead sees their team's channels only: an address can be a credential.
+    let seen = |who: &Creds| {
+        let (app, who) = (&app, who.clone());
+        async move {
+            app.call_as(&who, Method::GET, base, &[], None).await.json()["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(seen(&ana).await, ["payments-alerts"]);
+    assert!(seen(&cy).await.is_empty());
+    assert_eq!(seen(&app.admin).await.len(), 2);
+
+    // Subscriptions follow their channel.
+    let sub = |id: i64| json!({"channel_id": id, "events": ["incident.opened"]});
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        "/api/v1/subscriptions",
+        sub(theirs),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = send_as(&app, &ana, Method::POST, "/api/v1/subscriptions", sub(ours)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let ours_sub = r.json()["id"].as_i64().unwrap();
+    let r = app.post("/api/v1/subscriptions", sub(theirs)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let theirs_sub = r.json()["id"].as_i64().unwrap();
+    let listed = app
+        .call_as(&ana, Method::GET, "/api/v1/subscriptions", &[], None)
+        .await
+        .json();
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+    let r = delete_as(&app, &ana, &format!("/api/v1/subscriptions/{theirs_sub}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &ana, &format!("/api/v1/subscriptions/{ours_sub}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let r = delete_as(&app, &ana, &format!("{base}/{theirs}")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = delete_as(&app, &ana, &format!("{base}/{ours}")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+}

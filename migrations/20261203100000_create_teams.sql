@@ -24,20 +24,36 @@ create table team_members (
 );
 create index team_members_person on team_members (person_id);
 
--- A service's team was free text; each distinct one becomes a team the service belongs to.
-with named as (
-    select distinct on (lower(btrim(team))) btrim(team) as name,
-           coalesce(nullif(btrim(left(btrim(regexp_replace(lower(btrim(team)), '[^a-z0-9]+', '-', 'g'), '-'), 36), '-'), ''), 'team') as base
-    from services where btrim(team) <> ''
-    order by lower(btrim(team)), team
-), numbered as (
-    select name, base, row_number() over (partition by base order by name) as n from named
-)
-insert into teams (slug, name)
-select base || case when n > 1 then '-' || n else '' end, left(name, 80) from numbered;
-
+-- A service's team was free text; each distinct one (by its first 80 characters, either case)
+-- becomes a team the service belongs to, its slug made from the name and numbered until it is
+-- one no other team has.
 alter table services add column team_id bigint
     constraint services_team_fkey references teams (id) on delete set null;
-update services s set team_id = t.id from teams t where lower(t.name) = lower(left(btrim(s.team), 80));
+do $$
+declare
+    named record;
+    base text;
+    candidate text;
+    n integer;
+    made bigint;
+begin
+    for named in
+        select distinct on (lower(left(btrim(team), 80))) left(btrim(team), 80) as name
+        from services where btrim(team) <> ''
+        order by lower(left(btrim(team), 80)), team
+    loop
+        base := coalesce(nullif(btrim(left(btrim(regexp_replace(lower(named.name), '[^a-z0-9]+', '-', 'g'), '-'), 36), '-'), ''), 'team');
+        candidate := base;
+        n := 1;
+        while exists (select 1 from teams where slug = candidate) loop
+            n := n + 1;
+            candidate := base || '-' || n;
+        end loop;
+        insert into teams (slug, name) values (candidate, btrim(named.name)) returning id into made;
+        update services set team_id = made
+        where btrim(team) <> '' and lower(left(btrim(team), 80)) = lower(named.name);
+    end loop;
+end
+$$;
 alter table services drop column team;
 create index services_team on services (team_id);

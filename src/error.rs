@@ -109,6 +109,18 @@ pub fn is_contention(err: &sqlx::Error) -> bool {
 pub const CONTENTION_RETRY_SECS: i64 = 1;
 
 impl AppError {
+    /// The version a change is written at, given the one sent (`None`: `If-Match: *`) and the
+    /// one read when the change was checked: they must be the same (else 412), and none sent
+    /// means the one read — so what was checked is what is written.
+    pub fn checked_version(sent: Option<i32>, read: i32) -> AppResult<Option<i32>> {
+        match sent {
+            Some(v) if v != read => Err(Self::Stale {
+                current_version: read,
+            }),
+            _ => Ok(Some(read)),
+        }
+    }
+
     /// The one row a query narrowed to `id` found, or 404 naming what was asked for ("There is
     /// no schedule 7.").
     pub fn the_one<T>(mut rows: Vec<T>, what: &str, id: impl std::fmt::Display) -> AppResult<T> {

@@ -113,7 +113,7 @@ pub async fn update(
     let owners = [now_of.team_id, to];
     teams::actions::may_configure(&state, &auth, "schedule", &owners, UserRole::Manager).await?;
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let version = version.or(Some(now_of.version));
+    let version = AppError::checked_version(version, now_of.version)?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let s = actions::update(&mut tx, &auth.actor, id, version, &body.value).await?;
     let now = clock::now(&mut *tx).await?;

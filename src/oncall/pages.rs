@@ -330,12 +330,8 @@ pub async fn add_override(
         })
     })();
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let version = form
-        .version
-        .trim()
-        .parse::<i32>()
-        .ok()
-        .or(Some(current.version));
+    let version =
+        AppError::checked_version(form.version.trim().parse::<i32>().ok(), current.version)?;
     let tried = match parsed {
         Ok(o) => {
             let actor = &auth.actor;
@@ -387,12 +383,8 @@ pub async fn remove_override(
         )));
     }
     draft.overrides.remove(n);
-    let version = form
-        .version
-        .trim()
-        .parse::<i32>()
-        .ok()
-        .or(Some(current.version));
+    let version =
+        AppError::checked_version(form.version.trim().parse::<i32>().ok(), current.version)?;
     actions::update(&mut tx, &auth.actor, id, version, &draft).await?;
     tx.commit().await?;
     Ok(Redirect::to(&format!("/schedules/{id}#overrides")).into_response())

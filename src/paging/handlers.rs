@@ -11,7 +11,7 @@ use super::actions;
 use super::db::{self, StoredPolicy};
 use super::domain::PolicyDraft;
 use crate::auth::domain::UserRole;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::http::access::{Manager, Responder, Viewer};
 use crate::teams;
 use crate::teams::domain::TeamQuery;
@@ -92,7 +92,7 @@ pub async fn update(
     let owners = [current.team_id, to];
     teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Manager).await?;
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let version = version.or(Some(current.version));
+    let version = AppError::checked_version(version, current.version)?;
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })

@@ -133,8 +133,14 @@ impl PolicyForm {
 }
 
 pub async fn new_policy(
-    PageRequest(state, chrome, _): PageRequest<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
 ) -> PageResult<PolicyPage> {
+    if !teams::actions::may_add(&state, &auth, UserRole::Manager).await? {
+        let refused = AppError::Forbidden(
+            "Writing an escalation policy needs the manager role, or to lead a team.".into(),
+        );
+        return Err(auth.refused(&state, refused).await.into());
+    }
     PolicyForm {
         steps: "5 | schedule: \n10 | person: ".into(),
         repeat: "0".into(),
@@ -178,7 +184,10 @@ async fn save(
     teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Manager).await?;
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
     let version = form.version.trim().parse::<i32>().ok();
-    let version = version.or(current.map(|c| c.version));
+    let version = match &current {
+        Some(c) => AppError::checked_version(version, c.version)?,
+        None => None,
+    };
     let tried = match form.draft() {
         Ok(d) => {
             crate::transaction::write(&state.pool, |tx, _| {

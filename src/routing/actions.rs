@@ -35,6 +35,37 @@ pub struct RuleDraft {
     pub team: String,
 }
 
+/// What a rule written by a team's lead (not an admin) may do: name at least one condition (a
+/// rule for every alert is the installation's) and route to a service of its own team by name
+/// (not a template, which could name any service), so it can take no other team's alerts to a
+/// service of theirs.
+pub async fn check_team_rule(
+    e: impl sqlx::PgExecutor<'_>,
+    d: &RuleDraft,
+    team_id: Option<i64>,
+) -> AppResult<()> {
+    if d.conditions.iter().all(|c| c.trim().is_empty()) {
+        return Err(AppError::invalid(
+            "conditions",
+            "a team's rule needs at least one condition; a rule for every alert is an admin's",
+        ));
+    }
+    let service = d.service.trim();
+    let owned = match crate::services::db::find_by_name(e, service).await? {
+        Some(s) => team_id.is_some() && s.team_id == team_id,
+        None => false,
+    };
+    if !owned {
+        return Err(AppError::invalid(
+            "service",
+            format!(
+                "a team's rule routes to one of the team's own services by name; {service:?} is not one"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The draft checked, and as a rule that can be tried.
 pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
     let (name, parsed, severity) = domain::check_rule(

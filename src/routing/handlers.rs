@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::{self, Preview, RuleDraft};
 use super::db::{self, RuleRecord};
 use crate::auth::domain::UserRole;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Responder};
 use crate::http::extract::parse_id;
 use crate::http::extract::{ApiJson, ApiQuery, IfMatch};
@@ -52,6 +52,9 @@ pub async fn create(
 ) -> AppResult<Response> {
     let to = teams::actions::named(&state.pool, &body.value.team).await?;
     teams::actions::may_configure(&state, &auth, WHAT, &[to], UserRole::Admin).await?;
+    if !auth.user.role.allows(UserRole::Admin) {
+        actions::check_team_rule(&state.pool, &body.value, to).await?;
+    }
     write::versioned(&state.pool, StatusCode::CREATED, |tx, _| {
         Box::pin(actions::create(tx, &auth.actor, &body.value))
     })
@@ -96,8 +99,11 @@ pub async fn update(
     let to = teams::actions::named(&state.pool, &body.value.team).await?;
     let owners = [current.team_id, to];
     teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Admin).await?;
+    if !auth.user.role.allows(UserRole::Admin) {
+        actions::check_team_rule(&state.pool, &body.value, to).await?;
+    }
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let version = version.or(Some(current.version));
+    let version = AppError::checked_version(version, current.version)?;
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })

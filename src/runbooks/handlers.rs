@@ -122,7 +122,7 @@ pub async fn update(
     let owners = [current.team_id, to];
     teams::actions::may_configure(&state, &auth, WHAT, &owners, UserRole::Admin).await?;
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let version = version.or(Some(current.version));
+    let version = AppError::checked_version(version, current.version)?;
     write::versioned(&state.pool, StatusCode::OK, |tx, _| {
         Box::pin(actions::update(tx, &auth.actor, id, version, &body.value))
     })

@@ -12,7 +12,7 @@ use super::db::{self, Runbook};
 use super::domain::{RunbookDraft, steps_from_lines};
 use super::handlers::RunbookQuery;
 use crate::auth::domain::UserRole;
-use crate::error::FieldError;
+use crate::error::{AppError, FieldError};
 use crate::http::access::{Auth, MinRole, Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
 use crate::http::page::{Chrome, PageResult, submitted};
@@ -218,7 +218,8 @@ pub async fn edit(
     let id = parse_id(&id, "runbook")?;
     let current = db::get(&state.pool, id).await?;
     // Checked against this version: a change of owner meanwhile makes it stale, not allowed.
-    let (version, draft) = (form.version.or(Some(current.version)), form.draft());
+    let version = AppError::checked_version(form.version, current.version)?;
+    let draft = form.draft();
     let tried = match actions::team_of(&mut *state.pool.acquire().await?, &draft).await {
         Ok(to) => {
             let owners = [current.team_id, to];

@@ -39,7 +39,7 @@ impl Service {
         ServiceDraft {
             name: self.name.clone(),
             tier: self.tier.into(),
-            team: self.team.clone(),
+            team: self.team_slug.clone().unwrap_or_default(),
             description: self.description.clone(),
             slo_target_percent: self.slo_target_percent,
             avg_requests_per_second: self.avg_requests_per_second,

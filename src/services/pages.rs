@@ -165,7 +165,7 @@ impl ServiceForm {
             chat_url: bridge.chat_url.clone().unwrap_or_default(),
             name: s.name.clone(),
             tier: s.tier.to_string(),
-            team: s.team.clone(),
+            team: s.team_slug.clone().unwrap_or_default(),
             description: s.description.clone(),
             slo_target_percent: s
                 .slo_target_percent
@@ -236,8 +236,8 @@ pub struct FormPage {
     editing: Option<String>,
     form: ServiceForm,
     errors: Vec<FieldError>,
-    /// The teams a service may belong to, by name
-    teams: Vec<String>,
+    /// The teams a service may belong to: (slug, name)
+    teams: Vec<(String, String)>,
 }
 
 async fn form_page(
@@ -253,7 +253,7 @@ async fn form_page(
         editing,
         form,
         errors,
-        teams: teams.into_iter().map(|t| t.name).collect(),
+        teams: teams.into_iter().map(|t| (t.slug, t.name)).collect(),
     })
 }
 

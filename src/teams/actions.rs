@@ -19,6 +19,20 @@ pub struct Asking<'a> {
     pub handle: Option<&'a str>,
 }
 
+/// Refuses (403, naming the team) someone who may not change the team itself — its members,
+/// their parts and its settings: its leads, managers and admins. A team that lets its members
+/// change its configuration does not let them make themselves leads.
+pub fn check_may_lead(team: &Team, who: &Asking<'_>) -> AppResult<()> {
+    let part = who.handle.and_then(|h| team.part_of(h));
+    if may_manage(who.role, part, false) {
+        return Ok(());
+    }
+    Err(AppError::Forbidden(format!(
+        "You may not change the team {}: only its leads, managers and admins may.",
+        team.name
+    )))
+}
+
 /// Refuses (403, naming the team) someone who may not change `team`'s configuration.
 pub fn check_may_manage(team: &Team, who: &Asking<'_>) -> AppResult<()> {
     let part = who.handle.and_then(|h| team.part_of(h));
@@ -126,8 +140,20 @@ pub async fn may_add<R: MinRole>(
         && parts.iter().any(|(_, _, part)| *part == TeamRole::Lead))
 }
 
+/// Refuses a name or slug that another team's slug or name already reads as.
+async fn uncrossed(conn: &mut PgConnection, id: Option<i64>, d: &TeamDraft) -> AppResult<()> {
+    match db::crossed(&mut *conn, id, d).await? {
+        None => Ok(()),
+        Some(other) => Err(AppError::Conflict(format!(
+            "{:?} or {:?} already names the team {other}; choose another name or slug.",
+            d.name, d.slug
+        ))),
+    }
+}
+
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &TeamDraft) -> AppResult<Team> {
     let d = d.clone().validated()?;
+    uncrossed(conn, None, &d).await?;
     db::insert(&mut *conn, &d).await?;
     let created = db::get(&mut *conn, &d.slug).await?;
     audit::created(conn, actor, "team.create", &created.slug, &d).await?;
@@ -144,6 +170,7 @@ pub async fn update(
     d: &TeamDraft,
 ) -> AppResult<Team> {
     let d = d.clone().validated()?;
+    uncrossed(conn, Some(current.id), &d).await?;
     if !db::update(
         &mut *conn,
         current.id,

@@ -95,15 +95,37 @@ pub async fn slug_of(e: impl PgExecutor<'_>, id: i64) -> AppResult<String> {
         .ok_or_else(|| AppError::NotFound(format!("There is no team {id}.")))
 }
 
-/// The team a service or a form names, by slug or by name (either case).
+/// The team a service or a form names, by slug or by name (either case); a slug first, so what
+/// a stored slug names never changes (and no team's name may be another's slug).
 pub async fn find(e: impl PgExecutor<'_>, slug_or_name: &str) -> AppResult<Option<(i64, String)>> {
     Ok(sqlx::query!(
-        "select id, name from teams where slug = lower($1) or lower(name) = lower($1)",
+        r#"select id, name from teams where slug = lower($1) or lower(name) = lower($1)
+           order by slug = lower($1) desc limit 1"#,
         slug_or_name.trim()
     )
     .fetch_optional(e)
     .await?
     .map(|r| (r.id, r.name)))
+}
+
+/// Another team (not `id`) whose slug is this draft's name, or whose name is its slug: a name
+/// that reads as another team's slug would make "payments" mean two teams.
+pub async fn crossed(
+    e: impl PgExecutor<'_>,
+    id: Option<i64>,
+    d: &TeamDraft,
+) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select name from teams
+           where ($1::bigint is null or id <> $1)
+             and (slug = lower($2) or lower(name) = $3 or slug = $3)
+           limit 1"#,
+        id,
+        d.name,
+        d.slug
+    )
+    .fetch_optional(e)
+    .await?)
 }
 
 fn taken(d: &TeamDraft) -> impl FnOnce(sqlx::Error) -> AppError + '_ {

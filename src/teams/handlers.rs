@@ -31,7 +31,7 @@ pub fn asking<R: MinRole>(auth: &Auth<R>) -> Asking<'_> {
 /// The team, if the person may change it; else 403 naming it, tallied in the audit log.
 pub async fn managed<R: MinRole>(state: &AppState, auth: &Auth<R>, slug: &str) -> AppResult<Team> {
     let team = db::get(&state.pool, slug).await?;
-    match actions::check_may_manage(&team, &asking(auth)) {
+    match actions::check_may_lead(&team, &asking(auth)) {
         Ok(()) => Ok(team),
         Err(refused) => Err(auth.refused(state, refused).await),
     }

@@ -162,7 +162,7 @@ pub async fn members(
     Path(slug): Path<String>,
 ) -> PageResult<MembersPage> {
     let team = db::get(&state.pool, &slug).await?;
-    let may = actions::check_may_manage(&team, &asking(&auth)).is_ok();
+    let may = actions::check_may_lead(&team, &asking(&auth)).is_ok();
     members_page(&state, chrome, team, may, None, vec![]).await
 }
 

@@ -414,7 +414,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("GET", "/oncall", "viewer"),
     ("POST", "/oncall/assign", "manager"),
     ("POST", "/escalation-policies", "manager"),
-    ("GET", "/escalation-policies/new", "responder"),
+    ("GET", "/escalation-policies/new", "manager"),
     ("GET", "/escalation-policies/{id}", "responder"),
     ("POST", "/escalation-policies/{id}", "responder"),
     ("POST", "/escalation-policies/{id}/delete", "responder"),

@@ -361,7 +361,7 @@ async fn service_pages_list_show_create_and_edit(pool: PgPool) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let form = app.get("/services/new").await.text;
     assert!(
-        form.contains(r#"<option value="Payments">Payments</option>"#),
+        form.contains(r#"<option value="payments">Payments</option>"#),
         "the form offers the teams: {form}"
     );
     let r = app

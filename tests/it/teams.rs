@@ -167,9 +167,40 @@ async fn a_lead_changes_their_own_team_and_not_another_teams(pool: PgPool) {
         )
         .await;
     assert_eq!(r.status, StatusCode::PRECONDITION_FAILED, "a stale copy");
-    let r = put_as(
+    // Let in, a member changes the team's configuration — not its people, nor themselves into
+    // a lead, nor its settings.
+    let r = send_as(
         &app,
         &dee,
+        Method::POST,
+        "/api/v1/escalation-policies",
+        json!({"name": "Dee's", "team": "payments", "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    for (method, uri, body) in [
+        (
+            Method::PUT,
+            "/api/v1/teams/payments/members/dee",
+            json!({"role": "lead"}),
+        ),
+        (
+            Method::PUT,
+            "/api/v1/teams/payments/members/cy",
+            json!({"role": "member"}),
+        ),
+        (
+            Method::PUT,
+            "/api/v1/teams/payments",
+            json!({"name": "Payments"}),
+        ),
+    ] {
+        let r = send_as(&app, &dee, method, uri, body).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{uri}: {}", r.text);
+    }
+    let r = put_as(
+        &app,
+        &ana,
         "/api/v1/teams/payments/members/cy",
         json!({"role": "member"}),
     )
@@ -528,8 +559,10 @@ fn policy_body(name: &str, team: &str) -> Value {
            "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]})
 }
 
+/// A team's rule routes to a service of its own: `payments-api` for payments.
 fn rule_body(name: &str, team: &str) -> Value {
-    json!({"name": name, "team": team, "conditions": ["labels.team = x"], "service": ""})
+    let service = format!("{}-api", team.to_lowercase());
+    json!({"name": name, "team": team, "conditions": ["labels.team = x"], "service": service})
 }
 
 #[sqlx::test]
@@ -545,6 +578,13 @@ async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_another
         let uri = format!("/api/v1/teams/{slug}/members/{handle}");
         let r = put(&app, &uri, json!({"role": "lead"})).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    for (name, team) in [("payments-api", "payments"), ("checkout-api", "checkout")] {
+        let body = json!({"name": name, "tier": 2, "team": team});
+        assert_eq!(
+            app.post("/api/v1/services", body).await.status,
+            StatusCode::CREATED
+        );
     }
     let kinds = [
         (
@@ -636,6 +676,23 @@ async fn a_lead_changes_their_teams_schedules_policies_and_rules_and_not_another
                 "{base}: refused, nothing changed"
             );
         }
+        // The version checked is the version written: one from the future is stale, not a
+        // way past the check.
+        let r = app
+            .call_as(
+                &ana,
+                Method::PUT,
+                &format!("{base}/{ours}"),
+                &[("if-match", "\"v99\"")],
+                Some(&body("Payments one, renamed", "payments").to_string()),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::PRECONDITION_FAILED,
+            "{base}: {}",
+            r.text
+        );
         // A global manager (or, for rules, an admin) changes any; a team's outsider none.
         let manager = if base.ends_with("routing-rules") {
             &app.admin
@@ -1019,4 +1076,88 @@ async fn a_lead_manages_their_teams_channels_and_sees_no_others(pool: PgPool) {
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
     let r = delete_as(&app, &ana, &format!("{base}/{ours}")).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+}
+
+#[sqlx::test]
+async fn no_team_may_be_named_as_another_teams_slug_and_a_leads_rule_stays_in_its_team(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let ops = app
+        .post(
+            "/api/v1/teams",
+            json!({"name": "Operations", "slug": "ops"}),
+        )
+        .await;
+    assert_eq!(ops.status, StatusCode::CREATED, "{}", ops.text);
+    team(&app, "Platform").await;
+    // "OPS" would read as the slug of Operations; "operations" as a slug reads as its name.
+    for body in [
+        json!({"name": "OPS", "slug": "platform"}),
+        json!({"name": "Platform", "slug": "operations"}),
+    ] {
+        let r = app
+            .call(
+                Method::PUT,
+                "/api/v1/teams/platform",
+                &[("if-match", "*")],
+                Some(&body.to_string()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CONFLICT, "{body}: {}", r.text);
+    }
+    let r = app.post("/api/v1/teams", json!({"name": "ops"})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+
+    // A lead's rule: a condition, and one of the team's own services by name.
+    let ana = app.account("ana@example.com", "responder").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/ops/members/ana",
+        json!({"role": "lead"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for (name, team) in [("ops-api", "ops"), ("platform-api", "platform")] {
+        let body = json!({"name": name, "tier": 2, "team": team});
+        assert_eq!(
+            app.post("/api/v1/services", body).await.status,
+            StatusCode::CREATED
+        );
+    }
+    let rule = |conditions: Value, service: &str| json!({"name": "Ops alerts", "team": "ops", "conditions": conditions, "service": service});
+    let base = "/api/v1/routing-rules";
+    for (body, field) in [
+        (rule(json!([]), "ops-api"), "conditions"),
+        (
+            rule(json!(["labels.team = ops"]), "platform-api"),
+            "service",
+        ),
+        (
+            rule(json!(["labels.team = ops"]), "{labels.service}"),
+            "service",
+        ),
+        (rule(json!(["labels.team = ops"]), ""), "service"),
+    ] {
+        let r = send_as(&app, &ana, Method::POST, base, body.clone()).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {}",
+            r.text
+        );
+        assert_eq!(r.field(), field, "{body}");
+    }
+    let r = send_as(
+        &app,
+        &ana,
+        Method::POST,
+        base,
+        rule(json!(["labels.team = ops"]), "ops-api"),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // An admin writes any rule.
+    let r = app.post(base, rule(json!([]), "platform-api")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }

@@ -302,6 +302,8 @@ pub struct Filter {
     pub severities: Option<Vec<String>>,
     pub service: Option<String>,
     pub q: Option<String>,
+    /// Incidents of the services this team (by slug) owns
+    pub team: Option<String>,
 }
 
 impl Filter {
@@ -430,6 +432,8 @@ pub async fn list(
                   or i.impact ilike $4 or i.number = $5)
              and ($6::bool is null
                   or ((i.status = 'resolved'), i.severity, -i.number) > ($6, $7, -$8::bigint))
+             and ($14::text is null
+                  or s.team_id = (select t.id from teams t where t.slug = $14))
            order by (i.status = 'resolved'), i.severity, i.number desc
            limit $9"#,
         f.statuses.as_deref(),
@@ -445,6 +449,7 @@ pub async fn list(
         resolved.0,
         severities.0,
         severities.1,
+        f.team.as_deref(),
     )
     .fetch_all(e)
     .await?

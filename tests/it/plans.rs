@@ -73,6 +73,7 @@ fn list_args(statuses: Arg, limit: i64, resolved: bool) -> Vec<Arg> {
         Bool(false),
         Text("Sev1"),
         Text("Sev4"),
+        NoText,
     ]
 }
 

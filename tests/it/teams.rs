@@ -447,6 +447,21 @@ async fn the_team_page_shows_its_services_who_is_on_call_and_its_open_incidents(
         "the team's incidents counted: {html}"
     );
     assert_eq!(app.get("/teams/nope").await.status, StatusCode::NOT_FOUND);
+    // The incident list narrows to a team's the same way, in the API and on the page.
+    let listed = app.get("/api/v1/incidents?team=payments").await.json();
+    let keys: Vec<&Value> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["key"])
+        .collect();
+    assert_eq!(keys, [&json!(ours)]);
+    let page = app.get("/incidents?team=payments").await.text;
+    assert!(page.contains(&ours) && !page.contains(&theirs), "{page}");
+    assert!(
+        page.contains(r#"<option value="payments" selected>"#),
+        "{page}"
+    );
     let list = app.get("/teams").await.text;
     assert!(
         list.contains(r#"<a href="/teams/payments">Payments</a>"#),

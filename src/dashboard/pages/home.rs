@@ -78,6 +78,23 @@ fn watched(sla: &Sla) -> (&'static str, &Verdict) {
     }
 }
 
+/// The incident's severity policy and its SLA clocks at `now`.
+pub fn clocks(
+    policies: &[crate::sla::domain::Policy],
+    i: &Incident,
+    now: DateTime<Utc>,
+) -> PageResult<(crate::sla::domain::Policy, Sla)> {
+    let policy = crate::sla::db::of(policies, i.peak_severity)?;
+    let sla = Sla::of(
+        &policy,
+        i.detected_at,
+        i.acknowledged_at,
+        i.resolved_at,
+        now,
+    );
+    Ok((policy, sla))
+}
+
 pub fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
     let (clock, v) = watched(sla);
     OpenRow {
@@ -108,26 +125,19 @@ pub async fn trends(pool: &sqlx::PgPool, span: i32, team: Option<&str>) -> PageR
         .collect())
 }
 
-/// The open incidents (of the services named, or of all when none are), up to 200 of each:
-/// unacknowledged first, then the worst severity, then the longest open.
-pub async fn open_incidents(pool: &sqlx::PgPool, services: &[&str]) -> PageResult<Vec<Incident>> {
-    let mut open = Vec::new();
-    let each: Vec<Option<String>> = match services {
-        [] => vec![None],
-        named => named.iter().map(|s| Some((*s).to_owned())).collect(),
+/// The open incidents (of one team's services, or of all), up to 200: unacknowledged first,
+/// then the worst severity, then the longest open.
+pub async fn open_incidents(pool: &sqlx::PgPool, team: Option<&str>) -> PageResult<Vec<Incident>> {
+    let filter = Filter {
+        statuses: Some(vec![
+            "triggered".into(),
+            "acknowledged".into(),
+            "mitigated".into(),
+        ]),
+        team: team.map(str::to_owned),
+        ..Filter::default()
     };
-    for service in each {
-        let filter = Filter {
-            statuses: Some(vec![
-                "triggered".into(),
-                "acknowledged".into(),
-                "mitigated".into(),
-            ]),
-            service,
-            ..Filter::default()
-        };
-        open.extend(crate::incidents::db::list(pool, &filter, None, 200).await?);
-    }
+    let mut open = crate::incidents::db::list(pool, &filter, None, 200).await?;
     open.sort_by_key(|i| (i.status != Status::Triggered, i.severity, i.detected_at));
     Ok(open)
 }
@@ -136,7 +146,7 @@ pub async fn show(
     PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<DashboardPage> {
     let now = clock::now(&state.pool).await?;
-    let open = open_incidents(&state.pool, &[]).await?;
+    let open = open_incidents(&state.pool, None).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut groups: Vec<SeverityGroup> = Severity::ALL
         .into_iter()
@@ -149,14 +159,7 @@ pub async fn show(
     let sent = crate::updates::db::sent_for(&state.pool, &ids).await?;
     let mut updates_due = Vec::new();
     for i in &open {
-        let policy = crate::sla::db::of(&policies, i.peak_severity)?;
-        let sla = Sla::of(
-            &policy,
-            i.detected_at,
-            i.acknowledged_at,
-            i.resolved_at,
-            now,
-        );
+        let (policy, sla) = clocks(&policies, i, now)?;
         if let Some(g) = groups.iter_mut().find(|g| g.severity == i.severity) {
             g.rows.push(open_row(i, &sla));
         }

@@ -6,13 +6,12 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::Path;
 
-use super::home::{OpenRow, open_incidents, open_row, trends};
+use super::home::{OpenRow, clocks, open_incidents, open_row, trends};
 use crate::clock;
 use crate::dashboard::domain::{Chart, HEIGHT, WIDTH};
 use crate::http::access::Viewer;
 use crate::http::page::{Chrome, PageResult};
 use crate::http::request::PageRequest;
-use crate::sla::domain::Sla;
 use crate::teams::db::Team;
 
 /// How many days the team's trends span.
@@ -55,7 +54,6 @@ pub async fn show(
         },
     )
     .await?;
-    let names: Vec<&str> = owned.iter().map(|s| s.name.as_str()).collect();
     let on_call = {
         let mut conn = state.pool.acquire().await?;
         crate::paging::actions::on_call_now(&mut conn).await?
@@ -75,24 +73,12 @@ pub async fn show(
             }
         })
         .collect();
-    let open = if names.is_empty() {
-        vec![]
-    } else {
-        open_incidents(&state.pool, &names).await?
-    };
+    let open = open_incidents(&state.pool, Some(&team.slug)).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut rows = Vec::with_capacity(open.len());
     for i in &open {
-        let policy = crate::sla::db::of(&policies, i.peak_severity)?;
-        let sla = Sla::of(
-            &policy,
-            i.detected_at,
-            i.acknowledged_at,
-            i.resolved_at,
-            now,
-        );
-        rows.push(open_row(i, &sla));
+        rows.push(open_row(i, &clocks(&policies, i, now)?.1));
     }
     let items = crate::action_items::db::ItemFilter {
         status: Some("unfinished".into()),

@@ -110,6 +110,8 @@ pub struct ListQuery {
     pub service: Option<String>,
     /// Text in the title, summary or impact, or an incident key
     pub q: Option<String>,
+    /// Only incidents of the services this team (by its slug) owns
+    pub team: Option<String>,
     /// `next_cursor` of the previous page
     pub cursor: Option<String>,
     /// Page size, 1 to 200 (default 50)
@@ -156,6 +158,7 @@ impl ListQuery {
                 severities,
                 service: query_text(&self.service),
                 q: query_text(&self.q),
+                team: query_text(&self.team),
             },
             after,
             limit,

@@ -63,6 +63,9 @@ pub struct ListPage {
     filter_severity: String,
     filter_service: String,
     filter_q: String,
+    /// The teams to narrow the list to: (slug, name)
+    teams: Vec<(String, String)>,
+    filter_team: String,
     next_page: Option<String>,
     /// The signed-in person's unfinished action items.
     my_items: Vec<crate::action_items::db::ListedItem>,
@@ -106,6 +109,7 @@ async fn list_page(
             ("severity", query.severity.as_deref()),
             ("service", query.service.as_deref()),
             ("q", query.q.as_deref()),
+            ("team", query.team.as_deref()),
         ]);
         crate::http::page::next_page("/incidents", &filters, &cursor.encode())
     });
@@ -157,6 +161,12 @@ async fn list_page(
         ],
         severities: Severity::ALL,
         services: services.into_iter().map(|s| s.name).collect(),
+        teams: crate::teams::db::list(&state.pool, None)
+            .await?
+            .into_iter()
+            .map(|t| (t.slug, t.name))
+            .collect(),
+        filter_team: query.team.clone().unwrap_or_default(),
         filter_status: query.status.clone().unwrap_or_default(),
         filter_severity: query.severity.clone().unwrap_or_default(),
         filter_service: query.service.clone().unwrap_or_default(),

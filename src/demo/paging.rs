@@ -17,7 +17,7 @@ const PRIMARY: &str = "Payments primary";
 const SECONDARY: &str = "Payments secondary";
 const POLICY: &str = "Payments";
 
-fn weekly(people: &[&str]) -> LayerDoc {
+pub(super) fn weekly(people: &[&str]) -> LayerDoc {
     LayerDoc {
         length: ShiftLength::Week,
         // The Monday before INC-1187.

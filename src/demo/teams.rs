@@ -1,4 +1,5 @@
-//! The demo's teams: five of them own its services, each with a lead and members.
+//! The demo's teams: five of them own its services, each with a lead and members, its own
+//! rota and its escalation policy on its services.
 
 use sqlx::PgConnection;
 
@@ -87,6 +88,71 @@ pub async fn staff(tx: &mut PgConnection) -> AppResult<()> {
             let known = crate::people::db::find(&mut *tx, handle).await?.is_some();
             if known && team.part_of(handle).is_none() {
                 teams::actions::set_member(tx, &demo, &team, handle, role).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each team's own rota — a weekly rotation of its people — and escalation policy (the rota,
+/// then its lead after 15 minutes) on those of its services that page nobody yet. Payments'
+/// rota and policy are INC-1187's own (`demo::paging`). Run after the world's incidents are in,
+/// so only incidents opened from now on are paged by them.
+pub async fn rotas(tx: &mut PgConnection) -> AppResult<()> {
+    use crate::oncall::domain::ScheduleDraft;
+    use crate::paging::domain::{PolicyDraft, Step, Target};
+    let demo = Actor::system("demo");
+    let schedules = crate::oncall::db::list(&mut *tx, None).await?;
+    let policies = crate::paging::db::list(&mut *tx, None).await?;
+    for (name, slug, _, leads, members) in TEAMS {
+        let rota = format!("{name} on call");
+        let own = *slug != "payments";
+        if own && !schedules.iter().any(|s| s.name == rota) {
+            let people: Vec<&str> = leads.iter().chain(members.iter()).copied().collect();
+            let draft = ScheduleDraft {
+                name: rota.clone(),
+                team: (*slug).into(),
+                layers: vec![super::paging::weekly(&people)],
+                overrides: vec![],
+            };
+            crate::oncall::actions::create(tx, &demo, &draft).await?;
+        }
+        if own && !policies.iter().any(|p| p.name == *name) {
+            let draft = PolicyDraft {
+                name: (*name).into(),
+                team: (*slug).into(),
+                steps: vec![
+                    Step {
+                        targets: vec![Target::Schedule(rota.clone())],
+                        delay_minutes: 5,
+                    },
+                    Step {
+                        targets: vec![Target::Person(leads[0].into())],
+                        delay_minutes: 15,
+                    },
+                ],
+                repeat: 0,
+            };
+            crate::paging::actions::create(tx, &demo, &draft).await?;
+        }
+        if !own && !policies.iter().any(|p| p.name == *name) {
+            continue;
+        }
+        let on_call = crate::paging::actions::on_call_now(&mut *tx).await?;
+        let owned = crate::services::db::select(
+            &mut *tx,
+            crate::services::db::Filter {
+                team: Some(slug),
+                ..Default::default()
+            },
+        )
+        .await?;
+        for s in owned {
+            let paged = on_call
+                .iter()
+                .any(|o| o.service == s.name && o.policy.is_some());
+            if !paged {
+                crate::paging::actions::assign(tx, &demo, &s.name, Some(name)).await?;
             }
         }
     }

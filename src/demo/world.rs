@@ -648,6 +648,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
         tx.commit().await?;
     }
     let mut tx = crate::transaction::begin(pool).await?;
+    super::teams::rotas(&mut tx).await?;
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())

@@ -303,6 +303,27 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(unowned, 0, "every demo service has a team");
+    // Each team has its own rota, and every service pages someone through its team's policy.
+    let rotas: Vec<(String, i64)> = sqlx::query_as(
+        "select t.slug, (select count(*) from schedules s where s.team_id = t.id) from teams t order by t.slug",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(rotas.iter().all(|(_, n)| *n >= 1), "{rotas:?}");
+    let unpaged: Vec<String> = sqlx::query_scalar(
+        r#"select s.name from services s
+           where s.escalation_policy_id is null
+              or (select p.team_id from escalation_policies p where p.id = s.escalation_policy_id)
+                 is distinct from s.team_id"#,
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(
+        unpaged.is_empty(),
+        "services paging nobody or another team: {unpaged:?}"
+    );
     assert!(events > incidents * 5, "timelines: {events} entries");
     assert!(
         alerts > 200 && changes > 50,

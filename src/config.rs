@@ -222,6 +222,10 @@ pub struct OidcArgs {
     /// claim-value=role pairs, e.g. "sre-admins=admin,oncall=responder"
     #[arg(long, env = "QUELL_OIDC_ROLE_MAP", default_value = "")]
     pub oidc_role_map: String,
+    /// group=team-slug pairs, e.g. "payments-eng=payments,sre=platform": single sign-on keeps
+    /// those teams' members in step with the groups (beside each team's own group).
+    #[arg(long, env = "QUELL_OIDC_TEAM_MAP", default_value = "")]
+    pub oidc_team_map: String,
     /// Role for people with no mapped claim value; unset refuses them.
     #[arg(long, env = "QUELL_OIDC_DEFAULT_ROLE")]
     pub oidc_default_role: Option<String>,
@@ -241,6 +245,7 @@ impl OidcArgs {
                 .collect(),
             role_claim: self.oidc_role_claim.clone(),
             role_map: self.oidc_role_map.clone(),
+            team_map: self.oidc_team_map.clone(),
             default_role: self.oidc_default_role.clone().filter(|r| !r.is_empty()),
         })
     }

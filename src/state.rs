@@ -105,6 +105,8 @@ pub struct OidcSettings {
     pub role_claim: String,
     /// `claim-value=role,…`
     pub role_map: String,
+    /// `group=team-slug,…`: groups whose members are a team's (beside each team's own)
+    pub team_map: String,
     /// The role of a person none of whose claim values is mapped; none refuses them.
     pub default_role: Option<String>,
 }

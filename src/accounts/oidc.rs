@@ -37,6 +37,7 @@ pub fn check(s: &OidcSettings) -> AppResult<()> {
         ));
     }
     RoleMap::parse(&s.role_map)?;
+    crate::teams::domain::TeamMap::parse(&s.team_map)?;
     if let Some(r) = &s.default_role {
         UserRole::parse("QUELL_OIDC_DEFAULT_ROLE", r)?;
     }
@@ -321,7 +322,9 @@ async fn finish(
     };
     // Teams that follow the provider's groups gain or lose the person as the claim says.
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    crate::teams::actions::follow_groups(&mut tx, &actor, &user.handle, user.id, &values).await?;
+    let map = crate::teams::domain::TeamMap::parse(&s.team_map)?;
+    let who = (user.handle.as_str(), user.id);
+    crate::teams::actions::follow_groups(&mut tx, &actor, who, &values, &map).await?;
     tx.commit().await?;
     Ok((user, flow.next))
 }

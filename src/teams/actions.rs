@@ -5,7 +5,7 @@ use serde_json::json;
 use sqlx::PgConnection;
 
 use super::db::{self, Team};
-use super::domain::{TeamDraft, TeamRole, may_manage};
+use super::domain::{TeamDraft, TeamMap, TeamRole, may_manage};
 use crate::audit::{self, Actor};
 use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
@@ -252,21 +252,29 @@ pub async fn remove_member(
 }
 
 /// Keeps the person's memberships in step with the groups the identity provider says they are
-/// in, at every single sign-on: a team that follows a group (`oidc_group`) gains them as a
-/// member when they are in it, and loses them when they are not (a lead stays a lead while in
-/// the group). Teams that follow no group are left as they are.
+/// in, at every single sign-on: a team that follows a group (its `oidc_group`, or one
+/// `QUELL_OIDC_TEAM_MAP` gives it) gains them as a member when they are in one, and loses them
+/// when they are in none (a lead stays a lead while in it). Teams that follow no group are
+/// left as they are.
 pub async fn follow_groups(
     conn: &mut PgConnection,
     actor: &Actor,
-    handle: &str,
-    person_id: i64,
+    who: (&str, i64),
     groups: &[String],
+    map: &TeamMap,
 ) -> AppResult<()> {
-    for (team, member) in db::following_groups(&mut *conn, person_id).await? {
-        let in_group = team
+    let (handle, person_id) = who;
+    for (team, member) in db::with_person(&mut *conn, person_id).await? {
+        let followed: Vec<&str> = team
             .oidc_group
-            .as_ref()
-            .is_some_and(|g| groups.iter().any(|v| v == g));
+            .as_deref()
+            .into_iter()
+            .chain(map.groups_of(&team.slug))
+            .collect();
+        if followed.is_empty() {
+            continue;
+        }
+        let in_group = followed.iter().any(|g| groups.iter().any(|v| v == g));
         match (in_group, member) {
             (true, false) => {
                 set_member(conn, actor, &team, handle, TeamRole::Member).await?;

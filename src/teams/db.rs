@@ -251,15 +251,11 @@ pub async fn of_person(
         .collect()
 }
 
-/// The teams that follow an identity provider's group, with whether the person is in each.
-pub async fn following_groups(
-    e: impl PgExecutor<'_>,
-    person_id: i64,
-) -> AppResult<Vec<(Team, bool)>> {
+/// Every team, with whether the person is in it.
+pub async fn with_person(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<(Team, bool)>> {
     let teams = list(e, None).await?;
     Ok(teams
         .into_iter()
-        .filter(|t| t.oidc_group.is_some())
         .map(|t| {
             let member = t.members.iter().any(|m| m.person_id == person_id);
             (t, member)

@@ -135,6 +135,43 @@ impl TeamQuery {
     }
 }
 
+/// `group=team-slug` pairs (`QUELL_OIDC_TEAM_MAP`), e.g. `payments-eng=payments,sre=platform`:
+/// the identity provider's groups whose members are a team's, beside each team's own
+/// `oidc_group`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamMap(Vec<(String, String)>);
+
+impl TeamMap {
+    pub fn parse(spec: &str) -> Result<Self, DomainError> {
+        let mut pairs = Vec::new();
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let Some((group, slug)) = part.rsplit_once('=') else {
+                return Err(DomainError::invalid(
+                    "QUELL_OIDC_TEAM_MAP",
+                    format!("{part:?} is not group=team-slug"),
+                ));
+            };
+            let slug = slug.trim();
+            check_slug(slug).map_err(|_| {
+                DomainError::invalid(
+                    "QUELL_OIDC_TEAM_MAP",
+                    format!("{slug:?} in {part:?} is not a team's slug"),
+                )
+            })?;
+            pairs.push((group.trim().to_owned(), slug.to_owned()));
+        }
+        Ok(Self(pairs))
+    }
+
+    /// The groups the map gives the team `slug`.
+    pub fn groups_of<'a>(&'a self, slug: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(_, s)| s == slug)
+            .map(|(g, _)| g.as_str())
+    }
+}
+
 /// A member's part in a team.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -227,6 +264,23 @@ mod tests {
         assert!(
             matches!(blank.validated(), Err(DomainError::Invalid { field, .. }) if field == "name")
         );
+    }
+
+    #[test]
+    fn a_team_map_pairs_groups_with_slugs_and_names_a_wrong_part() {
+        let map = TeamMap::parse(" payments-eng=payments, sre=platform ,ops=platform").unwrap();
+        assert_eq!(
+            map.groups_of("platform").collect::<Vec<_>>(),
+            ["sre", "ops"]
+        );
+        assert_eq!(map.groups_of("data").count(), 0);
+        assert_eq!(TeamMap::parse("").unwrap(), TeamMap::default());
+        for bad in ["payments", "g=Not A Slug"] {
+            assert!(
+                matches!(TeamMap::parse(bad), Err(DomainError::Invalid { field, .. }) if field == "QUELL_OIDC_TEAM_MAP"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -189,6 +189,7 @@ async fn app_with_sso(pool: PgPool, idp: &Idp, default_role: Option<&str>) -> Te
             scopes: vec!["openid".into(), "email".into(), "profile".into()],
             role_claim: "groups".into(),
             role_map: "sre-admins=admin,oncall=responder".into(),
+            team_map: "search-eng=search".into(),
             default_role: default_role.map(str::to_owned),
         }),
     )
@@ -405,6 +406,8 @@ async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgP
     let app = app_with_sso(pool, &idp, None).await;
     for body in [
         json!({"name": "Payments", "oidc_group": "payments-eng"}),
+        json!({"name": "Data"}),
+        // Followed through QUELL_OIDC_TEAM_MAP (search-eng=search), not a group of its own.
         json!({"name": "Search"}),
     ] {
         let r = app.post("/api/v1/teams", body).await;
@@ -430,7 +433,7 @@ async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgP
         &idp,
         "priya@example.com",
         "Priya Nair",
-        &["oncall", "payments-eng"],
+        &["oncall", "payments-eng", "search-eng"],
     );
     let (r, _) = sso(&app, false).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
@@ -438,8 +441,13 @@ async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgP
         members("payments").await,
         [("priya".to_owned(), "member".to_owned())]
     );
+    assert_eq!(
+        members("search").await,
+        [("priya".to_owned(), "member".to_owned())],
+        "the team map's group"
+    );
     assert!(
-        members("search").await.is_empty(),
+        members("data").await.is_empty(),
         "a team without a group is left alone"
     );
     // Made a lead by hand, she stays one while she is in the group.
@@ -455,7 +463,7 @@ async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgP
     let r = app
         .call(
             Method::PUT,
-            "/api/v1/teams/search/members/priya",
+            "/api/v1/teams/data/members/priya",
             &[],
             Some(r#"{"role": "member"}"#),
         )
@@ -467,13 +475,15 @@ async fn a_team_that_follows_a_group_gains_and_loses_people_at_sign_in(pool: PgP
         members("payments").await,
         [("priya".to_owned(), "lead".to_owned())]
     );
-    // Out of the group at the provider: out of the team at the next sign-in; Search keeps her.
+    // Out of the groups at the provider: out of their teams at the next sign-in; Data, which
+    // follows no group, keeps her.
     sign_in_as(&idp, "priya@example.com", "Priya Nair", &["oncall"]);
     let (r, _) = sso(&app, false).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     assert!(members("payments").await.is_empty());
+    assert!(members("search").await.is_empty());
     assert_eq!(
-        members("search").await,
+        members("data").await,
         [("priya".to_owned(), "member".to_owned())]
     );
     let audit = app.get("/api/v1/audit?action=team.member").await.json();

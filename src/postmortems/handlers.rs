@@ -34,6 +34,8 @@ pub struct ItemQuery {
     pub kind: Option<String>,
     /// true: only items past their due date and not done
     pub overdue: Option<String>,
+    /// Only items of incidents of the services this team (by its slug) owns
+    pub team: Option<String>,
     /// Items per page, 1 to 500 (100)
     pub limit: Option<String>,
     /// `next_cursor` of the previous page
@@ -58,7 +60,7 @@ impl ItemQuery {
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
             overdue: query_flag("overdue", &self.overdue)?,
-            team: None,
+            team: query_text(&self.team),
         })
     }
 

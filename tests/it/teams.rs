@@ -462,6 +462,40 @@ async fn the_team_page_shows_its_services_who_is_on_call_and_its_open_incidents(
         page.contains(r#"<option value="payments" selected>"#),
         "{page}"
     );
+    // Action items of the team's incidents: the list narrows to them, the team page shows the
+    // overdue ones.
+    for (key, action) in [
+        (&ours, "Add a card-decline alarm"),
+        (&theirs, "Index search"),
+    ] {
+        let fields = [
+            ("action", action),
+            ("type", "prevent"),
+            ("owner", ""),
+            ("due_on", "2020-01-31"),
+            ("work_item", ""),
+        ];
+        let r = app
+            .form(
+                &format!("/incidents/{key}/postmortem/action-items"),
+                &fields,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    }
+    let items = app.get("/api/v1/action-items?team=payments").await.json();
+    let actions: Vec<&Value> = items["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["action"])
+        .collect();
+    assert_eq!(actions, [&json!("Add a card-decline alarm")]);
+    let html = app.get("/teams/payments").await.text;
+    assert!(
+        html.contains("Add a card-decline alarm") && !html.contains("Index search"),
+        "{html}"
+    );
     let list = app.get("/teams").await.text;
     assert!(
         list.contains(r#"<a href="/teams/payments">Payments</a>"#),

@@ -62,6 +62,7 @@ pub async fn action_items(
         ("status", Some(status.as_str()).filter(|s| *s != UNFINISHED)),
         ("type", filter.kind.as_deref()),
         ("overdue", filter.overdue.then_some("true")),
+        ("team", filter.team.as_deref()),
     ]);
     let next_page = next.map(|c| crate::http::page::next_page("/action-items", &back, &c.encode()));
     Ok(ActionItemsPage {

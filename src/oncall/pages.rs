@@ -185,7 +185,9 @@ pub async fn show(
 ) -> PageResult<SchedulePage> {
     let id = parse_id(&id, "schedule")?;
     let owner = [db::get(&state.pool, id).await?.team_id];
-    let may_edit = teams::actions::allowed(&state, &auth, &owner, UserRole::Manager).await?;
+    let may_edit = teams::actions::Judge::of(&state, &auth)
+        .await?
+        .may(&owner, UserRole::Manager);
     render(&state, chrome, id, vec![], may_edit).await
 }
 

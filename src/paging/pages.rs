@@ -41,13 +41,13 @@ pub async fn show(PageRequest(state, chrome, auth): PageRequest<Viewer>) -> Page
     let mut conn = state.pool.acquire().await?;
     let services = actions::on_call_now(&mut conn).await?;
     let policies = db::list(&mut *conn, None).await?;
-    let mut editable = Vec::new();
-    for p in &policies {
-        if teams::actions::allowed(&state, &auth, &[p.team_id], UserRole::Manager).await? {
-            editable.push(p.id);
-        }
-    }
-    let may_create = teams::actions::may_add(&state, &auth, UserRole::Manager).await?;
+    let judge = teams::actions::Judge::of(&state, &auth).await?;
+    let editable = policies
+        .iter()
+        .filter(|p| judge.may(&[p.team_id], UserRole::Manager))
+        .map(|p| p.id)
+        .collect();
+    let may_create = judge.may_add(UserRole::Manager);
     let failing = if chrome.can("admin") {
         crate::notify::db::failing_methods(&mut *conn).await?
     } else {
@@ -135,7 +135,10 @@ impl PolicyForm {
 pub async fn new_policy(
     PageRequest(state, chrome, auth): PageRequest<Responder>,
 ) -> PageResult<PolicyPage> {
-    if !teams::actions::may_add(&state, &auth, UserRole::Manager).await? {
+    if !teams::actions::Judge::of(&state, &auth)
+        .await?
+        .may_add(UserRole::Manager)
+    {
         let refused = AppError::Forbidden(
             "Writing an escalation policy needs the manager role, or to lead a team.".into(),
         );

@@ -13,56 +13,24 @@ use crate::clock;
 use crate::error::{AppError, AppResult};
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
-/// The checked runbook as a row, its owner resolved to ids: an unknown service or rule is
-/// refused naming the field.
-async fn resolve<'a>(conn: &mut PgConnection, c: &'a CheckedRunbook) -> AppResult<db::Row<'a>> {
-    let (service_id, rule_id) = match &c.owner {
+/// The checked runbook as a row, its owner resolved to ids, and the team whose leads may
+/// change it (its service's or its rule's; `None`: the installation's): an unknown service or
+/// rule is refused naming the field.
+async fn resolve<'a>(
+    conn: &mut PgConnection,
+    c: &'a CheckedRunbook,
+) -> AppResult<(db::Row<'a>, Option<i64>)> {
+    let (service_id, rule_id, team_id) = match &c.owner {
         Owner::Service(name) => {
             let s = crate::services::db::find_by_name(&mut *conn, name)
                 .await?
                 .ok_or_else(|| {
                     AppError::invalid("service", format!("there is no service named {name:?}"))
                 })?;
-            (Some(s.id), None)
-        }
-        Owner::Rule(id) => {
-            let known = crate::routing::db::list(&mut *conn)
-                .await?
-                .iter()
-                .any(|r| r.id == *id);
-            if !known {
-                return Err(AppError::invalid(
-                    "rule_id",
-                    format!("there is no routing rule {id}"),
-                ));
-            }
-            (None, Some(*id))
-        }
-    };
-    Ok(db::Row {
-        name: &c.name,
-        link: &c.link,
-        service_id,
-        rule_id,
-        steps: &c.steps,
-    })
-}
-
-/// The team whose leads may change a runbook written as `draft`: its service's or its rule's
-/// (`None`: the installation's). An unknown service or rule is refused naming the field.
-pub async fn team_of(conn: &mut PgConnection, draft: &RunbookDraft) -> AppResult<Option<i64>> {
-    let c = draft.checked()?;
-    Ok(match &c.owner {
-        Owner::Service(name) => {
-            crate::services::db::find_by_name(&mut *conn, name)
-                .await?
-                .ok_or_else(|| {
-                    AppError::invalid("service", format!("there is no service named {name:?}"))
-                })?
-                .team_id
+            (Some(s.id), None, s.team_id)
         }
         Owner::Rule(id) => match crate::routing::actions::find(&mut *conn, *id).await {
-            Ok(rule) => rule.team_id,
+            Ok(rule) => (None, Some(*id), rule.team_id),
             Err(AppError::NotFound(_)) => {
                 return Err(AppError::invalid(
                     "rule_id",
@@ -71,7 +39,21 @@ pub async fn team_of(conn: &mut PgConnection, draft: &RunbookDraft) -> AppResult
             }
             Err(other) => return Err(other),
         },
-    })
+    };
+    let row = db::Row {
+        name: &c.name,
+        link: &c.link,
+        service_id,
+        rule_id,
+        steps: &c.steps,
+    };
+    Ok((row, team_id))
+}
+
+/// The team whose leads may change a runbook written as `draft` (see [`resolve`]).
+pub async fn team_of(conn: &mut PgConnection, draft: &RunbookDraft) -> AppResult<Option<i64>> {
+    let c = draft.checked()?;
+    Ok(resolve(conn, &c).await?.1)
 }
 
 pub async fn create(
@@ -80,7 +62,7 @@ pub async fn create(
     draft: &RunbookDraft,
 ) -> AppResult<Runbook> {
     let c = draft.checked()?;
-    let row = resolve(conn, &c).await?;
+    let (row, _) = resolve(conn, &c).await?;
     let id = db::insert(&mut *conn, &row).await?;
     let created = db::get(&mut *conn, id).await?;
     audit::created(conn, actor, "runbook.create", &created.name, &created).await?;
@@ -97,7 +79,7 @@ pub async fn update(
 ) -> AppResult<Runbook> {
     let current = db::get(&mut *conn, id).await?;
     let c = draft.checked()?;
-    let row = resolve(conn, &c).await?;
+    let (row, _) = resolve(conn, &c).await?;
     let version = expected_version.unwrap_or(current.version);
     if !db::update(&mut *conn, id, version, &row).await? {
         return Err(AppError::Stale {

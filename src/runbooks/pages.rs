@@ -13,7 +13,7 @@ use super::domain::{RunbookDraft, steps_from_lines};
 use super::handlers::RunbookQuery;
 use crate::auth::domain::UserRole;
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Auth, MinRole, Responder, Viewer};
+use crate::http::access::{Responder, Viewer};
 use crate::http::extract::{ApiQuery, PageForm, parse_id, query_text};
 use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::{ApiRequest, PageRequest};
@@ -111,18 +111,12 @@ pub struct ListPage {
 }
 
 /// The runbooks of `runbooks` the person may change.
-async fn editable<R: MinRole>(
-    state: &AppState,
-    auth: &Auth<R>,
-    runbooks: &[Runbook],
-) -> PageResult<Vec<i64>> {
-    let mut ids = Vec::new();
-    for r in runbooks {
-        if teams::actions::allowed(state, auth, &[r.team_id], UserRole::Admin).await? {
-            ids.push(r.id);
-        }
-    }
-    Ok(ids)
+fn editable(judge: &teams::actions::Judge, runbooks: &[Runbook]) -> Vec<i64> {
+    runbooks
+        .iter()
+        .filter(|r| judge.may(&[r.team_id], UserRole::Admin))
+        .map(|r| r.id)
+        .collect()
 }
 
 pub async fn list(
@@ -131,10 +125,11 @@ pub async fn list(
 ) -> PageResult<ListPage> {
     let service = query_text(&q.service);
     let runbooks = q.list(&state.pool).await?;
-    let may_create = teams::actions::may_add(&state, &auth, UserRole::Admin).await?;
+    let judge = teams::actions::Judge::of(&state, &auth).await?;
+    let may_create = judge.may_add(UserRole::Admin);
     Ok(ListPage {
         chrome,
-        editable: editable(&state, &auth, &runbooks).await?,
+        editable: editable(&judge, &runbooks),
         may_create,
         runbooks,
         owners: owner_choices(&state).await?,
@@ -170,9 +165,10 @@ pub async fn create(
         |_| "/runbooks".into(),
         async |errors| {
             let runbooks = db::list(&state.pool, db::Filter::default()).await?;
+            let judge = teams::actions::Judge::of(&state, &auth).await?;
             Ok(ListPage {
                 chrome,
-                editable: editable(&state, &auth, &runbooks).await?,
+                editable: editable(&judge, &runbooks),
                 may_create: true,
                 runbooks,
                 owners: owner_choices(&state).await?,

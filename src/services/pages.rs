@@ -13,7 +13,7 @@ use super::handlers::ServiceQuery;
 use crate::changes::db::Change;
 use crate::changes::domain::{FailureGroup, FailureRate};
 use crate::error::{AppError, FieldError};
-use crate::http::access::{Admin, Viewer};
+use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiQuery, PageForm};
 use crate::http::page::{Chrome, PageResult, submitted};
 use crate::http::request::PageRequest;
@@ -265,16 +265,33 @@ pub async fn new_form(PageRequest(state, chrome, _): PageRequest<Admin>) -> Page
     form_page(&state, chrome, None, form, vec![]).await
 }
 
-pub async fn create(
-    PageRequest(state, chrome, auth): PageRequest<Admin>,
-    PageForm(form): PageForm<ServiceForm>,
+/// Adds (no `current`) or rewrites a service from the form, its bridge with it; a wrong field
+/// comes back beside the form.
+async fn save(
+    state: AppState,
+    chrome: Chrome,
+    auth: Auth<Admin>,
+    current: Option<Service>,
+    form: ServiceForm,
 ) -> PageResult<Response> {
     let tried = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
         Ok((draft, bridge)) => {
             crate::transaction::write(&state.pool, |tx, _| {
                 Box::pin(async {
-                    let s = actions::create(tx, &auth.actor, &draft).await?;
-                    if !bridge.is_empty() {
+                    let s = match &current {
+                        None => actions::create(tx, &auth.actor, &draft).await?,
+                        Some(c) => {
+                            let version = form.version.unwrap_or(c.version);
+                            let updated = actions::update(tx, &auth.actor, c, version, &draft);
+                            updated.await?.ok_or_else(|| {
+                                AppError::Conflict(format!(
+                                    "Someone else changed {} since you opened the form; reload it and make your change again.",
+                                    c.name
+                                ))
+                            })?
+                        }
+                    };
+                    if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {
                         actions::set_bridge(tx, &auth.actor, &s, &bridge).await?;
                     }
                     Ok(s)
@@ -284,12 +301,20 @@ pub async fn create(
         }
         Err(e) => Err(e),
     };
+    let editing = current.map(|c| c.name);
     submitted(
         tried,
         |s| format!("/services/{}", s.name),
-        async |errors| form_page(&state, chrome, None, form, errors).await,
+        async |errors| form_page(&state, chrome, editing, form, errors).await,
     )
     .await
+}
+
+pub async fn create(
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
+    PageForm(form): PageForm<ServiceForm>,
+) -> PageResult<Response> {
+    save(state, chrome, auth, None, form).await
 }
 
 pub async fn edit_form(
@@ -308,31 +333,5 @@ pub async fn edit(
     PageForm(form): PageForm<ServiceForm>,
 ) -> PageResult<Response> {
     let current = db::get_by_name(&state.pool, &name).await?;
-    let version = form.version.unwrap_or(current.version);
-    let tried = match form.draft().and_then(|d| Ok((d, form.bridge()?))) {
-        Ok((draft, bridge)) => {
-            crate::transaction::write(&state.pool, |tx, _| {
-                Box::pin(async {
-                    let Some(s) = actions::update(tx, &auth.actor, &current, version, &draft).await? else {
-                        return Err(AppError::Conflict(format!(
-                            "Someone else changed {} since you opened the form; reload it and make your change again.",
-                            current.name
-                        )));
-                    };
-                    if crate::bridge::db::of_service(&mut *tx, s.id).await? != bridge {
-                        actions::set_bridge(tx, &auth.actor, &s, &bridge).await?;
-                    }
-                    Ok(s)
-                })
-            })
-            .await
-        }
-        Err(e) => Err(e),
-    };
-    submitted(
-        tried,
-        |s| format!("/services/{}", s.name),
-        async |errors| form_page(&state, chrome, Some(current.name.clone()), form, errors).await,
-    )
-    .await
+    save(state, chrome, auth, Some(current), form).await
 }

@@ -65,42 +65,74 @@ pub async fn named(e: impl sqlx::PgExecutor<'_>, name: &str) -> AppResult<Option
     }
 }
 
-/// Why someone may not change configuration owned by each of `owners` — the team it belongs
-/// to now and the one it is to belong to (`None`: the installation's, which takes the global
-/// role `shared`) — or `None` when they may.
-async fn refusal<R: MinRole>(
-    state: &AppState,
-    auth: &Auth<R>,
-    what: &str,
-    owners: &[Option<i64>],
-    shared: UserRole,
-) -> AppResult<Option<AppError>> {
-    let who = Asking {
-        role: auth.user.role,
-        handle: Some(&auth.user.handle),
-    };
-    for owner in owners {
-        match owner {
-            None if auth.user.role.allows(shared) => {}
-            None => {
-                return Ok(Some(AppError::Forbidden(format!(
-                    "A {what} no team owns is the installation's: changing it needs the {} role. Name your team as its owner.",
-                    shared.as_str()
-                ))));
-            }
-            Some(id) => {
-                let team = db::get(&state.pool, &db::slug_of(&state.pool, *id).await?).await?;
-                if let Err(refused) = check_may_manage(&team, &who) {
-                    return Ok(Some(refused));
-                }
-            }
-        }
+/// The team rule for one person, with every team read once: a page that offers forms on many
+/// things asks it for each without a query each.
+pub struct Judge {
+    teams: Vec<Team>,
+    role: UserRole,
+    handle: String,
+}
+
+impl Judge {
+    pub async fn of<R: MinRole>(state: &AppState, auth: &Auth<R>) -> AppResult<Self> {
+        Ok(Self {
+            teams: db::list(&state.pool, None).await?,
+            role: auth.user.role,
+            handle: auth.user.handle.clone(),
+        })
     }
-    Ok(None)
+
+    /// Why the person may not change configuration owned by each of `owners` — the team it
+    /// belongs to now and the one it is to belong to (`None`: the installation's, which takes
+    /// the global role `shared`) — or `None` when they may.
+    pub fn refusal(
+        &self,
+        what: &str,
+        owners: &[Option<i64>],
+        shared: UserRole,
+    ) -> Option<AppError> {
+        let who = Asking {
+            role: self.role,
+            handle: Some(&self.handle),
+        };
+        owners.iter().find_map(|owner| match owner {
+            None if self.role.allows(shared) => None,
+            None => Some(AppError::Forbidden(format!(
+                "A {what} no team owns is the installation's: changing it needs the {} role. Name your team as its owner.",
+                shared.as_str()
+            ))),
+            Some(id) => match self.teams.iter().find(|t| t.id == *id) {
+                Some(team) => check_may_manage(team, &who).err(),
+                // Deleted meanwhile: what it owned is the installation's now.
+                None if self.role.allows(shared) => None,
+                None => Some(AppError::Forbidden(format!(
+                    "The {what}'s team is gone: changing it needs the {} role.",
+                    shared.as_str()
+                ))),
+            },
+        })
+    }
+
+    /// Whether the person may change configuration owned by `owners` (for a page to offer its
+    /// forms; the change is checked again).
+    pub fn may(&self, owners: &[Option<i64>], shared: UserRole) -> bool {
+        self.refusal("", owners, shared).is_none()
+    }
+
+    /// Whether the person may add configuration: they hold `shared`, or lead some team (a page
+    /// offers its form; what they add is checked against its team).
+    pub fn may_add(&self, shared: UserRole) -> bool {
+        self.role.allows(shared)
+            || (self.role.allows(UserRole::Responder)
+                && self
+                    .teams
+                    .iter()
+                    .any(|t| t.part_of(&self.handle) == Some(TeamRole::Lead)))
+    }
 }
 
 /// Refuses (403 naming what the person may not change, tallied in the audit log) a change to
-/// configuration owned by `owners` that [`refusal`] finds not theirs.
+/// configuration owned by `owners` that [`Judge::refusal`] finds not theirs.
 pub async fn may_configure<R: MinRole>(
     state: &AppState,
     auth: &Auth<R>,
@@ -108,36 +140,10 @@ pub async fn may_configure<R: MinRole>(
     owners: &[Option<i64>],
     shared: UserRole,
 ) -> AppResult<()> {
-    match refusal(state, auth, what, owners, shared).await? {
+    match Judge::of(state, auth).await?.refusal(what, owners, shared) {
         None => Ok(()),
         Some(refused) => Err(auth.refused(state, refused).await),
     }
-}
-
-/// Whether the person may change configuration owned by `owners` (for a page to offer its
-/// forms; the change is checked again).
-pub async fn allowed<R: MinRole>(
-    state: &AppState,
-    auth: &Auth<R>,
-    owners: &[Option<i64>],
-    shared: UserRole,
-) -> AppResult<bool> {
-    Ok(refusal(state, auth, "", owners, shared).await?.is_none())
-}
-
-/// Whether the person may add configuration: they hold `shared`, or lead some team (a page
-/// offers its form; what they add is checked against its team).
-pub async fn may_add<R: MinRole>(
-    state: &AppState,
-    auth: &Auth<R>,
-    shared: UserRole,
-) -> AppResult<bool> {
-    if auth.user.role.allows(shared) {
-        return Ok(true);
-    }
-    let parts = db::of_person(&state.pool, auth.user.id).await?;
-    Ok(auth.user.role.allows(UserRole::Responder)
-        && parts.iter().any(|(_, _, part)| *part == TeamRole::Lead))
 }
 
 /// Refuses a name or slug that another team's slug or name already reads as.

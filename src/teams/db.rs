@@ -87,14 +87,6 @@ pub async fn get(e: impl PgExecutor<'_>, slug: &str) -> AppResult<Team> {
     AppError::the_one(list(e, Some(slug)).await?, "team", slug)
 }
 
-/// The team with this id (its slug, for [`get`]).
-pub async fn slug_of(e: impl PgExecutor<'_>, id: i64) -> AppResult<String> {
-    sqlx::query_scalar!("select slug from teams where id = $1", id)
-        .fetch_optional(e)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("There is no team {id}.")))
-}
-
 /// The team a service or a form names, by slug or by name (either case); a slug first, so what
 /// a stored slug names never changes (and no team's name may be another's slug).
 pub async fn find(e: impl PgExecutor<'_>, slug_or_name: &str) -> AppResult<Option<(i64, String)>> {

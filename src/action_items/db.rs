@@ -7,6 +7,7 @@ use sqlx::PgExecutor;
 use super::domain::ItemCursor;
 use crate::domain::IncidentKey;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct ActionItem {
@@ -115,6 +116,7 @@ pub struct ItemFilter {
 pub async fn list_items(
     e: impl PgExecutor<'_>,
     f: &ItemFilter,
+    seen_by: SeenBy,
     after: Option<ItemCursor>,
     limit: i64,
 ) -> AppResult<(Vec<ListedItem>, Option<ItemCursor>)> {
@@ -143,6 +145,7 @@ pub async fn list_items(
              and ($8::text is null
                   or i.service_id in (select s.id from services s join teams t on t.id = s.team_id
                                       where t.slug = $8))
+             and incident_visible(i.restricted, i.id, $9)
            order by coalesce(a.due_on, 'infinity'::date), a.id
            limit $7"#,
         f.owner,
@@ -153,6 +156,7 @@ pub async fn list_items(
         after.and_then(|c| c.due_on),
         limit + 1,
         f.team,
+        seen_by.sql(),
     )
     .fetch_all(e)
     .await?;
@@ -168,6 +172,7 @@ pub async fn owned_unfinished(
     e: impl PgExecutor<'_>,
     handle: &str,
     overdue: bool,
+    seen_by: SeenBy,
 ) -> AppResult<Vec<ListedItem>> {
     Ok(sqlx::query_as!(
         ListedItem,
@@ -187,9 +192,11 @@ pub async fn owned_unfinished(
            join people p on p.id = a.owner_id
            join postmortems pm on pm.id = a.postmortem_id
            join incidents i on i.id = pm.incident_id
+           where incident_visible(i.restricted, i.id, $3)
            order by a.due_on nulls last, a.id"#,
         handle,
         overdue,
+        seen_by.sql(),
     )
     .fetch_all(e)
     .await?)
@@ -231,7 +238,8 @@ pub struct ItemRow {
     pub version: i32,
 }
 
-pub async fn item(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<ItemRow>> {
+/// The item `id`, if there is one `seen_by` may see.
+pub async fn item(e: impl PgExecutor<'_>, id: i64, seen_by: SeenBy) -> AppResult<Option<ItemRow>> {
     Ok(sqlx::query_as!(
         ItemRow,
         r#"select a.id, a.postmortem_id, i.number as "incident!: IncidentKey", a.number, a.action,
@@ -241,8 +249,9 @@ pub async fn item(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<ItemRow>>
            join postmortems pm on pm.id = a.postmortem_id
            join incidents i on i.id = pm.incident_id
            left join people p on p.id = a.owner_id
-           where a.id = $1"#,
-        id
+           where a.id = $1 and incident_visible(i.restricted, i.id, $2)"#,
+        id,
+        seen_by.sql()
     )
     .fetch_optional(e)
     .await?)

@@ -153,6 +153,7 @@ async fn open_incidents(
                 detected_at: None,
                 note,
                 now,
+                restricted_to: None,
             }
         })
         .collect();

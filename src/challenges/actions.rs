@@ -14,6 +14,7 @@ use super::domain::{
 use crate::audit::{self, Actor};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 
 async fn incident_of(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<Option<i64>> {
     let Some(named) = d
@@ -654,6 +655,11 @@ pub async fn credits(conn: &mut PgConnection, person_id: i64) -> AppResult<Credi
 pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) -> AppResult<i64> {
     use crate::postmortems::domain::Section;
     let i = crate::incidents::db::get(&mut *conn, key).await?;
+    // A challenge is read by everyone who trains: a restricted incident is never one's source,
+    // and is not there for it.
+    if i.restricted {
+        return Err(AppError::NotFound(format!("There is no incident {key}.")));
+    }
     let published = crate::postmortems::db::for_incident(&mut *conn, i.id)
         .await?
         .is_some_and(|p| p.status == "published");
@@ -702,7 +708,7 @@ pub async fn generate(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) 
                 )
             })
             .collect();
-    let related = crate::related::db::list(&mut *conn, i.id)
+    let related = crate::related::db::list(&mut *conn, i.id, SeenBy::EVERYONE)
         .await?
         .into_iter()
         .map(|r| (r.key.to_string(), r.title, r.note))

@@ -8,6 +8,7 @@ use sqlx::types::Json;
 use super::domain::{ChallengeDraft, Concept, Evidence, Hint};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 
 /// A challenge as stored, answer and rubric included: never sent to a learner as it is.
 #[derive(Debug, Clone)]
@@ -45,6 +46,8 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
                   extract(epoch from i.detected_at - i.started_at)::int8 as "team_detect_secs?",
                   extract(epoch from i.mitigated_at - i.detected_at)::int8 as "team_mitigate_secs?",
                   i.detected_at as "detected_at?"
+           -- every incident: a challenge's own source, never a restricted one (generation
+           -- refuses them)
            from challenges c left join incidents i on i.id = c.incident_id
            where c.id = $1"#,
         id
@@ -148,13 +151,16 @@ pub async fn publish(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
     Ok(())
 }
 
-/// The id of the incident with this number, if any.
+/// The id of the incident with this number, if any open to everyone: a challenge is read by
+/// everyone who trains, so a restricted incident is never its source.
 pub async fn incident_id(e: impl PgExecutor<'_>, number: i64) -> AppResult<Option<i64>> {
-    Ok(
-        sqlx::query_scalar!("select id from incidents where number = $1", number)
-            .fetch_optional(e)
-            .await?,
+    Ok(sqlx::query_scalar!(
+        "select id from incidents where number = $1 and incident_visible(restricted, id, $2)",
+        number,
+        SeenBy::EVERYONE.sql()
     )
+    .fetch_optional(e)
+    .await?)
 }
 
 /// An attempt as stored.
@@ -544,7 +550,8 @@ pub async fn mark_looked_up(
 /// the numbers of the incident it was built from and of the incidents linked to it as related.
 pub async fn lookups(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<(i64, Vec<i64>)>> {
     let rows = sqlx::query!(
-        r#"select a.challenge_id as "challenge_id!",
+        r#"-- every incident: which incidents would give away a person's open attempts
+           select a.challenge_id as "challenge_id!",
                   array(select i.number from incidents i
                         where i.id = c.incident_id
                            or i.id in (select l.related_id from incident_links l

@@ -70,9 +70,11 @@ pub async fn watch(State(state): State<AppState>, req: Request, next: Next) -> R
     let read = (req.method() == Method::GET)
         .then(|| Read::of(req.uri()))
         .flatten();
-    let person = req.extensions().get::<CurrentUser>().map(|u| u.id);
+    let user = req.extensions().get::<CurrentUser>();
+    let person = user.map(|u| u.id);
+    let sees = user.map(crate::incident_ref::domain::SeenBy::of);
     let response = next.run(req).await;
-    let (Some(read), Some(person)) = (read, person) else {
+    let (Some(read), Some(person), Some(sees)) = (read, person, sees) else {
         return response;
     };
     if !response.status().is_success() {
@@ -104,7 +106,7 @@ pub async fn watch(State(state): State<AppState>, req: Request, next: Next) -> R
     } else {
         (response, Vec::new())
     };
-    if let Err(err) = noticed(&state, person, open, &read, shown).await {
+    if let Err(err) = noticed(&state, (person, sees), open, &read, shown).await {
         tracing::warn!(%err, person, ?read, "could not record a read during a challenge attempt");
     }
     response
@@ -140,7 +142,7 @@ fn keys_in(text: &str) -> Vec<i64> {
 /// read gives away; `listed` is what a listing showed.
 async fn noticed(
     state: &AppState,
-    person_id: i64,
+    (person_id, sees): (i64, crate::incident_ref::domain::SeenBy),
     open: Vec<(i64, Vec<i64>)>,
     read: &Read,
     listed: Vec<i64>,
@@ -149,7 +151,7 @@ async fn noticed(
         Read::Listing(what) => (listed, (*what).to_owned()),
         Read::Incident(key) => (vec![key.0], format!("read {key}")),
         Read::Search(q) => {
-            let hits = crate::search::db::search(&state.pool, q, 50).await?;
+            let hits = crate::search::db::search(&state.pool, q, sees, 50).await?;
             (
                 hits.iter().map(|h| h.key.0).collect(),
                 format!("searched for “{}”", q.chars().take(100).collect::<String>()),

@@ -301,7 +301,10 @@ async fn attachable(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<Ve
     let Some(key) = d.incident.as_deref().and_then(IncidentKey::parse) else {
         return Ok(vec![]);
     };
-    let Some(i) = crate::incidents::db::find(&mut *conn, key).await? else {
+    let Some(i) = crate::incidents::db::find(&mut *conn, key)
+        .await?
+        .filter(|i| !i.restricted)
+    else {
         return Ok(vec![]);
     };
     Ok(crate::evidence::db::list(&mut *conn, i.id, None)

@@ -5,6 +5,7 @@ use sqlx::PgExecutor;
 
 use super::domain::Day;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 /// An open incident in which you hold a role or a claim.
 #[derive(Debug, Clone)]
@@ -18,7 +19,7 @@ pub struct Mine {
     pub claims: Vec<String>,
 }
 
-pub async fn mine(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Mine>> {
+pub async fn mine(e: impl PgExecutor<'_>, person_id: i64, sees: SeenBy) -> AppResult<Vec<Mine>> {
     Ok(sqlx::query_as!(
         Mine,
         r#"select i.number, i.title, i.severity, i.status,
@@ -36,8 +37,10 @@ pub async fn mine(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<Mine>
                   or exists (select 1 from incident_claims c
                              where c.incident_id = i.id and c.person_id = $1
                                and c.released_at is null and c.expires_at > now()))
+             and incident_visible(i.restricted, i.id, $2)
            order by i.severity, i.detected_at desc"#,
-        person_id
+        person_id,
+        sees.sql()
     )
     .fetch_all(e)
     .await?)
@@ -58,6 +61,7 @@ pub async fn last_days(
              select (detected_at at time zone 'UTC')::date as day, count(*) as opened,
                     avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
                     avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
+             -- every incident: counts and means, which may include restricted incidents
              from incidents
              where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
                and ($2::text is null
@@ -83,6 +87,7 @@ pub async fn last_days(
     let period = sqlx::query!(
         r#"select avg(extract(epoch from acknowledged_at - detected_at))::float8 as ack_secs,
                   avg(extract(epoch from resolved_at - detected_at))::float8 as resolve_secs
+           -- every incident: means, which may include restricted incidents
            from incidents
            where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
              and ($2::text is null

@@ -416,6 +416,7 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
             detected_at: Some(at(16, 7)),
             note: "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically",
             now,
+            restricted_to: None,
         },
         &Actor::system("Alertmanager"),
     )

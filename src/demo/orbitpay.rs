@@ -193,6 +193,7 @@ async fn tell(tx: &mut PgConnection) -> AppResult<()> {
             detected_at: Some(at(22, 14, 0)),
             note: "Support escalates: three merchants report that checkout hangs and then fails",
             now,
+            restricted_to: None,
         },
         &Actor::system("Priya Raman"),
     )

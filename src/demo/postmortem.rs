@@ -192,7 +192,8 @@ pub async fn write(conn: &mut PgConnection, i: &Incident, w: &Written) -> AppRes
     if w.items_done {
         let pm = actions::current(conn, i).await?;
         for listed in crate::action_items::db::action_items(&mut *conn, pm.id).await? {
-            let was = actions::item(conn, listed.id).await?;
+            let was =
+                actions::item(conn, listed.id, crate::incident_ref::domain::SeenBy::ALL).await?;
             let done = actions::ItemEdit {
                 action: None,
                 kind: None,

@@ -158,3 +158,60 @@ pub async fn rotas(tx: &mut PgConnection) -> AppResult<()> {
     }
     Ok(())
 }
+
+/// The demo's restricted incident: a security incident kept to Payments and Tomás (Platform's
+/// lead, who runs identity), opened by Ana. Nobody else finds it.
+pub const PRIVATE: crate::domain::IncidentKey = crate::domain::IncidentKey(999);
+
+/// Opens the restricted incident, once, with a first note.
+pub async fn private_incident(tx: &mut PgConnection) -> AppResult<()> {
+    use crate::incidents::actions::{self, AccessDraft, Change, Opening, ServiceChoice};
+    if crate::incidents::db::find(&mut *tx, PRIVATE)
+        .await?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let Some(ana) = crate::people::db::find(&mut *tx, "ana").await? else {
+        return Ok(());
+    };
+    let actor = Actor {
+        person_id: Some(ana.id),
+        name: ana.name.clone(),
+        ..Default::default()
+    };
+    let now = crate::clock::now(&mut *tx).await?;
+    let access = AccessDraft {
+        restricted: true,
+        teams: vec!["payments".into()],
+        people: vec!["tomas".into()],
+    };
+    let opening = Opening {
+        number: Some(PRIVATE.0),
+        title: "Suspected misuse of a payments-worker service credential",
+        severity: crate::domain::Severity::Sev2,
+        service: ServiceChoice::Named("payments-worker"),
+        summary: "The worker's read-only ledger credential was used from an address outside \
+                  the cluster. Rotating it and reviewing what it read; kept to Payments and \
+                  identity until we know whose account it came from.",
+        impact: "None seen yet: the credential can read settlement records, not change them.",
+        started_at: Some(now - chrono::Duration::minutes(50)),
+        detected_at: Some(now - chrono::Duration::minutes(35)),
+        note: "Ana opened it from the access-log alert and kept it to Payments and Tomás",
+        now,
+        restricted_to: Some(&access),
+    };
+    actions::open(tx, &opening, &actor).await?;
+    // Ana is on it: acknowledged, so nobody else is paged about it.
+    let c = Change::now(PRIVATE, &actor);
+    let ack = crate::incidents::domain::Transition::Acknowledge;
+    actions::transition(tx, &c, ack, "").await?;
+    actions::add_note(
+        tx,
+        &c,
+        None,
+        "Credential rotated at the vault; old one revoked. Pulling its access log for the last 30 days.",
+    )
+    .await?;
+    Ok(())
+}

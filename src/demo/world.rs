@@ -649,6 +649,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     }
     let mut tx = crate::transaction::begin(pool).await?;
     super::teams::rotas(&mut tx).await?;
+    super::teams::private_incident(&mut tx).await?;
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
@@ -659,7 +660,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
 /// first load.
 async fn anchored_end(pool: &PgPool, fallback: DateTime<Utc>) -> AppResult<DateTime<Utc>> {
     Ok(sqlx::query_scalar!(
-        r#"select max(created_at) as "at" from incidents where number = $1"#,
+        r#"select max(created_at) as "at" from incidents where number = $1 -- every incident: the demo's"#,
         FIRST
     )
     .fetch_one(pool)
@@ -792,6 +793,7 @@ async fn enter(tx: &mut PgConnection, p: &Plan) -> AppResult<()> {
             detected_at: Some(p.detected),
             note: &note,
             now,
+            restricted_to: None,
         },
         &actor,
     )
@@ -1075,7 +1077,7 @@ async fn postmortem(
         } else {
             continue;
         };
-        let was = pm::item(tx, item.id).await?;
+        let was = pm::item(tx, item.id, crate::incident_ref::domain::SeenBy::ALL).await?;
         let edit = ItemEdit {
             action: None,
             kind: None,

@@ -78,6 +78,7 @@ pub async fn list(
         ItemRow,
         r#"select v.id, i.number as "incident!: IncidentKey", v.kind, v.title, v.body,
                   v.source as "source: Json<Source>", v.origin, v.added_by, v.added_at
+           -- every incident: one incident's, whose address passed the gate
            from incident_evidence v join incidents i on i.id = v.incident_id
            where v.incident_id = $1 and ($2::bigint is null or v.id = $2)
            order by v.id"#,

@@ -6,6 +6,7 @@ use sqlx::{PgConnection, PgExecutor};
 
 use super::domain::{IncidentKey, Milestones, Severity, Status};
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 
 #[derive(Debug, Clone)]
 pub struct Incident {
@@ -28,6 +29,8 @@ pub struct Incident {
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Kept to named teams and people (`incident_ref::db::access` says whom)
+    pub restricted: bool,
 }
 
 impl Incident {
@@ -62,6 +65,7 @@ struct Row {
     version: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    restricted: bool,
 }
 
 impl TryFrom<Row> for Incident {
@@ -87,6 +91,7 @@ impl TryFrom<Row> for Incident {
             version: r.version,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            restricted: r.restricted,
         })
     }
 }
@@ -138,14 +143,14 @@ pub async fn insert_many(
                select number, ti, sev, sev, 'triggered', svc, sm, im, st, de from t order by ord
                returning id, number, title, severity, peak_severity, status, service_id, summary,
                          impact, started_at, detected_at, acknowledged_at, mitigated_at,
-                         resolved_at, version, created_at, updated_at)
+                         resolved_at, version, created_at, updated_at, restricted)
            select i.id as "id!", i.number as "number!", i.title as "title!",
                   i.severity as "severity!", i.peak_severity as "peak_severity!",
                   i.status as "status!", i.service_id, s.name as "service?",
                   i.summary as "summary!", i.impact as "impact!", i.started_at as "started_at!",
                   i.detected_at as "detected_at!", i.acknowledged_at, i.mitigated_at,
                   i.resolved_at, i.version as "version!", i.created_at as "created_at!",
-                  i.updated_at as "updated_at!"
+                  i.updated_at as "updated_at!", i.restricted as "restricted!"
            from i join t on t.number = i.number left join services s on s.id = i.service_id
            order by t.ord"#,
         &number as &[Option<i64>],
@@ -172,6 +177,7 @@ pub async fn insert_many(
 pub async fn bump_sequence(e: impl PgExecutor<'_>) -> AppResult<()> {
     sqlx::query!(
         r#"select setval('incident_number_seq',
+                         -- every incident: the highest number taken
                          greatest((select max(number) from incidents),
                                   (select last_value from incident_number_seq)))"#
     )
@@ -186,7 +192,8 @@ pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<
         r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
-                  i.created_at, i.updated_at
+                  i.created_at, i.updated_at, i.restricted
+           -- every incident: by its key, which the gate (incident_ref::gate) let through
            from incidents i left join services s on s.id = i.service_id
            where i.number = $1"#,
         key.0
@@ -216,7 +223,8 @@ pub async fn lock(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Inciden
         r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
-                  i.created_at, i.updated_at
+                  i.created_at, i.updated_at, i.restricted
+           -- every incident: by its key, which the gate (incident_ref::gate) let through
            from incidents i left join services s on s.id = i.service_id
            where i.number = $1
            for update of i"#,
@@ -265,6 +273,42 @@ pub async fn touch(e: impl PgExecutor<'_>, id: i64) -> AppResult<i32> {
         r#"update incidents set version = version + 1, updated_at = now()
            where id = $1 returning version"#,
         id,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Sets who may see the incident: restricted or open to all, and the teams and people named
+/// (every other grant removed); returns the new version.
+pub async fn set_access(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    restricted: bool,
+    teams: &[i64],
+    people: &[i64],
+    granted_by: &str,
+) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"with gone as (
+               delete from incident_access
+               where incident_id = $1
+                 and not (coalesce(team_id = any($3), false)
+                          or coalesce(person_id = any($4), false))),
+           teams as (
+               insert into incident_access (incident_id, team_id, granted_by)
+               select $1, t, $5 from unnest($3::int8[]) t
+               on conflict do nothing),
+           people as (
+               insert into incident_access (incident_id, person_id, granted_by)
+               select $1, p, $5 from unnest($4::int8[]) p
+               on conflict do nothing)
+           update incidents set restricted = $2, version = version + 1, updated_at = now()
+           where id = $1 returning version"#,
+        id,
+        restricted,
+        teams,
+        people,
+        granted_by,
     )
     .fetch_one(e)
     .await?)
@@ -381,18 +425,20 @@ impl Cursor {
 pub async fn page(
     e: impl PgExecutor<'_>,
     f: &Filter,
+    viewer: SeenBy,
     after: Option<Cursor>,
     limit: i64,
 ) -> AppResult<(Vec<Incident>, Option<Cursor>)> {
     // One row more than asked tells whether there is a next page.
-    let rows = list(e, f, after, limit + 1).await?;
+    let rows = list(e, f, viewer, after, limit + 1).await?;
     Ok(crate::domain::split_page(rows, limit, Cursor::of))
 }
 
-/// `limit` rows of the list after `after`.
+/// `limit` rows of the list after `after`, of the incidents `viewer` may see.
 pub async fn list(
     e: impl PgExecutor<'_>,
     f: &Filter,
+    viewer: SeenBy,
     after: Option<Cursor>,
     limit: i64,
 ) -> AppResult<Vec<Incident>> {
@@ -418,7 +464,7 @@ pub async fn list(
         r#"select i.id, i.number, i.title, i.severity, i.peak_severity, i.status, i.service_id,
                   s.name as "service?", i.summary, i.impact, i.started_at, i.detected_at,
                   i.acknowledged_at, i.mitigated_at, i.resolved_at, i.version,
-                  i.created_at, i.updated_at
+                  i.created_at, i.updated_at, i.restricted
            from incidents i left join services s on s.id = i.service_id
            where ($1::text[] is null or i.status = any($1))
              -- The same filters said as ranges of the list's index (`Filter::index_bounds`):
@@ -434,6 +480,7 @@ pub async fn list(
                   or ((i.status = 'resolved'), i.severity, -i.number) > ($6, $7, -$8::bigint))
              and ($14::text is null
                   or s.team_id = (select t.id from teams t where t.slug = $14))
+             and incident_visible(i.restricted, i.id, $15)
            order by (i.status = 'resolved'), i.severity, i.number desc
            limit $9"#,
         f.statuses.as_deref(),
@@ -450,6 +497,7 @@ pub async fn list(
         severities.0,
         severities.1,
         f.team.as_deref(),
+        viewer.sql(),
     )
     .fetch_all(e)
     .await?
@@ -465,7 +513,8 @@ pub async fn list(
 /// and never mitigates an incident whose new alert it could not see yet.
 pub async fn lock_incidents(conn: &mut PgConnection, ids: &[i64]) -> AppResult<()> {
     sqlx::query!(
-        "select id from incidents where id = any($1) order by id for update",
+        r#"-- every incident: a lock for the alert path and changes
+           select id from incidents where id = any($1) order by id for update"#,
         ids
     )
     .fetch_all(conn)
@@ -486,7 +535,8 @@ pub async fn incident_states(
     ids: &[i64],
 ) -> AppResult<Vec<IncidentState>> {
     sqlx::query!(
-        "select id, number, severity, status from incidents where id = any($1)",
+        r#"-- every incident: the alert path's
+           select id, number, severity, status from incidents where id = any($1)"#,
         ids
     )
     .fetch_all(conn)

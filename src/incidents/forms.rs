@@ -427,6 +427,7 @@ pub async fn edit_form(
             started_at: form_time(i.started_at),
             detected_at: form_time(i.detected_at),
             version: Some(i.version),
+            ..Default::default()
         },
         errors: vec![],
         services: service_names(&state).await?,
@@ -700,6 +701,53 @@ pub async fn set_bridge(
     let (change, bridge) = (&change, &bridge);
     apply_form(&state, chrome, sent, |tx, _| {
         Box::pin(actions::set_bridge(tx, change, bridge))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct AccessForm {
+    /// "true" keeps it to those named; absent opens it to everyone
+    #[serde(default)]
+    restricted: Option<String>,
+    /// Team slugs or names, separated by commas
+    #[serde(default)]
+    teams: String,
+    /// Handles, separated by commas
+    #[serde(default)]
+    people: String,
+    version: i32,
+}
+
+/// `POST /incidents/{key}/access`: keep the incident to named teams and people, or open it.
+pub async fn set_access(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<AccessForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let restricted = f.restricted.as_deref().is_some_and(|v| !v.is_empty());
+    let sent = Sent {
+        key,
+        saved: "access",
+        part: "access",
+        values: vec![
+            (
+                "restricted",
+                if restricted { "true" } else { "" }.to_owned(),
+            ),
+            ("teams", f.teams.clone()),
+            ("people", f.people.clone()),
+            ("version", f.version.to_string()),
+        ],
+        seen: Some((f.version, "change who may see it".to_owned())),
+    };
+    // Opening it to everyone forgets whom it was kept to.
+    let draft = actions::AccessDraft::of_form(restricted, &f.teams, &f.people);
+    let change = Change::now(key, &auth.actor).expecting(Some(f.version));
+    let (change, draft) = (&change, &draft);
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::set_access(tx, change, draft))
     })
     .await
 }

@@ -29,6 +29,7 @@ pub fn routes() -> Routes {
         .api(routes!(api::judge_suspect_change))
         .api(routes!(api::checklist, api::tick_checklist))
         .api(routes!(api::paging))
+        .api(routes!(api::access, api::set_access))
         .page("/incidents", get(pages::list).post(pages::create))
         .page("/incidents/new", get(pages::new_form))
         .page("/incidents/{key}", get(pages::show))
@@ -43,6 +44,7 @@ pub fn routes() -> Routes {
         .page("/incidents/{key}/claims", post(form::claim))
         .page("/incidents/{key}/claims/{id}", post(form::claim_action))
         .page("/incidents/{key}/bridge", post(form::set_bridge))
+        .page("/incidents/{key}/access", post(form::set_access))
         .page("/incidents/{key}/updates", post(form::add_update))
         .page(
             "/incidents/{key}/suspects/{change_id}",

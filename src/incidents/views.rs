@@ -102,6 +102,11 @@ pub struct IncidentView {
     /// Who is looking into what, held claims only (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claims: Option<Vec<crate::claims::db::Claim>>,
+    /// Kept to named teams and people (and admins); nobody else finds it anywhere
+    pub restricted: bool,
+    /// Who may see it, when restricted (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<crate::incident_ref::db::Access>,
     /// The acknowledge and resolve clocks against the targets of `peak_severity`
     pub sla: Sla,
     /// The highest severity the incident reached
@@ -159,6 +164,7 @@ pub fn reference(i: &Incident) -> crate::incident_ref::db::IncidentRef {
         status: i.status.as_str().to_owned(),
         service_id: i.service_id,
         service: i.service.clone(),
+        restricted: i.restricted,
     }
 }
 
@@ -207,6 +213,8 @@ impl IncidentView {
             trigger: None,
             bridge: None,
             claims: None,
+            restricted: i.restricted,
+            access: None,
             metrics: Durations::of(&i.milestones(), now),
             sla: Sla::of(policy, i.detected_at, i.acknowledged_at, i.resolved_at, now),
             peak_severity: i.peak_severity,

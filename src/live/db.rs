@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::domain::Entry;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 use crate::timeline::domain::{Kind, headline};
 
 struct EntryRow {
@@ -19,6 +20,7 @@ struct EntryRow {
     author: String,
     body: String,
     details: Value,
+    restricted: bool,
 }
 
 fn entry(r: EntryRow) -> Option<Entry> {
@@ -32,6 +34,7 @@ fn entry(r: EntryRow) -> Option<Entry> {
         author: r.author,
         body: r.body,
         occurred_at: r.occurred_at,
+        restricted: r.restricted,
     })
 }
 
@@ -40,7 +43,9 @@ pub async fn entries(e: impl PgExecutor<'_>, ids: &[i64]) -> AppResult<Vec<Entry
     Ok(sqlx::query_as!(
         EntryRow,
         r#"select t.id, t.incident_id, i.number, i.detected_at, t.occurred_at, t.kind, t.author,
-                  t.body, t.details
+                  t.body, t.details, i.restricted
+           -- every incident: the hub reads each new entry once for every stream, and each
+           -- stream sends only what its person may see (`restricted`)
            from timeline_events t join incidents i on i.id = t.incident_id
            where t.id = any($1)
            order by t.id"#,
@@ -53,11 +58,12 @@ pub async fn entries(e: impl PgExecutor<'_>, ids: &[i64]) -> AppResult<Vec<Entry
     .collect())
 }
 
-/// Entries written after entry `after`, of one incident or of all, oldest first, at most
-/// `limit`.
+/// Entries written after entry `after`, of one incident or of all those `seen_by` may see,
+/// oldest first, at most `limit`.
 pub async fn entries_after(
     e: impl PgExecutor<'_>,
     incident_id: Option<i64>,
+    seen_by: SeenBy,
     after: i64,
     limit: i64,
 ) -> AppResult<Vec<Entry>> {
@@ -67,14 +73,16 @@ pub async fn entries_after(
             sqlx::query_as!(
                 EntryRow,
                 r#"select t.id, t.incident_id, i.number, i.detected_at, t.occurred_at, t.kind,
-                          t.author, t.body, t.details
+                          t.author, t.body, t.details, i.restricted
                    from timeline_events t join incidents i on i.id = t.incident_id
                    where t.incident_id = $1 and t.id > $2
+                     and incident_visible(i.restricted, i.id, $4)
                    order by t.id
                    limit $3"#,
                 id,
                 after,
-                limit
+                limit,
+                seen_by.sql()
             )
             .fetch_all(e)
             .await?
@@ -83,13 +91,14 @@ pub async fn entries_after(
             sqlx::query_as!(
                 EntryRow,
                 r#"select t.id, t.incident_id, i.number, i.detected_at, t.occurred_at, t.kind,
-                          t.author, t.body, t.details
+                          t.author, t.body, t.details, i.restricted
                    from timeline_events t join incidents i on i.id = t.incident_id
-                   where t.id > $1
+                   where t.id > $1 and incident_visible(i.restricted, i.id, $3)
                    order by t.id
                    limit $2"#,
                 after,
-                limit
+                limit,
+                seen_by.sql()
             )
             .fetch_all(e)
             .await?

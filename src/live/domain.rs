@@ -41,6 +41,9 @@ pub struct Entry {
     pub author: String,
     pub body: String,
     pub occurred_at: DateTime<Utc>,
+    /// Of an incident kept to named teams and people: a stream sends it only to them
+    #[serde(skip)]
+    pub restricted: bool,
 }
 
 /// What one stream is told.
@@ -131,6 +134,7 @@ mod tests {
             author: "Ana".into(),
             body: "<b>hi</b>".into(),
             occurred_at: DateTime::UNIX_EPOCH,
+            restricted: false,
         };
         assert_eq!(Wire::Entry(e.clone()).id(), Some(7));
         assert_eq!(Wire::Entry(e).name(), "timeline");

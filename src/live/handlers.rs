@@ -2,7 +2,7 @@
 //! (every incident, for the list and the dashboard). Signed-in sessions only, like the pages
 //! they feed; each counts against the person's limit until it closes.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use crate::error::AppError;
 use crate::http::access::{Auth, Viewer};
 use crate::http::extract::ApiQuery;
 use crate::http::page::PageResult;
+use crate::incident_ref::domain::SeenBy;
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +108,8 @@ async fn stream(
         rx,
         pool: state.pool.clone(),
         incident,
+        sees: SeenBy::of(&auth.user),
+        seen: HashMap::new(),
         last: 0,
         replayed: HashSet::new(),
         queue: VecDeque::new(),
@@ -150,6 +153,10 @@ struct Live {
     pool: PgPool,
     /// The incident watched; `None` watches all.
     incident: Option<i64>,
+    /// Who watches, and whether they may see each incident met so far (asked again when its
+    /// access changes)
+    sees: SeenBy,
+    seen: HashMap<i64, bool>,
     /// The newest entry sent (or the page's), which a replay starts after.
     last: i64,
     /// Entries the last replay sent, not to be sent again when the hub brings them too.
@@ -162,14 +169,51 @@ struct Live {
 }
 
 impl Live {
-    fn wants(&self, incident_id: i64) -> bool {
+    fn watches(&self, incident_id: i64) -> bool {
         self.incident.is_none_or(|i| i == incident_id)
+    }
+
+    /// Whether the person may see the incident now: an admin always; anyone else, as the
+    /// database last said for it — asked at the first message of it, and again after an entry
+    /// that changed its access. An incident they no longer see ends a stream watching it.
+    async fn may_see(&mut self, incident_id: i64, access_changed: bool) -> bool {
+        if self.sees == SeenBy::ALL {
+            return true;
+        }
+        if access_changed {
+            self.seen.remove(&incident_id);
+        }
+        if let Some(seen) = self.seen.get(&incident_id) {
+            return *seen;
+        }
+        let seen = match crate::incident_ref::db::visible(&self.pool, incident_id, self.sees).await
+        {
+            Ok(seen) => seen,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not tell whether a stream may send an entry");
+                false
+            }
+        };
+        self.seen.insert(incident_id, seen);
+        if !seen && self.incident == Some(incident_id) {
+            self.queue.push_back(Wire::Ended);
+            self.done = true;
+        }
+        seen
     }
 
     /// Queues what the timeline holds after `last`; a stream too far behind is told to reload,
     /// and one the database cannot serve now ends (the browser reconnects and replays).
     async fn replay(&mut self) {
-        match db::entries_after(&self.pool, self.incident, self.last, REPLAY_LIMIT + 1).await {
+        match db::entries_after(
+            &self.pool,
+            self.incident,
+            self.sees,
+            self.last,
+            REPLAY_LIMIT + 1,
+        )
+        .await
+        {
             Ok(entries) if entries.len() as i64 > REPLAY_LIMIT => {
                 self.queue.push_back(Wire::Reload);
                 self.done = true;
@@ -202,13 +246,17 @@ impl Live {
             };
             match received {
                 Ok(Message::Entry(e)) => {
-                    if self.wants(e.incident_id) && !self.replayed.contains(&e.id) {
+                    let access = e.kind == crate::timeline::domain::Kind::Access.as_str();
+                    if self.watches(e.incident_id)
+                        && !self.replayed.contains(&e.id)
+                        && (!e.restricted && !access || self.may_see(e.incident_id, access).await)
+                    {
                         self.last = self.last.max(e.id);
                         self.queue.push_back(Wire::Entry((*e).clone()));
                     }
                 }
                 Ok(Message::Changed { incident_id }) => {
-                    if self.wants(incident_id) {
+                    if self.watches(incident_id) && self.may_see(incident_id, false).await {
                         self.queue.push_back(Wire::Changed { incident_id });
                     }
                 }

@@ -215,13 +215,17 @@ pub async fn publish_many(
         .iter()
         .map(|s| (s.channel_id, s.channel.as_str(), s.draft()))
         .collect();
+    let kept = kept_to(&mut *conn, items, &subs).await?;
     let mut told = Vec::with_capacity(items.len());
     let (mut channels, mut incidents, mut kinds, mut payloads) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for p in items {
         let mut to: Vec<(i64, String)> = Vec::new();
         for (channel_id, channel, draft) in &drafts {
-            if draft.matches(&p.happening) && !to.iter().any(|(id, _)| id == channel_id) {
+            if draft.matches(&p.happening)
+                && !to.iter().any(|(id, _)| id == channel_id)
+                && kept.hears(*channel_id, p.incident_id)
+            {
                 to.push((*channel_id, (*channel).to_owned()));
             }
         }
@@ -255,7 +259,70 @@ pub async fn publish_many(
     Ok(told)
 }
 
-/// Queues `payload` for one channel (an escalation step naming it).
+/// The restricted incidents among a publication's and the teams each is kept to, with the
+/// team of each channel subscribed: a restricted incident is told only to its teams' own
+/// channels (a shared channel's audience is the whole installation).
+struct Kept {
+    incidents: Vec<(i64, Vec<i64>)>,
+    channels: Vec<(i64, Option<i64>)>,
+}
+
+impl Kept {
+    fn hears(&self, channel_id: i64, incident_id: i64) -> bool {
+        let Some((_, teams)) = self.incidents.iter().find(|(id, _)| *id == incident_id) else {
+            return true;
+        };
+        self.channels
+            .iter()
+            .find(|(id, _)| *id == channel_id)
+            .and_then(|(_, team)| *team)
+            .is_some_and(|team| teams.contains(&team))
+    }
+}
+
+async fn kept_to(
+    conn: &mut PgConnection,
+    items: &[Publication<'_>],
+    subs: &[Subscription],
+) -> AppResult<Kept> {
+    let ids: Vec<i64> = items.iter().map(|p| p.incident_id).collect();
+    let incidents: Vec<(i64, Vec<i64>)> = sqlx::query!(
+        r#"select i.id,
+                  coalesce(array_agg(a.team_id) filter (where a.team_id is not null), '{}')
+                      as "teams!"
+           -- every incident: which of these are restricted, whoever is asking
+           from incidents i left join incident_access a on a.incident_id = i.id
+           where i.id = any($1) and i.restricted
+           group by i.id"#,
+        &ids
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.teams))
+    .collect();
+    let channels = if incidents.is_empty() {
+        Vec::new()
+    } else {
+        let ids: Vec<i64> = subs.iter().map(|s| s.channel_id).collect();
+        sqlx::query!(
+            "select id, team_id from notification_channels where id = any($1)",
+            &ids
+        )
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.team_id))
+        .collect()
+    };
+    Ok(Kept {
+        incidents,
+        channels,
+    })
+}
+
+/// Queues `payload` for one channel (an escalation step naming it) — unless the incident is
+/// restricted and the channel is not one of its teams'.
 pub async fn to_channel(
     conn: &mut PgConnection,
     channel_id: i64,
@@ -265,7 +332,14 @@ pub async fn to_channel(
 ) -> AppResult<()> {
     sqlx::query!(
         r#"insert into notifications (channel_id, incident_id, event, payload)
-           values ($1, $2, $3, $4)"#,
+           select $1, $2, $3, $4
+           -- every incident: the one paged, whoever is asking
+           from incidents i
+           where i.id = $2
+             and (not i.restricted
+                  or exists (select from incident_access a
+                             join notification_channels c on c.team_id = a.team_id
+                             where a.incident_id = i.id and c.id = $1))"#,
         channel_id,
         incident_id,
         event,

@@ -8,6 +8,7 @@ use super::db::{self, Facts, NewActionItem, Postmortem};
 use super::domain::{self, Section};
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 use crate::incidents::db::Incident;
 
 /// The incident's postmortem for a change: started (as the empty draft the pages showed) by
@@ -213,13 +214,14 @@ pub async fn add_action_item(
 pub async fn list_items(
     conn: &mut PgConnection,
     filter: &db::ItemFilter,
+    seen_by: SeenBy,
     after: Option<crate::action_items::domain::ItemCursor>,
     limit: i64,
 ) -> AppResult<(
     Vec<db::ListedItem>,
     Option<crate::action_items::domain::ItemCursor>,
 )> {
-    let (mut items, next) = db::list_items(&mut *conn, filter, after, limit).await?;
+    let (mut items, next) = db::list_items(&mut *conn, filter, seen_by, after, limit).await?;
     let rules = crate::trackers::db::rules(&mut *conn).await?;
     for i in &mut items {
         i.work_item_url = crate::trackers::domain::link(&i.work_item, &rules);
@@ -227,9 +229,9 @@ pub async fn list_items(
     Ok((items, next))
 }
 
-/// The item, or 404.
-pub async fn item(conn: &mut PgConnection, id: i64) -> AppResult<db::ItemRow> {
-    db::item(&mut *conn, id)
+/// The item, or 404 (one of an incident `seen_by` may not see too).
+pub async fn item(conn: &mut PgConnection, id: i64, seen_by: SeenBy) -> AppResult<db::ItemRow> {
+    db::item(&mut *conn, id, seen_by)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no action item {id}.")))
 }

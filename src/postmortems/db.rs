@@ -7,6 +7,7 @@ use sqlx::PgExecutor;
 use super::domain::Section;
 use crate::domain::{IncidentKey, TimeCursor};
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 pub use crate::action_items::db::{
     ActionItem, ItemFilter, ItemRow, ListedItem, NewActionItem, action_items, add_action_item,
@@ -228,16 +229,17 @@ pub struct NearMiss {
     pub got_lucky: String,
 }
 
-/// Every written "Where we got lucky", newest incident first.
-pub async fn near_misses(e: impl PgExecutor<'_>) -> AppResult<Vec<NearMiss>> {
+/// Every written "Where we got lucky" of an incident `seen_by` sees, newest incident first.
+pub async fn near_misses(e: impl PgExecutor<'_>, seen_by: SeenBy) -> AppResult<Vec<NearMiss>> {
     Ok(sqlx::query_as!(
         NearMiss,
         r#"select i.number as "key!: IncidentKey", i.title, i.severity, i.detected_at, pm.status,
                   pm.got_lucky
            from postmortems pm join incidents i on i.id = pm.incident_id
-           where pm.got_lucky <> ''
+           where pm.got_lucky <> '' and incident_visible(i.restricted, i.id, $1)
            order by i.detected_at desc
-           limit 500"#
+           limit 500"#,
+        seen_by.sql()
     )
     .fetch_all(e)
     .await?)
@@ -430,6 +432,7 @@ pub struct ListedPostmortem {
 pub async fn list(
     pool: &sqlx::PgPool,
     f: &PostmortemFilter,
+    seen_by: SeenBy,
     after: Option<TimeCursor>,
     limit: i64,
 ) -> AppResult<(Vec<ListedPostmortem>, Option<TimeCursor>)> {
@@ -466,6 +469,7 @@ pub async fn list(
                      select from action_items a
                      where a.postmortem_id = pm.id and a.status in ('open', 'in_progress')))
                  and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
+                 and incident_visible(i.restricted, i.id, $10)
                order by i.detected_at desc, pm.id desc
                limit $9)
            select pm.id, i.number as "key!: IncidentKey", i.title, s.name as "service?",
@@ -498,6 +502,7 @@ pub async fn list(
         after.map(|c| c.id),
         after.map(|c| c.occurred_at),
         limit + 1,
+        seen_by.sql(),
     )
     .fetch_all(&mut *tx)
     .await?;

@@ -8,6 +8,7 @@ use sqlx::PgConnection;
 use super::db::{self, ActionItem, Postmortem};
 use super::domain::{self, Section};
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 use crate::incidents::db::Incident;
 use crate::incidents::domain::Durations;
 use crate::roles::domain::Role;
@@ -121,6 +122,7 @@ fn shown_by_default(kind: Kind) -> bool {
             | Kind::Claimed
             | Kind::ClaimReleased
             | Kind::Bridge
+            | Kind::Access
     )
 }
 
@@ -275,7 +277,8 @@ impl Document {
             response,
             items,
             trigger,
-            related: crate::related::db::list(&mut *conn, i.id).await?,
+            // Everyone who reads the postmortem reads this: no restricted incident.
+            related: crate::related::db::list(&mut *conn, i.id, SeenBy::EVERYONE).await?,
             prose,
         })
     }

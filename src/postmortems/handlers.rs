@@ -20,6 +20,7 @@ use crate::http::extract::{
     query_period, query_text,
 };
 use crate::http::request::ApiRequest;
+use crate::incident_ref::domain::SeenBy;
 use crate::state::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -85,13 +86,14 @@ pub struct ItemList {
 #[utoipa::path(get, path = "/api/v1/action-items", operation_id = "listActionItems", tag = "postmortems", params(ItemQuery),
     responses((status = 200, description = "OK", body = ItemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> AppResult<Json<ItemList>> {
     let filter = q.filter()?;
     let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
-    let (items, next) = actions::list_items(&mut conn, &filter, after, limit).await?;
+    let sees = SeenBy::of(&auth.user);
+    let (items, next) = actions::list_items(&mut conn, &filter, sees, after, limit).await?;
     Ok(Json(ItemList {
         items,
         next_cursor: next.map(|c| c.encode()),
@@ -161,9 +163,9 @@ pub async fn patch(
         return Err(AppError::PreconditionRequired);
     }
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let was = actions::item(&mut tx, id).await?;
+    let was = actions::item(&mut tx, id, SeenBy::of(&auth.user)).await?;
     actions::edit_action_item(&mut tx, &auth.actor, &was, version, &edit).await?;
-    let item = actions::item(&mut tx, id).await?;
+    let item = actions::item(&mut tx, id, SeenBy::of(&auth.user)).await?;
     tx.commit().await?;
     Ok(item_response(&item))
 }
@@ -180,7 +182,7 @@ pub async fn delete(
 ) -> AppResult<StatusCode> {
     let id = parse_id(&id, "action item")?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let was = actions::item(&mut tx, id).await?;
+    let was = actions::item(&mut tx, id, SeenBy::of(&auth.user)).await?;
     actions::delete_action_item(&mut tx, &auth.actor, &was, version).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
@@ -189,6 +191,7 @@ pub async fn delete(
 /// Sets the status alone (the action-items page), audited.
 pub async fn set_status(
     state: &AppState,
+    user: &crate::auth::CurrentUser,
     actor: &audit::Actor,
     id: i64,
     status: &str,
@@ -198,7 +201,7 @@ pub async fn set_status(
         status: Some(status),
         ..Default::default()
     };
-    let was = actions::item(&mut tx, id).await?;
+    let was = actions::item(&mut tx, id, SeenBy::of(user)).await?;
     actions::edit_action_item(&mut tx, actor, &was, None, &edit).await?;
     tx.commit().await?;
     Ok(())
@@ -474,12 +477,13 @@ pub struct PostmortemList {
 #[utoipa::path(get, path = "/api/v1/postmortems", operation_id = "listPostmortems", tag = "postmortems", params(PostmortemQuery),
     responses((status = 200, description = "OK", body = PostmortemList), (status = 422, description = "A bad filter", body = crate::error::ErrorBody)))]
 pub async fn list_postmortems(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> AppResult<Json<PostmortemList>> {
     let filter = q.filter()?;
     let (after, limit) = q.page()?;
-    let (rows, next) = db::list(&state.pool, &filter, after, limit).await?;
+    let sees = SeenBy::of(&auth.user);
+    let (rows, next) = db::list(&state.pool, &filter, sees, after, limit).await?;
     Ok(Json(PostmortemList {
         items: rows.into_iter().map(PostmortemSummary::from).collect(),
         next_cursor: next.map(|c| c.encode()),

@@ -10,20 +10,30 @@ use crate::audit::{self, Actor};
 use crate::clock;
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
-/// The incident a key names, or 404.
-pub async fn incident(e: impl sqlx::PgExecutor<'_>, key: IncidentKey) -> AppResult<IncidentRef> {
-    db::find(e, key)
+/// The incident a key names, if `seen_by` may see it; or 404.
+pub async fn incident(
+    e: impl sqlx::PgExecutor<'_>,
+    key: IncidentKey,
+    seen_by: SeenBy,
+) -> AppResult<IncidentRef> {
+    db::find(e, key, seen_by)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no incident {key}.")))
 }
 
 /// The other incident of a link as a person named it; an unknown one is a bad field, not a
 /// missing page.
-async fn other(conn: &mut PgConnection, field: &str, named: &str) -> AppResult<IncidentRef> {
+async fn other(
+    conn: &mut PgConnection,
+    field: &str,
+    named: &str,
+    seen_by: SeenBy,
+) -> AppResult<IncidentRef> {
     let key = domain::other_incident(field, named)?;
-    db::find(conn, key)
+    db::find(conn, key, seen_by)
         .await?
         .ok_or_else(|| AppError::invalid(field, format!("there is no incident {key}")))
 }
@@ -36,7 +46,12 @@ async fn on_both_timelines(
     actor: &Actor,
 ) -> AppResult<()> {
     let now = clock::now(&mut *conn).await?;
+    // A restricted incident is named on no other's timeline: those who read that one may not
+    // be those it is kept to. Its own timeline names the other.
     for (on, other) in [(this, that), (that, this)] {
+        if other.restricted {
+            continue;
+        }
         let mut details = details.clone();
         details["other"] = json!(other.key.to_string());
         details["title"] = json!(other.title);
@@ -57,10 +72,10 @@ pub async fn link(
     this: &IncidentRef,
     named: &str,
     note: &str,
-    actor: &Actor,
+    (actor, seen_by): (&Actor, SeenBy),
 ) -> AppResult<Related> {
     let note = domain::check_note(note)?;
-    let that = other(conn, "incident", named).await?;
+    let that = other(conn, "incident", named, seen_by).await?;
     domain::check_pair(this.key, that.key)?;
     let now = clock::now(&mut *conn).await?;
     if !db::insert(&mut *conn, this.id, that.id, &note, &actor.name, now).await? {
@@ -85,7 +100,7 @@ pub async fn link(
         json!({ "related": that.key.to_string(), "note": note }),
     )
     .await?;
-    db::list(&mut *conn, this.id)
+    db::list(&mut *conn, this.id, seen_by)
         .await?
         .into_iter()
         .find(|r| r.key == that.key)
@@ -97,11 +112,11 @@ pub async fn unlink(
     conn: &mut PgConnection,
     this: &IncidentRef,
     named: &str,
-    actor: &Actor,
+    (actor, seen_by): (&Actor, SeenBy),
 ) -> AppResult<()> {
     let key = domain::other_incident("incident", named)
         .map_err(|_| AppError::NotFound(format!("There is no incident {named:?}.")))?;
-    let that = incident(&mut *conn, key).await?;
+    let that = incident(&mut *conn, key, seen_by).await?;
     let Some(note) = db::delete(&mut *conn, this.id, that.id).await? else {
         return Err(AppError::NotFound(format!(
             "{} and {} are not related.",
@@ -124,6 +139,7 @@ pub async fn unlink(
 pub async fn suggestions(
     e: impl sqlx::PgExecutor<'_>,
     this: &IncidentRef,
+    seen_by: SeenBy,
 ) -> AppResult<Vec<Suggestion>> {
     let (Some(service_id), Some(terms)) = (
         this.service_id,
@@ -131,5 +147,5 @@ pub async fn suggestions(
     ) else {
         return Ok(vec![]);
     };
-    db::suggestions(e, this.id, service_id, &terms, SUGGESTIONS).await
+    db::suggestions(e, this.id, service_id, &terms, seen_by, SUGGESTIONS).await
 }

@@ -6,12 +6,17 @@ use sqlx::PgExecutor;
 
 use crate::domain::IncidentKey;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 pub use crate::incident_ref::db::IncidentRef;
 
-/// The incident with this key, if there is one.
-pub async fn find(e: impl PgExecutor<'_>, key: IncidentKey) -> AppResult<Option<IncidentRef>> {
-    crate::incident_ref::db::by_key(e, key).await
+/// The incident with this key, if there is one `seen_by` may see.
+pub async fn find(
+    e: impl PgExecutor<'_>,
+    key: IncidentKey,
+    seen_by: SeenBy,
+) -> AppResult<Option<IncidentRef>> {
+    crate::incident_ref::db::by_key(e, key, seen_by).await
 }
 
 /// An incident related to the one asked about, with the link's note.
@@ -30,8 +35,13 @@ pub struct Related {
     pub linked_at: DateTime<Utc>,
 }
 
-/// The incidents linked to `incident_id`, whichever side made the link, oldest link first.
-pub async fn list(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Related>> {
+/// The incidents linked to `incident_id` that `seen_by` may see, whichever side made the link,
+/// oldest link first.
+pub async fn list(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    seen_by: SeenBy,
+) -> AppResult<Vec<Related>> {
     Ok(sqlx::query_as!(
         Related,
         r#"select i.number as "key!: IncidentKey", i.title, i.severity, i.status,
@@ -40,9 +50,11 @@ pub async fn list(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Rel
            join incidents i
              on i.id = case when l.incident_id = $1 then l.related_id else l.incident_id end
            left join services s on s.id = i.service_id
-           where l.incident_id = $1 or l.related_id = $1
+           where (l.incident_id = $1 or l.related_id = $1)
+             and incident_visible(i.restricted, i.id, $2)
            order by l.linked_at, i.number"#,
-        incident_id
+        incident_id,
+        seen_by.sql()
     )
     .fetch_all(e)
     .await?)
@@ -110,6 +122,7 @@ pub async fn suggestions(
     incident_id: i64,
     service_id: i64,
     terms: &str,
+    seen_by: SeenBy,
     limit: i64,
 ) -> AppResult<Vec<Suggestion>> {
     Ok(sqlx::query_as!(
@@ -131,12 +144,13 @@ pub async fn suggestions(
                    select w.id, w.number, w.title, w.severity, w.status, w.service_id,
                           w.detected_at, ts_rank(w.search, q.q) as rank
                    from (select i.id, i.number, i.title, i.severity, i.status, i.service_id,
-                                i.detected_at, i.search
+                                i.detected_at, i.search, i.restricted
                          from incidents i
                          where i.service_id >= scope.id and i.service_id <= scope.id
                          order by i.service_id, i.detected_at desc
                          limit 500) w
                    where w.id <> $1 and ts_match_vq(w.search, q.q)
+                     and incident_visible(w.restricted, w.id, $5)
                    limit 50) c)
            select c.number as "key!: IncidentKey", c.title, c.severity, c.status,
                   s.name as "service?", c.detected_at, c.rank as "rank!"
@@ -150,7 +164,8 @@ pub async fn suggestions(
         incident_id,
         service_id,
         terms,
-        limit
+        limit,
+        seen_by.sql()
     )
     .fetch_all(e)
     .await?)

@@ -14,6 +14,7 @@ use crate::http::access::{Responder, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::request::ApiRequest;
 use crate::http::write;
+use crate::incident_ref::domain::SeenBy;
 
 /// The incident a path names, or 404.
 pub fn path_key(key: &str) -> AppResult<IncidentKey> {
@@ -35,13 +36,14 @@ pub struct RelatedList {
     params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
     responses((status = 200, description = "OK", body = RelatedList), crate::http::openapi::NotFound))]
 pub async fn list(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<RelatedList>> {
-    let this = actions::incident(&state.pool, path_key(&key)?).await?;
+    let sees = SeenBy::of(&auth.user);
+    let this = actions::incident(&state.pool, path_key(&key)?, sees).await?;
     Ok(Json(RelatedList {
-        items: db::list(&state.pool, this.id).await?,
-        suggestions: actions::suggestions(&state.pool, &this).await?,
+        items: db::list(&state.pool, this.id, sees).await?,
+        suggestions: actions::suggestions(&state.pool, &this, sees).await?,
     }))
 }
 
@@ -68,14 +70,15 @@ pub async fn link(
     Path(key): Path<String>,
     body: ApiJson<LinkBody>,
 ) -> AppResult<Response> {
-    let this = actions::incident(&state.pool, path_key(&key)?).await?;
+    let sees = SeenBy::of(&auth.user);
+    let this = actions::incident(&state.pool, path_key(&key)?, sees).await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let related = actions::link(
         &mut tx,
         &this,
         &body.value.incident,
         &body.value.note,
-        &auth.actor,
+        (&auth.actor, sees),
     )
     .await?;
     tx.commit().await?;
@@ -90,9 +93,10 @@ pub async fn unlink(
     ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, other)): Path<(String, String)>,
 ) -> AppResult<StatusCode> {
-    let this = actions::incident(&state.pool, path_key(&key)?).await?;
+    let sees = SeenBy::of(&auth.user);
+    let this = actions::incident(&state.pool, path_key(&key)?, sees).await?;
     write::removed(&state.pool, |tx, _| {
-        Box::pin(actions::unlink(tx, &this, &other, &auth.actor))
+        Box::pin(actions::unlink(tx, &this, &other, (&auth.actor, sees)))
     })
     .await
 }

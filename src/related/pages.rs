@@ -11,6 +11,7 @@ use crate::http::access::Responder;
 use crate::http::extract::PageForm;
 use crate::http::page::PageResult;
 use crate::http::request::ApiRequest;
+use crate::incident_ref::domain::SeenBy;
 
 #[derive(Deserialize)]
 pub struct LinkForm {
@@ -25,9 +26,16 @@ pub async fn link(
     Path(key): Path<String>,
     PageForm(f): PageForm<LinkForm>,
 ) -> PageResult<Response> {
-    let this = actions::incident(&state.pool, path_key(&key)?).await?;
+    let sees = SeenBy::of(&auth.user);
+    let this = actions::incident(&state.pool, path_key(&key)?, sees).await?;
     crate::transaction::write(&state.pool, |tx, _| {
-        Box::pin(actions::link(tx, &this, &f.incident, &f.note, &auth.actor))
+        Box::pin(actions::link(
+            tx,
+            &this,
+            &f.incident,
+            &f.note,
+            (&auth.actor, sees),
+        ))
     })
     .await?;
     Ok(Redirect::to(&format!("/incidents/{}#related", this.key)).into_response())
@@ -37,9 +45,10 @@ pub async fn unlink(
     ApiRequest(state, auth): ApiRequest<Responder>,
     Path((key, other)): Path<(String, String)>,
 ) -> PageResult<Response> {
-    let this = actions::incident(&state.pool, path_key(&key)?).await?;
+    let sees = SeenBy::of(&auth.user);
+    let this = actions::incident(&state.pool, path_key(&key)?, sees).await?;
     crate::transaction::write(&state.pool, |tx, _| {
-        Box::pin(actions::unlink(tx, &this, &other, &auth.actor))
+        Box::pin(actions::unlink(tx, &this, &other, (&auth.actor, sees)))
     })
     .await?;
     Ok(Redirect::to(&format!("/incidents/{}#related", this.key)).into_response())

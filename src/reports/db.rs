@@ -62,7 +62,8 @@ pub async fn refresh(pool: &PgPool, force: bool) -> AppResult<bool> {
     // recorded as what this refresh saw. Read before the refresh, a change committed while it
     // runs looks new at the next look instead of being recorded as seen and missed.
     let seen = sqlx::query!(
-        r#"with now_ as (select count(*) as incidents, max(updated_at) as last_change from incidents)
+        r#"-- every incident: whether the figures (counts, which include restricted ones) are stale
+           with now_ as (select count(*) as incidents, max(updated_at) as last_change from incidents)
            select n.incidents as "incidents!", n.last_change,
                   (r.incidents <> n.incidents
                    or r.last_change is distinct from n.last_change

@@ -99,10 +99,14 @@ fn api(state: &AppState, routes: OpenApiRouter<AppState>) -> Router<AppState> {
         .expect("the OpenAPI description serialises");
     // Everything but the description and the 404 below needs a token.
     router
-        // Inside the gate: it reads who is asking.
+        // Inside the gate: they read who is asking.
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::challenges::lookups::watch,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::incident_ref::gate::hide,
         ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -163,6 +167,11 @@ fn pages(state: &AppState, gated: Router<AppState>, open: Router<AppState>) -> R
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::challenges::lookups::watch,
+        ))
+        // A restricted incident is not there for those it is not open to.
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::incident_ref::gate::hide,
         ))
         // Everything above needs a signed-in session; sign-in itself does not.
         .route_layer(middleware::from_fn_with_state(

@@ -4,6 +4,7 @@ use sqlx::PgExecutor;
 
 use crate::domain::IncidentKey;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct Hit {
@@ -35,8 +36,14 @@ pub const WINDOWS: [i64; 3] = [2_500, 10_000, 1_000];
 /// id order until enough match (a common word), and only when the walk falls short is its GIN
 /// index asked for every match, newest first (a rare word, so few). The incidents are ranked
 /// on the candidates' stored vectors and cut to `limit`, and only then is a snippet made, from
-/// each incident's best match alone (`ts_headline` reads the whole text).
-pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Vec<Hit>> {
+/// each incident's best match alone (`ts_headline` reads the whole text). Only incidents
+/// `seen_by` may see are found.
+pub async fn search(
+    e: impl PgExecutor<'_>,
+    q: &str,
+    seen_by: SeenBy,
+    limit: i64,
+) -> AppResult<Vec<Hit>> {
     Ok(sqlx::query_as!(
         Hit,
         r#"with q as materialized (select websearch_to_tsquery('english', $1) as q),
@@ -88,6 +95,7 @@ pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Ve
                     (array_agg(h.source order by h.rank desc))[1] as best_source,
                     (array_agg(h.ref order by h.rank desc))[1] as best_ref
              from hits h join incidents i on i.id = h.incident_id
+             where incident_visible(i.restricted, i.id, $7)
              group by i.id
              order by sum(h.rank) desc, i.number desc
              limit $2
@@ -116,6 +124,7 @@ pub async fn search(e: impl PgExecutor<'_>, q: &str, limit: i64) -> AppResult<Ve
         WINDOWS[0],
         WINDOWS[1],
         WINDOWS[2],
+        seen_by.sql(),
     )
     .fetch_all(e)
     .await?)

@@ -34,11 +34,12 @@ pub struct SearchResults {
 #[utoipa::path(get, path = "/api/v1/search", operation_id = "searchIncidents", tag = "postmortems", params(SearchQuery),
     responses((status = 200, description = "OK", body = SearchResults), (status = 422, description = "No words", body = crate::error::ErrorBody)))]
 pub async fn search(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> AppResult<Json<SearchResults>> {
     let q = check_query(q.q.as_deref())?;
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
     Ok(Json(SearchResults {
-        items: db::search(&state.pool, &q, 50).await?,
+        items: db::search(&state.pool, &q, sees, 50).await?,
     }))
 }

@@ -26,20 +26,25 @@ pub struct SearchPage {
 }
 
 pub async fn search(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> PageResult<Response> {
     let q = check_query(q.q.as_deref())?;
     if let Some(key) = crate::incidents::domain::IncidentKey::parse(&q) {
         return Ok(Redirect::to(&format!("/incidents/{key}")).into_response());
     }
-    let results = db::search(&state.pool, &q, 50)
-        .await?
-        .into_iter()
-        .map(|hit| Result {
-            pieces: super::without_title(super::pieces(&hit.snippet), &hit.title),
-            hit,
-        })
-        .collect();
+    let results = db::search(
+        &state.pool,
+        &q,
+        crate::incident_ref::domain::SeenBy::of(&auth.user),
+        50,
+    )
+    .await?
+    .into_iter()
+    .map(|hit| Result {
+        pieces: super::without_title(super::pieces(&hit.snippet), &hit.title),
+        hit,
+    })
+    .collect();
     Ok(SearchPage { chrome, q, results }.into_response())
 }

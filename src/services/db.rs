@@ -6,6 +6,7 @@ use sqlx::PgExecutor;
 
 use super::domain::ServiceDraft;
 use crate::error::{AppError, AppResult};
+use crate::incident_ref::domain::SeenBy;
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Service {
@@ -187,6 +188,7 @@ pub async fn failed_this_month(e: impl PgExecutor<'_>, service_id: i64) -> AppRe
     let r = sqlx::query!(
         r#"select coalesce(sum(pm.failed_requests), 0)::int8 as "failed!",
                   count(pm.failed_requests) as "counted!"
+           -- every incident: a sum, which may count restricted incidents' figures
            from postmortems pm join incidents i on i.id = pm.incident_id
            where i.service_id = $1
              and i.detected_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'"#,
@@ -206,21 +208,23 @@ pub struct ServiceIncident {
     pub detected_at: DateTime<Utc>,
 }
 
-/// The service's latest incidents in the incident list's order: open ones first, then by
-/// severity, newest first.
+/// The service's latest incidents `seen_by` may see, in the incident list's order: open ones
+/// first, then by severity, newest first.
 pub async fn incidents_of(
     e: impl PgExecutor<'_>,
     service_id: i64,
+    seen_by: SeenBy,
     limit: i64,
 ) -> AppResult<Vec<ServiceIncident>> {
     Ok(sqlx::query_as!(
         ServiceIncident,
         r#"select number, title, severity, status, detected_at from incidents
-           where service_id = $1
+           where service_id = $1 and incident_visible(restricted, id, $3)
            order by (status = 'resolved'), severity, number desc
            limit $2"#,
         service_id,
-        limit
+        limit,
+        seen_by.sql()
     )
     .fetch_all(e)
     .await?)

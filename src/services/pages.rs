@@ -70,11 +70,12 @@ pub struct ShowPage {
 }
 
 pub async fn show(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     Path(name): Path<String>,
 ) -> PageResult<ShowPage> {
     let s = db::get_by_name(&state.pool, &name).await?;
-    let rows = db::incidents_of(&state.pool, s.id, 100).await?;
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    let rows = db::incidents_of(&state.pool, s.id, sees, 100).await?;
     let (failed, counted) = super::db::failed_this_month(&state.pool, s.id).await?;
     let budget = super::domain::error_budget(
         s.slo_target_percent,

@@ -132,12 +132,15 @@ pub async fn rearm_many(conn: &mut PgConnection, clocks: &[Clocks], fresh: bool)
 /// Re-arms every open incident (after a policy change). The incidents are locked first, in id
 /// order, as people's changes and the engine lock them before their timers.
 pub async fn rearm_open(conn: &mut PgConnection) -> AppResult<()> {
-    let ids = sqlx::query_scalar!("select id from incidents where status <> 'resolved'")
-        .fetch_all(&mut *conn)
-        .await?;
+    let ids = sqlx::query_scalar!(
+        "select id from incidents where status <> 'resolved' -- every incident: the engine's"
+    )
+    .fetch_all(&mut *conn)
+    .await?;
     let locked = crate::incident_ref::db::share(conn, &ids).await?;
     let open = sqlx::query!(
         r#"select id, peak_severity, detected_at, acknowledged_at, mitigated_at, resolved_at
+           -- every incident: the engine's
            from incidents where id = any($1) and status <> 'resolved'"#,
         &locked
     )
@@ -226,6 +229,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
                order by timer_id
                on conflict (timer_id, due_at) do nothing
                returning timer_id, incident_id, kind, due_at)
+           -- every incident: the engine's breaches, each told to the channels that may hear it
            select b.incident_id, b.kind, b.due_at, i.number, i.title, i.severity, i.detected_at,
                   s.name as "service?"
            from b join incidents i on i.id = b.incident_id

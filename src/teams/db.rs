@@ -221,6 +221,16 @@ pub async fn remove_member(
     Ok(removed.is_some())
 }
 
+/// The ids of the teams a person is in.
+pub async fn ids_of_person(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        "select team_id from team_members where person_id = $1 order by team_id",
+        person_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
 /// The teams a person is in, with their part in each.
 pub async fn of_person(
     e: impl PgExecutor<'_>,

@@ -41,10 +41,12 @@ pub enum Kind {
     ClaimReleased,
     /// The call or chat link set or changed.
     Bridge,
+    /// Who may see the incident changed: restricted to teams and people, or opened to all.
+    Access,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 23] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -67,6 +69,7 @@ impl Kind {
         Self::Claimed,
         Self::ClaimReleased,
         Self::Bridge,
+        Self::Access,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -93,6 +96,7 @@ impl Kind {
             Self::Claimed => "claimed",
             Self::ClaimReleased => "claim_released",
             Self::Bridge => "bridge",
+            Self::Access => "access",
         }
     }
 
@@ -239,6 +243,10 @@ pub fn headline(
         Kind::Bridge => match str_of(details, "line") {
             "?" => "Bridge removed".to_owned(),
             line => line.to_owned(),
+        },
+        Kind::Access => match details.get("restricted").and_then(Value::as_bool) {
+            Some(true) => format!("Restricted to {}", str_of(details, "to")),
+            _ => "Opened to everyone".to_owned(),
         },
         Kind::Escalation => match str_of(details, "action") {
             "exhausted" => "Escalation ended after its last step; nobody acknowledged".to_owned(),

@@ -91,7 +91,7 @@ fn module_of(src: &Path, file: &Path) -> String {
     parts.join("::")
 }
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

@@ -770,6 +770,7 @@ pub(crate) async fn open_incident(
             detected_at: Some(at),
             note: "",
             now,
+            restricted_to: None,
         },
         &quell::audit::Actor::system("test"),
     )

@@ -369,6 +369,7 @@ impl TestApp {
                     detected_at: Some(detected),
                     note: "",
                     now,
+                    restricted_to: None,
                 },
                 &quell::audit::Actor::system("test"),
             )

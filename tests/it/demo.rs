@@ -360,7 +360,12 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
     .await;
     assert!(breached >= 3, "{breached} acknowledgement breaches");
     let open = by("select count(*) from incidents where status <> 'resolved'").await;
-    assert_eq!(open, 4, "the world's latest four are open");
+    assert_eq!(
+        open, 5,
+        "the world's latest four are open, and the restricted one"
+    );
+    let kept = by("select count(*) from incidents where restricted and number = 999").await;
+    assert_eq!(kept, 1, "one incident is kept to Payments and Tomás");
     let span = by(
         "select extract(day from max(detected_at) - min(detected_at))::int8 from incidents
          where number between 1000 and 1200",
@@ -375,9 +380,25 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
     let app = TestApp::new(pool).await;
     let dash = app.get("/").await;
     assert!(
-        dash.text.contains("Open incidents: 4"),
-        "the dashboard shows the open ones"
+        dash.text.contains("Open incidents: 5"),
+        "the dashboard shows the open ones (an admin sees the restricted one)"
     );
+    // Someone outside Payments does not: not on the dashboard, and its key is no incident.
+    let olga = app.account("olga@example.com", "responder").await;
+    let theirs = app
+        .call_as(&olga, axum::http::Method::GET, "/", &[], None)
+        .await;
+    assert!(theirs.text.contains("Open incidents: 4"), "{}", theirs.text);
+    let hidden = app
+        .call_as(
+            &olga,
+            axum::http::Method::GET,
+            "/api/v1/incidents/INC-999",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(hidden.status, StatusCode::NOT_FOUND);
     assert!(
         dash.text.matches("<rect ").count() > 30,
         "the trends have bars"
@@ -387,7 +408,8 @@ async fn the_demo_world_is_big_varied_and_loads_once(pool: PgPool) {
     let list = app.get("/incidents?status=open").await;
     assert!(list.text.contains("INC-1199") || list.text.contains("INC-1200"));
     let open_sev2 = sqlx::query_scalar::<_, i64>(
-        "select number from incidents where status = 'acknowledged' and severity = 'Sev2'",
+        "select number from incidents
+         where status = 'acknowledged' and severity = 'Sev2' and not restricted",
     )
     .fetch_one(&app.pool)
     .await

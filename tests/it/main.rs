@@ -26,6 +26,7 @@ mod paging;
 mod plans;
 mod postmortem_review;
 mod postmortems;
+mod private;
 mod probe;
 mod related;
 mod reports;

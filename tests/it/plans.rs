@@ -74,6 +74,8 @@ fn list_args(statuses: Arg, limit: i64, resolved: bool) -> Vec<Arg> {
         Text("Sev1"),
         Text("Sev4"),
         NoText,
+        // who is looking: everyone's eyes (a person's ask `incident_visible` the same way)
+        NoInt,
     ]
 }
 
@@ -249,6 +251,7 @@ fn search_args(words: &'static str) -> Vec<Arg> {
         Arg::Int(incidents),
         Arg::Int(timeline),
         Arg::Int(postmortems),
+        Arg::NoInt,
     ]
 }
 
@@ -321,7 +324,7 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
         (
             "your open incidents (dashboard)",
             compiled("where i.status <> 'resolved'  -- incidents_open"),
-            vec![Int(person)],
+            vec![Int(person), NoInt],
         ),
         (
             "the dashboard's 30 days",
@@ -336,6 +339,7 @@ async fn the_hot_queries_use_their_indexes_with_their_values_and_as_generic_plan
                 Int(payments),
                 Text("payments | checkout | failing"),
                 Int(5),
+                NoInt,
             ],
         ),
     ];
@@ -368,6 +372,7 @@ async fn the_managers_list_reads_a_page_of_postmortems_not_all_of_them(pool: PgP
         NoInt,
         NoTime,
         Int(51),
+        NoInt,
     ];
     let plan = plan(&pool, "force_generic_plan", &sql, &args).await;
     // The page's choice (the `page` CTE; the rest joins its 51 rows however suits a table of

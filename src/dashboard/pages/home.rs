@@ -11,6 +11,7 @@ use crate::domain::Severity;
 use crate::http::access::Viewer;
 use crate::http::page::{Chrome, PageResult};
 use crate::http::request::PageRequest;
+use crate::incident_ref::domain::SeenBy;
 use crate::incidents::db::{Filter, Incident};
 use crate::incidents::domain::Status;
 use crate::roles::domain::Role;
@@ -127,7 +128,11 @@ pub async fn trends(pool: &sqlx::PgPool, span: i32, team: Option<&str>) -> PageR
 
 /// The open incidents (of one team's services, or of all), up to 200: unacknowledged first,
 /// then the worst severity, then the longest open.
-pub async fn open_incidents(pool: &sqlx::PgPool, team: Option<&str>) -> PageResult<Vec<Incident>> {
+pub async fn open_incidents(
+    pool: &sqlx::PgPool,
+    sees: SeenBy,
+    team: Option<&str>,
+) -> PageResult<Vec<Incident>> {
     let filter = Filter {
         statuses: Some(vec![
             "triggered".into(),
@@ -137,7 +142,7 @@ pub async fn open_incidents(pool: &sqlx::PgPool, team: Option<&str>) -> PageResu
         team: team.map(str::to_owned),
         ..Filter::default()
     };
-    let mut open = crate::incidents::db::list(pool, &filter, None, 200).await?;
+    let mut open = crate::incidents::db::list(pool, &filter, sees, None, 200).await?;
     open.sort_by_key(|i| (i.status != Status::Triggered, i.severity, i.detected_at));
     Ok(open)
 }
@@ -146,7 +151,8 @@ pub async fn show(
     PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<DashboardPage> {
     let now = clock::now(&state.pool).await?;
-    let open = open_incidents(&state.pool, None).await?;
+    let sees = SeenBy::of(&auth.user);
+    let open = open_incidents(&state.pool, sees, None).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut groups: Vec<SeverityGroup> = Severity::ALL
         .into_iter()
@@ -185,7 +191,7 @@ pub async fn show(
         }
     }
     updates_due.sort_by_key(|u| u.due_at);
-    let mine = db::mine(&state.pool, auth.user.id)
+    let mine = db::mine(&state.pool, auth.user.id, sees)
         .await?
         .into_iter()
         .map(|m| {
@@ -205,7 +211,8 @@ pub async fn show(
         })
         .collect();
     let overdue_items =
-        crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true).await?;
+        crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true, sees)
+            .await?;
     let charts = trends(&state.pool, 30, None).await?;
     Ok(DashboardPage {
         chrome,

@@ -12,6 +12,7 @@ use crate::dashboard::domain::{Chart, HEIGHT, WIDTH};
 use crate::http::access::Viewer;
 use crate::http::page::{Chrome, PageResult};
 use crate::http::request::PageRequest;
+use crate::incident_ref::domain::SeenBy;
 use crate::teams::db::Team;
 
 /// How many days the team's trends span.
@@ -42,7 +43,7 @@ pub struct TeamPage {
 }
 
 pub async fn show(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     Path(slug): Path<String>,
 ) -> PageResult<TeamPage> {
     let team = crate::teams::db::get(&state.pool, &slug).await?;
@@ -73,7 +74,7 @@ pub async fn show(
             }
         })
         .collect();
-    let open = open_incidents(&state.pool, Some(&team.slug)).await?;
+    let open = open_incidents(&state.pool, SeenBy::of(&auth.user), Some(&team.slug)).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut rows = Vec::with_capacity(open.len());
@@ -87,7 +88,8 @@ pub async fn show(
         ..Default::default()
     };
     let (overdue_items, _) =
-        crate::action_items::db::list_items(&state.pool, &items, None, 50).await?;
+        crate::action_items::db::list_items(&state.pool, &items, SeenBy::of(&auth.user), None, 50)
+            .await?;
     Ok(TeamPage {
         chrome,
         services,

@@ -5,6 +5,7 @@
 //! One file per topic; everything a caller uses is re-exported here, so `incidents::actions::open`
 //! and the rest read as before.
 
+mod access;
 mod assigning;
 mod bridge;
 mod claims;
@@ -14,6 +15,7 @@ mod notes;
 mod opening;
 mod shared;
 
+pub use access::*;
 pub use assigning::*;
 pub use bridge::*;
 pub use claims::*;

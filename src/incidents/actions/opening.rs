@@ -38,6 +38,9 @@ pub struct Opening<'a> {
     pub detected_at: Option<DateTime<Utc>>,
     /// What opened it, for the first timeline line (e.g. the alert that fired).
     pub note: &'a str,
+    /// Kept from the start to these teams and people (a security incident): restricted before
+    /// any channel hears of it.
+    pub restricted_to: Option<&'a super::access::AccessDraft>,
     /// The transaction's clock reading, which the caller has made already (the alert path reads
     /// it once per batch).
     pub now: DateTime<Utc>,
@@ -136,6 +139,15 @@ pub async fn open_many(
         })
         .collect();
     timeline::actions::record_many(&mut *conn, &opened).await?;
+    let mut incidents = incidents;
+    for (i, (o, actor)) in incidents.iter_mut().zip(openings) {
+        if let Some(draft) = o.restricted_to.filter(|d| d.restricted)
+            && let Some(version) = super::access::apply(conn, i, draft, actor).await?
+        {
+            i.version = version;
+            i.restricted = true;
+        }
+    }
     // A new incident has no bridge yet: only its service's defaults can give it one (a Sev1
     // or Sev2 of a service with defaults; the others read nothing).
     let mut bridges = Vec::with_capacity(incidents.len());

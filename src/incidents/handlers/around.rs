@@ -12,11 +12,12 @@ use serde::{Deserialize, Serialize};
 use crate::clock;
 use crate::error::AppResult;
 use crate::http::access::{Responder, Viewer};
-use crate::http::extract::{ApiJson, IdempotencyKey};
+use crate::http::extract::{ApiJson, IdempotencyKey, OptionalIfMatch};
 use crate::http::request::ApiRequest;
 use crate::idempotency;
 use crate::incidents::actions::{self, Change};
 use crate::incidents::db::{self};
+use crate::incidents::views::IncidentView;
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -405,4 +406,52 @@ pub async fn set_bridge(
     })
     .await?;
     Ok(Json(bridge))
+}
+
+/// Who may see the incident: everyone, or the teams and people it is kept to (and admins).
+#[utoipa::path(
+    get,
+    path = "/api/v1/incidents/{key}/access", operation_id = "getIncidentAccess",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = crate::incident_ref::db::Access), crate::http::openapi::NotFound)
+)]
+pub async fn access(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<crate::incident_ref::db::Access>> {
+    let incident = db::get(&state.pool, parse_key(&key)?).await?;
+    Ok(Json(
+        crate::incident_ref::db::access(&state.pool, incident.id).await?,
+    ))
+}
+
+/// Keep the incident to named teams and people (a security incident, an incident about a
+/// person), or open it to everyone. Whoever restricts it and is named in none of it is added.
+/// The change is on the timeline; from then on nobody else finds the incident anywhere, and
+/// its key answers 404 to them.
+#[utoipa::path(
+    put,
+    path = "/api/v1/incidents/{key}/access", operation_id = "setIncidentAccess",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"),
+           ("If-Match" = Option<String>, Header, description = "Refuse with 412 unless the incident is still at this ETag")),
+    request_body = actions::AccessDraft,
+    responses((status = 200, description = "Set; the incident, with its new ETag", body = IncidentView),
+              crate::http::openapi::NotFound,
+              (status = 412, description = "Your copy is stale", body = crate::error::ErrorBody),
+              (status = 422, description = "An unknown team or person, or nobody named; details.fields names it", body = crate::error::ErrorBody))
+)]
+pub async fn set_access(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    OptionalIfMatch(version): OptionalIfMatch,
+    body: ApiJson<actions::AccessDraft>,
+) -> AppResult<Response> {
+    let change = Change::now(parse_key(&key)?, &auth.actor).expecting(version);
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_access(tx, &change, &body.value))
+    })
+    .await?;
+    respond(&state, &incident, StatusCode::OK).await
 }

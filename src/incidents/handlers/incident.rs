@@ -41,6 +41,10 @@ pub struct CreateIncident {
     started_at: Option<DateTime<Utc>>,
     #[serde(default)]
     detected_at: Option<DateTime<Utc>>,
+    /// Kept from the start to these teams and people (`{"restricted": true, "teams":
+    /// ["security"], "people": ["ana"]}`); left out, everyone sees it
+    #[serde(default)]
+    access: Option<actions::AccessDraft>,
 }
 
 /// Open an incident.
@@ -80,11 +84,14 @@ pub async fn create(
                 detected_at: b.detected_at,
                 note: "",
                 now,
+                restricted_to: b.access.as_ref(),
             };
             let incident = actions::open(tx, &opening, &auth.actor).await?;
             let policies = crate::sla::db::all(&mut *tx).await?;
             let policy = crate::sla::db::of(&policies, incident.peak_severity)?;
-            Ok(IncidentView::new(&incident, Some(&[]), &policy, now))
+            let mut view = IncidentView::new(&incident, Some(&[]), &policy, now);
+            view.access = Some(crate::incident_ref::db::access(&mut *tx, incident.id).await?);
+            Ok(view)
         },
     )
     .await?;
@@ -175,11 +182,12 @@ impl ListQuery {
     responses((status = 200, description = "OK", body = IncidentList), crate::http::openapi::Invalid)
 )]
 pub async fn list(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> AppResult<Json<IncidentList>> {
     let p = query.parse()?;
-    let (rows, next) = db::page(&state.pool, &p.filter, p.after, p.limit).await?;
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    let (rows, next) = db::page(&state.pool, &p.filter, sees, p.after, p.limit).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let items = rows

@@ -46,6 +46,7 @@ pub(super) async fn full_view(state: &AppState, incident: &Incident) -> AppResul
         .map(|t| crate::incidents::views::Trigger::of(&t, incident.detected_at));
     view.bridge = Some(crate::bridge::db::of_incident(&mut *c, incident.id).await?);
     view.claims = Some(crate::claims::db::held(&mut *c, incident.id).await?);
+    view.access = Some(crate::incident_ref::db::access(&mut *c, incident.id).await?);
     Ok(view)
 }
 

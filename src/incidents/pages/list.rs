@@ -38,6 +38,8 @@ struct ListRow {
     sla: String,
     /// `met`, `breached`, `running` or `overdue`, for its colour.
     sla_state: &'static str,
+    /// Kept to named teams and people
+    restricted: bool,
 }
 
 /// The worst state of the two clocks, for the list's colour.
@@ -81,28 +83,34 @@ impl ListPage {
 }
 
 pub async fn list(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> PageResult<Response> {
-    // Typing a key into the search box goes straight to that incident.
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    // Typing a key into the search box goes straight to that incident (one the person sees).
     if let Some(key) = query
         .q
         .as_deref()
         .and_then(|q| IncidentKey::parse(q.trim()))
-        && db::find(&state.pool, key).await?.is_some()
+        && crate::incident_ref::db::sight(&state.pool, key, sees)
+            .await?
+            .is_some_and(|s| s.visible)
     {
         return Ok(see_other(key));
     }
-    Ok(list_page(&state, chrome, query).await?.into_response())
+    Ok(list_page(&state, chrome, sees, query)
+        .await?
+        .into_response())
 }
 
 async fn list_page(
     state: &AppState,
     chrome: Chrome,
+    sees: crate::incident_ref::domain::SeenBy,
     query: ListQuery,
 ) -> Result<ListPage, AppError> {
     let p = query.parse()?;
-    let (rows, next) = db::page(&state.pool, &p.filter, p.after, p.limit).await?;
+    let (rows, next) = db::page(&state.pool, &p.filter, sees, p.after, p.limit).await?;
     let next_page = next.map(|cursor| {
         let filters = crate::http::page::filters_query([
             ("status", query.status.as_deref()),
@@ -125,7 +133,7 @@ async fn list_page(
         vec![]
     } else {
         // The panel shows no work-item links, so the plain list will do.
-        crate::action_items::db::owned_unfinished(&state.pool, &my_handle, false).await?
+        crate::action_items::db::owned_unfinished(&state.pool, &my_handle, false, sees).await?
     };
     Ok(ListPage {
         newest: timeline::db::newest_id(&state.pool, None).await?,
@@ -148,6 +156,7 @@ async fn list_page(
                     severity: i.severity,
                     status: i.status,
                     service: i.service,
+                    restricted: i.restricted,
                 })
             })
             .collect::<Result<_, AppError>>()?,
@@ -193,6 +202,21 @@ pub struct IncidentForm {
     pub(in crate::incidents) detected_at: String,
     #[serde(default)]
     pub(in crate::incidents) version: Option<i32>,
+    /// A new incident kept from the start to teams and people (commas between them)
+    #[serde(default)]
+    pub(in crate::incidents) restricted: Option<String>,
+    #[serde(default)]
+    pub(in crate::incidents) teams: String,
+    #[serde(default)]
+    pub(in crate::incidents) people: String,
+}
+
+impl IncidentForm {
+    /// Whom a new incident is kept to, if the form says to keep it.
+    fn access(&self) -> Option<actions::AccessDraft> {
+        let kept = self.restricted.as_deref().is_some_and(|v| !v.is_empty());
+        kept.then(|| actions::AccessDraft::of_form(true, &self.teams, &self.people))
+    }
 }
 
 #[derive(Template, WebTemplate)]
@@ -231,6 +255,7 @@ pub async fn create(
             parse_form_time("detected_at", &form.detected_at)?,
         );
         let mut tx = crate::transaction::begin(&state.pool).await?;
+        let access = form.access();
         let opening = Opening {
             number: None,
             title: &form.title,
@@ -242,6 +267,7 @@ pub async fn create(
             detected_at,
             note: "",
             now: clock::now(&mut *tx).await?,
+            restricted_to: access.as_ref(),
         };
         let incident = actions::open(&mut tx, &opening, &auth.actor).await?;
         tx.commit().await?;

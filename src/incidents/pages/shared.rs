@@ -33,6 +33,7 @@ pub(super) const SAVED: &[(&str, &str, &str)] = &[
     ("role", "roles", "Role saved."),
     ("update", "updates", "Stakeholder update recorded."),
     ("bridge", "bridge-form", "Bridge saved."),
+    ("access", "access", "Who may see it is saved."),
     ("claim", "claims", "Claim saved."),
     ("renew", "claims", "Claim renewed."),
     ("release", "claims", "Claim ended."),

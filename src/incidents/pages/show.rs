@@ -183,6 +183,9 @@ pub struct ShowPage {
     confirm_lower: Option<&'static str>,
     /// The signed-in person's handle, when they may take incident commander in one click
     take_commander: Option<String>,
+    /// Who may see it, and every team's (slug, name) to name in the form
+    access: crate::incident_ref::db::Access,
+    teams: Vec<(String, String)>,
     /// Where responders meet, and whether its absence is worth saying (a Sev1 or Sev2)
     bridge: crate::bridge::domain::Bridge,
     bridge_wanted: bool,
@@ -250,6 +253,8 @@ impl ShowPage {
             "subject" => "What you are looking into",
             "call_url" => "Call link",
             "chat_url" => "Chat channel link",
+            "teams" => "Teams",
+            "people" => "People",
             "version" => "Version",
             other => other,
         }
@@ -262,6 +267,35 @@ impl ShowPage {
         } else {
             &[]
         }
+    }
+
+    /// What the access form's `field` (teams or people) holds: as typed when it came back
+    /// refused, else whom the incident is kept to now.
+    fn access_field(&self, field: &str) -> String {
+        if self.sent_back.part == "access" {
+            return self.typed("access", field).to_owned();
+        }
+        let named = if field == "teams" {
+            &self.access.teams
+        } else {
+            &self.access.people
+        };
+        named
+            .iter()
+            .map(|g| g.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whom a restricted incident is kept to, as a sentence's list.
+    fn kept_to(&self) -> String {
+        self.access
+            .teams
+            .iter()
+            .map(|g| g.title.clone())
+            .chain(self.access.people.iter().map(|g| format!("@{}", g.name)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Whether a claim is the signed-in person's own.
@@ -304,6 +338,10 @@ async fn page(
     // taken and given back, which would double the page's thirty-odd statements.
     let mut c = state.pool.acquire().await?;
     let i = db::get(&mut *c, key).await?;
+    let sees = chrome.user.as_ref().map_or(
+        crate::incident_ref::domain::SeenBy::EVERYONE,
+        crate::incident_ref::domain::SeenBy::of,
+    );
     let events = timeline::db::for_incident(&mut *c, i.id).await?;
     let assigned = roles::db::for_incident(&mut *c, i.id).await?;
     let now = clock::now(&mut *c).await?;
@@ -344,7 +382,15 @@ async fn page(
         vec![]
     };
     let bridge = crate::bridge::db::of_incident(&mut *c, i.id).await?;
+    let access = crate::incident_ref::db::access(&mut *c, i.id).await?;
+    let teams = crate::teams::db::list(&mut *c, None)
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.name))
+        .collect();
     Ok(ShowPage {
+        access,
+        teams,
         bridge_wanted: crate::bridge::domain::wanted(i.severity)
             && i.status != crate::incidents::domain::Status::Resolved,
         bridge,
@@ -357,10 +403,11 @@ async fn page(
         confirm_lower: crate::incidents::domain::severity_confirmation(i.severity, Severity::Sev4),
         take_commander,
         checklists,
-        related: crate::related::db::list(&mut *c, i.id).await?,
+        related: crate::related::db::list(&mut *c, i.id, sees).await?,
         suggestions: crate::related::actions::suggestions(
             &mut *c,
             &crate::incidents::views::reference(&i),
+            sees,
         )
         .await?,
         suspects,

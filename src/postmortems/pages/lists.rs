@@ -15,6 +15,7 @@ use crate::http::extract::PageForm;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
 use crate::http::request::{ApiRequest, PageRequest};
+use crate::incident_ref::domain::SeenBy;
 use crate::postmortems::actions::{self};
 use crate::postmortems::domain::{SafeHtml, Section, render_markdown};
 
@@ -40,7 +41,7 @@ pub struct ActionItemsPage {
 }
 
 pub async fn action_items(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
         crate::postmortems::handlers::ItemQuery,
     >,
@@ -50,7 +51,8 @@ pub async fn action_items(
     let status = filter.status.clone().unwrap_or_else(|| "any".to_owned());
     let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
-    let (items, next) = actions::list_items(&mut conn, &filter, after, limit).await?;
+    let sees = SeenBy::of(&auth.user);
+    let (items, next) = actions::list_items(&mut conn, &filter, sees, after, limit).await?;
     let everything = crate::postmortems::db::types_and_statuses(&mut *conn).await?;
     let rates = crate::postmortems::domain::completion_by_type(
         everything
@@ -93,7 +95,8 @@ pub async fn item_status(
     PageForm(form): PageForm<StatusForm>,
 ) -> PageResult<Redirect> {
     let id = crate::http::extract::parse_id(&id, "action item")?;
-    crate::postmortems::handlers::set_status(&state, &auth.actor, id, &form.status).await?;
+    crate::postmortems::handlers::set_status(&state, &auth.user, &auth.actor, id, &form.status)
+        .await?;
     // Only a query string of this list: never somewhere else.
     let query: String = form::parse(form.back.trim_start_matches('?').as_bytes())
         .fold(form::Serializer::new(String::new()), |mut q, (k, v)| {
@@ -124,10 +127,10 @@ pub struct NearMissesPage {
 
 /// Every "Where we got lucky" entry: the near misses worth reading together.
 pub async fn near_misses(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
 ) -> PageResult<NearMissesPage> {
     let mut misses = Vec::new();
-    for m in crate::postmortems::db::near_misses(&state.pool).await? {
+    for m in crate::postmortems::db::near_misses(&state.pool, SeenBy::of(&auth.user)).await? {
         // Text citing a figure (`{time_to_detect}`) is shown with it filled in, as on the
         // postmortem; the document is loaded only for those.
         let text = if m.got_lucky.contains('{') {
@@ -176,7 +179,7 @@ impl ListPage {
 /// The managers' view: postmortems with their figures and open action items, filtered. A
 /// filter that cannot be read is shown again as typed, named, with nothing listed (422).
 pub async fn list(
-    PageRequest(state, chrome, _): PageRequest<Viewer>,
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
     crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
         crate::postmortems::handlers::PostmortemQuery,
     >,
@@ -202,7 +205,9 @@ pub async fn list(
         }
         Err(other) => return Err(other.into()),
     };
-    let (rows, next) = crate::postmortems::db::list(&state.pool, &filter, after, limit).await?;
+    let (rows, next) =
+        crate::postmortems::db::list(&state.pool, &filter, SeenBy::of(&auth.user), after, limit)
+            .await?;
     let rows = rows
         .into_iter()
         .map(crate::postmortems::handlers::PostmortemSummary::from)

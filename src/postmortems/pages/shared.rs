@@ -62,7 +62,8 @@ pub(super) fn refused(err: AppError) -> PageError {
 
 /// The item `id` of this incident's postmortem; another incident's is not found here.
 pub(super) async fn own_item(conn: &mut PgConnection, i: &Incident, id: i64) -> AppResult<ItemRow> {
-    let item = actions::item(conn, id).await?;
+    // The incident is one the person sees (its address passed the gate).
+    let item = actions::item(conn, id, crate::incident_ref::domain::SeenBy::ALL).await?;
     if item.incident != i.key {
         return Err(AppError::NotFound(format!(
             "{} has no action item {id}.",

@@ -106,8 +106,9 @@ pub struct ItemFilter {
     pub status: Option<String>,
     pub kind: Option<String>,
     pub overdue: bool,
-    /// Items of incidents of the services this team (by slug) owns
-    pub team: Option<String>,
+    /// Items of incidents of the services these teams own (`teams::actions::narrowed` reads
+    /// them from a slug or `mine`)
+    pub teams: Option<Vec<i64>>,
 }
 
 /// One page of the action items `f` asks for — soonest due first, those with no due date last,
@@ -142,9 +143,8 @@ pub async fn list_items(
              and ($5::int8 is null
                   or (coalesce(a.due_on, 'infinity'::date), a.id)
                      > (coalesce($6::date, 'infinity'::date), $5))
-             and ($8::text is null
-                  or i.service_id in (select s.id from services s join teams t on t.id = s.team_id
-                                      where t.slug = $8))
+             and ($8::int8[] is null
+                  or i.service_id in (select s.id from services s where s.team_id = any($8)))
              and incident_visible(i.restricted, i.id, $9)
            order by coalesce(a.due_on, 'infinity'::date), a.id
            limit $7"#,
@@ -155,7 +155,7 @@ pub async fn list_items(
         after.map(|c| c.id),
         after.and_then(|c| c.due_on),
         limit + 1,
-        f.team,
+        f.teams.as_deref(),
         seen_by.sql(),
     )
     .fetch_all(e)

@@ -10,6 +10,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 /// An open group: the incident its alerts go to.
 #[derive(Debug, Clone)]
@@ -462,10 +463,12 @@ pub async fn lines_for_incident(
     .await?)
 }
 
-/// Alerts received since `since`, newest first: what a draft routing rule is tried on.
+/// Alerts received since `since`, newest first — but those of incidents `seen_by` may not see:
+/// what a draft routing rule is tried on.
 pub async fn received_since(
     e: impl PgExecutor<'_>,
     since: DateTime<Utc>,
+    seen_by: SeenBy,
     limit: i64,
 ) -> AppResult<Vec<Alert>> {
     Ok(sqlx::query_as!(
@@ -477,11 +480,14 @@ pub async fn received_since(
            from alerts a
            join integrations i on i.id = a.integration_id
            join alert_groups g on g.id = a.group_id
+           left join incidents inc on inc.id = g.incident_id
            where a.received_at >= $1
+             and (inc.id is null or incident_visible(inc.restricted, inc.id, $3))
            order by a.received_at desc, a.id desc
            limit $2"#,
         since,
         limit,
+        seen_by.sql(),
     )
     .fetch_all(e)
     .await?)

@@ -47,11 +47,11 @@ pub async fn mine(e: impl PgExecutor<'_>, person_id: i64, sees: SeenBy) -> AppRe
 }
 
 /// The last `span` days (UTC, today included), oldest first, and the period's mean times to
-/// acknowledge and resolve over its incidents — of the services `team` (a slug) owns, or of all.
+/// acknowledge and resolve over its incidents — of the services `teams` own, or of all.
 pub async fn last_days(
     e: impl PgExecutor<'_> + Copy,
     span: i32,
-    team: Option<&str>,
+    teams: Option<&[i64]>,
 ) -> AppResult<(Vec<Day>, Option<f64>, Option<f64>)> {
     let days = sqlx::query!(
         r#"with days as (
@@ -64,15 +64,14 @@ pub async fn last_days(
              -- every incident: counts and means, which may include restricted incidents
              from incidents
              where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
-               and ($2::text is null
-                    or service_id in (select s.id from services s join teams t on t.id = s.team_id
-                                      where t.slug = $2))
+               and ($2::int8[] is null
+                    or service_id in (select s.id from services s where s.team_id = any($2)))
              group by 1)
            select d.day as "day!", coalesce(p.opened, 0) as "opened!", p.ack_secs, p.resolve_secs
            from days d left join per_day p on p.day = d.day
            order by d.day"#,
         span,
-        team
+        teams
     )
     .fetch_all(e)
     .await?
@@ -90,11 +89,10 @@ pub async fn last_days(
            -- every incident: means, which may include restricted incidents
            from incidents
            where detected_at >= ((now() at time zone 'UTC')::date - ($1::int4 - 1))::timestamp at time zone 'UTC'
-             and ($2::text is null
-                  or service_id in (select s.id from services s join teams t on t.id = s.team_id
-                                    where t.slug = $2))"#,
+             and ($2::int8[] is null
+                  or service_id in (select s.id from services s where s.team_id = any($2)))"#,
         span,
-        team
+        teams
     )
     .fetch_one(e)
     .await?;

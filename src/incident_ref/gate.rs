@@ -4,8 +4,9 @@
 //! incident is not open to, before its handler runs; and an opening of a restricted
 //! incident's page or record by someone who may see it is written to the audit log.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State};
 use axum::http::Method;
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -20,22 +21,35 @@ use crate::state::AppState;
 /// The route templates whose `{key}` names an incident.
 const KEYED: [&str; 2] = ["/incidents/{key}", "/api/v1/incidents/{key}"];
 
-/// The incident key a route template and its path name, if they name one.
-fn key_of(template: &str, path: &str) -> Option<IncidentKey> {
-    let prefix = KEYED
+/// Whether a route template's `{key}` names an incident.
+fn keyed(template: &str) -> bool {
+    KEYED
         .iter()
-        .find(|k| template == **k || template.starts_with(&format!("{k}/")))?;
-    let segment = path
-        .strip_prefix(prefix.trim_end_matches("{key}"))?
-        .split('/')
-        .next()?;
-    IncidentKey::parse(segment)
+        .any(|k| template == *k || template.starts_with(&format!("{k}/")))
+}
+
+/// The incident key a request names, as its handler will read it: the `key` of its route's
+/// path, percent-decoded (`INC%2D999` is INC-999).
+async fn key_of(parts: &mut Parts, state: &AppState) -> Option<IncidentKey> {
+    let template = parts.extensions.get::<MatchedPath>()?.as_str().to_owned();
+    if !keyed(&template) {
+        return None;
+    }
+    let params = RawPathParams::from_request_parts(parts, state).await.ok()?;
+    let raw = params.iter().find(|(name, _)| *name == "key")?.1;
+    IncidentKey::parse(raw)
 }
 
 /// The layer (inside the session and token gates: it reads who is asking).
 pub async fn hide(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let template = req.extensions().get::<MatchedPath>().map(|m| m.as_str());
-    let key = template.and_then(|t| key_of(t, req.uri().path()));
+    let (mut parts, body) = req.into_parts();
+    let key = key_of(&mut parts, &state).await;
+    let opening = parts
+        .extensions
+        .get::<MatchedPath>()
+        .is_some_and(|t| KEYED.contains(&t.as_str()));
+    let actor = crate::http::access::actor_of(&parts, &state);
+    let req = Request::from_parts(parts, body);
     let (Some(key), Some(user)) = (key, req.extensions().get::<CurrentUser>().cloned()) else {
         return next.run(req).await;
     };
@@ -56,12 +70,7 @@ pub async fn hide(State(state): State<AppState>, req: Request, next: Next) -> Re
         return missing();
     };
     // Opening the incident itself (its page or its record), not each form sent from it.
-    let opened = req.method() == Method::GET
-        && template.is_some_and(|t| KEYED.contains(&t))
-        && sight.restricted;
-    let (parts, body) = req.into_parts();
-    let actor = crate::http::access::actor_of(&parts, &state);
-    let req = Request::from_parts(parts, body);
+    let opened = req.method() == Method::GET && opening && sight.restricted;
     let response = next.run(req).await;
     if opened && response.status().is_success() {
         viewed(&state, &actor, key).await;
@@ -93,23 +102,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_are_read_from_incident_routes_only() {
-        let k = |t: &str, p: &str| key_of(t, p).map(|k| k.0);
-        assert_eq!(k("/incidents/{key}", "/incidents/INC-12"), Some(12));
-        assert_eq!(
-            k("/incidents/{key}/postmortem", "/incidents/inc-3/postmortem"),
-            Some(3)
-        );
-        assert_eq!(
-            k(
-                "/api/v1/incidents/{key}/timeline",
-                "/api/v1/incidents/INC-9/timeline"
-            ),
-            Some(9)
-        );
-        assert_eq!(k("/incidents/events", "/incidents/events"), None);
-        assert_eq!(k("/incidents/{key}", "/incidents/nonsense"), None);
-        assert_eq!(k("/incidents/{keyword}", "/incidents/INC-1"), None);
-        assert_eq!(k("/teams/{slug}", "/teams/INC-1"), None);
+    fn incident_routes_are_those_under_an_incident_key() {
+        assert!(keyed("/incidents/{key}"));
+        assert!(keyed("/incidents/{key}/postmortem"));
+        assert!(keyed("/api/v1/incidents/{key}/timeline"));
+        assert!(!keyed("/incidents/events"));
+        assert!(!keyed("/incidents/{keyword}"));
+        assert!(!keyed("/teams/{slug}"));
     }
 }

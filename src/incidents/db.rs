@@ -346,8 +346,9 @@ pub struct Filter {
     pub severities: Option<Vec<String>>,
     pub service: Option<String>,
     pub q: Option<String>,
-    /// Incidents of the services this team (by slug) owns
-    pub team: Option<String>,
+    /// Incidents of the services these teams own (`teams::actions::narrowed` reads them from
+    /// a slug or `mine`)
+    pub teams: Option<Vec<i64>>,
 }
 
 impl Filter {
@@ -478,8 +479,7 @@ pub async fn list(
                   or i.impact ilike $4 or i.number = $5)
              and ($6::bool is null
                   or ((i.status = 'resolved'), i.severity, -i.number) > ($6, $7, -$8::bigint))
-             and ($14::text is null
-                  or s.team_id = (select t.id from teams t where t.slug = $14))
+             and ($14::int8[] is null or s.team_id = any($14))
              and incident_visible(i.restricted, i.id, $15)
            order by (i.status = 'resolved'), i.severity, i.number desc
            limit $9"#,
@@ -496,7 +496,7 @@ pub async fn list(
         resolved.0,
         severities.0,
         severities.1,
-        f.team.as_deref(),
+        f.teams.as_deref(),
         viewer.sql(),
     )
     .fetch_all(e)

@@ -267,6 +267,8 @@ impl Live {
                     }
                 }
                 Ok(Message::Resync) | Err(RecvError::Lagged(_)) => {
+                    // What was missed may have changed who sees what: ask again.
+                    self.seen.clear();
                     match db::is_open(&self.pool, self.slot.id).await {
                         Ok(true) => {
                             self.replay().await;

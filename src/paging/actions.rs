@@ -189,6 +189,15 @@ pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppRe
     Ok(())
 }
 
+/// A link that does not acknowledge anything: a forged or changed token, or an incident that
+/// is not there — the same answer, so a link's address tells nobody which incidents exist.
+pub fn invalid_link() -> AppError {
+    AppError::NotFound(
+        "This acknowledge link is not valid: it was changed, or it belongs to another incident."
+            .into(),
+    )
+}
+
 /// Whose acknowledge link `token` is, checked: signed for this incident, not used, not
 /// expired. The link stays locked until the caller's transaction ends.
 pub async fn check_link(
@@ -197,12 +206,7 @@ pub async fn check_link(
     incident_id: i64,
     token: &str,
 ) -> AppResult<(Uuid, db::Link)> {
-    let invalid = || {
-        AppError::NotFound(
-            "This acknowledge link is not valid: it was changed, or it belongs to another incident."
-                .into(),
-        )
-    };
+    let invalid = invalid_link;
     let key = ack_key(&mut *conn).await?;
     let nonce = check_ack_token(&key, incident_key, token).ok_or_else(invalid)?;
     let link = db::link(&mut *conn, nonce)

@@ -402,6 +402,8 @@ pub struct PostmortemFilter {
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
     pub open_items: bool,
+    /// Of incidents of the services these teams own
+    pub teams: Option<Vec<i64>>,
 }
 
 /// A postmortem as the managers' list shows it.
@@ -449,7 +451,8 @@ pub async fn list(
         || f.severity.is_some()
         || f.from.is_some()
         || f.to.is_some()
-        || f.open_items;
+        || f.open_items
+        || f.teams.is_some();
     if filtered {
         crate::plans::for_the_values(&mut tx).await?;
     }
@@ -470,6 +473,8 @@ pub async fn list(
                      where a.postmortem_id = pm.id and a.status in ('open', 'in_progress')))
                  and ($7::int8 is null or (i.detected_at, pm.id) < ($8::timestamptz, $7))
                  and incident_visible(i.restricted, i.id, $10)
+                 and ($11::int8[] is null
+                      or i.service_id in (select s.id from services s where s.team_id = any($11)))
                order by i.detected_at desc, pm.id desc
                limit $9)
            select pm.id, i.number as "key!: IncidentKey", i.title, s.name as "service?",
@@ -503,6 +508,7 @@ pub async fn list(
         after.map(|c| c.occurred_at),
         limit + 1,
         seen_by.sql(),
+        f.teams.as_deref(),
     )
     .fetch_all(&mut *tx)
     .await?;

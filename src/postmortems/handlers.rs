@@ -35,7 +35,8 @@ pub struct ItemQuery {
     pub kind: Option<String>,
     /// true: only items past their due date and not done
     pub overdue: Option<String>,
-    /// Only items of incidents of the services this team (by its slug) owns
+    /// Only items of incidents of the services this team (by its slug) owns, or `mine`: the
+    /// teams you are in
     pub team: Option<String>,
     /// Items per page, 1 to 500 (100)
     pub limit: Option<String>,
@@ -61,7 +62,8 @@ impl ItemQuery {
                 .map(|t| domain::check_action_type(&t).map(str::to_owned))
                 .transpose()?,
             overdue: query_flag("overdue", &self.overdue)?,
-            team: query_text(&self.team),
+            // read from `team` by the handler, which knows who asks
+            teams: None,
         })
     }
 
@@ -89,8 +91,12 @@ pub async fn list(
     ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> AppResult<Json<ItemList>> {
-    let filter = q.filter()?;
+    let mut filter = q.filter()?;
     let (after, limit) = q.page()?;
+    let team = q.team.as_deref();
+    filter.teams = crate::teams::actions::narrowed(&state.pool, auth.user.id, team)
+        .await?
+        .ids;
     let mut conn = state.pool.acquire().await?;
     let sees = SeenBy::of(&auth.user);
     let (items, next) = actions::list_items(&mut conn, &filter, sees, after, limit).await?;
@@ -373,6 +379,9 @@ pub struct PostmortemQuery {
     pub to: Option<String>,
     /// true: only postmortems with action items still open or in progress
     pub open_items: Option<String>,
+    /// Only postmortems of incidents of the services this team (by its slug) owns, or `mine`:
+    /// the teams you are in
+    pub team: Option<String>,
     /// Postmortems per page, 1 to 500 (100)
     pub limit: Option<String>,
     /// `next_cursor` of the previous page
@@ -402,6 +411,8 @@ impl PostmortemQuery {
             from,
             to,
             open_items: query_flag("open_items", &self.open_items)?,
+            // read from `team` by the handler, which knows who asks
+            teams: None,
         })
     }
 
@@ -480,8 +491,12 @@ pub async fn list_postmortems(
     ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<PostmortemQuery>,
 ) -> AppResult<Json<PostmortemList>> {
-    let filter = q.filter()?;
+    let mut filter = q.filter()?;
     let (after, limit) = q.page()?;
+    let team = q.team.as_deref();
+    filter.teams = crate::teams::actions::narrowed(&state.pool, auth.user.id, team)
+        .await?
+        .ids;
     let sees = SeenBy::of(&auth.user);
     let (rows, next) = db::list(&state.pool, &filter, sees, after, limit).await?;
     Ok(Json(PostmortemList {

@@ -33,23 +33,57 @@ pub struct ReportsPage {
     failure_by_service: Vec<FailureRate>,
     failure_overall: FailureRate,
     failure_definition: &'static str,
+    /// The teams to narrow the by-service tables to: (slug, name); and the choice
+    teams: Vec<(String, String)>,
+    filter_team: String,
 }
 
-pub async fn index(PageRequest(state, chrome, _): PageRequest<Manager>) -> PageResult<ReportsPage> {
+pub async fn index(
+    PageRequest(state, chrome, auth): PageRequest<Manager>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
+        crate::teams::domain::TeamQuery,
+    >,
+) -> PageResult<ReportsPage> {
+    let asked = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, asked).await?;
+    // Narrowed to teams, the by-service tables keep the services those teams own.
+    let owned: Option<Vec<String>> = match &narrowed.ids {
+        None => None,
+        Some(ids) => Some(
+            crate::services::db::list(&state.pool)
+                .await?
+                .into_iter()
+                .filter(|s| s.team_id.is_some_and(|t| ids.contains(&t)))
+                .map(|s| s.name)
+                .collect(),
+        ),
+    };
+    let kept = |group: &str| owned.as_ref().is_none_or(|o| o.iter().any(|s| s == group));
     let mut sections = Vec::new();
     for metric in Metric::ALL {
         let monthly = db::figures(&state.pool, metric, GroupBy::Month).await?;
+        let mut by_service = db::figures(&state.pool, metric, GroupBy::Service).await?;
+        by_service.retain(|r| kept(&r.group));
         sections.push(Section {
             metric,
             chart: chart(&monthly),
             by_month: monthly,
-            by_service: db::figures(&state.pool, metric, GroupBy::Service).await?,
+            by_service,
             by_severity: db::figures(&state.pool, metric, GroupBy::Severity).await?,
         });
     }
     let rates = |group| crate::changes::db::failure_rates(&state.pool, group, None, None, None);
     let failure_by_month = rates(FailureGroup::Month).await?;
+    let mut failure_by_service = rates(FailureGroup::Service).await?;
+    failure_by_service.retain(|r| kept(&r.group));
+    let teams = crate::teams::db::list(&state.pool, None)
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.name))
+        .collect();
     Ok(ReportsPage {
+        teams,
+        filter_team: narrowed.team.unwrap_or_default(),
         chrome,
         sections,
         as_of: db::refreshed_at(&state.pool)
@@ -58,7 +92,7 @@ pub async fn index(PageRequest(state, chrome, _): PageRequest<Manager>) -> PageR
             .to_string(),
         failure_overall: FailureRate::overall(&failure_by_month),
         failure_by_month,
-        failure_by_service: rates(FailureGroup::Service).await?,
+        failure_by_service,
         failure_definition: FAILURE_RATE_DEFINITION,
     })
 }

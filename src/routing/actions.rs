@@ -251,11 +251,18 @@ pub struct Preview {
 }
 
 /// Runs a draft rule over the alerts received in the last seven days.
-pub async fn preview(conn: &mut PgConnection, d: &RuleDraft) -> AppResult<Preview> {
+/// What the draft would have done to the alerts of the last days that `seen_by` may see (an
+/// alert of a restricted incident is not shown to those it is not kept to).
+pub async fn preview(
+    conn: &mut PgConnection,
+    d: &RuleDraft,
+    seen_by: crate::incident_ref::domain::SeenBy,
+) -> AppResult<Preview> {
     let (_, _, rule) = check(d)?;
     let now = crate::clock::now(&mut *conn).await?;
     let since = now - chrono::Duration::days(PREVIEW_DAYS);
-    let alerts = crate::alert_store::db::received_since(&mut *conn, since, PREVIEW_LIMIT).await?;
+    let alerts = crate::alert_store::db::received_since(&mut *conn, since, seen_by, PREVIEW_LIMIT);
+    let alerts = alerts.await?;
     let rules = [rule];
     let mut matched = 0;
     let mut items = Vec::new();

@@ -132,11 +132,12 @@ pub async fn delete(
 #[utoipa::path(post, path = "/api/v1/routing-rules/preview", operation_id = "previewRoutingRule", tag = "alerts", request_body = RuleDraft,
     responses((status = 200, description = "OK", body = Preview), (status = 422, description = "A condition or field is wrong", body = crate::error::ErrorBody)))]
 pub async fn preview(
-    ApiRequest(state, _): ApiRequest<Responder>,
+    ApiRequest(state, auth): ApiRequest<Responder>,
     body: ApiJson<RuleDraft>,
 ) -> AppResult<Json<Preview>> {
     let mut conn = state.pool.acquire().await?;
-    Ok(Json(actions::preview(&mut conn, &body.value).await?))
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    Ok(Json(actions::preview(&mut conn, &body.value, sees).await?))
 }
 
 impl write::Versioned for RuleRecord {

@@ -156,7 +156,9 @@ pub async fn preview(
 ) -> PageResult<Response> {
     let draft = form.draft();
     let mut conn = state.pool.acquire().await?;
-    match actions::preview(&mut conn, &draft).await {
+    // Admins only: they see every incident's alerts.
+    let sees = crate::incident_ref::domain::SeenBy::ALL;
+    match actions::preview(&mut conn, &draft, sees).await {
         Ok(p) => Ok(page(&state, chrome, draft, Some(p), vec![], None)
             .await?
             .into_response()),

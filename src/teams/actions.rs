@@ -293,3 +293,54 @@ pub async fn follow_groups(
     }
     Ok(())
 }
+
+/// What a list is narrowed to: the team asked for (a slug or `mine`; `None`, everything) and
+/// the ids of the teams that means (`None`, every team's and nobody's).
+#[derive(Debug, Clone, Default)]
+pub struct Narrowed {
+    pub team: Option<String>,
+    pub ids: Option<Vec<i64>>,
+}
+
+/// A list narrowed to what `asked` says (`team=` in an address: a slug, `mine`, or blank for
+/// everything), for the API, which remembers nothing.
+pub async fn narrowed(
+    pool: &sqlx::PgPool,
+    person_id: i64,
+    asked: Option<&str>,
+) -> AppResult<Narrowed> {
+    let team = asked.map(str::trim).filter(|t| !t.is_empty());
+    let ids = match team {
+        Some(t) => Some(db::scope(pool, person_id, t).await?),
+        None => None,
+    };
+    Ok(Narrowed {
+        team: team.map(str::to_owned),
+        ids,
+    })
+}
+
+/// A page's list narrowed as its address asks — remembered as the person's choice for every
+/// list that narrows by team (the dashboard, incidents, action items, postmortems, reports) —
+/// or, when the address does not say, as the person chose last.
+pub async fn narrowed_page(
+    pool: &sqlx::PgPool,
+    person_id: i64,
+    asked: Option<&str>,
+) -> AppResult<Narrowed> {
+    let Some(asked) = asked else {
+        let chosen = db::chosen(pool, person_id).await?;
+        return narrowed(pool, person_id, chosen.as_deref()).await;
+    };
+    let n = narrowed(pool, person_id, Some(asked)).await?;
+    // Remembered: everything, "mine", or a team there is (by its slug); not a name of none.
+    let remembered = match n.team.as_deref() {
+        None => Some(None),
+        Some(super::domain::MINE) => Some(Some(super::domain::MINE.to_owned())),
+        Some(t) => db::slug_named(pool, t).await?.map(Some),
+    };
+    if let Some(choice) = remembered {
+        db::choose(pool, person_id, choice.as_deref()).await?;
+    }
+    Ok(n)
+}

@@ -264,3 +264,55 @@ pub async fn with_person(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Ve
         })
         .collect())
 }
+
+/// The slug of the team a slug or a name names (either case; a slug first).
+pub async fn slug_named(e: impl PgExecutor<'_>, slug_or_name: &str) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select slug from teams where slug = lower($1) or lower(name) = lower($1)
+           order by slug = lower($1) desc limit 1"#,
+        slug_or_name.trim()
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// The team a person last narrowed lists to (a slug, or `mine`), if any.
+pub async fn chosen(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar!(
+        "select team from team_choices where person_id = $1",
+        person_id
+    )
+    .fetch_optional(e)
+    .await?
+    .flatten())
+}
+
+/// Remembers what a person narrowed lists to (`None`: everything).
+pub async fn choose(e: impl PgExecutor<'_>, person_id: i64, team: Option<&str>) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into team_choices (person_id, team) values ($1, $2)
+           on conflict (person_id) do update set team = excluded.team, chosen_at = now()
+           where team_choices.team is distinct from excluded.team"#,
+        person_id,
+        team
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// The ids of the teams `team` names for a person: `mine`, the teams they are in; a slug or
+/// name, that team (none when there is no such team).
+pub async fn scope(
+    e: impl PgExecutor<'_> + Copy,
+    person_id: i64,
+    team: &str,
+) -> AppResult<Vec<i64>> {
+    if team == super::domain::MINE {
+        return ids_of_person(e, person_id).await;
+    }
+    Ok(find(e, team)
+        .await?
+        .map(|(id, _)| vec![id])
+        .unwrap_or_default())
+}

@@ -67,8 +67,17 @@ pub fn check_slug(slug: &str) -> Result<(), DomainError> {
             "use 1–40 lowercase letters, digits and single dashes (e.g. payments)",
         ));
     }
+    if slug == MINE {
+        return Err(DomainError::invalid(
+            "slug",
+            "\"mine\" means the teams you are in wherever a team is asked for; choose another",
+        ));
+    }
     Ok(())
 }
+
+/// What a list's `team` means when it is not a team's slug: the teams the person is in.
+pub const MINE: &str = "mine";
 
 impl TeamDraft {
     pub fn validated(mut self) -> Result<Self, DomainError> {

@@ -16,3 +16,13 @@ pub async fn record(conn: &mut PgConnection, entry: NewEvent<'_>) -> AppResult<E
 pub async fn record_many(conn: &mut PgConnection, entries: &[NewEvent<'_>]) -> AppResult<()> {
     db::append_many(conn, entries).await
 }
+
+/// Keeps a newly restricted incident's key and title out of other incidents' timelines: the
+/// link entries written while it was open to everyone stop naming it.
+pub async fn unname_links_to(
+    conn: &mut PgConnection,
+    key: &str,
+    incident_id: i64,
+) -> AppResult<u64> {
+    super::db::unname_links_to(conn, key, incident_id).await
+}

@@ -148,6 +148,25 @@ pub async fn append_many(e: impl PgExecutor<'_>, events: &[NewEvent<'_>]) -> App
 }
 
 /// The incident's timeline in the order things happened.
+/// Forgets the key and title of the incident `key` in the link entries of other incidents'
+/// timelines (it is now restricted, and those who read them may not see it); how many.
+pub async fn unname_links_to(
+    e: impl PgExecutor<'_>,
+    key: &str,
+    incident_id: i64,
+) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"update timeline_events
+           set details = (details - 'other' - 'title') || '{"restricted": true}'::jsonb
+           where kind = 'related' and details->>'other' = $1 and incident_id <> $2"#,
+        key,
+        incident_id
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
 pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<Event>> {
     sqlx::query_as!(
         EventRow,

@@ -266,6 +266,13 @@ pub fn headline(
         }
         Kind::Related => {
             let (other, title) = (str_of(details, "other"), str_of(details, "title"));
+            if details.get("restricted").and_then(Value::as_bool) == Some(true) {
+                // Written before the other incident was restricted: no longer named here.
+                return match str_of(details, "action") {
+                    "unlinked" => "No longer related to an incident now restricted".to_owned(),
+                    _ => "Related to an incident now restricted".to_owned(),
+                };
+            }
             match str_of(details, "action") {
                 "unlinked" => format!("No longer related to {other} ({title})"),
                 _ => match str_of(details, "note") {

@@ -155,6 +155,15 @@ async fn a_restricted_incident_is_not_there_for_an_outsider(pool: PgPool) {
                 format!("/incidents/{secret}/postmortem"),
                 format!("/incidents/{none}/postmortem"),
             ),
+            // Written as the handler reads it once decoded (INC%2D… is INC-…).
+            (
+                format!("/api/v1/incidents/{}", secret.replace('-', "%2D")),
+                format!("/api/v1/incidents/{}", none.replace('-', "%2D")),
+            ),
+            (
+                format!("/incidents/{}/postmortem.md", secret.replace('I', "%49")),
+                format!("/incidents/{}/postmortem.md", none.replace('I', "%49")),
+            ),
         ] {
             let (r, n) = (
                 get_as(&app, who, &path).await,

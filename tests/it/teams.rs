@@ -1210,3 +1210,91 @@ async fn no_team_may_be_named_as_another_teams_slug_and_a_leads_rule_stays_in_it
     let r = app.post(base, rule(json!([]), "platform-api")).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
+
+#[sqlx::test]
+async fn my_teams_narrow_the_lists_and_each_page_remembers_the_choice(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    team(&app, "Checkout").await;
+    let ana = app.account("ana@example.com", "manager").await;
+    let r = put(
+        &app,
+        "/api/v1/teams/payments/members/ana",
+        json!({"role": "member"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for (name, team) in [("pay-svc", "payments"), ("co-svc", "checkout")] {
+        let r = app
+            .post(
+                "/api/v1/services",
+                json!({"name": name, "tier": 2, "team": team}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let ours = app
+        .incident(json!({"title": "Ours is slow", "severity": "Sev3", "service": "pay-svc"}))
+        .await;
+    let theirs = app
+        .incident(json!({"title": "Theirs is down", "severity": "Sev2", "service": "co-svc"}))
+        .await;
+    let get = |uri: &'static str| {
+        let (app, ana) = (&app, &ana);
+        async move { app.call_as(ana, Method::GET, uri, &[], None).await }
+    };
+
+    // The API narrows to what is asked and remembers nothing.
+    let r = get("/api/v1/incidents?team=mine").await;
+    assert!(
+        r.text.contains(&ours) && !r.text.contains(&theirs),
+        "{}",
+        r.text
+    );
+    let r = get("/api/v1/incidents").await;
+    assert!(r.text.contains(&ours) && r.text.contains(&theirs));
+
+    // A page narrowed to my teams is remembered: the next page opens the same way, everywhere.
+    let r = get("/incidents?team=mine").await;
+    assert!(r.text.contains("Ours is slow") && !r.text.contains("Theirs is down"));
+    assert!(
+        r.text
+            .contains(r#"<option value="mine" selected>My teams</option>"#)
+    );
+    for uri in ["/incidents", "/"] {
+        let r = get(uri).await;
+        assert_eq!(r.status, StatusCode::OK, "{uri}");
+        assert!(r.text.contains("Ours is slow"), "{uri}");
+        assert!(
+            !r.text.contains("Theirs is down"),
+            "{uri} remembers my teams"
+        );
+    }
+    for uri in ["/action-items", "/postmortems", "/reports"] {
+        let r = get(uri).await;
+        assert_eq!(r.status, StatusCode::OK, "{uri}: {}", r.text);
+        assert!(
+            r.text
+                .contains(r#"<option value="mine" selected>My teams</option>"#),
+            "{uri}"
+        );
+    }
+    // One team, then everything again, each remembered.
+    let r = get("/?team=checkout").await;
+    assert!(r.text.contains("Theirs is down") && !r.text.contains("Ours is slow"));
+    let r = get("/incidents").await;
+    assert!(r.text.contains("Theirs is down") && !r.text.contains("Ours is slow"));
+    get("/incidents?team=").await;
+    let r = get("/").await;
+    assert!(r.text.contains("Theirs is down") && r.text.contains("Ours is slow"));
+    // A team of no one's name narrows to nothing and is not remembered.
+    let r = get("/incidents?team=nobody-here").await;
+    assert!(!r.text.contains("Ours is slow"));
+    let r = get("/incidents").await;
+    assert!(r.text.contains("Ours is slow") && r.text.contains("Theirs is down"));
+
+    // "mine" is not a team's to take.
+    let r = app.post("/api/v1/teams", json!({"name": "Mine"})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "slug");
+}

@@ -68,6 +68,9 @@ pub struct DashboardPage {
     width: i64,
     height: i64,
     newest: i64,
+    /// The teams to narrow it to: (slug, name); and the choice (a slug, `mine`, or blank)
+    teams: Vec<(String, String)>,
+    filter_team: String,
 }
 
 /// The clock a responder watches on an open incident: acknowledge until acknowledged, then
@@ -110,9 +113,13 @@ pub fn open_row(i: &Incident, sla: &Sla) -> OpenRow {
     }
 }
 
-/// The trends of the last `span` days, of the services `team` owns or of all.
-pub async fn trends(pool: &sqlx::PgPool, span: i32, team: Option<&str>) -> PageResult<Vec<Chart>> {
-    let (days, ack_mean, resolve_mean) = db::last_days(pool, span, team).await?;
+/// The trends of the last `span` days, of the services `teams` own or of all.
+pub async fn trends(
+    pool: &sqlx::PgPool,
+    span: i32,
+    teams: Option<&[i64]>,
+) -> PageResult<Vec<Chart>> {
+    let (days, ack_mean, resolve_mean) = db::last_days(pool, span, teams).await?;
     Ok(Trend::ALL
         .into_iter()
         .map(|t| {
@@ -131,7 +138,7 @@ pub async fn trends(pool: &sqlx::PgPool, span: i32, team: Option<&str>) -> PageR
 pub async fn open_incidents(
     pool: &sqlx::PgPool,
     sees: SeenBy,
-    team: Option<&str>,
+    teams: Option<Vec<i64>>,
 ) -> PageResult<Vec<Incident>> {
     let filter = Filter {
         statuses: Some(vec![
@@ -139,7 +146,7 @@ pub async fn open_incidents(
             "acknowledged".into(),
             "mitigated".into(),
         ]),
-        team: team.map(str::to_owned),
+        teams,
         ..Filter::default()
     };
     let mut open = crate::incidents::db::list(pool, &filter, sees, None, 200).await?;
@@ -149,10 +156,15 @@ pub async fn open_incidents(
 
 pub async fn show(
     PageRequest(state, chrome, auth): PageRequest<Viewer>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
+        crate::teams::domain::TeamQuery,
+    >,
 ) -> PageResult<DashboardPage> {
     let now = clock::now(&state.pool).await?;
     let sees = SeenBy::of(&auth.user);
-    let open = open_incidents(&state.pool, sees, None).await?;
+    let asked = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, asked).await?;
+    let open = open_incidents(&state.pool, sees, narrowed.ids.clone()).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut groups: Vec<SeverityGroup> = Severity::ALL
         .into_iter()
@@ -213,7 +225,12 @@ pub async fn show(
     let overdue_items =
         crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true, sees)
             .await?;
-    let charts = trends(&state.pool, 30, None).await?;
+    let charts = trends(&state.pool, 30, narrowed.ids.as_deref()).await?;
+    let teams = crate::teams::db::list(&state.pool, None)
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.name))
+        .collect();
     Ok(DashboardPage {
         chrome,
         open_total: open.len(),
@@ -230,5 +247,7 @@ pub async fn show(
         width: WIDTH,
         height: HEIGHT,
         newest: crate::timeline::db::newest_id(&state.pool, None).await?,
+        teams,
+        filter_team: narrowed.team.unwrap_or_default(),
     })
 }

@@ -74,7 +74,7 @@ pub async fn show(
             }
         })
         .collect();
-    let open = open_incidents(&state.pool, SeenBy::of(&auth.user), Some(&team.slug)).await?;
+    let open = open_incidents(&state.pool, SeenBy::of(&auth.user), Some(vec![team.id])).await?;
     let now = clock::now(&state.pool).await?;
     let policies = crate::sla::db::all(&state.pool).await?;
     let mut rows = Vec::with_capacity(open.len());
@@ -84,7 +84,7 @@ pub async fn show(
     let items = crate::action_items::db::ItemFilter {
         status: Some("unfinished".into()),
         overdue: true,
-        team: Some(team.slug.clone()),
+        teams: Some(vec![team.id]),
         ..Default::default()
     };
     let (overdue_items, _) =
@@ -95,7 +95,7 @@ pub async fn show(
         services,
         open: rows,
         overdue_items,
-        charts: trends(&state.pool, SPAN, Some(&team.slug)).await?,
+        charts: trends(&state.pool, SPAN, Some(&[team.id])).await?,
         width: WIDTH,
         height: HEIGHT,
         team,

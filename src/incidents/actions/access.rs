@@ -182,6 +182,9 @@ pub(super) async fn apply(
     };
     append(conn, id, actor, entry).await?;
     let key = incident.key.to_string();
+    if after.restricted {
+        crate::timeline::actions::unname_links_to(conn, &key, id).await?;
+    }
     audit::changed(conn, actor, "incident.access", &key, &before, &after).await?;
     Ok(Some(version))
 }

@@ -117,7 +117,8 @@ pub struct ListQuery {
     pub service: Option<String>,
     /// Text in the title, summary or impact, or an incident key
     pub q: Option<String>,
-    /// Only incidents of the services this team (by its slug) owns
+    /// Only incidents of the services this team (by its slug) owns, or `mine`: those of the
+    /// teams you are in
     pub team: Option<String>,
     /// `next_cursor` of the previous page
     pub cursor: Option<String>,
@@ -165,7 +166,8 @@ impl ListQuery {
                 severities,
                 service: query_text(&self.service),
                 q: query_text(&self.q),
-                team: query_text(&self.team),
+                // read from `team` by the handler, which knows who asks
+                teams: None,
             },
             after,
             limit,
@@ -185,7 +187,11 @@ pub async fn list(
     ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> AppResult<Json<IncidentList>> {
-    let p = query.parse()?;
+    let mut p = query.parse()?;
+    let team = query.team.as_deref();
+    p.filter.teams = crate::teams::actions::narrowed(&state.pool, auth.user.id, team)
+        .await?
+        .ids;
     let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
     let (rows, next) = db::page(&state.pool, &p.filter, sees, p.after, p.limit).await?;
     let now = clock::now(&state.pool).await?;

@@ -5,13 +5,14 @@ use askama_web::WebTemplate;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 
+use crate::domain::IncidentKey;
+use crate::error::AppError;
 use crate::http::access::RequestActor;
 use crate::http::page::Chrome;
 use crate::http::page::PageResult;
 use crate::incidents::actions::{self};
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{Status, Transition};
-use crate::incidents::handlers::parse_key;
 use crate::state::AppState;
 
 /// The page an acknowledge link opens: whose link, which incident, and a button (a GET never
@@ -56,7 +57,10 @@ pub async fn ack_link(
     chrome: Chrome,
     Path((key, token)): Path<(String, String)>,
 ) -> PageResult<AckPage> {
-    let i = db::get(&state.pool, parse_key(&key)?).await?;
+    let key = IncidentKey::parse(&key).ok_or_else(crate::paging::actions::invalid_link)?;
+    let i = db::find(&state.pool, key)
+        .await?
+        .ok_or_else(crate::paging::actions::invalid_link)?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let (_, link) =
         crate::paging::actions::check_link(&mut tx, &i.key.to_string(), i.id, &token).await?;
@@ -73,9 +77,12 @@ pub async fn ack_by_link(
     RequestActor(request): RequestActor,
     Path((key, token)): Path<(String, String)>,
 ) -> PageResult<Response> {
-    let key = parse_key(&key)?;
+    let key = IncidentKey::parse(&key).ok_or_else(crate::paging::actions::invalid_link)?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
-    let i = db::lock(&mut *tx, key).await?;
+    let i = db::lock(&mut *tx, key).await.map_err(|e| match e {
+        AppError::NotFound(_) => crate::paging::actions::invalid_link(),
+        other => other,
+    })?;
     let (nonce, link) =
         crate::paging::actions::check_link(&mut tx, &key.to_string(), i.id, &token).await?;
     let actor = crate::audit::Actor {

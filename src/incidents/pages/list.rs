@@ -98,7 +98,9 @@ pub async fn list(
     {
         return Ok(see_other(key));
     }
-    Ok(list_page(&state, chrome, sees, query)
+    let team = query.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, team).await?;
+    Ok(list_page(&state, chrome, (sees, narrowed), query)
         .await?
         .into_response())
 }
@@ -106,10 +108,14 @@ pub async fn list(
 async fn list_page(
     state: &AppState,
     chrome: Chrome,
-    sees: crate::incident_ref::domain::SeenBy,
+    (sees, narrowed): (
+        crate::incident_ref::domain::SeenBy,
+        crate::teams::actions::Narrowed,
+    ),
     query: ListQuery,
 ) -> Result<ListPage, AppError> {
-    let p = query.parse()?;
+    let mut p = query.parse()?;
+    p.filter.teams = narrowed.ids;
     let (rows, next) = db::page(&state.pool, &p.filter, sees, p.after, p.limit).await?;
     let next_page = next.map(|cursor| {
         let filters = crate::http::page::filters_query([
@@ -117,7 +123,7 @@ async fn list_page(
             ("severity", query.severity.as_deref()),
             ("service", query.service.as_deref()),
             ("q", query.q.as_deref()),
-            ("team", query.team.as_deref()),
+            ("team", narrowed.team.as_deref()),
         ]);
         crate::http::page::next_page("/incidents", &filters, &cursor.encode())
     });
@@ -175,7 +181,7 @@ async fn list_page(
             .into_iter()
             .map(|t| (t.slug, t.name))
             .collect(),
-        filter_team: query.team.clone().unwrap_or_default(),
+        filter_team: narrowed.team.clone().unwrap_or_default(),
         filter_status: query.status.clone().unwrap_or_default(),
         filter_severity: query.severity.clone().unwrap_or_default(),
         filter_service: query.service.clone().unwrap_or_default(),

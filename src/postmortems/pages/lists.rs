@@ -38,6 +38,9 @@ pub struct ActionItemsPage {
     next_page: Option<String>,
     /// Whether this is a later page (then a link leads back to the first)
     later_page: bool,
+    /// The teams to narrow it to: (slug, name); and the choice (a slug, `mine`, or blank)
+    teams: Vec<(String, String)>,
+    filter_team: String,
 }
 
 pub async fn action_items(
@@ -47,7 +50,10 @@ pub async fn action_items(
     >,
 ) -> PageResult<ActionItemsPage> {
     // Unfinished items unless asked: a list of everything opens on the ones long done.
-    let filter = q.filter_or(UNFINISHED)?;
+    let mut filter = q.filter_or(UNFINISHED)?;
+    let team = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, team).await?;
+    filter.teams = narrowed.ids.clone();
     let status = filter.status.clone().unwrap_or_else(|| "any".to_owned());
     let (after, limit) = q.page()?;
     let mut conn = state.pool.acquire().await?;
@@ -64,7 +70,7 @@ pub async fn action_items(
         ("status", Some(status.as_str()).filter(|s| *s != UNFINISHED)),
         ("type", filter.kind.as_deref()),
         ("overdue", filter.overdue.then_some("true")),
-        ("team", filter.team.as_deref()),
+        ("team", narrowed.team.as_deref()),
     ]);
     let next_page = next.map(|c| crate::http::page::next_page("/action-items", &back, &c.encode()));
     Ok(ActionItemsPage {
@@ -78,6 +84,8 @@ pub async fn action_items(
         kind: filter.kind.unwrap_or_default(),
         back,
         overdue: filter.overdue,
+        teams: team_names(&state).await?,
+        filter_team: narrowed.team.unwrap_or_default(),
     })
 }
 
@@ -160,6 +168,9 @@ pub struct ListPage {
     next_page: Option<String>,
     /// What is wrong with the filters as typed (the list is then empty, answered 422)
     errors: Vec<FieldError>,
+    /// The teams to narrow it to: (slug, name); and the choice (a slug, `mine`, or blank)
+    teams: Vec<(String, String)>,
+    filter_team: String,
 }
 
 impl ListPage {
@@ -189,7 +200,11 @@ pub async fn list(
         .into_iter()
         .map(|s| s.name)
         .collect();
-    let (filter, (after, limit)) = match q.filter().and_then(|f| q.page().map(|p| (f, p))) {
+    let team = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, team).await?;
+    let teams = team_names(&state).await?;
+    let filter_team = narrowed.team.clone().unwrap_or_default();
+    let (mut filter, (after, limit)) = match q.filter().and_then(|f| q.page().map(|p| (f, p))) {
         Ok(read) => read,
         Err(AppError::Validation(errors)) => {
             let page = ListPage {
@@ -200,11 +215,14 @@ pub async fn list(
                 first_page: None,
                 next_page: None,
                 errors,
+                teams,
+                filter_team,
             };
             return Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response());
         }
         Err(other) => return Err(other.into()),
     };
+    filter.teams = narrowed.ids;
     let (rows, next) =
         crate::postmortems::db::list(&state.pool, &filter, SeenBy::of(&auth.user), after, limit)
             .await?;
@@ -219,6 +237,7 @@ pub async fn list(
         ("from", q.from.as_deref()),
         ("to", q.to.as_deref()),
         ("open_items", q.open_items.as_deref()),
+        ("team", narrowed.team.as_deref()),
         ("limit", q.limit.as_deref()),
     ]);
     let next_page =
@@ -232,6 +251,17 @@ pub async fn list(
         first_page,
         next_page,
         errors: vec![],
+        teams,
+        filter_team,
     }
     .into_response())
+}
+
+/// Every team's (slug, name), for a list's team choice.
+async fn team_names(state: &crate::state::AppState) -> Result<Vec<(String, String)>, AppError> {
+    Ok(crate::teams::db::list(&state.pool, None)
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.name))
+        .collect())
 }

@@ -1,4 +1,4 @@
-//! The dashboard's routes: the organisation's and each team's.
+//! The dashboard's routes: the organisation's, each team's and each service's.
 
 use axum::routing::get;
 
@@ -9,4 +9,5 @@ pub fn routes() -> Routes {
     Routes::new()
         .page("/", get(pages::show))
         .page("/teams/{slug}", get(pages::team::show))
+        .page("/services/{name}", get(pages::service::show))
 }

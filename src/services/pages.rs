@@ -1,4 +1,6 @@
-//! Service pages: the catalogue, one service with its incidents, and the forms to add and edit.
+//! Service pages: the catalogue and the forms to add and edit. One service's own page, which
+//! shows who is on call for it, is the dashboard's (`dashboard::pages::service`), which sees the
+//! rooms above this one.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -10,8 +12,6 @@ use super::actions;
 use super::db::{self, Service};
 use super::domain::ServiceDraft;
 use super::handlers::ServiceQuery;
-use crate::changes::db::Change;
-use crate::changes::domain::{FailureGroup, FailureRate};
 use crate::error::{AppError, FieldError};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiQuery, PageForm};
@@ -43,76 +43,6 @@ pub async fn list(
         chrome,
         services: q.list(&state.pool).await?,
         team,
-    })
-}
-
-struct IncidentRow {
-    key: String,
-    title: String,
-    severity: String,
-    status: String,
-    detected: String,
-}
-
-#[derive(Template, WebTemplate)]
-#[template(path = "services/show.html")]
-pub struct ShowPage {
-    chrome: Chrome,
-    s: Service,
-    incidents: Vec<IncidentRow>,
-    /// This month's error budget as the postmortems' failed requests consumed it.
-    budget: Option<String>,
-    /// Its latest changes that touch capacity, with their checks.
-    capacity_changes: Vec<Change>,
-    /// Its change-failure rate over the last 90 days, and all time.
-    failure_recent: FailureRate,
-    failure_all: FailureRate,
-}
-
-pub async fn show(
-    PageRequest(state, chrome, auth): PageRequest<Viewer>,
-    Path(name): Path<String>,
-) -> PageResult<ShowPage> {
-    let s = db::get_by_name(&state.pool, &name).await?;
-    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
-    let rows = db::incidents_of(&state.pool, s.id, sees, 100).await?;
-    let (failed, counted) = super::db::failed_this_month(&state.pool, s.id).await?;
-    let budget = super::domain::error_budget(
-        s.slo_target_percent,
-        s.avg_requests_per_second,
-        Some(failed),
-    )
-    .map(|b| super::domain::budget_left_line(&b, failed, counted));
-    let capacity_changes = crate::changes::db::capacity_changes(&state.pool, &s.name, 10).await?;
-    let since = crate::clock::now(&state.pool).await? - chrono::Duration::days(90);
-    let rate = |from| {
-        crate::changes::db::failure_rates(
-            &state.pool,
-            FailureGroup::Service,
-            Some(&s.name),
-            from,
-            None,
-        )
-    };
-    let failure_recent = FailureRate::overall(&rate(Some(since)).await?);
-    let failure_all = FailureRate::overall(&rate(None).await?);
-    Ok(ShowPage {
-        chrome,
-        budget,
-        capacity_changes,
-        failure_recent,
-        failure_all,
-        incidents: rows
-            .into_iter()
-            .map(|i| IncidentRow {
-                key: crate::domain::IncidentKey(i.number).to_string(),
-                title: i.title,
-                severity: i.severity,
-                status: i.status,
-                detected: i.detected_at.format("%Y-%m-%d %H:%M UTC").to_string(),
-            })
-            .collect(),
-        s,
     })
 }
 

@@ -13,7 +13,6 @@ pub fn routes() -> Routes {
         .api(routes!(api::bridge, api::set_bridge))
         .page("/services", get(pages::list).post(pages::create))
         .page("/services/new", get(pages::new_form))
-        .page("/services/{name}", get(pages::show))
         .page(
             "/services/{name}/edit",
             get(pages::edit_form).post(pages::edit),

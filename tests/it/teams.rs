@@ -447,6 +447,23 @@ async fn the_team_page_shows_its_services_who_is_on_call_and_its_open_incidents(
         "the team's incidents counted: {html}"
     );
     assert_eq!(app.get("/teams/nope").await.status, StatusCode::NOT_FOUND);
+    // The service's own page names its team and who it pages first now; one without a policy
+    // says it pages nobody.
+    let html = app.get("/services/payments-gateway").await.text;
+    assert!(
+        html.contains(r#"<a href="/teams/payments">Payments</a>"#),
+        "{html}"
+    );
+    assert!(
+        html.contains("Ana Ribeiro <span class=\"muted\">(paged first by Payments)</span>"),
+        "{html}"
+    );
+    let html = app.get("/services/search").await.text;
+    assert!(html.contains("its alerts page nobody"), "{html}");
+    assert_eq!(
+        app.get("/services/nope").await.status,
+        StatusCode::NOT_FOUND
+    );
     // The incident list narrows to a team's the same way, in the API and on the page.
     let listed = app.get("/api/v1/incidents?team=payments").await.json();
     let keys: Vec<&Value> = listed["items"]

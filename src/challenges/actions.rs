@@ -33,6 +33,22 @@ async fn incident_of(conn: &mut PgConnection, d: &ChallengeDraft) -> AppResult<O
         .ok_or_else(|| AppError::invalid("incident", format!("there is no incident {key}")))
 }
 
+/// The team a draft belongs to: the one it names (an unknown one refused naming `team`), else
+/// its incident's service's team, else nobody's.
+async fn team_of(
+    conn: &mut PgConnection,
+    d: &ChallengeDraft,
+    incident: Option<i64>,
+) -> AppResult<Option<i64>> {
+    if let Some(named) = d.team.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        return crate::teams::actions::named(&mut *conn, named).await;
+    }
+    match incident {
+        Some(id) => db::incident_team(&mut *conn, id).await,
+        None => Ok(None),
+    }
+}
+
 /// The audit row of an editor's change to a challenge.
 async fn audited(
     conn: &mut PgConnection,
@@ -55,7 +71,8 @@ async fn audited(
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ChallengeDraft) -> AppResult<i64> {
     d.check()?;
     let incident = incident_of(conn, d).await?;
-    let id = db::insert(&mut *conn, d, incident, &actor.name).await?;
+    let team = team_of(conn, d, incident).await?;
+    let id = db::insert(&mut *conn, d, (incident, team), &actor.name).await?;
     audited(conn, actor, "challenge.create", id, &d.title).await?;
     Ok(id)
 }
@@ -72,12 +89,13 @@ pub async fn update(
     let current = db::get(&mut *conn, id).await?;
     not_playing(conn, id, actor.person_id).await?;
     let incident = incident_of(conn, d).await?;
+    let team = team_of(conn, d, incident).await?;
     if !db::update(
         &mut *conn,
         id,
         version.unwrap_or(current.version),
         d,
-        incident,
+        (incident, team),
     )
     .await?
     {
@@ -144,6 +162,7 @@ pub fn source(c: &Challenge) -> ChallengeDraft {
     ChallengeDraft {
         title: c.title.clone(),
         incident: c.incident.map(|k| k.to_string()),
+        team: c.team.clone(),
         scenario: c.scenario.clone(),
         evidence: c.evidence.0.clone(),
         hints: c.hints.0.clone(),

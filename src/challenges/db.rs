@@ -17,6 +17,8 @@ pub struct Challenge {
     pub title: String,
     /// `INC-1187`, when built from an incident
     pub incident: Option<IncidentKey>,
+    /// The owning team's slug; `None`, the installation's
+    pub team: Option<String>,
     pub scenario: String,
     pub evidence: Json<Vec<Evidence>>,
     pub hints: Json<Vec<Hint>>,
@@ -38,7 +40,8 @@ pub struct Challenge {
 pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<Challenge> {
     sqlx::query_as!(
         Challenge,
-        r#"select c.id, c.title, i.number as "incident?: IncidentKey", c.scenario,
+        r#"select c.id, c.title, i.number as "incident?: IncidentKey",
+                  (select t.slug from teams t where t.id = c.team_id) as "team?", c.scenario,
                   c.evidence as "evidence: Json<Vec<Evidence>>", c.hints as "hints: Json<Vec<Hint>>",
                   c.answer_cause, c.answer_fix, c.explanation,
                   c.rubric as "rubric: Json<Vec<Concept>>", c.status, c.version, c.created_by,
@@ -67,17 +70,28 @@ pub struct Summary {
     pub evidence_items: i32,
     pub hints: i32,
     pub published_at: Option<DateTime<Utc>>,
+    /// The owning team's slug; `None`, the installation's
+    pub team: Option<String>,
 }
 
-/// Published challenges, newest first; drafts too for editors.
-pub async fn list(e: impl PgExecutor<'_>, with_drafts: bool) -> AppResult<Vec<Summary>> {
+/// Published challenges, newest first; drafts too for editors; those of `teams` only, when
+/// given.
+pub async fn list(
+    e: impl PgExecutor<'_>,
+    with_drafts: bool,
+    teams: Option<&[i64]>,
+) -> AppResult<Vec<Summary>> {
     Ok(sqlx::query_as!(
         Summary,
-        r#"select id, title, status, jsonb_array_length(evidence) as "evidence_items!",
-                  jsonb_array_length(hints) as "hints!", published_at
-           from challenges where status = 'published' or $1
-           order by published_at desc nulls first, id desc"#,
-        with_drafts
+        r#"select c.id, c.title, c.status, jsonb_array_length(c.evidence) as "evidence_items!",
+                  jsonb_array_length(c.hints) as "hints!", c.published_at,
+                  t.slug as "team?"
+           from challenges c left join teams t on t.id = c.team_id
+           where (c.status = 'published' or $1)
+             and ($2::int8[] is null or c.team_id = any($2))
+           order by c.published_at desc nulls first, c.id desc"#,
+        with_drafts,
+        teams
     )
     .fetch_all(e)
     .await?)
@@ -86,13 +100,13 @@ pub async fn list(e: impl PgExecutor<'_>, with_drafts: bool) -> AppResult<Vec<Su
 pub async fn insert(
     e: impl PgExecutor<'_>,
     d: &ChallengeDraft,
-    incident_id: Option<i64>,
+    (incident_id, team_id): (Option<i64>, Option<i64>),
     created_by: &str,
 ) -> AppResult<i64> {
     Ok(sqlx::query_scalar!(
         r#"insert into challenges (title, incident_id, scenario, evidence, hints, answer_cause,
-                                   answer_fix, explanation, rubric, created_by)
-           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning id"#,
+                                   answer_fix, explanation, rubric, created_by, team_id)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning id"#,
         d.title.trim(),
         incident_id,
         d.scenario.trim(),
@@ -102,7 +116,8 @@ pub async fn insert(
         d.answer.fix.trim(),
         d.answer.explanation.trim(),
         Json(&d.rubric) as _,
-        created_by
+        created_by,
+        team_id
     )
     .fetch_one(e)
     .await?)
@@ -114,13 +129,13 @@ pub async fn update(
     id: i64,
     version: i32,
     d: &ChallengeDraft,
-    incident_id: Option<i64>,
+    (incident_id, team_id): (Option<i64>, Option<i64>),
 ) -> AppResult<bool> {
     let done = sqlx::query!(
         r#"update challenges
            set title = $3, incident_id = $4, scenario = $5, evidence = $6, hints = $7,
                answer_cause = $8, answer_fix = $9, explanation = $10, rubric = $11,
-               version = version + 1, updated_at = now()
+               team_id = $12, version = version + 1, updated_at = now()
            where id = $1 and version = $2"#,
         id,
         version,
@@ -133,6 +148,7 @@ pub async fn update(
         d.answer.fix.trim(),
         d.answer.explanation.trim(),
         Json(&d.rubric) as _,
+        team_id,
     )
     .execute(e)
     .await?;
@@ -149,6 +165,20 @@ pub async fn publish(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
     .execute(e)
     .await?;
     Ok(())
+}
+
+/// The team of the service of incident `incident_id`, if it has one.
+pub async fn incident_team(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select s.team_id
+           -- every incident: one a challenge is built from, never a restricted one
+           from incidents i join services s on s.id = i.service_id
+           where i.id = $1"#,
+        incident_id
+    )
+    .fetch_optional(e)
+    .await?
+    .flatten())
 }
 
 /// The id of the incident with this number, if any open to everyone: a challenge is read by

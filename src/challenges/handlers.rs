@@ -14,7 +14,7 @@ use super::domain::ChallengeDraft;
 use crate::auth::domain::UserRole;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Manager, MinRole, Responder, Viewer};
-use crate::http::extract::{ApiJson, IfMatch, parse_id, with_etag};
+use crate::http::extract::{ApiJson, ApiQuery, IfMatch, parse_id, with_etag};
 use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
@@ -32,14 +32,18 @@ pub struct ChallengeList {
     pub items: Vec<Summary>,
 }
 
-/// Published challenges (and drafts, for editors).
+/// Published challenges (and drafts, for editors); `?team=` a team's slug or `mine`.
 #[utoipa::path(get, path = "/api/v1/challenges", operation_id = "listChallenges", tag = "challenges",
+    params(crate::teams::domain::TeamQuery),
     responses((status = 200, description = "OK", body = ChallengeList)))]
 pub async fn list(
     ApiRequest(state, auth): ApiRequest<Responder>,
+    ApiQuery(q): ApiQuery<crate::teams::domain::TeamQuery>,
 ) -> AppResult<Json<ChallengeList>> {
+    let team = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed(&state.pool, auth.user.id, team).await?;
     Ok(Json(ChallengeList {
-        items: db::list(&state.pool, player(&auth).editor).await?,
+        items: db::list(&state.pool, player(&auth).editor, narrowed.ids.as_deref()).await?,
     }))
 }
 

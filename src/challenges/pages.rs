@@ -43,6 +43,9 @@ pub struct ListPage {
     /// Challenges the signed-in person is playing now: their editor stays closed until the
     /// attempt ends (it shows the answer)
     playing: Vec<i64>,
+    /// The teams to narrow the list to: (slug, name); and the choice (a slug, `mine`, or blank)
+    teams: Vec<(String, String)>,
+    filter_team: String,
 }
 
 impl ListPage {
@@ -53,10 +56,20 @@ impl ListPage {
 
 pub async fn list(
     PageRequest(state, chrome, auth): PageRequest<Responder>,
+    crate::http::extract::ApiQuery(q): crate::http::extract::ApiQuery<
+        crate::teams::domain::TeamQuery,
+    >,
 ) -> PageResult<ListPage> {
+    let team = q.team.as_deref();
+    let narrowed = crate::teams::actions::narrowed(&state.pool, auth.user.id, team).await?;
+    let teams = crate::teams::db::list(&state.pool, None)
+        .await?
+        .into_iter()
+        .map(|t| (t.slug, t.name))
+        .collect();
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
-    let challenges = db::list(&mut *tx, player(&auth).editor).await?;
+    let challenges = db::list(&mut *tx, player(&auth).editor, narrowed.ids.as_deref()).await?;
     let playing = db::playing(&mut *tx, auth.user.id).await?;
     tx.commit().await?;
     Ok(ListPage {
@@ -65,6 +78,8 @@ pub async fn list(
         balance: credits.balance,
         entries: credits.entries.into_iter().take(10).collect(),
         playing,
+        teams,
+        filter_team: narrowed.team.unwrap_or_default(),
     })
 }
 
@@ -196,6 +211,7 @@ impl EditForm {
     fn of(d: &ChallengeDraft) -> Self {
         let mut fields = HashMap::from([
             ("title".to_owned(), d.title.clone()),
+            ("team".to_owned(), d.team.clone().unwrap_or_default()),
             ("scenario".to_owned(), d.scenario.clone()),
             ("cause".to_owned(), d.answer.cause.clone()),
             ("fix".to_owned(), d.answer.fix.clone()),
@@ -245,6 +261,7 @@ impl EditForm {
         Ok(ChallengeDraft {
             title: text("title"),
             incident: current.incident.clone(),
+            team: Some(text("team")),
             scenario: text("scenario").replace("\r\n", "\n"),
             evidence,
             hints: hints_from_lines(&text("hints"))?,

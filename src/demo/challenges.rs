@@ -485,7 +485,7 @@ async fn generate_and_refine(
 /// published postmortem and refined by an editor: OrbitPay's from PAY-184 (its title, rubric
 /// and hints rewritten), and INC-1187's (its title and rubric rewritten).
 pub async fn load(tx: &mut PgConnection, inc_1187: crate::domain::IncidentKey) -> AppResult<()> {
-    let existing = crate::challenges::db::list(&mut *tx, true).await?;
+    let existing = crate::challenges::db::list(&mut *tx, true, None).await?;
     let editor = Actor::system("Marcelo Roman");
     if !existing.iter().any(|c| c.title == ORBITPAY_TITLE) {
         generate_and_refine(tx, &editor, super::orbitpay::PAY_184, |d| {

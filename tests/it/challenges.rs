@@ -1517,3 +1517,64 @@ async fn the_review_queue_takes_a_teachers_verdict_to_the_learner_and_the_grader
     assert_eq!(rubric, quell::demo::challenges::orbitpay_rubric());
     assert_eq!(graded(&tsv.text, &rubric).len(), 2);
 }
+
+/// A challenge belongs to a team: the one its draft names, else its incident's service's; the
+/// list narrows to a team's (or mine), and an unknown team is refused naming the field.
+#[sqlx::test]
+async fn a_challenge_belongs_to_a_team_and_the_list_narrows_to_it(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let id = orbitpay(&app).await;
+    let mut draft = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    draft["title"] = json!("OrbitPay, for Payments");
+    draft["team"] = json!("Payments");
+    let r = app.post("/api/v1/challenges", draft.clone()).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let ours = r.json()["id"].as_i64().unwrap();
+    let source = app
+        .get(&format!("/api/v1/challenges/{ours}/source"))
+        .await
+        .json();
+    assert_eq!(source["team"], "payments", "{source}");
+    let ids = |v: Value| -> Vec<i64> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_i64().unwrap())
+            .collect()
+    };
+    let listed = ids(app.get("/api/v1/challenges?team=payments").await.json());
+    assert!(listed.contains(&ours), "{listed:?}");
+    let everyone = ids(app.get("/api/v1/challenges").await.json());
+    assert!(everyone.contains(&ours) && everyone.contains(&id));
+    // Left out, the team is its incident's service's (PAY-184's payments-worker is Payments').
+    let orbit = app
+        .get(&format!("/api/v1/challenges/{id}/source"))
+        .await
+        .json();
+    let service = app.incident_json("INC-184").await["service"].clone();
+    let service = app
+        .get(&format!("/api/v1/services/{}", service.as_str().unwrap()))
+        .await
+        .json();
+    assert_eq!(orbit["team"], service["team_slug"], "{orbit}");
+    assert_eq!(orbit["team"], "payments");
+    // A team that is not there is refused, naming the field, and nothing is saved.
+    draft["team"] = json!("nope");
+    let r = app.post("/api/v1/challenges", draft).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(r.field(), "team");
+    assert_eq!(
+        ids(app.get("/api/v1/challenges").await.json()).len(),
+        everyone.len()
+    );
+    let page = app.get("/challenges?team=payments").await;
+    assert!(
+        page.text.contains("OrbitPay, for Payments"),
+        "{}",
+        page.text
+    );
+}

@@ -1315,3 +1315,226 @@ async fn my_teams_narrow_the_lists_and_each_page_remembers_the_choice(pool: PgPo
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert_eq!(r.field(), "slug");
 }
+
+/// A team's configuration as the matrix writes it: its base address, a body owned by the team
+/// (`n` keeps names apart), and whether it is replaced with `PUT` and removed with `DELETE`.
+struct Kind {
+    base: &'static str,
+    body: fn(usize) -> Value,
+    put: bool,
+    delete: bool,
+}
+
+const KINDS: [Kind; 6] = [
+    Kind {
+        base: "/api/v1/schedules",
+        body: |n| schedule_body(&format!("Rota {n}"), "payments"),
+        put: true,
+        delete: false,
+    },
+    Kind {
+        base: "/api/v1/escalation-policies",
+        body: |n| policy_body(&format!("Policy {n}"), "payments"),
+        put: true,
+        delete: true,
+    },
+    Kind {
+        base: "/api/v1/routing-rules",
+        body: |n| rule_body(&format!("Rule {n}"), "payments"),
+        put: true,
+        delete: true,
+    },
+    Kind {
+        base: "/api/v1/runbooks",
+        body: |n| json!({"name": format!("Runbook {n}"), "service": "payments-api", "steps": ["Look"]}),
+        put: true,
+        delete: true,
+    },
+    Kind {
+        base: "/api/v1/notification-channels",
+        body: |n| {
+            json!({"name": format!("room-{n}"), "kind": "slack", "team": "payments",
+                         "url": format!("https://hooks.slack.com/services/T0/B0/{n}")})
+        },
+        put: false,
+        delete: true,
+    },
+    Kind {
+        base: "/api/v1/teams/payments/members",
+        body: |_| json!({"role": "member"}),
+        put: false,
+        delete: false,
+    },
+];
+
+/// Every write of a team's configuration, by its lead, a member (while the team keeps its
+/// configuration to its leads, then when it lets its members change it), someone outside it
+/// and a manager outside it: created, replaced and removed, or refused with 403 naming the team
+/// and changing nothing. Membership is its leads' (and managers') whatever the team lets.
+#[sqlx::test]
+async fn the_role_and_team_matrix_over_every_write(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    team(&app, "Payments").await;
+    app.person("Ana Ribeiro", "ana").await;
+    let lead = app.account("lead@example.com", "responder").await;
+    let member = app.account("member@example.com", "responder").await;
+    let outsider = app.account("outsider@example.com", "responder").await;
+    let manager = app.account("manager@example.com", "manager").await;
+    for (handle, role) in [("lead", "lead"), ("member", "member")] {
+        let uri = format!("/api/v1/teams/payments/members/{handle}");
+        let r = put(&app, &uri, json!({"role": role})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let r = app
+        .post(
+            "/api/v1/services",
+            json!({"name": "payments-api", "tier": 2, "team": "payments"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let mut n = 0;
+    let mut made = |_: ()| {
+        n += 1;
+        n
+    };
+    for members_manage in [false, true] {
+        let team = app.get("/api/v1/teams/payments").await;
+        let etag = team.header("etag").unwrap().to_owned();
+        let r = app
+            .call(
+                Method::PUT,
+                "/api/v1/teams/payments",
+                &[("if-match", &etag)],
+                Some(&json!({"name": "Payments", "members_manage": members_manage}).to_string()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        let people = [
+            ("lead", &lead, true),
+            ("member", &member, members_manage),
+            ("outsider", &outsider, false),
+            ("manager", &manager, true),
+        ];
+        for kind in &KINDS {
+            let membership = kind.base.ends_with("/members");
+            for (who, creds, may) in &people {
+                let may = *may && !(membership && *who == "member");
+                let what = format!("{who} on {} (members_manage {members_manage})", kind.base);
+                // Create (membership: put someone in the team).
+                let r = if membership {
+                    let handle = format!("p{}", made(()));
+                    app.person(&handle, &handle).await;
+                    put_as(
+                        &app,
+                        creds,
+                        &format!("{}/{handle}", kind.base),
+                        (kind.body)(0),
+                    )
+                    .await
+                } else {
+                    let body = (kind.body)(made(()));
+                    app.call_as(creds, Method::POST, kind.base, &[], Some(&body.to_string()))
+                        .await
+                };
+                let expected = match (may, membership) {
+                    (false, _) => StatusCode::FORBIDDEN,
+                    (true, true) => StatusCode::OK,
+                    (true, false) => StatusCode::CREATED,
+                };
+                assert_eq!(r.status, expected, "create, {what}: {}", r.text);
+                if !may {
+                    assert!(
+                        r.text.contains("Payments"),
+                        "the refusal names the team: {}",
+                        r.text
+                    );
+                }
+                if membership {
+                    continue;
+                }
+                // Replace and remove one the admin made.
+                let body = (kind.body)(made(()));
+                let r = app.post(kind.base, body.clone()).await;
+                assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+                let id = r.json()["id"].as_i64().unwrap();
+                let uri = format!("{}/{id}", kind.base);
+                if kind.put {
+                    let etag = r.header("etag").map(str::to_owned).unwrap_or_default();
+                    let mut changed = body.clone();
+                    changed["name"] = json!(format!("Renamed {}", made(())));
+                    let r = app
+                        .call_as(
+                            creds,
+                            Method::PUT,
+                            &uri,
+                            &[("if-match", &etag)],
+                            Some(&changed.to_string()),
+                        )
+                        .await;
+                    let expected = if may {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::FORBIDDEN
+                    };
+                    assert_eq!(r.status, expected, "replace, {what}: {}", r.text);
+                }
+                if kind.delete {
+                    let r = delete_as(&app, creds, &uri).await;
+                    let expected = if may {
+                        StatusCode::NO_CONTENT
+                    } else {
+                        StatusCode::FORBIDDEN
+                    };
+                    assert_eq!(r.status, expected, "remove, {what}: {}", r.text);
+                }
+            }
+        }
+        // The team's own settings: its leads and managers, never its members.
+        for (who, creds, may) in [
+            ("lead", &lead, true),
+            ("member", &member, false),
+            ("outsider", &outsider, false),
+            ("manager", &manager, true),
+        ] {
+            let etag = app
+                .get("/api/v1/teams/payments")
+                .await
+                .header("etag")
+                .unwrap()
+                .to_owned();
+            let r = app
+                .call_as(
+                    creds,
+                    Method::PUT,
+                    "/api/v1/teams/payments",
+                    &[("if-match", &etag)],
+                    Some(
+                        &json!({"name": "Payments", "members_manage": members_manage,
+                                      "description": format!("by {who}")})
+                        .to_string(),
+                    ),
+                )
+                .await;
+            let expected = if may {
+                StatusCode::OK
+            } else {
+                StatusCode::FORBIDDEN
+            };
+            assert_eq!(r.status, expected, "team settings, {who}: {}", r.text);
+        }
+    }
+    // Every refusal is in the audit log (a minute's refusals of one route are one row with their
+    // count): the outsider's fifteen writes in each round, the member's fifteen while the team
+    // keeps its configuration to its leads, then two (membership and the team's settings).
+    let refused = app
+        .get("/api/v1/audit?outcome=refused&action=access.denied&limit=500")
+        .await
+        .json();
+    let counted: i64 = refused["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["count"].as_i64().unwrap_or(1))
+        .sum();
+    assert_eq!(counted, 15 + 15 + 15 + 2, "{refused}");
+}

@@ -187,6 +187,8 @@ pub fn generate(m: &Material) -> ChallengeDraft {
             m.detected_at.format("%Y-%m-%d")
         ),
         incident: Some(key.to_owned()),
+        // its incident's service's team, when it is saved
+        team: None,
         scenario,
         evidence,
         hints,

@@ -124,6 +124,9 @@ pub struct ChallengeDraft {
     /// The incident it was built from, e.g. INC-1187
     #[serde(default)]
     pub incident: Option<String>,
+    /// The team that owns it (slug or name); left out, the team of its incident's service
+    #[serde(default)]
+    pub team: Option<String>,
     /// What the learner sees first: the time, the symptoms, the system in a paragraph
     pub scenario: String,
     #[serde(default)]
@@ -349,6 +352,7 @@ pub(crate) mod tests {
         ChallengeDraft {
             title: "Checkout hangs".into(),
             incident: None,
+            team: None,
             scenario: "It is 22:14 UTC.".into(),
             evidence: vec![Evidence {
                 kind: EvidenceKind::Code,

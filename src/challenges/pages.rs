@@ -62,11 +62,7 @@ pub async fn list(
 ) -> PageResult<ListPage> {
     let team = q.team.as_deref();
     let narrowed = crate::teams::actions::narrowed(&state.pool, auth.user.id, team).await?;
-    let teams = crate::teams::db::list(&state.pool, None)
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.name))
-        .collect();
+    let teams = crate::teams::db::choices(&state.pool).await?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let credits = actions::credits(&mut tx, auth.user.id).await?;
     let challenges = db::list(&mut *tx, player(&auth).editor, narrowed.ids.as_deref()).await?;

@@ -76,11 +76,7 @@ pub async fn index(
     let failure_by_month = rates(FailureGroup::Month).await?;
     let mut failure_by_service = rates(FailureGroup::Service).await?;
     failure_by_service.retain(|r| kept(&r.group));
-    let teams = crate::teams::db::list(&state.pool, None)
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.name))
-        .collect();
+    let teams = crate::teams::db::choices(&state.pool).await?;
     Ok(ReportsPage {
         teams,
         filter_team: narrowed.team.unwrap_or_default(),

@@ -221,6 +221,16 @@ pub async fn remove_member(
     Ok(removed.is_some())
 }
 
+/// Every team's (slug, name), by name: what a list's team choice offers (without their members).
+pub async fn choices(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, String)>> {
+    Ok(sqlx::query!("select slug, name from teams order by name")
+        .fetch_all(e)
+        .await?
+        .into_iter()
+        .map(|r| (r.slug, r.name))
+        .collect())
+}
+
 /// The ids of the teams a person is in.
 pub async fn ids_of_person(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Vec<i64>> {
     Ok(sqlx::query_scalar!(

@@ -226,11 +226,7 @@ pub async fn show(
         crate::action_items::db::owned_unfinished(&state.pool, &auth.user.handle, true, sees)
             .await?;
     let charts = trends(&state.pool, 30, narrowed.ids.as_deref()).await?;
-    let teams = crate::teams::db::list(&state.pool, None)
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.name))
-        .collect();
+    let teams = crate::teams::db::choices(&state.pool).await?;
     Ok(DashboardPage {
         chrome,
         open_total: open.len(),

@@ -176,11 +176,7 @@ async fn list_page(
         ],
         severities: Severity::ALL,
         services: services.into_iter().map(|s| s.name).collect(),
-        teams: crate::teams::db::list(&state.pool, None)
-            .await?
-            .into_iter()
-            .map(|t| (t.slug, t.name))
-            .collect(),
+        teams: crate::teams::db::choices(&state.pool).await?,
         filter_team: narrowed.team.clone().unwrap_or_default(),
         filter_status: query.status.clone().unwrap_or_default(),
         filter_severity: query.severity.clone().unwrap_or_default(),

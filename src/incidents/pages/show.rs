@@ -383,11 +383,7 @@ async fn page(
     };
     let bridge = crate::bridge::db::of_incident(&mut *c, i.id).await?;
     let access = crate::incident_ref::db::access(&mut *c, i.id).await?;
-    let teams = crate::teams::db::list(&mut *c, None)
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.name))
-        .collect();
+    let teams = crate::teams::db::choices(&mut *c).await?;
     Ok(ShowPage {
         access,
         teams,

@@ -84,7 +84,7 @@ pub async fn action_items(
         kind: filter.kind.unwrap_or_default(),
         back,
         overdue: filter.overdue,
-        teams: team_names(&state).await?,
+        teams: crate::teams::db::choices(&state.pool).await?,
         filter_team: narrowed.team.unwrap_or_default(),
     })
 }
@@ -202,7 +202,7 @@ pub async fn list(
         .collect();
     let team = q.team.as_deref();
     let narrowed = crate::teams::actions::narrowed_page(&state.pool, auth.user.id, team).await?;
-    let teams = team_names(&state).await?;
+    let teams = crate::teams::db::choices(&state.pool).await?;
     let filter_team = narrowed.team.clone().unwrap_or_default();
     let (mut filter, (after, limit)) = match q.filter().and_then(|f| q.page().map(|p| (f, p))) {
         Ok(read) => read,
@@ -255,13 +255,4 @@ pub async fn list(
         filter_team,
     }
     .into_response())
-}
-
-/// Every team's (slug, name), for a list's team choice.
-async fn team_names(state: &crate::state::AppState) -> Result<Vec<(String, String)>, AppError> {
-    Ok(crate::teams::db::list(&state.pool, None)
-        .await?
-        .into_iter()
-        .map(|t| (t.slug, t.name))
-        .collect())
 }

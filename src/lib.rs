@@ -41,6 +41,7 @@ pub mod routing;
 pub mod runbooks;
 pub mod search;
 pub mod services;
+pub mod silences;
 pub mod sla;
 pub mod state;
 pub mod teams;
@@ -269,6 +270,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let reports =
                 engine::supervise("reports", move || reports::refresher::run(pool.clone()));
             let pool = state.pool.clone();
+            let unsilence =
+                engine::supervise("unsilence", move || alerts::unsilence::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -297,6 +301,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             engine.abort();
             escalator.abort();
             reports.abort();
+            unsilence.abort();
             sender.abort();
             tracing::info!("stopped");
         }

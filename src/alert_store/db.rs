@@ -137,6 +137,8 @@ pub struct NewAlerts<'a> {
     pub rule_id: Vec<Option<i64>>,
     pub routed: Vec<Value>,
     pub raw: Vec<&'a Value>,
+    /// The silence that matched it as it joined an open incident, if one did
+    pub silence_id: Vec<Option<i64>>,
 }
 
 /// What storing one alert did.
@@ -159,12 +161,12 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
         r#"with stored as (
                insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
                                    source, severity, labels, details, source_url, starts_at,
-                                   deliveries, rule_id, routed, raw)
-               select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw
+                                   deliveries, rule_id, routed, raw, silence_id)
+               select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw, si
                from unnest($1::uuid[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[],
                            $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], $11::timestamptz[],
-                           $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[])
-                    as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw)
+                           $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[], $16::int8[])
+                    as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw, si)
                on conflict (integration_id, dedup_key) where status <> 'resolved'
                do update set last_received_at = now(),
                              deliveries = alerts.deliveries + excluded.deliveries
@@ -202,6 +204,7 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
         &a.rule_id as &[Option<i64>],
         &a.routed,
         &a.raw as &[&Value],
+        &a.silence_id as &[Option<i64>],
     )
     .fetch_all(conn)
     .await?)
@@ -381,6 +384,8 @@ pub struct Alert {
     /// The alert as its sender wrote it
     #[schema(value_type = Object)]
     pub raw: Value,
+    /// The silence that matched it when it joined its incident (it paged nobody)
+    pub silence_id: Option<i64>,
 }
 
 /// An incident's alerts, oldest first, after `after_id`. The page's ids come first, from
@@ -406,7 +411,7 @@ pub async fn for_incident(
            select a.id, i.name as integration, i.format as integration_format, a.dedup_key, g.group_key, a.status, a.summary,
                   a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
                   a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
-                  a.routed, a.raw
+                  a.routed, a.raw, a.silence_id
            from page p
            join alerts a on a.id = p.id
            join integrations i on i.id = a.integration_id
@@ -476,7 +481,7 @@ pub async fn received_since(
         r#"select a.id, i.name as integration, i.format as integration_format, a.dedup_key, g.group_key, a.status, a.summary,
                   a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
                   a.received_at, a.last_received_at, a.deliveries, a.resolved_at, a.resolved_by,
-                  a.routed, a.raw
+                  a.routed, a.raw, a.silence_id
            from alerts a
            join integrations i on i.id = a.integration_id
            join alert_groups g on g.id = a.group_id
@@ -491,6 +496,26 @@ pub async fn received_since(
     )
     .fetch_all(e)
     .await?)
+}
+
+/// The incidents of these alerts, by alert id, where `seen_by` may see them.
+pub async fn incidents_of(
+    e: impl PgExecutor<'_>,
+    alert_ids: &[i64],
+    seen_by: SeenBy,
+) -> AppResult<std::collections::HashMap<i64, crate::domain::IncidentKey>> {
+    Ok(sqlx::query!(
+        r#"select a.id, inc.number as "key: crate::domain::IncidentKey"
+           from alerts a join incidents inc on inc.id = a.incident_id
+           where a.id = any($1) and incident_visible(inc.restricted, inc.id, $2)"#,
+        alert_ids,
+        seen_by.sql()
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.key))
+    .collect())
 }
 
 /// Notes a signed message's `webhook-id`; false when the integration has sent it before (within

@@ -17,6 +17,7 @@ use crate::error::{AppError, AppResult};
 use crate::incidents::{self, actions, domain::Status, domain::Transition};
 use crate::integrations::db::Credentials;
 use crate::routing::domain::{Decision, Rule, Subject, route};
+use crate::silences::domain::Set;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// Who alert-driven changes are attributed to on timelines and in the audit log.
@@ -49,16 +50,23 @@ pub fn runs<'a>(events: &[Entry<'a>]) -> Vec<Vec<Entry<'a>>> {
     runs
 }
 
+/// What a batch judges its alerts by: the routing rules and the silences, as last read.
+#[derive(Clone, Copy)]
+pub struct Judges<'a> {
+    pub rules: &'a [Rule],
+    pub silences: &'a Set,
+}
+
 pub async fn apply(
     conn: &mut PgConnection,
     run: &[Entry<'_>],
-    rules: &[Rule],
+    judges: Judges<'_>,
     now: DateTime<Utc>,
 ) -> AppResult<()> {
     let of = |a: Action| run.iter().filter(move |(_, e)| e.action == a).copied();
     let triggers: Vec<Entry> = of(Action::Trigger).collect();
     if !triggers.is_empty() {
-        fire(conn, &triggers, rules, now).await?;
+        fire(conn, &triggers, judges, now).await?;
     }
     let acks: Vec<Entry> = of(Action::Acknowledge).collect();
     if !acks.is_empty() {
@@ -165,11 +173,14 @@ async fn open_incidents(
         .collect())
 }
 
-/// Firing alerts: find or open their groups, store them, raise severities.
+/// Firing alerts: find or open their groups, store them, raise severities. A silenced alert
+/// whose group has no open incident (and none opening in this batch) is held by its silence
+/// instead; one joining an open incident is stored with its silence, noted on the timeline and
+/// raises nothing.
 async fn fire(
     conn: &mut PgConnection,
     triggers: &[Entry<'_>],
-    rules: &[Rule],
+    judges: Judges<'_>,
     now: DateTime<Utc>,
 ) -> AppResult<()> {
     // One row per dedup key: repeats within the batch count as deliveries of the first.
@@ -180,10 +191,14 @@ async fn fire(
             Some(&i) => order[i].2 += 1,
             None => {
                 index.insert((c.id, e.dedup_key.as_str()), order.len());
-                order.push(((c, e), route(rules, &subject(c, e)), 1));
+                order.push(((c, e), route(judges.rules, &subject(c, e)), 1));
             }
         }
     }
+    let mut silenced: Vec<Option<i64>> = order
+        .iter()
+        .map(|((c, e), _, _)| judges.silences.silencing(&subject(c, e), now))
+        .collect();
     let mut wanted: Vec<(Uuid, &str)> = Vec::new();
     for ((c, e), _, _) in &order {
         let k = (c.id, e.group_key.as_str());
@@ -198,6 +213,22 @@ async fn fire(
         .into_iter()
         .map(|g| ((g.integration_id, g.group_key), (g.id, g.incident_id)))
         .collect();
+    if silenced.iter().any(Option::is_some) {
+        (order, silenced) = hold_silenced(conn, order, silenced, &groups).await?;
+        if order.is_empty() {
+            return Ok(());
+        }
+        index = order
+            .iter()
+            .enumerate()
+            .map(|(i, ((c, e), _, _))| ((c.id, e.dedup_key.as_str()), i))
+            .collect();
+        wanted.retain(|(i, k)| {
+            order
+                .iter()
+                .any(|((c, e), _, _)| c.id == *i && e.group_key == *k)
+        });
+    }
     // New groups are opened in one order by every lane and replica, so two batches opening
     // the same groups wait for each other instead of deadlocking.
     let mut missing: Vec<(Uuid, String)> = wanted
@@ -262,6 +293,8 @@ async fn fire(
         rows.rule_id.push(d.rule_id);
         rows.routed.push(json!(d));
         rows.raw.push(&e.raw);
+        rows.silence_id
+            .push(silenced[index[&(c.id, e.dedup_key.as_str())]]);
     }
     let stored = db::upsert(conn, &rows).await?;
     let mut touched: Vec<i64> = stored.iter().map(|s| s.incident_id).collect();
@@ -270,17 +303,24 @@ async fn fire(
     timeline::db::announce_changes(&mut *conn, &touched).await?;
 
     // The most severe new alert per incident; a more severe one than the incident raises it.
+    // A silenced one raises nothing: it is noted instead.
     let mut worst: HashMap<i64, (&Decision, &AlertEvent, &Credentials)> = HashMap::new();
+    let mut quiet: Vec<(i64, &AlertEvent, &Credentials, i64)> = Vec::new();
     for s in stored.iter().filter(|s| s.inserted) {
         let Some(&i) = index.get(&(s.integration_id, s.dedup_key.as_str())) else {
             continue;
         };
         let ((c, e), d, _) = &order[i];
+        if let Some(silence) = silenced[i] {
+            quiet.push((s.incident_id, e, c, silence));
+            continue;
+        }
         let slot = worst.entry(s.incident_id).or_insert((d, e, c));
         if d.severity.is_more_severe_than(slot.0.severity) {
             *slot = (d, e, c);
         }
     }
+    joined_while_silenced(conn, &mut quiet, now).await?;
     if worst.is_empty() {
         return Ok(());
     }
@@ -301,6 +341,80 @@ async fn fire(
         let actor = actor_of(c);
         let change = actions::Change::now(state.key, &actor).on_clock(now);
         actions::change_severity(conn, &change, d.severity, &reason).await?;
+    }
+    Ok(())
+}
+
+type Judged<'a> = (Vec<(Entry<'a>, Decision, i32)>, Vec<Option<i64>>);
+
+/// Holds the silenced alerts that would open an incident: those whose group has none open and
+/// is not opened by an unsilenced alert of this batch. Returns the alerts left to store.
+async fn hold_silenced<'a>(
+    conn: &mut PgConnection,
+    order: Vec<(Entry<'a>, Decision, i32)>,
+    silenced: Vec<Option<i64>>,
+    groups: &HashMap<(Uuid, String), (i64, i64)>,
+) -> AppResult<Judged<'a>> {
+    let opening: HashSet<(Uuid, &str)> = order
+        .iter()
+        .zip(&silenced)
+        .filter(|(_, s)| s.is_none())
+        .map(|(((c, e), _, _), _)| (c.id, e.group_key.as_str()))
+        .collect();
+    let mut held = crate::silences::db::Held::default();
+    let (mut kept, mut kept_silenced) = (Vec::new(), Vec::new());
+    for (entry, silence) in order.iter().zip(&silenced) {
+        let ((c, e), _, n) = entry;
+        let open = groups.contains_key(&(c.id, e.group_key.clone()))
+            || opening.contains(&(c.id, e.group_key.as_str()));
+        match silence {
+            Some(id) if !open => {
+                held.silence_id.push(*id);
+                held.integration_id.push(c.id);
+                held.dedup_key.push(&e.dedup_key);
+                held.group_key.push(&e.group_key);
+                held.summary.push(&e.summary);
+                held.source.push(&e.source);
+                held.severity.push(&e.severity);
+                held.labels.push(&e.labels);
+                held.details.push(&e.details);
+                held.deliveries.push(*n);
+                held.raw.push(&e.raw);
+            }
+            _ => {
+                kept.push(entry.clone());
+                kept_silenced.push(*silence);
+            }
+        }
+    }
+    crate::silences::actions::hold(conn, &held).await?;
+    Ok((kept, kept_silenced))
+}
+
+/// Alerts that joined an open incident while a silence matched them: a line on its timeline
+/// per incident (nobody is paged for them).
+async fn joined_while_silenced(
+    conn: &mut PgConnection,
+    quiet: &mut [(i64, &AlertEvent, &Credentials, i64)],
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    quiet.sort_by_key(|(incident, _, _, silence)| (*incident, *silence));
+    for run in quiet.chunk_by(|a, b| a.0 == b.0) {
+        let (incident_id, e, c, silence) = run[0];
+        let mut body = format!(
+            "Alert \"{}\" joined while silence {silence} held it; nobody was paged for it",
+            crate::domain::shorten(&e.summary, 200)
+        );
+        if run.len() > 1 {
+            body.push_str(&format!(" (and {} more)", run.len() - 1));
+        }
+        let silences: Vec<i64> = run.iter().map(|q| q.3).collect();
+        let details = json!({ "integration": c.name, "silenced": run.len(), "silences": silences });
+        timeline::actions::record(
+            &mut *conn,
+            NewEvent::by(&actor_of(c).name, incident_id, now, Kind::Note, details).saying(&body),
+        )
+        .await?;
     }
     Ok(())
 }
@@ -399,6 +513,7 @@ async fn resolve(
     now: DateTime<Utc>,
 ) -> AppResult<()> {
     let (ids, ks) = keys(resolves);
+    crate::silences::actions::release(conn, &ids, &ks).await?;
     let incidents = db::incidents_of_open(conn, &ids, &ks).await?;
     if incidents.is_empty() {
         return Ok(());

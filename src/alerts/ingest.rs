@@ -158,6 +158,7 @@ impl Ingestor {
         let writer = std::sync::Arc::new(Writer {
             pool,
             rules: Default::default(),
+            silences: Default::default(),
         });
         let lanes = (0..lanes.max(1))
             .map(|_| {
@@ -185,10 +186,12 @@ impl Ingestor {
     }
 }
 
-/// What every lane of a replica writes with: its pool, and the routing rules as last compiled.
+/// What every lane of a replica writes with: its pool, and the routing rules and silences as
+/// last compiled.
 struct Writer {
     pool: PgPool,
     rules: std::sync::Mutex<crate::routing::db::Compiled>,
+    silences: crate::silences::actions::Compiled,
 }
 
 /// How often a lane's connection plans its statements again. Each statement is planned once
@@ -477,8 +480,13 @@ impl Writer {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .of(records);
+            let silences = self.silences.current(&mut tx).await?;
+            let judges = super::effects::Judges {
+                rules: &rules,
+                silences: &silences,
+            };
             for run in super::effects::runs(&events) {
-                super::effects::apply(&mut tx, &run, &rules, now).await?;
+                super::effects::apply(&mut tx, &run, judges, now).await?;
             }
         }
         tx.commit().await?;

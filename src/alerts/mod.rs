@@ -7,3 +7,4 @@ pub mod handlers;
 pub mod hooks;
 pub mod ingest;
 pub mod routes;
+pub mod unsilence;

@@ -7,6 +7,7 @@ pub mod challenges;
 mod orbitpay;
 mod paging;
 mod postmortem;
+mod quiet;
 mod teams;
 pub mod world;
 

@@ -650,6 +650,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     let mut tx = crate::transaction::begin(pool).await?;
     super::teams::rotas(&mut tx).await?;
     super::teams::private_incident(&mut tx).await?;
+    super::quiet::silences(&mut tx).await?;
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
@@ -950,6 +951,7 @@ async fn alerts_of(
         rows.routed
             .push(json!({ "service": p.service, "severity": p.severity.as_str() }));
         rows.raw.push(&m.raw);
+        rows.silence_id.push(None);
     }
     store::upsert(tx, &rows).await?;
     let last = p.detected + Duration::minutes(2 + p.alerts as i64 / 10);

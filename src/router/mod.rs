@@ -79,6 +79,7 @@ pub fn capabilities() -> Routes {
         alerts::routes::routes(),
         integrations::routes::routes(),
         routing::routes::routes(),
+        silences::routes::routes(),
         postmortems::routes::routes(),
         trackers::routes::routes(),
         search::routes::routes(),

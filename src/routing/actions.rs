@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 
 use super::db::{self, Draft, RuleRecord};
-use super::domain::{self, Decision, Rule, Subject};
+use super::domain::{self, Decision, Rule};
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
 
@@ -267,18 +267,7 @@ pub async fn preview(
     let mut matched = 0;
     let mut items = Vec::new();
     for a in &alerts {
-        let s = Subject {
-            labels: &a.labels,
-            details: &a.details,
-            summary: &a.summary,
-            source: &a.source,
-            severity: &a.severity,
-            status: &a.status,
-            integration: &a.integration,
-            format: &a.integration_format,
-            dedup_key: &a.dedup_key,
-            group_key: &a.group_key,
-        };
+        let s = db::subject_of(a);
         if !rules[0].matches(&s) {
             continue;
         }

@@ -211,3 +211,19 @@ pub async fn reorder(e: impl PgExecutor<'_>, ids: &[i64]) -> AppResult<()> {
     .await?;
     Ok(())
 }
+
+/// What routing (and a silence) reads of a stored alert, as when it arrived firing.
+pub fn subject_of(a: &crate::alert_store::db::Alert) -> domain::Subject<'_> {
+    domain::Subject {
+        labels: &a.labels,
+        details: &a.details,
+        summary: &a.summary,
+        source: &a.source,
+        severity: &a.severity,
+        status: &a.status,
+        integration: &a.integration,
+        format: &a.integration_format,
+        dedup_key: &a.dedup_key,
+        group_key: &a.group_key,
+    }
+}

@@ -33,6 +33,7 @@ mod reports;
 mod runbooks;
 mod seen;
 mod services_api;
+mod silences;
 mod sla;
 mod teams;
 mod timers;

@@ -25,6 +25,7 @@ struct World {
     challenge: i64,
     schedule: i64,
     policy: i64,
+    silence: i64,
 }
 
 const ADMIN: &str = "root@example.com";
@@ -95,6 +96,7 @@ async fn world(pool: &PgPool) -> World {
         challenge: id("select id from challenges order by id limit 1").await,
         schedule: id("select id from schedules order by id limit 1").await,
         policy: id("select id from escalation_policies order by id limit 1").await,
+        silence: id("select id from silences order by id desc limit 1").await,
     }
 }
 
@@ -114,6 +116,7 @@ fn pages(w: &World) -> Vec<String> {
         "/services/payments-gateway/changes",
         "/changes",
         "/runbooks",
+        "/silences",
         "/postmortems",
         "/action-items",
         "/reports",
@@ -141,6 +144,7 @@ fn pages(w: &World) -> Vec<String> {
         format!("/incidents/{}", w.open_key),
         format!("/schedules/{}", w.schedule),
         format!("/escalation-policies/{}", w.policy),
+        format!("/silences/{}", w.silence),
         format!("/challenges/{}", w.challenge),
         format!("/challenges/{}/edit", w.challenge),
         w.ack_path.clone(),

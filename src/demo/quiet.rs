@@ -1,0 +1,59 @@
+//! The demo's quiet on-call: a silence for planned work, active now, and one ended early, so
+//! `/silences` shows both kinds.
+
+use sqlx::PgConnection;
+
+use crate::audit::Actor;
+use crate::error::AppResult;
+use crate::silences::actions::{self, SilenceDraft};
+
+/// Makes the demo's silences once (none when any silence exists).
+pub async fn silences(tx: &mut PgConnection) -> AppResult<()> {
+    if !crate::silences::db::list(&mut *tx, true, 1)
+        .await?
+        .is_empty()
+        || !crate::silences::db::list(&mut *tx, false, 1)
+            .await?
+            .is_empty()
+    {
+        return Ok(());
+    }
+    let Some(tomas) = crate::people::db::find(&mut *tx, "tomas").await? else {
+        return Ok(());
+    };
+    let actor = Actor {
+        person_id: Some(tomas.id),
+        name: tomas.name.clone(),
+        ..Default::default()
+    };
+    let draft = |matchers: &str, duration: &str, comment: &str| SilenceDraft {
+        matchers: vec![matchers.to_owned()],
+        duration: Some(duration.to_owned()),
+        comment: comment.to_owned(),
+        ..Default::default()
+    };
+    let ended = actions::create(
+        &mut *tx,
+        &actor,
+        None,
+        &draft(
+            r#"alertname="NodeNotReady" cluster="eu-west-1""#,
+            "2h",
+            "Node pool rotation, CHG-4402 (done early)",
+        ),
+    )
+    .await?;
+    actions::expire(&mut *tx, &actor, ended.id, None).await?;
+    actions::create(
+        &mut *tx,
+        &actor,
+        None,
+        &draft(
+            r#"alertname=~"DiskSpaceLow|ReplicaLag" service="search""#,
+            "6h",
+            "Reindexing the search cluster, CHG-4471: disks fill and replicas lag until it ends",
+        ),
+    )
+    .await?;
+    Ok(())
+}

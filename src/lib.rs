@@ -26,6 +26,7 @@ pub mod incident_ref;
 pub mod incidents;
 pub mod integrations;
 pub mod live;
+pub mod maintenance;
 pub mod notify;
 pub mod oncall;
 pub mod paging;
@@ -273,6 +274,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let unsilence =
                 engine::supervise("unsilence", move || alerts::unsilence::run(pool.clone()));
             let pool = state.pool.clone();
+            let windows =
+                engine::supervise("maintenance", move || alerts::windows::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -302,6 +306,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             escalator.abort();
             reports.abort();
             unsilence.abort();
+            windows.abort();
             sender.abort();
             tracing::info!("stopped");
         }

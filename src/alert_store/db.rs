@@ -139,6 +139,8 @@ pub struct NewAlerts<'a> {
     pub raw: Vec<&'a Value>,
     /// The silence that matched it as it joined an open incident, if one did
     pub silence_id: Vec<Option<i64>>,
+    /// The maintenance window going on for its service, if one was
+    pub window_id: Vec<Option<i64>>,
 }
 
 /// What storing one alert did.
@@ -161,12 +163,13 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
         r#"with stored as (
                insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
                                    source, severity, labels, details, source_url, starts_at,
-                                   deliveries, rule_id, routed, raw, silence_id)
-               select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw, si
+                                   deliveries, rule_id, routed, raw, silence_id, window_id)
+               select i, g, inc, k, 'firing', s, src, sev, l, d, u, st, n, r, ro, raw, si, wi
                from unnest($1::uuid[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[],
                            $7::text[], $8::jsonb[], $9::jsonb[], $10::text[], $11::timestamptz[],
-                           $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[], $16::int8[])
-                    as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw, si)
+                           $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[], $16::int8[],
+                           $17::int8[])
+                    as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw, si, wi)
                on conflict (integration_id, dedup_key) where status <> 'resolved'
                do update set last_received_at = now(),
                              deliveries = alerts.deliveries + excluded.deliveries
@@ -205,6 +208,7 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
         &a.routed,
         &a.raw as &[&Value],
         &a.silence_id as &[Option<i64>],
+        &a.window_id as &[Option<i64>],
     )
     .fetch_all(conn)
     .await?)

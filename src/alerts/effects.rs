@@ -16,6 +16,7 @@ use crate::audit::Actor;
 use crate::error::{AppError, AppResult};
 use crate::incidents::{self, actions, domain::Status, domain::Transition};
 use crate::integrations::db::Credentials;
+use crate::maintenance::domain::{Active, Mode};
 use crate::routing::domain::{Decision, Rule, Subject, route};
 use crate::silences::domain::Set;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
@@ -50,11 +51,40 @@ pub fn runs<'a>(events: &[Entry<'a>]) -> Vec<Vec<Entry<'a>>> {
     runs
 }
 
-/// What a batch judges its alerts by: the routing rules and the silences, as last read.
+/// What a batch judges its alerts by: the routing rules, the silences and the maintenance
+/// windows going on, as last read.
 #[derive(Clone, Copy)]
 pub struct Judges<'a> {
     pub rules: &'a [Rule],
     pub silences: &'a Set,
+    pub windows: &'a Active,
+}
+
+/// What keeps an alert from opening an incident and paging: a silence, or a maintenance
+/// window that holds its service's alerts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Hold {
+    Silence(i64),
+    Window(i64),
+}
+
+impl Hold {
+    fn words(self) -> String {
+        match self {
+            Hold::Silence(id) => format!("silence {id}"),
+            Hold::Window(id) => format!("maintenance window {id}"),
+        }
+    }
+}
+
+/// A quiet maintenance window going on for the alert's service: its id and name.
+type QuietWindow<'a> = Option<(i64, &'a str)>;
+
+fn quiet_window<'a>(windows: &'a Active, d: &Decision) -> QuietWindow<'a> {
+    match windows.of(d.service.as_deref()) {
+        Some((id, Mode::Quiet, name)) => Some((id, name)),
+        _ => None,
+    }
 }
 
 pub async fn apply(
@@ -98,13 +128,13 @@ fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
 /// alert; returns their ids in the same order.
 async fn open_incidents(
     conn: &mut PgConnection,
-    firsts: &[(&Credentials, &AlertEvent, &Decision)],
+    firsts: &[(&Credentials, &AlertEvent, &Decision, QuietWindow<'_>)],
     now: DateTime<Utc>,
 ) -> AppResult<Vec<i64>> {
     // Each service name routing made up is looked up once; one that names no service leaves
     // the incident without.
     let mut services: HashMap<&str, Option<crate::services::db::Service>> = HashMap::new();
-    for (_, _, d) in firsts {
+    for (_, _, d, _) in firsts {
         if let Some(name) = d.service.as_deref()
             && !services.contains_key(name)
         {
@@ -112,29 +142,36 @@ async fn open_incidents(
             services.insert(name, found);
         }
     }
-    let actors: Vec<Actor> = firsts.iter().map(|(c, _, _)| actor_of(c)).collect();
+    let actors: Vec<Actor> = firsts.iter().map(|(c, _, _, _)| actor_of(c)).collect();
     let texts: Vec<(String, String)> = firsts
         .iter()
-        .map(|(c, e, d)| {
+        .map(|(c, e, d, quiet)| {
             let summary = e
                 .details
                 .get("description")
                 .and_then(Value::as_str)
                 .map(|d| crate::domain::shorten(d, 5000))
                 .unwrap_or_default();
-            let note = format!(
+            let mut note = format!(
                 "Opened by alert \"{}\" from {} (routing rule \"{}\")",
                 crate::domain::shorten(&e.summary, 300),
                 c.name,
                 d.rule
             );
+            if let Some((_, window)) = quiet {
+                note.push_str(&format!(
+                    " during maintenance window \"{}\": nobody is paged unless it is still \
+                     unacknowledged when the window ends",
+                    crate::domain::shorten(window, 200)
+                ));
+            }
             (summary, note)
         })
         .collect();
     let openings: Vec<actions::Opening> = firsts
         .iter()
         .zip(&texts)
-        .map(|((_, e, d), (summary, note))| {
+        .map(|((_, e, d, quiet), (summary, note))| {
             let service = d
                 .service
                 .as_deref()
@@ -162,15 +199,23 @@ async fn open_incidents(
                 note,
                 now,
                 restricted_to: None,
+                quiet: quiet.is_some(),
             }
         })
         .collect();
     let pairs: Vec<(&actions::Opening, &Actor)> = openings.iter().zip(&actors).collect();
-    Ok(actions::open_many(conn, &pairs)
+    let ids: Vec<i64> = actions::open_many(conn, &pairs)
         .await?
         .into_iter()
         .map(|i| i.id)
-        .collect())
+        .collect();
+    let (quiet, windows): (Vec<i64>, Vec<i64>) = ids
+        .iter()
+        .zip(firsts)
+        .filter_map(|(i, (_, _, _, q))| q.map(|(w, _)| (*i, w)))
+        .unzip();
+    crate::maintenance::actions::kept_quiet(&mut *conn, &quiet, &windows).await?;
+    Ok(ids)
 }
 
 /// Firing alerts: find or open their groups, store them, raise severities. A silenced alert
@@ -195,9 +240,18 @@ async fn fire(
             }
         }
     }
-    let mut silenced: Vec<Option<i64>> = order
+    let mut silenced: Vec<Option<Hold>> = order
         .iter()
-        .map(|((c, e), _, _)| judges.silences.silencing(&subject(c, e), now))
+        .map(|((c, e), d, _)| {
+            judges
+                .silences
+                .silencing(&subject(c, e), now)
+                .map(Hold::Silence)
+                .or_else(|| match judges.windows.of(d.service.as_deref()) {
+                    Some((id, Mode::Silence, _)) => Some(Hold::Window(id)),
+                    _ => None,
+                })
+        })
         .collect();
     let mut wanted: Vec<(Uuid, &str)> = Vec::new();
     for ((c, e), _, _) in &order {
@@ -261,11 +315,19 @@ async fn fire(
         }
         let mut firsts = Vec::with_capacity(opened.len());
         for g in &opened {
-            let ((c, e), d, _) = order
-                .iter()
-                .find(|((c, e), _, _)| c.id == g.integration_id && e.group_key == g.group_key)
+            // The group's first unsilenced alert opens it (one is there: a group of silenced
+            // alerts alone was held), so a silenced alert decides no title, service or paging.
+            let of_group = |i: &usize| {
+                let ((c, e), _, _) = &order[*i];
+                c.id == g.integration_id && e.group_key == g.group_key
+            };
+            let first = (0..order.len())
+                .filter(of_group)
+                .find(|i| silenced[*i].is_none())
+                .or_else(|| (0..order.len()).find(of_group))
                 .ok_or_else(|| AppError::Internal("a new group has no alert".into()))?;
-            firsts.push((*c, *e, d));
+            let ((c, e), d, _) = &order[first];
+            firsts.push((*c, *e, d, quiet_window(judges.windows, d)));
         }
         let incidents = open_incidents(conn, &firsts, now).await?;
         let ids: Vec<i64> = opened.iter().map(|g| g.id).collect();
@@ -293,8 +355,15 @@ async fn fire(
         rows.rule_id.push(d.rule_id);
         rows.routed.push(json!(d));
         rows.raw.push(&e.raw);
-        rows.silence_id
-            .push(silenced[index[&(c.id, e.dedup_key.as_str())]]);
+        let hold = silenced[index[&(c.id, e.dedup_key.as_str())]];
+        rows.silence_id.push(match hold {
+            Some(Hold::Silence(id)) => Some(id),
+            _ => None,
+        });
+        rows.window_id.push(match hold {
+            Some(Hold::Window(id)) => Some(id),
+            _ => quiet_window(judges.windows, d).map(|(id, _)| id),
+        });
     }
     let stored = db::upsert(conn, &rows).await?;
     let mut touched: Vec<i64> = stored.iter().map(|s| s.incident_id).collect();
@@ -305,7 +374,7 @@ async fn fire(
     // The most severe new alert per incident; a more severe one than the incident raises it.
     // A silenced one raises nothing: it is noted instead.
     let mut worst: HashMap<i64, (&Decision, &AlertEvent, &Credentials)> = HashMap::new();
-    let mut quiet: Vec<(i64, &AlertEvent, &Credentials, i64)> = Vec::new();
+    let mut quiet: Vec<(i64, &AlertEvent, &Credentials, Hold)> = Vec::new();
     for s in stored.iter().filter(|s| s.inserted) {
         let Some(&i) = index.get(&(s.integration_id, s.dedup_key.as_str())) else {
             continue;
@@ -345,14 +414,15 @@ async fn fire(
     Ok(())
 }
 
-type Judged<'a> = (Vec<(Entry<'a>, Decision, i32)>, Vec<Option<i64>>);
+type Judged<'a> = (Vec<(Entry<'a>, Decision, i32)>, Vec<Option<Hold>>);
 
 /// Holds the silenced alerts that would open an incident: those whose group has none open and
-/// is not opened by an unsilenced alert of this batch. Returns the alerts left to store.
+/// is not opened by an unsilenced alert of this batch. Returns the alerts left to store. A key
+/// held before that now joins an open incident leaves its held row (it is the incident's now).
 async fn hold_silenced<'a>(
     conn: &mut PgConnection,
     order: Vec<(Entry<'a>, Decision, i32)>,
-    silenced: Vec<Option<i64>>,
+    silenced: Vec<Option<Hold>>,
     groups: &HashMap<(Uuid, String), (i64, i64)>,
 ) -> AppResult<Judged<'a>> {
     let opening: HashSet<(Uuid, &str)> = order
@@ -363,13 +433,19 @@ async fn hold_silenced<'a>(
         .collect();
     let mut held = crate::silences::db::Held::default();
     let (mut kept, mut kept_silenced) = (Vec::new(), Vec::new());
+    let (mut moved_ids, mut moved_keys) = (Vec::new(), Vec::new());
     for (entry, silence) in order.iter().zip(&silenced) {
         let ((c, e), _, n) = entry;
         let open = groups.contains_key(&(c.id, e.group_key.clone()))
             || opening.contains(&(c.id, e.group_key.as_str()));
         match silence {
-            Some(id) if !open => {
-                held.silence_id.push(*id);
+            Some(hold) if !open => {
+                let (silence, window) = match hold {
+                    Hold::Silence(id) => (Some(*id), None),
+                    Hold::Window(id) => (None, Some(*id)),
+                };
+                held.silence_id.push(silence);
+                held.window_id.push(window);
                 held.integration_id.push(c.id);
                 held.dedup_key.push(&e.dedup_key);
                 held.group_key.push(&e.group_key);
@@ -380,36 +456,60 @@ async fn hold_silenced<'a>(
                 held.details.push(&e.details);
                 held.deliveries.push(*n);
                 held.raw.push(&e.raw);
+                held.source_url.push(e.source_url.as_deref());
+                held.starts_at.push(e.starts_at);
             }
             _ => {
+                if silence.is_some() {
+                    moved_ids.push(c.id);
+                    moved_keys.push(e.dedup_key.clone());
+                }
                 kept.push(entry.clone());
                 kept_silenced.push(*silence);
             }
         }
     }
     crate::silences::actions::hold(conn, &held).await?;
+    if !moved_ids.is_empty() {
+        crate::silences::actions::moved(conn, &moved_ids, &moved_keys).await?;
+    }
     Ok((kept, kept_silenced))
 }
 
-/// Alerts that joined an open incident while a silence matched them: a line on its timeline
-/// per incident (nobody is paged for them).
+/// Alerts that joined an open incident while a silence or a window held them: a line on its
+/// timeline per incident (nobody is paged for them).
 async fn joined_while_silenced(
     conn: &mut PgConnection,
-    quiet: &mut [(i64, &AlertEvent, &Credentials, i64)],
+    quiet: &mut [(i64, &AlertEvent, &Credentials, Hold)],
     now: DateTime<Utc>,
 ) -> AppResult<()> {
-    quiet.sort_by_key(|(incident, _, _, silence)| (*incident, *silence));
+    quiet.sort_by_key(|(incident, _, _, hold)| (*incident, *hold));
     for run in quiet.chunk_by(|a, b| a.0 == b.0) {
-        let (incident_id, e, c, silence) = run[0];
+        let (incident_id, e, c, hold) = run[0];
         let mut body = format!(
-            "Alert \"{}\" joined while silence {silence} held it; nobody was paged for it",
-            crate::domain::shorten(&e.summary, 200)
+            "Alert \"{}\" joined while {} held it; nobody was paged for it",
+            crate::domain::shorten(&e.summary, 200),
+            hold.words()
         );
         if run.len() > 1 {
             body.push_str(&format!(" (and {} more)", run.len() - 1));
         }
-        let silences: Vec<i64> = run.iter().map(|q| q.3).collect();
-        let details = json!({ "integration": c.name, "silenced": run.len(), "silences": silences });
+        let silences: Vec<i64> = run
+            .iter()
+            .filter_map(|q| match q.3 {
+                Hold::Silence(id) => Some(id),
+                Hold::Window(_) => None,
+            })
+            .collect();
+        let windows: Vec<i64> = run
+            .iter()
+            .filter_map(|q| match q.3 {
+                Hold::Window(id) => Some(id),
+                Hold::Silence(_) => None,
+            })
+            .collect();
+        let details = json!({ "integration": c.name, "silenced": run.len(), "silences": silences,
+                              "maintenance_windows": windows });
         timeline::actions::record(
             &mut *conn,
             NewEvent::by(&actor_of(c).name, incident_id, now, Kind::Note, details).saying(&body),

@@ -159,6 +159,7 @@ impl Ingestor {
             pool,
             rules: Default::default(),
             silences: Default::default(),
+            windows: Default::default(),
         });
         let lanes = (0..lanes.max(1))
             .map(|_| {
@@ -186,12 +187,13 @@ impl Ingestor {
     }
 }
 
-/// What every lane of a replica writes with: its pool, and the routing rules and silences as
-/// last compiled.
+/// What every lane of a replica writes with: its pool, and the routing rules, silences and
+/// maintenance windows as last compiled.
 struct Writer {
     pool: PgPool,
     rules: std::sync::Mutex<crate::routing::db::Compiled>,
     silences: crate::silences::actions::Compiled,
+    windows: crate::maintenance::actions::Compiled,
 }
 
 /// How often a lane's connection plans its statements again. Each statement is planned once
@@ -481,9 +483,11 @@ impl Writer {
                 .unwrap_or_else(|e| e.into_inner())
                 .of(records);
             let silences = self.silences.current(&mut tx).await?;
+            let windows = self.windows.active(&mut tx, now).await?;
             let judges = super::effects::Judges {
                 rules: &rules,
                 silences: &silences,
+                windows: &windows,
             };
             for run in super::effects::runs(&events) {
                 super::effects::apply(&mut tx, &run, judges, now).await?;

@@ -8,3 +8,4 @@ pub mod hooks;
 pub mod ingest;
 pub mod routes;
 pub mod unsilence;
+pub mod windows;

@@ -418,6 +418,7 @@ async fn inc_1187(tx: &mut PgConnection) -> AppResult<()> {
             note: "Alert \"payments-gateway 5xx > 5% for 5 min\" fires; INC-1187 opened automatically",
             now,
             restricted_to: None,
+            quiet: false,
         },
         &Actor::system("Alertmanager"),
     )

@@ -194,6 +194,7 @@ async fn tell(tx: &mut PgConnection) -> AppResult<()> {
             note: "Support escalates: three merchants report that checkout hangs and then fails",
             now,
             restricted_to: None,
+            quiet: false,
         },
         &Actor::system("Priya Raman"),
     )

@@ -5,14 +5,15 @@ use sqlx::PgConnection;
 
 use crate::audit::Actor;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 use crate::silences::actions::{self, SilenceDraft};
 
 /// Makes the demo's silences once (none when any silence exists).
 pub async fn silences(tx: &mut PgConnection) -> AppResult<()> {
-    if !crate::silences::db::list(&mut *tx, true, 1)
+    if !crate::silences::db::list(&mut *tx, true, 1, SeenBy::ALL)
         .await?
         .is_empty()
-        || !crate::silences::db::list(&mut *tx, false, 1)
+        || !crate::silences::db::list(&mut *tx, false, 1, SeenBy::ALL)
             .await?
             .is_empty()
     {
@@ -49,11 +50,25 @@ pub async fn silences(tx: &mut PgConnection) -> AppResult<()> {
         &actor,
         None,
         &draft(
-            r#"alertname=~"DiskSpaceLow|ReplicaLag" service="search""#,
+            r#"alertname=~"DiskSpaceLow|ReplicaLag" service="search-api""#,
             "6h",
             "Reindexing the search cluster, CHG-4471: disks fill and replicas lag until it ends",
         ),
     )
     .await?;
+    // The ledger's weekly vacuum, Sundays 03:00 in Lisbon: its incidents page nobody meanwhile.
+    let vacuum = crate::maintenance::actions::WindowDraft {
+        name: "Ledger vacuum and reindex".into(),
+        services: vec!["ledger".into()],
+        mode: "quiet".into(),
+        starts_at: "2026-01-04T03:00".into(),
+        time_zone: "Europe/Lisbon".into(),
+        duration: "1h".into(),
+        weekly: true,
+        weekdays: vec!["sun".into()],
+        repeat_until: None,
+        comment: "Replica lag and slow queries are expected while it runs".into(),
+    };
+    crate::maintenance::actions::create(&mut *tx, &actor, &vacuum).await?;
     Ok(())
 }

@@ -200,6 +200,7 @@ pub async fn private_incident(tx: &mut PgConnection) -> AppResult<()> {
         note: "Ana opened it from the access-log alert and kept it to Payments and Tomás",
         now,
         restricted_to: Some(&access),
+        quiet: false,
     };
     actions::open(tx, &opening, &actor).await?;
     // Ana is on it: acknowledged, so nobody else is paged about it.

@@ -795,6 +795,7 @@ async fn enter(tx: &mut PgConnection, p: &Plan) -> AppResult<()> {
             note: &note,
             now,
             restricted_to: None,
+            quiet: false,
         },
         &actor,
     )
@@ -952,6 +953,7 @@ async fn alerts_of(
             .push(json!({ "service": p.service, "severity": p.severity.as_str() }));
         rows.raw.push(&m.raw);
         rows.silence_id.push(None);
+        rows.window_id.push(None);
     }
     store::upsert(tx, &rows).await?;
     let last = p.detected + Duration::minutes(2 + p.alerts as i64 / 10);

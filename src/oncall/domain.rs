@@ -180,7 +180,7 @@ pub fn parse_zone(field: &str, name: &str) -> Result<Tz, DomainError> {
 /// A wall-clock time in `zone` as an instant: in a gap (clocks going forward) the instant the
 /// clocks jumped, the first one after it; in a repeated hour the first of the two. Monotonic:
 /// a later wall-clock time is never an earlier instant, so handoffs keep their order.
-fn instant(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
+pub fn instant(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
     match zone.from_local_datetime(&local) {
         LocalResult::Single(t) => t.with_timezone(&Utc),
         LocalResult::Ambiguous(a, b) => a.min(b).with_timezone(&Utc),

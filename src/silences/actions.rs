@@ -54,9 +54,9 @@ pub fn matchers_of(d: &SilenceDraft) -> AppResult<Vec<Matcher>> {
     Ok(out)
 }
 
-/// The silence with this id, or 404.
-pub async fn find(e: impl PgExecutor<'_>, id: i64) -> AppResult<SilenceRecord> {
-    db::find(e, id)
+/// The silence with this id, or 404; what it held counted for `seen_by`.
+pub async fn find(e: impl PgExecutor<'_>, id: i64, seen_by: SeenBy) -> AppResult<SilenceRecord> {
+    db::find(e, id, seen_by)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("There is no silence {id}.")))
 }
@@ -110,7 +110,7 @@ pub async fn create(
         },
     )
     .await?;
-    let created = find(&mut *conn, id).await?;
+    let created = find(&mut *conn, id, SeenBy::ALL).await?;
     audit::created(
         conn,
         actor,
@@ -129,7 +129,7 @@ pub async fn expire(
     id: i64,
     version: Option<i32>,
 ) -> AppResult<SilenceRecord> {
-    let before = find(&mut *conn, id).await?;
+    let before = find(&mut *conn, id, SeenBy::ALL).await?;
     if before.state == domain::State::Expired {
         return Err(AppError::Conflict(format!(
             "Silence {id} is already over (it ended {}).",
@@ -145,7 +145,7 @@ pub async fn expire(
             current_version: before.version,
         });
     }
-    let after = find(&mut *conn, id).await?;
+    let after = find(&mut *conn, id, SeenBy::ALL).await?;
     let target = format!("silence {id}");
     audit::changed(conn, actor, "silence.expire", &target, &before, &after).await?;
     Ok(after)
@@ -221,7 +221,7 @@ pub async fn preview(
     let since = now - Duration::days(PREVIEW_DAYS);
     let alerts =
         crate::alert_store::db::received_since(&mut *conn, since, seen_by, PREVIEW_LIMIT).await?;
-    let held = db::held_since(&mut *conn, since, PREVIEW_LIMIT).await?;
+    let held = db::held_since(&mut *conn, since, PREVIEW_LIMIT, seen_by).await?;
     let silence = Silence {
         id: 0,
         matchers,
@@ -311,8 +311,26 @@ pub async fn like_incident(
     let mut matchers: Vec<Matcher> = Vec::new();
     if let Some(labels) = a.labels.as_object() {
         for (name, value) in labels {
+            // A label named like a field routing reads by itself (`severity`, `source` …) is
+            // written `labels.severity`, so the matcher reads the label.
+            let fixed = [
+                "summary",
+                "title",
+                "source",
+                "severity",
+                "status",
+                "integration",
+                "format",
+                "dedup_key",
+                "group_key",
+            ];
+            let name = if fixed.contains(&name.as_str()) || name.contains('.') {
+                format!("labels.{name}")
+            } else {
+                name.clone()
+            };
             if let Some(v) = value.as_str()
-                && let Ok(m) = Matcher::new("matchers", name, domain::MatchOp::Eq, v)
+                && let Ok(m) = Matcher::new("matchers", &name, domain::MatchOp::Eq, v)
             {
                 matchers.push(m);
             }
@@ -413,13 +431,35 @@ pub async fn release(
 /// judges those now, as if they had just arrived.
 pub async fn hand_back(conn: &mut PgConnection, limit: i64) -> AppResult<Vec<db::Released>> {
     let ended = db::claim_ended(&mut *conn, limit).await?;
-    if ended.is_empty() {
-        return Ok(Vec::new());
-    }
-    db::release_ended(conn, &ended).await
+    let mut out = if ended.is_empty() {
+        Vec::new()
+    } else {
+        db::release_ended(&mut *conn, &ended).await?
+    };
+    // And any a lane stored just after its silence or window was over.
+    out.extend(db::release_stranded(conn, 500).await?);
+    Ok(out)
+}
+
+/// Held keys that joined an open incident: the incident has them now.
+pub async fn moved(
+    conn: &mut PgConnection,
+    integrations: &[uuid::Uuid],
+    keys: &[String],
+) -> AppResult<()> {
+    db::moved(conn, integrations, keys).await
 }
 
 /// Seconds until the next silence ends with alerts to hand back (none: no silence pending).
 pub async fn next_end(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
     db::next_end(e).await
+}
+
+/// Hands back the alerts a maintenance window held that still fire, as `hand_back` does for a
+/// silence: routing judges them now.
+pub async fn hand_back_window(
+    conn: &mut PgConnection,
+    window_id: i64,
+) -> AppResult<Vec<db::Released>> {
+    db::release_window(conn, window_id).await
 }

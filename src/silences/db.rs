@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::domain::State;
 use crate::error::AppResult;
+use crate::incident_ref::domain::SeenBy;
 
 /// A silence as stored and shown.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -67,49 +68,66 @@ fn record(r: Row) -> SilenceRecord {
     }
 }
 
-/// Silences newest first: the ones not yet over (`current`), or the ones over, at most `limit`.
+/// Silences latest ending first: the ones not yet over (`current`), or the ones over, at most
+/// `limit`. What they held is counted for `seen_by`: an alert in an incident kept from them is
+/// not, and a key counts once however it was held.
 pub async fn list(
     e: impl PgExecutor<'_>,
     current: bool,
+    limit: i64,
+    seen_by: SeenBy,
+) -> AppResult<Vec<SilenceRecord>> {
+    records(e, Some(current), None, seen_by, limit).await
+}
+
+pub async fn find(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    seen_by: SeenBy,
+) -> AppResult<Option<SilenceRecord>> {
+    Ok(records(e, None, Some(id), seen_by, 1).await?.pop())
+}
+
+async fn records(
+    e: impl PgExecutor<'_>,
+    current: Option<bool>,
+    id: Option<i64>,
+    seen_by: SeenBy,
     limit: i64,
 ) -> AppResult<Vec<SilenceRecord>> {
     let rows = sqlx::query_as!(
         Row,
         r#"select s.id, s.matchers, s.starts_at, s.ends_at, s.comment, s.created_by, s.expired_by,
                   now() as "now!", s.version, s.created_at, s.updated_at,
-                  coalesce(h.alerts, 0) + coalesce(j.alerts, 0) as "alerts!",
-                  coalesce(h.deliveries, 0) + coalesce(j.deliveries, 0) as "deliveries!"
+                  c.alerts as "alerts!", c.deliveries as "deliveries!"
            from silences s
-           left join lateral (select count(*) as alerts, sum(deliveries)::int8 as deliveries
-                              from silenced_alerts where silence_id = s.id) h on true
-           left join lateral (select count(*) as alerts, sum(deliveries)::int8 as deliveries
-                              from alerts where silence_id = s.id) j on true
-           where (s.ends_at > now()) = $1
+           cross join lateral (
+               select count(distinct (x.integration_id, x.dedup_key)) as alerts,
+                      coalesce(sum(x.n), 0)::int8 as deliveries
+               from (select h.integration_id, h.dedup_key, h.deliveries as n
+                     from silenced_alerts h
+                     where h.silence_id = s.id
+                       and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
+                                       where a.integration_id = h.integration_id
+                                         and a.dedup_key = h.dedup_key
+                                         and not incident_visible(inc.restricted, inc.id, $4))
+                     union all
+                     select a.integration_id, a.dedup_key, a.deliveries
+                     from alerts a join incidents inc on inc.id = a.incident_id
+                     where a.silence_id = s.id and incident_visible(inc.restricted, inc.id, $4)) x
+           ) c
+           where ($1::bool is null or (s.ends_at > now()) = $1)
+             and ($2::int8 is null or s.id = $2)
            order by s.ends_at desc, s.id desc
-           limit $2"#,
+           limit $3"#,
         current,
-        limit
+        id,
+        limit,
+        seen_by.sql(),
     )
     .fetch_all(e)
     .await?;
     Ok(rows.into_iter().map(record).collect())
-}
-
-pub async fn find(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<SilenceRecord>> {
-    let row = sqlx::query_as!(
-        Row,
-        r#"select s.id, s.matchers, s.starts_at, s.ends_at, s.comment, s.created_by, s.expired_by,
-                  now() as "now!", s.version, s.created_at, s.updated_at,
-                  (select count(*) from silenced_alerts where silence_id = s.id)
-                    + (select count(*) from alerts where silence_id = s.id) as "alerts!",
-                  coalesce((select sum(deliveries) from silenced_alerts where silence_id = s.id), 0)
-                    + coalesce((select sum(deliveries) from alerts where silence_id = s.id), 0) as "deliveries!: i64"
-           from silences s where s.id = $1"#,
-        id
-    )
-    .fetch_optional(e)
-    .await?;
-    Ok(row.map(record))
 }
 
 pub struct NewSilence<'a> {
@@ -185,7 +203,10 @@ pub async fn current(e: impl PgExecutor<'_>) -> AppResult<Vec<Current>> {
 /// Alerts a silence holds, columns of one batch.
 #[derive(Default)]
 pub struct Held<'a> {
-    pub silence_id: Vec<i64>,
+    /// The silence that holds it, or else
+    pub silence_id: Vec<Option<i64>>,
+    /// the maintenance window that does
+    pub window_id: Vec<Option<i64>>,
     pub integration_id: Vec<Uuid>,
     pub dedup_key: Vec<&'a str>,
     pub group_key: Vec<&'a str>,
@@ -196,23 +217,28 @@ pub struct Held<'a> {
     pub details: Vec<&'a Value>,
     pub deliveries: Vec<i32>,
     pub raw: Vec<&'a Value>,
+    pub source_url: Vec<Option<&'a str>>,
+    pub starts_at: Vec<Option<DateTime<Utc>>>,
 }
 
 /// Stores held alerts in one statement; a key still firing under a silence counts another
 /// delivery (and is held by the silence that matched it last).
 pub async fn hold(conn: &mut PgConnection, h: &Held<'_>) -> AppResult<()> {
     sqlx::query!(
-        r#"insert into silenced_alerts (silence_id, integration_id, dedup_key, group_key, status,
-                                        summary, source, severity, labels, details, deliveries, raw)
-           select si, i, k, g, 'firing', s, src, sev, l, d, n, raw
-           from unnest($1::int8[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-                       $7::text[], $8::jsonb[], $9::jsonb[], $10::int4[], $11::jsonb[])
-                as t(si, i, k, g, s, src, sev, l, d, n, raw)
+        r#"insert into silenced_alerts (silence_id, window_id, integration_id, dedup_key, group_key,
+                                        status, summary, source, severity, labels, details,
+                                        deliveries, raw, source_url, starts_at)
+           select si, wi, i, k, g, 'firing', s, src, sev, l, d, n, raw, u, st
+           from unnest($1::int8[], $12::int8[], $2::uuid[], $3::text[], $4::text[], $5::text[],
+                       $6::text[], $7::text[], $8::jsonb[], $9::jsonb[], $10::int4[], $11::jsonb[],
+                       $13::text[], $14::timestamptz[])
+                as t(si, wi, i, k, g, s, src, sev, l, d, n, raw, u, st)
            order by i, k
            on conflict (integration_id, dedup_key) where status = 'firing'
            do update set last_received_at = now(), silence_id = excluded.silence_id,
+                         window_id = excluded.window_id,
                          deliveries = silenced_alerts.deliveries + excluded.deliveries"#,
-        &h.silence_id,
+        &h.silence_id as &[Option<i64>],
         &h.integration_id,
         &h.dedup_key as &[&str],
         &h.group_key as &[&str],
@@ -223,6 +249,9 @@ pub async fn hold(conn: &mut PgConnection, h: &Held<'_>) -> AppResult<()> {
         &h.details as &[&Value],
         &h.deliveries,
         &h.raw as &[&Value],
+        &h.window_id as &[Option<i64>],
+        &h.source_url as &[Option<&str>],
+        &h.starts_at as &[Option<DateTime<Utc>>],
     )
     .execute(conn)
     .await?;
@@ -272,7 +301,7 @@ pub struct HeldAlert {
 pub async fn held(
     e: impl PgExecutor<'_>,
     silence_id: i64,
-    seen_by: crate::incident_ref::domain::SeenBy,
+    seen_by: SeenBy,
     limit: i64,
 ) -> AppResult<Vec<HeldAlert>> {
     Ok(sqlx::query_as!(
@@ -284,6 +313,10 @@ pub async fn held(
                       null::int8 as "incident: crate::domain::IncidentKey"
                from silenced_alerts h join integrations i on i.id = h.integration_id
                where h.silence_id = $1
+                 and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
+                                 where a.integration_id = h.integration_id
+                                   and a.dedup_key = h.dedup_key
+                                   and not incident_visible(inc.restricted, inc.id, $2))
                union all
                select i.name, a.dedup_key, a.summary, a.status, a.labels, a.received_at,
                       a.last_received_at, a.deliveries, inc.number
@@ -321,17 +354,23 @@ pub async fn held_since(
     e: impl PgExecutor<'_>,
     since: DateTime<Utc>,
     limit: i64,
+    seen_by: SeenBy,
 ) -> AppResult<Vec<HeldSince>> {
     Ok(sqlx::query_as!(
         HeldSince,
         r#"select i.name as integration, i.format as integration_format, h.dedup_key, h.group_key,
                   h.summary, h.source, h.severity, h.status, h.labels, h.details, h.received_at
            from silenced_alerts h join integrations i on i.id = h.integration_id
-           where h.received_at >= $1
+           where h.received_at >= $1 and h.status <> 'released'
+             and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
+                             where a.integration_id = h.integration_id
+                               and a.dedup_key = h.dedup_key
+                               and not incident_visible(inc.restricted, inc.id, $3))
            order by h.received_at desc, h.id desc
            limit $2"#,
         since,
-        limit
+        limit,
+        seen_by.sql()
     )
     .fetch_all(e)
     .await?)
@@ -398,6 +437,8 @@ pub struct Released {
     pub labels: Value,
     pub details: Value,
     pub raw: Value,
+    pub source_url: Option<String>,
+    pub starts_at: Option<DateTime<Utc>>,
 }
 
 /// Marks these silences released and their held alerts that still fire `released`, returning
@@ -414,7 +455,7 @@ pub async fn release_ended(conn: &mut PgConnection, ids: &[i64]) -> AppResult<Ve
         r#"update silenced_alerts set status = 'released', resolved_at = now()
            where silence_id = any($1) and status = 'firing'
            returning integration_id, dedup_key, group_key, summary, source, severity, labels,
-                     details, raw"#,
+                     details, raw, source_url, starts_at"#,
         ids
     )
     .fetch_all(conn)
@@ -428,5 +469,64 @@ pub async fn next_end(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
            from silences where released_at is null"#
     )
     .fetch_one(e)
+    .await?)
+}
+
+/// Marks the alerts a maintenance window held that still fire `released`, returning them.
+pub async fn release_window(e: impl PgExecutor<'_>, window_id: i64) -> AppResult<Vec<Released>> {
+    Ok(sqlx::query_as!(
+        Released,
+        r#"update silenced_alerts set status = 'released', resolved_at = now()
+           where window_id = $1 and status = 'firing'
+           returning integration_id, dedup_key, group_key, summary, source, severity, labels,
+                     details, raw, source_url, starts_at"#,
+        window_id
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Held keys that joined an open incident: their held rows end (the incident has them now).
+pub async fn moved(
+    e: impl PgExecutor<'_>,
+    integrations: &[Uuid],
+    keys: &[String],
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"update silenced_alerts h set status = 'released', resolved_at = now()
+           from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
+           where h.integration_id = k.integration_id and h.dedup_key = k.dedup_key
+             and h.status = 'firing'"#,
+        integrations,
+        keys
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// Held alerts still firing whose silence was handed back already, or whose window is not
+/// going on (a lane that judged just before the end stored them just after): released and
+/// returned, to be judged again.
+pub async fn release_stranded(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<Released>> {
+    Ok(sqlx::query_as!(
+        Released,
+        r#"update silenced_alerts set status = 'released', resolved_at = now()
+           where id in (
+               select h.id from silenced_alerts h
+               left join silences s on s.id = h.silence_id
+               left join maintenance_windows w on w.id = h.window_id
+               where h.status = 'firing'
+                 and (s.released_at is not null
+                      or (w.id is not null and w.next_edge is distinct from 'end'
+                          and not (w.next_edge = 'start' and w.next_edge_at <= now())))
+               order by h.id
+               limit $1
+               for update of h skip locked)
+           returning integration_id, dedup_key, group_key, summary, source, severity, labels,
+                     details, raw, source_url, starts_at"#,
+        limit
+    )
+    .fetch_all(e)
     .await?)
 }

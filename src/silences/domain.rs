@@ -155,10 +155,15 @@ fn read_quoted<'a>(field: &str, text: &'a str) -> Result<(String, &'a str), Doma
     while let Some((i, c)) = chars.next() {
         match c {
             '"' => return Ok((out, &text[i + 1..])),
+            // As Alertmanager reads them: \" \\ and \n are escapes; any other backslash
+            // stays, so a regular expression's `\.` or `\d` keeps its meaning.
             '\\' => match chars.next() {
                 Some((_, 'n')) => out.push('\n'),
-                Some((_, 't')) => out.push('\t'),
-                Some((_, c)) => out.push(c),
+                Some((_, c @ ('"' | '\\'))) => out.push(c),
+                Some((_, c)) => {
+                    out.push('\\');
+                    out.push(c);
+                }
                 None => break,
             },
             c => out.push(c),
@@ -506,6 +511,18 @@ mod tests {
         );
         let escaped = parse_matchers("m", r#"summary="say \"hi\"\\ok""#).unwrap();
         assert_eq!(escaped[0].value, r#"say "hi"\ok"#);
+        // Other backslashes stay, as in Alertmanager: a regular expression keeps its escapes.
+        let re = parse_matchers("m", r#"host=~"db\.example\.com" job=~"web\d+""#).unwrap();
+        assert_eq!(
+            (re[0].value.as_str(), re[1].value.as_str()),
+            (r"db\.example\.com", r"web\d+")
+        );
+        assert_eq!(
+            texts(&re),
+            [r#"host=~"db\\.example\\.com""#, r#"job=~"web\\d+""#]
+        );
+        let again = parse_matchers("m", &texts(&re).join(" ")).unwrap();
+        assert_eq!(again, re);
         // Written back and read again, a matcher is the same.
         let again = parse_matchers("m", &texts(&escaped).join(" ")).unwrap();
         assert_eq!(again, escaped);

@@ -3,7 +3,7 @@
 //! silences in Alertmanager's API v2 shape under `/api/v1/alertmanager`, for `amtool`.
 
 use axum::Json;
-use axum::extract::Path;
+use axum::extract::{Path, RawQuery};
 use axum::http::HeaderValue;
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
@@ -41,7 +41,7 @@ pub struct SilenceList {
     params(ListQuery),
     responses((status = 200, description = "OK", body = SilenceList), crate::http::openapi::Invalid))]
 pub async fn list(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> AppResult<Json<SilenceList>> {
     let current = match q.state.as_deref().unwrap_or("current") {
@@ -52,7 +52,7 @@ pub async fn list(
         }
     };
     Ok(Json(SilenceList {
-        items: db::list(&state.pool, current, 200).await?,
+        items: db::list(&state.pool, current, 200, SeenBy::of(&auth.user)).await?,
     }))
 }
 
@@ -90,11 +90,11 @@ pub async fn create(
     params(("id" = i64, Path, description = "Silence id")),
     responses((status = 200, description = "With an ETag", body = SilenceRecord), crate::http::openapi::NotFound))]
 pub async fn get(
-    ApiRequest(state, _): ApiRequest<Viewer>,
+    ApiRequest(state, auth): ApiRequest<Viewer>,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let id = parse_id(&id, "silence")?;
-    let s = actions::find(&state.pool, id).await?;
+    let s = actions::find(&state.pool, id, SeenBy::of(&auth.user)).await?;
     Ok(with_etag(StatusCode::OK, s.version, &s))
 }
 
@@ -113,8 +113,8 @@ pub async fn alerts(
     Path(id): Path<String>,
 ) -> AppResult<Json<HeldList>> {
     let id = parse_id(&id, "silence")?;
-    actions::find(&state.pool, id).await?;
     let sees = SeenBy::of(&auth.user);
+    actions::find(&state.pool, id, sees).await?;
     Ok(Json(HeldList {
         items: db::held(&state.pool, id, sees, 500).await?,
     }))
@@ -299,15 +299,32 @@ pub async fn am_status(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Js
     })))
 }
 
-/// Silences in Alertmanager's shape (every current one and the last 200 over).
+/// Silences in Alertmanager's shape (every current one and the last 200 over); each `filter`
+/// (`amtool silence query alertname=Foo` sends one per matcher) keeps those with a matcher of
+/// that name whose value it matches, as Alertmanager does.
 #[utoipa::path(get, path = "/api/v1/alertmanager/api/v2/silences", operation_id = "alertmanagerListSilences", tag = "alerts",
-    responses((status = 200, description = "OK", body = Vec<GettableSilence>)))]
+    params(("filter" = Option<Vec<String>>, Query, description = "A matcher such as alertname=Foo; repeated")),
+    responses((status = 200, description = "OK", body = Vec<GettableSilence>), crate::http::openapi::Invalid))]
 pub async fn am_list(
     ApiRequest(state, _): ApiRequest<Viewer>,
+    RawQuery(query): RawQuery,
 ) -> AppResult<Json<Vec<GettableSilence>>> {
-    let mut all = db::list(&state.pool, true, 1000).await?;
-    all.extend(db::list(&state.pool, false, 200).await?);
-    Ok(Json(all.into_iter().map(gettable).collect()))
+    let mut filters: Vec<Matcher> = Vec::new();
+    for (k, v) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if k == "filter" {
+            filters.extend(domain::read_matchers("filter", &v)?);
+        }
+    }
+    let mut all = db::list(&state.pool, true, 1000, SeenBy::ALL).await?;
+    all.extend(db::list(&state.pool, false, 200, SeenBy::ALL).await?);
+    let kept = all.into_iter().map(gettable).filter(|g| {
+        filters.iter().all(|f| {
+            g.matchers
+                .iter()
+                .any(|m| m.name == f.name && f.holds(Some(&m.value)))
+        })
+    });
+    Ok(Json(kept.collect()))
 }
 
 /// One silence in Alertmanager's shape.
@@ -319,7 +336,9 @@ pub async fn am_get(
     Path(id): Path<String>,
 ) -> AppResult<Json<GettableSilence>> {
     let id = parse_id(&id, "silence")?;
-    Ok(Json(gettable(actions::find(&state.pool, id).await?)))
+    Ok(Json(gettable(
+        actions::find(&state.pool, id, SeenBy::ALL).await?,
+    )))
 }
 
 /// Make a silence from Alertmanager's `PostableSilence` (`amtool silence add`); with an
@@ -364,7 +383,7 @@ pub async fn am_post(
         let (draft, actor) = (&draft, &auth.actor);
         Box::pin(async move {
             if let Some(old) = replaces {
-                let before = actions::find(&mut *tx, old).await?;
+                let before = actions::find(&mut *tx, old, SeenBy::ALL).await?;
                 if before.state != domain::State::Expired {
                     actions::expire(&mut *tx, actor, old, None).await?;
                 }

@@ -105,11 +105,17 @@ struct Shown {
     from_incident: Option<IncidentKey>,
 }
 
+/// Who the page is for, as the incidents they may see go.
+fn sees(chrome: &Chrome) -> SeenBy {
+    chrome.user.as_ref().map_or(SeenBy::EVERYONE, SeenBy::of)
+}
+
 async fn list_page(state: &AppState, chrome: Chrome, shown: Shown) -> PageResult<ListPage> {
+    let seen_by = sees(&chrome);
     Ok(ListPage {
+        current: db::list(&state.pool, true, 200, seen_by).await?,
+        expired: db::list(&state.pool, false, 20, seen_by).await?,
         chrome,
-        current: db::list(&state.pool, true, 200).await?,
-        expired: db::list(&state.pool, false, 20).await?,
         form: shown.form,
         preview: shown.preview,
         errors: shown.errors,
@@ -149,7 +155,10 @@ pub async fn list(
                 AppError::NotFound(format!("{key} has no alert to silence alerts like."))
             })?;
         shown.form = SilenceForm::of(&draft);
-        shown.preview = actions::preview(&mut conn, &draft, sees).await.ok();
+        // The preview is a responder's tool (it reads a week of alerts).
+        if chrome.can("responder") {
+            shown.preview = actions::preview(&mut conn, &draft, sees).await.ok();
+        }
         shown.from_incident = Some(key);
     }
     list_page(&state, chrome, shown).await
@@ -245,7 +254,7 @@ pub async fn show(
     Path(id): Path<String>,
 ) -> PageResult<ShowPage> {
     let id = parse_id(&id, "silence")?;
-    let silence = actions::find(&state.pool, id).await?;
+    let silence = actions::find(&state.pool, id, SeenBy::of(&auth.user)).await?;
     let held = db::held(&state.pool, id, SeenBy::of(&auth.user), 200).await?;
     Ok(ShowPage {
         chrome,

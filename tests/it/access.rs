@@ -96,6 +96,14 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/silences/preview", "responder"),
     ("GET", "/api/v1/silences/policy", "viewer"),
     ("PUT", "/api/v1/silences/policy", "admin"),
+    ("GET", "/api/v1/maintenance-windows", "viewer"),
+    ("POST", "/api/v1/maintenance-windows", "responder"),
+    ("GET", "/api/v1/maintenance-windows/{id}", "viewer"),
+    (
+        "POST",
+        "/api/v1/maintenance-windows/{id}/cancel",
+        "responder",
+    ),
     ("GET", "/api/v1/alertmanager/api/v2/status", "viewer"),
     ("GET", "/api/v1/alertmanager/api/v2/silences", "viewer"),
     ("POST", "/api/v1/alertmanager/api/v2/silences", "responder"),
@@ -457,6 +465,9 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/silences/policy", "admin"),
     ("GET", "/silences/{id}", "viewer"),
     ("POST", "/silences/{id}/expire", "responder"),
+    ("GET", "/maintenance", "viewer"),
+    ("POST", "/maintenance", "responder"),
+    ("POST", "/maintenance/{id}/cancel", "responder"),
 ];
 
 const ROLES: [&str; 4] = ["viewer", "responder", "manager", "admin"];

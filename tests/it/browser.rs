@@ -771,6 +771,7 @@ pub(crate) async fn open_incident(
             note: "",
             now,
             restricted_to: None,
+            quiet: false,
         },
         &quell::audit::Actor::system("test"),
     )

@@ -370,6 +370,7 @@ impl TestApp {
                     note: "",
                     now,
                     restricted_to: None,
+                    quiet: false,
                 },
                 &quell::audit::Actor::system("test"),
             )

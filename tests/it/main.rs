@@ -18,6 +18,7 @@ mod hardening;
 mod incidents_api;
 mod lifecycle;
 mod live;
+mod maintenance;
 mod notify;
 mod oidc;
 mod oncall;

@@ -117,6 +117,7 @@ fn pages(w: &World) -> Vec<String> {
         "/changes",
         "/runbooks",
         "/silences",
+        "/maintenance",
         "/postmortems",
         "/action-items",
         "/reports",

@@ -9,7 +9,7 @@ use common::{Creds, Hook, TestApp, alertmanager_payload};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-async fn count(pool: &PgPool, sql: &str) -> i64 {
+pub async fn count(pool: &PgPool, sql: &str) -> i64 {
     sqlx::query_scalar::<_, i64>(sql)
         .fetch_one(pool)
         .await
@@ -17,7 +17,7 @@ async fn count(pool: &PgPool, sql: &str) -> i64 {
 }
 
 /// payments-gateway paged through its policy, and a rule routing alerts to their service.
-async fn paged_service(app: &TestApp) -> Hook {
+pub async fn paged_service(app: &TestApp) -> Hook {
     crate::paging::payments(app).await;
     app.service("search").await;
     let r = app
@@ -41,7 +41,7 @@ async fn silence(app: &TestApp, as_: &Creds, body: Value) -> common::Res {
     .await
 }
 
-fn fire(group: &str, fps: &[&str], service: &str) -> Value {
+pub fn fire(group: &str, fps: &[&str], service: &str) -> Value {
     let alerts: Vec<(&str, &str)> = fps.iter().map(|f| (*f, "firing")).collect();
     alertmanager_payload(
         group,
@@ -166,13 +166,8 @@ async fn a_silence_holds_matching_alerts_and_its_end_hands_the_firing_ones_to_ro
 
     // The end hands d1, still firing, to routing at once (in whichever replica runs it first):
     // it opens its incident and pages; d2 had resolved and stays quiet. Once only.
-    let compiled = quell::silences::actions::Compiled::default();
-    quell::alerts::unsilence::hand_back(&pool, &compiled)
-        .await
-        .unwrap();
-    quell::alerts::unsilence::hand_back(&pool, &compiled)
-        .await
-        .unwrap();
+    quell::alerts::unsilence::hand_back(&pool).await.unwrap();
+    quell::alerts::unsilence::hand_back(&pool).await.unwrap();
     let keys = app.incident_keys().await;
     assert_eq!(keys.len(), 4, "one incident for the still-firing alert");
     let opened = app.incident_json(&keys[3]).await;
@@ -741,4 +736,58 @@ async fn amtool_speaks_to_quell_as_to_alertmanager(pool: PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     assert_eq!(count(&pool, "select count(*) from silences").await, 2);
+}
+
+#[sqlx::test]
+async fn in_one_post_a_silenced_alert_never_decides_the_incident_an_unsilenced_one_opens(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = paged_service(&app).await;
+    let r = app
+        .post(
+            "/api/v1/silences",
+            json!({"matchers": ["instance=\"d1:9100\""], "duration": "1h", "comment": "d1 rebuilt"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // One notification, one group: the silenced critical alert first, an unsilenced warning.
+    let mut body = alertmanager_payload(
+        "Mixed",
+        &[("d1", "firing"), ("w1", "firing")],
+        json!({"service": "search", "severity": "warning"}),
+    );
+    body["alerts"][0]["labels"]["severity"] = json!("critical");
+    body["alerts"][0]["labels"]["service"] = json!("payments-gateway");
+    let r = app.alert("alertmanager", &am, &body).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    let keys = app.incident_keys().await;
+    assert_eq!(keys.len(), 1);
+    let incident = app.incident_json(&keys[0]).await;
+    assert_eq!(
+        incident["title"], "Mixed on w1",
+        "the unsilenced alert opens it"
+    );
+    assert_eq!(incident["severity"], "Sev3");
+    assert_eq!(incident["service"], "search");
+    assert_eq!(
+        count(&pool, "select count(*) from escalations").await,
+        0,
+        "payments is not paged"
+    );
+
+    // amtool's `silence query alertname=…` filters on the server.
+    let other = json!({"matchers": ["alertname=Other"], "duration": "1h", "comment": "x"});
+    assert_eq!(
+        app.post("/api/v1/silences", other).await.status,
+        StatusCode::CREATED
+    );
+    let q = app
+        .get("/api/v1/alertmanager/api/v2/silences?filter=alertname%3DOther")
+        .await
+        .json();
+    assert_eq!(q.as_array().unwrap().len(), 1);
+    assert_eq!(q[0]["matchers"][0]["value"], "Other");
+    let all = app.get("/api/v1/alertmanager/api/v2/silences").await.json();
+    assert_eq!(all.as_array().unwrap().len(), 2);
 }

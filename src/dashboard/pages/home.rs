@@ -71,6 +71,8 @@ pub struct DashboardPage {
     /// The teams to narrow it to: (slug, name); and the choice (a slug, `mine`, or blank)
     teams: Vec<(String, String)>,
     filter_team: String,
+    /// Maintenance going on or within a week
+    maintenance: Vec<crate::maintenance::actions::Announcement>,
 }
 
 /// The clock a responder watches on an open incident: acknowledge until acknowledged, then
@@ -227,7 +229,12 @@ pub async fn show(
             .await?;
     let charts = trends(&state.pool, 30, narrowed.ids.as_deref()).await?;
     let teams = crate::teams::db::choices(&state.pool).await?;
+    let maintenance = {
+        let mut conn = state.pool.acquire().await?;
+        crate::maintenance::actions::announcements(&mut conn, 7, None).await?
+    };
     Ok(DashboardPage {
+        maintenance,
         chrome,
         open_total: open.len(),
         unacknowledged: open

@@ -39,6 +39,8 @@ pub struct ShowPage {
     on_call: Vec<String>,
     policy: Option<String>,
     gaps: Vec<String>,
+    /// Its maintenance going on or within a week
+    maintenance: Vec<crate::maintenance::actions::Announcement>,
 }
 
 pub async fn show(
@@ -68,12 +70,14 @@ pub async fn show(
     };
     let failure_recent = FailureRate::overall(&rate(Some(since)).await?);
     let failure_all = FailureRate::overall(&rate(None).await?);
-    let now = {
+    let (now, maintenance) = {
         let mut conn = state.pool.acquire().await?;
-        crate::paging::actions::on_call_now(&mut conn)
+        let now = crate::paging::actions::on_call_now(&mut conn)
             .await?
             .into_iter()
-            .find(|o| o.service == s.name)
+            .find(|o| o.service == s.name);
+        let ahead = crate::maintenance::actions::announcements(&mut conn, 7, Some(&s.name)).await?;
+        (now, ahead)
     };
     Ok(ShowPage {
         chrome,
@@ -82,6 +86,7 @@ pub async fn show(
         }),
         policy: now.as_ref().and_then(|o| o.policy.clone()),
         gaps: now.map_or_else(Vec::new, |o| o.gaps),
+        maintenance,
         budget,
         capacity_changes,
         failure_recent,

@@ -41,6 +41,9 @@ pub struct Opening<'a> {
     /// Kept from the start to these teams and people (a security incident): restricted before
     /// any channel hears of it.
     pub restricted_to: Option<&'a super::access::AccessDraft>,
+    /// Opened during a quiet maintenance window of its service: its escalation does not start
+    /// (the window's end starts it if nobody has acknowledged by then).
+    pub quiet: bool,
     /// The transaction's clock reading, which the caller has made already (the alert path reads
     /// it once per batch).
     pub now: DateTime<Utc>,
@@ -156,7 +159,12 @@ pub async fn open_many(
     }
     let clocks: Vec<crate::sla::timers::Clocks> = incidents.iter().map(clocks_of).collect();
     crate::sla::timers::rearm_many(conn, &clocks, true).await?;
-    let paged: Vec<(i64, Option<i64>)> = incidents.iter().map(|i| (i.id, i.service_id)).collect();
+    let paged: Vec<(i64, Option<i64>)> = incidents
+        .iter()
+        .zip(openings)
+        .filter(|(_, (o, _))| !o.quiet)
+        .map(|(i, _)| (i.id, i.service_id))
+        .collect();
     crate::paging::actions::start_many(conn, &paged).await?;
     let keys: Vec<String> = incidents.iter().map(|i| i.key.to_string()).collect();
     let announcements = incidents

@@ -85,6 +85,7 @@ pub async fn create(
                 note: "",
                 now,
                 restricted_to: b.access.as_ref(),
+                quiet: false,
             };
             let incident = actions::open(tx, &opening, &auth.actor).await?;
             let policies = crate::sla::db::all(&mut *tx).await?;

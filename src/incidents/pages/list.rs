@@ -270,6 +270,7 @@ pub async fn create(
             note: "",
             now: clock::now(&mut *tx).await?,
             restricted_to: access.as_ref(),
+            quiet: false,
         };
         let incident = actions::open(&mut tx, &opening, &auth.actor).await?;
         tx.commit().await?;

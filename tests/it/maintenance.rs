@@ -366,3 +366,74 @@ async fn windows_are_planned_and_ended_from_the_page(pool: PgPool) {
     assert_eq!(w["state"], "over");
     assert_eq!(w["cancelled_by"], "oncall");
 }
+
+#[sqlx::test]
+async fn three_engines_racing_write_each_start_and_end_once_and_a_weekly_window_goes_on(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = paged_service(&app).await;
+    app.alert(
+        "alertmanager",
+        &am,
+        &fire("Before", &["b1"], "payments-gateway"),
+    )
+    .await;
+    let key = app.incident_keys().await[0].clone();
+    let r = window(
+        &app,
+        json!({"name": "Weekly patching", "services": ["payments-gateway"], "mode": "quiet",
+               "starts_at": this_minute(&pool).await, "duration": "1h", "weekly": true}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let race = || async {
+        let (a, b, c) = tokio::join!(
+            quell::alerts::windows::fire_due(&pool),
+            quell::alerts::windows::fire_due(&pool),
+            quell::alerts::windows::fire_due(&pool)
+        );
+        a.unwrap();
+        b.unwrap();
+        c.unwrap();
+    };
+    race().await;
+    race().await;
+    let said = |what: &'static str| {
+        let app = &app;
+        let key = key.clone();
+        async move {
+            notes(&app.timeline(&key).await)
+                .iter()
+                .filter(|n| n.contains(what))
+                .count()
+        }
+    };
+    assert_eq!(said("started on").await, 1);
+    // An hour on, as if: the week's occurrence is over, its end due; the next is a week on.
+    sqlx::query(
+        "update maintenance_windows set local_start = local_start - interval '1 hour',
+             edge_occurrence = edge_occurrence - interval '1 hour', next_edge_at = now()
+         where id = $1 and next_edge = 'end'",
+    )
+    .bind(id)
+    .execute(&pool)
+    .await
+    .unwrap();
+    race().await;
+    race().await;
+    assert_eq!(said("ended on").await, 1);
+    let (edge, days): (String, f64) = sqlx::query_as(
+        "select next_edge, (extract(epoch from next_edge_at - now()) / 86400)::float8 from maintenance_windows where id = $1",
+    )
+    .bind(id)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(edge, "start");
+    assert!(
+        (6.9..7.01).contains(&days),
+        "next week's start: {days} days away"
+    );
+}

@@ -56,6 +56,9 @@ create trigger maintenance_windows_changed after insert or update of name, mode,
     on maintenance_windows for each statement execute function maintenance_changed();
 create trigger maintenance_window_services_changed after insert or update or delete
     on maintenance_window_services for each statement execute function maintenance_changed();
+-- The lanes know a window's services by name: a renamed service moves the revision too.
+create trigger maintenance_services_renamed after update of name
+    on services for each statement execute function maintenance_changed();
 
 -- An alert a window held is stored like one a silence held.
 alter table silenced_alerts alter column silence_id drop not null;

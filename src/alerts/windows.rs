@@ -44,6 +44,22 @@ pub async fn fire_due(pool: &PgPool) -> AppResult<Option<f64>> {
     for d in &due {
         edge(&mut tx, d).await?;
     }
+    // Quiet incidents a lane opened just as their window ended, after its end paged the others.
+    let late = windows::quiet_stranded(&mut *tx).await?;
+    if !late.is_empty() {
+        let now = crate::clock::now(&mut *tx).await?;
+        for (incident_id, _) in &late {
+            let note = "Opened as its maintenance window ended, still unacknowledged: paging now";
+            let details = json!({ "maintenance_window_ended": true });
+            timeline::actions::record(
+                &mut tx,
+                NewEvent::by("maintenance window", *incident_id, now, Kind::Note, details)
+                    .saying(note),
+            )
+            .await?;
+        }
+        crate::paging::actions::start_many(&mut tx, &late).await?;
+    }
     let next = windows::next_due(&mut *tx).await?;
     tx.commit().await?;
     Ok(match (due.is_empty(), next) {

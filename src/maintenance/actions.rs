@@ -191,6 +191,30 @@ pub async fn create(
     if d.weekly && weekdays.is_empty() {
         weekdays.push(chrono::Datelike::weekday(&local_start).number_from_monday());
     }
+    if d.weekly && duration > domain::longest_weekly(&weekdays) {
+        return Err(AppError::invalid(
+            "duration",
+            format!(
+                "each occurrence must end at least two hours before the next starts; on these \
+                 weekdays that is at most {}",
+                crate::domain::format_minutes(domain::longest_weekly(&weekdays).num_seconds())
+            ),
+        ));
+    }
+    if mode == Mode::Silence {
+        // Holding alerts is a silence: the admin's longest silence bounds it.
+        let most = crate::silences::db::policy(&mut *conn).await?.max_hours;
+        if duration > Duration::hours(most.into()) {
+            return Err(AppError::invalid(
+                "duration",
+                format!(
+                    "a window that holds alerts lasts at most {} each time, as a silence does \
+                     (an admin sets it); a quiet window may last longer",
+                    crate::domain::format_minutes(i64::from(most) * 3600)
+                ),
+            ));
+        }
+    }
     if !d.weekly && !weekdays.is_empty() {
         return Err(AppError::invalid(
             "weekdays",
@@ -293,6 +317,8 @@ pub async fn cancel(
     id: i64,
     version: Option<i32>,
 ) -> AppResult<WindowView> {
+    // Held against the engine, so an end it is writing and this cancellation do not cross.
+    db::lock(&mut *conn, id).await?;
     let before = find(&mut *conn, id).await?;
     if before.window.cancelled_at.is_some() || before.state == "over" {
         return Err(AppError::Conflict(format!(
@@ -436,6 +462,11 @@ pub async fn take_due(conn: &mut PgConnection, limit: i64) -> AppResult<Vec<DueE
         out.push(DueEdge { window: w, edge });
     }
     Ok(out)
+}
+
+/// Quiet incidents a lane opened just as their window ended: paged now.
+pub async fn quiet_stranded(e: impl PgExecutor<'_>) -> AppResult<Vec<(i64, Option<i64>)>> {
+    db::quiet_stranded(e).await
 }
 
 /// Seconds until the next start or end of any window.

@@ -159,7 +159,7 @@ pub async fn claim_due(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<i64>
            where next_edge_at <= now()
            order by next_edge_at, id
            limit $1
-           for update skip locked"#,
+           for no key update skip locked"#,
         limit
     )
     .fetch_all(e)
@@ -234,4 +234,34 @@ pub async fn quiet_to_page(
     .into_iter()
     .map(|r| (r.id, r.service_id))
     .collect())
+}
+
+/// Quiet incidents a lane opened just as their window ended (after the engine paged the
+/// others): paged now, marked.
+pub async fn quiet_stranded(e: impl PgExecutor<'_>) -> AppResult<Vec<(i64, Option<i64>)>> {
+    Ok(sqlx::query!(
+        r#"update incident_quiet q set paged_at = now()
+           from incidents i, maintenance_windows w
+           where q.paged_at is null and i.id = q.incident_id and w.id = q.window_id
+             and i.status = 'triggered' -- every incident: the engine pages for all of them
+             and w.next_edge is distinct from 'end'
+             and not coalesce(w.next_edge = 'start' and w.next_edge_at <= now(), false)
+           returning i.id, i.service_id"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.service_id))
+    .collect())
+}
+
+/// Locks a window against the engine while a person changes it.
+pub async fn lock(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "select id from maintenance_windows where id = $1 for no key update",
+        id
+    )
+    .fetch_optional(e)
+    .await?;
+    Ok(())
 }

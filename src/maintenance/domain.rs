@@ -267,6 +267,25 @@ pub fn weekdays(field: &str, text: &[String]) -> Result<Vec<u32>, DomainError> {
 /// The longest one occurrence may last: a week.
 pub const MAX_MINUTES: i64 = 7 * 24 * 60;
 
+/// The longest a weekly window on these weekdays may last: two hours short of the shortest gap
+/// between one start and the next (a daylight-saving change moves a start by an hour), so its
+/// occurrences never touch or overlap.
+pub fn longest_weekly(weekdays: &[u32]) -> Duration {
+    let mut days: Vec<u32> = weekdays.to_vec();
+    days.sort_unstable();
+    days.dedup();
+    let gap = match days.as_slice() {
+        [] | [_] => 7,
+        _ => days
+            .iter()
+            .zip(days.iter().cycle().skip(1))
+            .map(|(a, b)| (b + 7 - a - 1) % 7 + 1)
+            .min()
+            .unwrap_or(7),
+    };
+    Duration::days(gap.into()) - Duration::hours(2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +393,22 @@ mod tests {
         let later = weekly("2030-01-06T02:00", "Europe/Lisbon", 120, &[7]);
         let first = later.next_edge(t("2026-12-03T12:00:00Z"), None).unwrap();
         assert_eq!(first.at, t("2030-01-06T02:00:00Z"));
+    }
+
+    #[test]
+    fn weekly_occurrences_never_touch() {
+        assert_eq!(longest_weekly(&[7]), Duration::hours(7 * 24 - 2));
+        assert_eq!(
+            longest_weekly(&[6, 7]),
+            Duration::hours(22),
+            "Saturday then Sunday"
+        );
+        assert_eq!(
+            longest_weekly(&[1, 4]),
+            Duration::hours(3 * 24 - 2),
+            "Mon→Thu 3 d, Thu→Mon 4 d"
+        );
+        assert_eq!(longest_weekly(&[1, 2, 3, 4, 5, 6, 7]), Duration::hours(22));
     }
 
     #[test]

@@ -419,7 +419,7 @@ pub async fn claim_ended(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<i6
            where released_at is null and ends_at <= now()
            order by ends_at, id
            limit $1
-           for update skip locked"#,
+           for no key update skip locked"#,
         limit
     )
     .fetch_all(e)
@@ -519,7 +519,7 @@ pub async fn release_stranded(e: impl PgExecutor<'_>, limit: i64) -> AppResult<V
                where h.status = 'firing'
                  and (s.released_at is not null
                       or (w.id is not null and w.next_edge is distinct from 'end'
-                          and not (w.next_edge = 'start' and w.next_edge_at <= now())))
+                          and not coalesce(w.next_edge = 'start' and w.next_edge_at <= now(), false)))
                order by h.id
                limit $1
                for update of h skip locked)

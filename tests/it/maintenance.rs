@@ -204,10 +204,26 @@ async fn a_silence_window_holds_its_services_alerts_and_hands_the_firing_ones_ba
         "d1, still firing, opens its incident at the end"
     );
     assert_eq!(app.incident_json(&keys[1]).await["title"], "DiskFull on d1");
+    // A lane that judged just before the end and stored just after: the sweep hands it back.
+    sqlx::query(
+        r#"insert into silenced_alerts (window_id, integration_id, dedup_key, group_key, status,
+                                        summary, labels, raw)
+           select $1, integration_id, 'late-1', 'late-group', 'firing', 'Late on l1',
+                  '{"service": "payments-gateway"}', '{}'
+           from silenced_alerts limit 1"#,
+    )
+    .bind(id)
+    .execute(&pool)
+    .await
+    .unwrap();
+    quell::alerts::unsilence::hand_back(&pool).await.unwrap();
+    let keys = app.incident_keys().await;
+    assert_eq!(keys.len(), 3);
+    assert_eq!(app.incident_json(&keys[2]).await["title"], "Late on l1");
     assert_eq!(
         count(&pool, "select count(*) from escalations").await,
-        1,
-        "and pages"
+        2,
+        "both page payments"
     );
 }
 
@@ -228,6 +244,12 @@ async fn windows_are_checked_repeat_weekly_and_are_announced(pool: PgPool) {
             "starts_at",
         ),
         (json!({"duration": "9d"}), "duration"),
+        // Sunday to Sunday: occurrences would touch.
+        (json!({"duration": "7d"}), "duration"),
+        (
+            json!({"weekdays": ["sat", "sun"], "duration": "23h"}),
+            "duration",
+        ),
         (json!({"weekly": false}), "weekdays"),
         (json!({"weekdays": ["funday"]}), "weekdays"),
         (json!({"services": ["nope"]}), "services"),
@@ -247,6 +269,22 @@ async fn windows_are_checked_repeat_weekly_and_are_announced(pool: PgPool) {
         );
         assert_eq!(r.field(), field, "{body}: {}", r.text);
     }
+    // Holding alerts is a silence: the admin's longest silence bounds it.
+    sqlx::query("update silence_policy set max_hours = 1")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut held = ok.clone();
+    held["mode"] = json!("silence");
+    let r = window(&app, held).await;
+    assert_eq!(
+        (r.status, r.field()),
+        (StatusCode::UNPROCESSABLE_ENTITY, "duration".into())
+    );
+    sqlx::query("update silence_policy set max_hours = 336")
+        .execute(&pool)
+        .await
+        .unwrap();
     assert_eq!(
         count(&pool, "select count(*) from maintenance_windows").await,
         0

@@ -74,6 +74,16 @@ create unique index silenced_alerts_one_open on silenced_alerts (integration_id,
 create index silenced_alerts_silence on silenced_alerts (silence_id);
 create index silenced_alerts_received on silenced_alerts (received_at);
 
+-- Whether a held key now belongs to an alert of an incident kept from `viewer` (null: an
+-- admin's or an engine's eyes): such a held row is neither counted nor listed for them.
+create function held_key_hidden(integration uuid, key text, viewer bigint)
+returns boolean
+language sql stable parallel safe as $$
+    select exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
+                   where a.integration_id = integration and a.dedup_key = key
+                     and not incident_visible(inc.restricted, inc.id, viewer))
+$$;
+
 -- An alert that joined an open incident while a silence matched it: noted, not paged.
 alter table alerts add column silence_id bigint
     constraint alerts_silence_fkey references silences (id) on delete set null;

@@ -60,6 +60,15 @@ create trigger maintenance_window_services_changed after insert or update or del
 create trigger maintenance_services_renamed after update of name
     on services for each statement execute function maintenance_changed();
 
+-- Whether a window is between occurrences (its next edge is not the end of one going on, nor
+-- a start already due): what it held or kept quiet then is handed back by the sweeps.
+create function maintenance_window_idle(next_edge text, next_edge_at timestamptz)
+returns boolean
+language sql stable parallel safe as $$
+    select next_edge is distinct from 'end'
+           and not coalesce(next_edge = 'start' and next_edge_at <= now(), false)
+$$;
+
 -- An alert a window held is stored like one a silence held.
 alter table silenced_alerts alter column silence_id drop not null;
 alter table silenced_alerts add column window_id bigint

@@ -244,8 +244,7 @@ pub async fn quiet_stranded(e: impl PgExecutor<'_>) -> AppResult<Vec<(i64, Optio
            from incidents i, maintenance_windows w
            where q.paged_at is null and i.id = q.incident_id and w.id = q.window_id
              and i.status = 'triggered' -- every incident: the engine pages for all of them
-             and w.next_edge is distinct from 'end'
-             and not coalesce(w.next_edge = 'start' and w.next_edge_at <= now(), false)
+             and maintenance_window_idle(w.next_edge, w.next_edge_at)
            returning i.id, i.service_id"#
     )
     .fetch_all(e)

@@ -107,10 +107,7 @@ async fn records(
                from (select h.integration_id, h.dedup_key, h.deliveries as n
                      from silenced_alerts h
                      where h.silence_id = s.id
-                       and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
-                                       where a.integration_id = h.integration_id
-                                         and a.dedup_key = h.dedup_key
-                                         and not incident_visible(inc.restricted, inc.id, $4))
+                       and not held_key_hidden(h.integration_id, h.dedup_key, $4)
                      union all
                      select a.integration_id, a.dedup_key, a.deliveries
                      from alerts a join incidents inc on inc.id = a.incident_id
@@ -313,10 +310,7 @@ pub async fn held(
                       null::int8 as "incident: crate::domain::IncidentKey"
                from silenced_alerts h join integrations i on i.id = h.integration_id
                where h.silence_id = $1
-                 and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
-                                 where a.integration_id = h.integration_id
-                                   and a.dedup_key = h.dedup_key
-                                   and not incident_visible(inc.restricted, inc.id, $2))
+                 and not held_key_hidden(h.integration_id, h.dedup_key, $2)
                union all
                select i.name, a.dedup_key, a.summary, a.status, a.labels, a.received_at,
                       a.last_received_at, a.deliveries, inc.number
@@ -362,10 +356,7 @@ pub async fn held_since(
                   h.summary, h.source, h.severity, h.status, h.labels, h.details, h.received_at
            from silenced_alerts h join integrations i on i.id = h.integration_id
            where h.received_at >= $1 and h.status <> 'released'
-             and not exists (select 1 from alerts a join incidents inc on inc.id = a.incident_id
-                             where a.integration_id = h.integration_id
-                               and a.dedup_key = h.dedup_key
-                               and not incident_visible(inc.restricted, inc.id, $3))
+             and not held_key_hidden(h.integration_id, h.dedup_key, $3)
            order by h.received_at desc, h.id desc
            limit $2"#,
         since,
@@ -518,8 +509,7 @@ pub async fn release_stranded(e: impl PgExecutor<'_>, limit: i64) -> AppResult<V
                left join maintenance_windows w on w.id = h.window_id
                where h.status = 'firing'
                  and (s.released_at is not null
-                      or (w.id is not null and w.next_edge is distinct from 'end'
-                          and not coalesce(w.next_edge = 'start' and w.next_edge_at <= now(), false)))
+                      or (w.id is not null and maintenance_window_idle(w.next_edge, w.next_edge_at)))
                order by h.id
                limit $1
                for update of h skip locked)

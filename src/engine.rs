@@ -108,6 +108,33 @@ impl Waker {
     }
 }
 
+/// The loop of an engine whose round returns the seconds until its next deadline: a round,
+/// then a sleep until that deadline, a `NOTIFY` on `channel` or `poll`, whichever comes first.
+/// A failed round is logged with `what` went wrong and waits `poll`.
+pub async fn rounds<F, Fut, E>(
+    pool: PgPool,
+    channel: &'static str,
+    poll: Duration,
+    what: &'static str,
+    round: F,
+) where
+    F: Fn(PgPool) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<f64>, E>>,
+    E: std::fmt::Display,
+{
+    let mut waker = Waker::listen(&pool, channel).await;
+    loop {
+        let next = match round(pool.clone()).await {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::warn!(error = %e, "{what}");
+                None
+            }
+        };
+        waker.sleep(wait_for(next, poll)).await;
+    }
+}
+
 /// How long to wait given the seconds until the next deadline (none known: `poll`), never
 /// longer than `poll` nor below zero.
 pub fn wait_for(next_due_in: Option<f64>, poll: Duration) -> Duration {

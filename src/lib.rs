@@ -277,6 +277,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let windows =
                 engine::supervise("maintenance", move || alerts::windows::run(pool.clone()));
             let pool = state.pool.clone();
+            let settle = engine::supervise("settle", move || alerts::settle::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -307,6 +309,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             reports.abort();
             unsilence.abort();
             windows.abort();
+            settle.abort();
             sender.abort();
             tracing::info!("stopped");
         }

@@ -16,6 +16,7 @@ use crate::audit::Actor;
 use crate::error::{AppError, AppResult};
 use crate::incidents::{self, actions, domain::Status, domain::Transition};
 use crate::integrations::db::Credentials;
+use crate::integrations::domain::OnAllResolved;
 use crate::maintenance::domain::{Active, Mode};
 use crate::routing::domain::{Decision, Rule, Subject, route};
 use crate::silences::domain::Set;
@@ -366,6 +367,7 @@ async fn fire(
         });
     }
     let stored = db::upsert(conn, &rows).await?;
+    super::flapping::fired(conn, &stored, |id| sender(triggers, id), now).await?;
     let mut touched: Vec<i64> = stored.iter().map(|s| s.incident_id).collect();
     touched.sort_unstable();
     touched.dedup();
@@ -651,25 +653,54 @@ async fn resolve(
         )
         .await?;
     }
+    // Flapping keys that resolved start settling; their incidents wait for them.
+    crate::alert_store::db::start_settling(conn, &ids, &ks).await?;
     let touched: Vec<i64> = by_incident.keys().copied().collect();
-    let still_open: HashSet<i64> = db::open_counts(conn, &touched)
+    let all_resolved = all_resolved_of(conn, &touched).await?;
+    let how: Vec<(i64, Actor, OnAllResolved)> = all_resolved
+        .into_iter()
+        .filter_map(|id| {
+            let (cred, _) = by_incident.get(&id)?;
+            Some((id, actor_of(cred), cred.on_all_resolved))
+        })
+        .collect();
+    after_all_resolved(conn, &how, "Every alert of this incident has resolved", now).await
+}
+
+/// Of these incidents, those none of whose alerts is open or still flapping.
+pub async fn all_resolved_of(conn: &mut PgConnection, incidents: &[i64]) -> AppResult<Vec<i64>> {
+    let mut busy: HashSet<i64> = db::open_counts(conn, incidents)
         .await?
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let quiet: Vec<i64> = touched
-        .into_iter()
-        .filter(|id| !still_open.contains(id))
-        .collect();
-    if quiet.is_empty() {
+    busy.extend(db::unsettled(conn, incidents).await?);
+    Ok(incidents
+        .iter()
+        .copied()
+        .filter(|id| !busy.contains(id))
+        .collect())
+}
+
+/// What an integration asks for once every alert of an incident has resolved (mitigate,
+/// resolve, or nothing), done for each incident by its integration's actor; a mitigation the
+/// alerts make is remembered as theirs.
+pub async fn after_all_resolved(
+    conn: &mut PgConnection,
+    how: &[(i64, Actor, OnAllResolved)],
+    note: &str,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    if how.is_empty() {
         return Ok(());
     }
-    use crate::integrations::domain::OnAllResolved;
-    for state in incidents::db::incident_states(conn, &quiet).await? {
-        let Some((cred, _)) = by_incident.get(&state.id) else {
+    let ids: Vec<i64> = how.iter().map(|(id, _, _)| *id).collect();
+    let mut mitigated = Vec::new();
+    for state in incidents::db::incident_states(conn, &ids).await? {
+        let Some((_, actor, on)) = how.iter().find(|(id, _, _)| *id == state.id) else {
             continue;
         };
-        let (to, due) = match cred.on_all_resolved {
+        let (to, due) = match on {
             OnAllResolved::Mitigate => (
                 Transition::Mitigate,
                 matches!(state.status, Status::Triggered | Status::Acknowledged),
@@ -678,11 +709,12 @@ async fn resolve(
             OnAllResolved::Nothing => continue,
         };
         if due {
-            let actor = actor_of(cred);
-            let change = actions::Change::now(state.key, &actor).on_clock(now);
-            let note = "Every alert of this incident has resolved";
+            let change = actions::Change::now(state.key, actor).on_clock(now);
             actions::transition(conn, &change, to, note).await?;
+            if to == Transition::Mitigate {
+                mitigated.push(state.id);
+            }
         }
     }
-    Ok(())
+    crate::alert_store::db::note_mitigations(conn, &mitigated, now).await
 }

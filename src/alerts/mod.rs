@@ -3,9 +3,11 @@
 
 pub mod domain;
 pub mod effects;
+pub mod flapping;
 pub mod handlers;
 pub mod hooks;
 pub mod ingest;
 pub mod routes;
+pub mod settle;
 pub mod unsilence;
 pub mod windows;

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 
-use crate::engine::{Waker, wait_for};
 use crate::error::AppResult;
 
 pub const CHANNEL: &str = "quell_silences";
@@ -17,17 +16,11 @@ pub const CHANNEL: &str = "quell_silences";
 const POLL: Duration = Duration::from_secs(5);
 
 pub async fn run(pool: PgPool) {
-    let mut waker = Waker::listen(&pool, CHANNEL).await;
-    loop {
-        let next = match hand_back(&pool).await {
-            Ok(next) => next,
-            Err(e) => {
-                tracing::warn!(error = %e, "could not hand back the alerts of ended silences");
-                None
-            }
-        };
-        waker.sleep(wait_for(next, POLL)).await;
-    }
+    let what = "could not hand back the alerts of ended silences";
+    crate::engine::rounds(pool, CHANNEL, POLL, what, |pool| async move {
+        hand_back(&pool).await
+    })
+    .await
 }
 
 /// Hands back the held alerts of ended silences in one transaction; returns the seconds until

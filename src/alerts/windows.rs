@@ -13,7 +13,6 @@ use sqlx::{PgConnection, PgPool};
 
 use super::domain::{Action, AlertEvent};
 use super::effects::{Entry, Judges, apply, runs};
-use crate::engine::{Waker, wait_for};
 use crate::error::AppResult;
 use crate::maintenance::actions::{self as windows, DueEdge};
 use crate::maintenance::domain::EdgeKind;
@@ -24,17 +23,11 @@ pub const CHANNEL: &str = "quell_maintenance";
 const POLL: Duration = Duration::from_secs(5);
 
 pub async fn run(pool: PgPool) {
-    let mut waker = Waker::listen(&pool, CHANNEL).await;
-    loop {
-        let next = match fire_due(&pool).await {
-            Ok(next) => next,
-            Err(e) => {
-                tracing::warn!(error = %e, "could not start or end maintenance windows");
-                None
-            }
-        };
-        waker.sleep(wait_for(next, POLL)).await;
-    }
+    let what = "could not start or end maintenance windows";
+    crate::engine::rounds(pool, CHANNEL, POLL, what, |pool| async move {
+        fire_due(&pool).await
+    })
+    .await
 }
 
 /// Acts on the starts and ends due now, in one transaction; returns the seconds until the next.

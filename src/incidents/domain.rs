@@ -233,6 +233,24 @@ pub fn plan_transition(
     })
 }
 
+/// A step the system takes back, never offered to people: a mitigation the alerts made and
+/// their flapping withdraws (mitigated → acknowledged), or a snooze ending (acknowledged →
+/// triggered). Only the stamp of the step taken back is cleared.
+pub fn step_back(current: &Milestones, to: Status) -> Result<Milestones, DomainError> {
+    let mut next = *current;
+    match (current.status, to) {
+        (Status::Mitigated, Status::Acknowledged) => next.mitigated_at = None,
+        (Status::Acknowledged, Status::Triggered) => next.acknowledged_at = None,
+        (from, to) => {
+            return Err(DomainError::Conflict(format!(
+                "An incident that is {from} does not step back to {to}."
+            )));
+        }
+    }
+    next.status = to;
+    Ok(next)
+}
+
 fn not_before(at: DateTime<Utc>, floor: DateTime<Utc>, what: &str) -> Result<(), DomainError> {
     if at < floor {
         return Err(DomainError::invalid(
@@ -579,6 +597,21 @@ mod tests {
 
     fn after(m: &Milestones, tr: Transition, at: DateTime<Utc>) -> Milestones {
         plan_transition(m, tr, at).unwrap().milestones
+    }
+
+    #[test]
+    fn a_step_back_clears_only_the_stamp_it_takes_back() {
+        let acked = after(&triggered(), Transition::Acknowledge, t(16, 9));
+        let mitigated = after(&acked, Transition::Mitigate, t(16, 30));
+        let back = step_back(&mitigated, Status::Acknowledged).unwrap();
+        assert_eq!(back.status, Status::Acknowledged);
+        assert_eq!(back.acknowledged_at, Some(t(16, 9)));
+        assert_eq!(back.mitigated_at, None);
+        let snoozed_out = step_back(&acked, Status::Triggered).unwrap();
+        assert_eq!(snoozed_out, triggered());
+        assert!(step_back(&mitigated, Status::Triggered).is_err());
+        let resolved = after(&mitigated, Transition::Resolve, t(17, 0));
+        assert!(step_back(&resolved, Status::Acknowledged).is_err());
     }
 
     #[test]

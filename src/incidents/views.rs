@@ -91,6 +91,9 @@ pub struct IncidentView {
     /// How many alerts were grouped into it (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alert_count: Option<i64>,
+    /// Its alerts found flapping, those still flapping first (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flapping: Option<Vec<crate::alert_store::db::FlappingAlert>>,
     pub metrics: Durations,
     /// The change confirmed as the trigger among the suspects, with the time from it to
     /// detection (single-incident answers only)
@@ -210,6 +213,7 @@ impl IncidentView {
             roles: roles.map(Roles::of),
             updates: None,
             alert_count: None,
+            flapping: None,
             trigger: None,
             bridge: None,
             claims: None,

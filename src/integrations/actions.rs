@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::db::{self, Integration, NewIntegration};
-use super::domain::{Format, OnAllResolved, check_name, key_from_bytes};
+use super::domain::{Flapping, Format, OnAllResolved, check_name, key_from_bytes};
 use crate::audit::{self, Actor};
 use crate::auth::domain::token_hash;
 use crate::error::AppResult;
@@ -41,6 +41,7 @@ pub async fn create(
     name: &str,
     format: &str,
     on_all_resolved: Option<&str>,
+    flapping: Option<Flapping>,
 ) -> AppResult<WithSecrets> {
     let name = check_name(name)?;
     let format = Format::parse(format)?;
@@ -48,6 +49,7 @@ pub async fn create(
         Some(v) => OnAllResolved::parse(v)?,
         None => OnAllResolved::Mitigate,
     };
+    let flapping = flapping.unwrap_or_default().check()?;
     let key = new_key();
     let signing_secret = (format == Format::Generic).then(new_signing_secret);
     let integration = db::insert(
@@ -59,6 +61,7 @@ pub async fn create(
             key_prefix: &prefix(&key),
             signing_secret: signing_secret.as_deref(),
             on_all_resolved,
+            flapping,
         },
     )
     .await?;
@@ -114,6 +117,7 @@ pub async fn update(
     name: Option<&str>,
     enabled: Option<bool>,
     on_all_resolved: Option<&str>,
+    flapping: Option<Flapping>,
 ) -> AppResult<Integration> {
     let before = db::get(&mut *conn, id).await?;
     let name = match name {
@@ -124,14 +128,14 @@ pub async fn update(
         Some(v) => OnAllResolved::parse(v)?,
         None => before.on_all_resolved,
     };
-    let after = db::update(
-        &mut *conn,
-        id,
-        &name,
-        enabled.unwrap_or(before.enabled),
+    let flapping = flapping.unwrap_or(before.flapping).check()?;
+    let settings = db::Settings {
+        name: &name,
+        enabled: enabled.unwrap_or(before.enabled),
         on_all_resolved,
-    )
-    .await?;
+        flapping,
+    };
+    let after = db::update(&mut *conn, id, &settings).await?;
     audit::changed(
         conn,
         actor,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use super::domain::{Format, OnAllResolved};
+use super::domain::{Flapping, Format, OnAllResolved};
 use crate::error::{AppError, AppResult};
 
 /// An integration as admins see it: never its key.
@@ -19,6 +19,8 @@ pub struct Integration {
     /// Whether Standard Webhooks signatures are accepted (generic integrations)
     pub signed: bool,
     pub on_all_resolved: OnAllResolved,
+    /// When its alerts count as flapping, and how long one must stay resolved
+    pub flapping: Flapping,
     pub enabled: bool,
     pub version: i32,
     pub created_at: DateTime<Utc>,
@@ -37,6 +39,7 @@ pub struct Credentials {
     pub key_hash: Vec<u8>,
     pub signing_secret: Option<String>,
     pub on_all_resolved: OnAllResolved,
+    pub flapping: Flapping,
     pub enabled: bool,
 }
 
@@ -47,6 +50,9 @@ struct Row {
     key_prefix: String,
     signed: bool,
     on_all_resolved: String,
+    flap_threshold: i32,
+    flap_window_minutes: i32,
+    flap_settle_minutes: i32,
     enabled: bool,
     version: i32,
     created_at: DateTime<Utc>,
@@ -70,6 +76,11 @@ impl TryFrom<Row> for Integration {
             key_prefix: r.key_prefix,
             signed: r.signed,
             on_all_resolved: OnAllResolved::parse(&r.on_all_resolved).map_err(bad)?,
+            flapping: Flapping {
+                threshold: r.flap_threshold,
+                window_minutes: r.flap_window_minutes,
+                settle_minutes: r.flap_settle_minutes,
+            },
             enabled: r.enabled,
             version: r.version,
             created_at: r.created_at,
@@ -86,21 +97,27 @@ pub struct NewIntegration<'a> {
     pub key_prefix: &'a str,
     pub signing_secret: Option<&'a str>,
     pub on_all_resolved: OnAllResolved,
+    pub flapping: Flapping,
 }
 
 pub async fn insert(e: impl PgExecutor<'_>, n: &NewIntegration<'_>) -> AppResult<Integration> {
     sqlx::query_as!(
         Row,
-        r#"insert into integrations (name, format, key_hash, key_prefix, signing_secret, on_all_resolved)
-           values ($1, $2, $3, $4, $5, $6)
+        r#"insert into integrations (name, format, key_hash, key_prefix, signing_secret, on_all_resolved,
+                                    flap_threshold, flap_window_minutes, flap_settle_minutes)
+           values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            returning id, name, format, key_prefix, signing_secret is not null as "signed!",
-                     on_all_resolved, enabled, version, created_at, updated_at, key_rotated_at"#,
+                     on_all_resolved, flap_threshold, flap_window_minutes, flap_settle_minutes,
+                  enabled, version, created_at, updated_at, key_rotated_at"#,
         n.name,
         n.format.as_str(),
         n.key_hash,
         n.key_prefix,
         n.signing_secret,
         n.on_all_resolved.as_str(),
+        n.flapping.threshold,
+        n.flapping.window_minutes,
+        n.flapping.settle_minutes,
     )
     .fetch_one(e)
     .await
@@ -115,7 +132,8 @@ pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<Integration>> {
     sqlx::query_as!(
         Row,
         r#"select id, name, format, key_prefix, signing_secret is not null as "signed!",
-                  on_all_resolved, enabled, version, created_at, updated_at, key_rotated_at
+                  on_all_resolved, flap_threshold, flap_window_minutes, flap_settle_minutes,
+                  enabled, version, created_at, updated_at, key_rotated_at
            from integrations order by name"#
     )
     .fetch_all(e)
@@ -129,7 +147,8 @@ pub async fn get(e: impl PgExecutor<'_>, id: Uuid) -> AppResult<Integration> {
     sqlx::query_as!(
         Row,
         r#"select id, name, format, key_prefix, signing_secret is not null as "signed!",
-                  on_all_resolved, enabled, version, created_at, updated_at, key_rotated_at
+                  on_all_resolved, flap_threshold, flap_window_minutes, flap_settle_minutes,
+                  enabled, version, created_at, updated_at, key_rotated_at
            from integrations where id = $1"#,
         id
     )
@@ -156,7 +175,8 @@ pub async fn rotate(
                key_rotated_at = now(), updated_at = now(), version = version + 1
            where id = $1
            returning id, name, format, key_prefix, signing_secret is not null as "signed!",
-                     on_all_resolved, enabled, version, created_at, updated_at, key_rotated_at"#,
+                     on_all_resolved, flap_threshold, flap_window_minutes, flap_settle_minutes,
+                  enabled, version, created_at, updated_at, key_rotated_at"#,
         id,
         key_hash,
         key_prefix,
@@ -168,26 +188,34 @@ pub async fn rotate(
     .try_into()
 }
 
-/// Renames, enables or disables, or changes what all-resolved does.
-pub async fn update(
-    e: impl PgExecutor<'_>,
-    id: Uuid,
-    name: &str,
-    enabled: bool,
-    on_all_resolved: OnAllResolved,
-) -> AppResult<Integration> {
+/// What an integration's settings become.
+pub struct Settings<'a> {
+    pub name: &'a str,
+    pub enabled: bool,
+    pub on_all_resolved: OnAllResolved,
+    pub flapping: Flapping,
+}
+
+/// Renames, enables or disables, or changes what all-resolved does and when alerts flap.
+pub async fn update(e: impl PgExecutor<'_>, id: Uuid, s: &Settings<'_>) -> AppResult<Integration> {
+    let name = s.name;
     sqlx::query_as!(
         Row,
         r#"update integrations
-           set name = $2, enabled = $3, on_all_resolved = $4, updated_at = now(),
+           set name = $2, enabled = $3, on_all_resolved = $4, flap_threshold = $5,
+               flap_window_minutes = $6, flap_settle_minutes = $7, updated_at = now(),
                version = version + 1
            where id = $1
            returning id, name, format, key_prefix, signing_secret is not null as "signed!",
-                     on_all_resolved, enabled, version, created_at, updated_at, key_rotated_at"#,
+                     on_all_resolved, flap_threshold, flap_window_minutes, flap_settle_minutes,
+                  enabled, version, created_at, updated_at, key_rotated_at"#,
         id,
         name,
-        enabled,
-        on_all_resolved.as_str(),
+        s.enabled,
+        s.on_all_resolved.as_str(),
+        s.flapping.threshold,
+        s.flapping.window_minutes,
+        s.flapping.settle_minutes,
     )
     .fetch_optional(e)
     .await
@@ -206,7 +234,8 @@ pub async fn credentials(
     key_hashes: &[Vec<u8>],
 ) -> AppResult<Vec<Credentials>> {
     sqlx::query!(
-        r#"select id, name, format, key_hash, signing_secret, on_all_resolved, enabled
+        r#"select id, name, format, key_hash, signing_secret, on_all_resolved, enabled,
+                  flap_threshold, flap_window_minutes, flap_settle_minutes
            from integrations where id = any($1) or key_hash = any($2)"#,
         ids,
         key_hashes,
@@ -222,6 +251,11 @@ pub async fn credentials(
             key_hash: r.key_hash,
             signing_secret: r.signing_secret,
             on_all_resolved: OnAllResolved::parse(&r.on_all_resolved).map_err(bad)?,
+            flapping: Flapping {
+                threshold: r.flap_threshold,
+                window_minutes: r.flap_window_minutes,
+                settle_minutes: r.flap_settle_minutes,
+            },
             enabled: r.enabled,
         })
     })

@@ -98,6 +98,67 @@ impl OnAllResolved {
     }
 }
 
+/// When an alert of the integration is flapping: it fired more than `threshold` times within
+/// `window_minutes` (0 turns finding it off). A flapping alert's incident mitigates (or
+/// resolves) only once the alert has stayed resolved for `settle_minutes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Flapping {
+    /// More fires than this within the window is flapping; 0 never finds it (default 3)
+    pub threshold: i32,
+    /// The window fires are counted in, 1 to 1440 minutes (default 30)
+    pub window_minutes: i32,
+    /// How long a flapping alert must stay resolved before its incident mitigates, 0 to 1440
+    /// minutes (default 10)
+    pub settle_minutes: i32,
+}
+
+impl Default for Flapping {
+    fn default() -> Self {
+        Self {
+            threshold: 3,
+            window_minutes: 30,
+            settle_minutes: 10,
+        }
+    }
+}
+
+impl Flapping {
+    /// Checks each figure against its bounds; the error names the field.
+    pub fn check(self) -> Result<Self, DomainError> {
+        let within = |field: &str, v: i32, lo: i32, hi: i32| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(DomainError::invalid(
+                    field,
+                    format!("{v} is out of bounds; give {lo} to {hi}"),
+                ))
+            }
+        };
+        within("flapping.threshold", self.threshold, 0, 100)?;
+        within("flapping.window_minutes", self.window_minutes, 1, 1440)?;
+        within("flapping.settle_minutes", self.settle_minutes, 0, 1440)?;
+        Ok(self)
+    }
+
+    /// Whether `fires` within the window is flapping.
+    pub fn is_flapping(self, fires: i64) -> bool {
+        self.threshold > 0 && fires > i64::from(self.threshold)
+    }
+
+    /// "more than 3 fires within 30 min, settles after 10 min resolved", for pages.
+    pub fn words(self) -> String {
+        if self.threshold == 0 {
+            return "not watched".to_owned();
+        }
+        format!(
+            "more than {} fires within {} min; settles after {} min resolved",
+            self.threshold, self.window_minutes, self.settle_minutes
+        )
+    }
+}
+
 pub fn check_name(name: &str) -> Result<String, DomainError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
@@ -199,5 +260,43 @@ mod tests {
         assert_eq!(Format::PagerDuty.endpoint("abc"), "/v2/enqueue");
         assert!(Format::parse("nagios").is_err());
         assert!(OnAllResolved::parse("close").is_err());
+    }
+
+    #[test]
+    fn flapping_is_more_fires_than_the_threshold_and_checks_name_the_field() {
+        let f = Flapping::default();
+        assert!(!f.is_flapping(3));
+        assert!(f.is_flapping(4));
+        let off = Flapping { threshold: 0, ..f };
+        assert!(!off.is_flapping(1000));
+        let e = Flapping {
+            window_minutes: 0,
+            ..f
+        }
+        .check()
+        .unwrap_err();
+        assert!(
+            format!("{e:?}").contains("flapping.window_minutes"),
+            "{e:?}"
+        );
+        let e = Flapping {
+            settle_minutes: 1441,
+            ..f
+        }
+        .check()
+        .unwrap_err();
+        assert!(
+            format!("{e:?}").contains("flapping.settle_minutes"),
+            "{e:?}"
+        );
+        assert!(
+            Flapping {
+                threshold: 101,
+                ..f
+            }
+            .check()
+            .is_err()
+        );
+        assert_eq!(f.check().unwrap(), f);
     }
 }

@@ -62,6 +62,8 @@ pub struct NewIntegration {
     format: String,
     /// mitigate (default), resolve or nothing: what happens when every alert of an incident has resolved
     on_all_resolved: Option<String>,
+    /// when its alerts count as flapping (default: more than 3 fires within 30 minutes, settled after 10 minutes resolved)
+    flapping: Option<crate::integrations::domain::Flapping>,
 }
 
 /// Add an alert source. The key (and a generic integration's signing secret) is returned once.
@@ -81,6 +83,7 @@ pub async fn create(
         &b.name,
         &b.format,
         b.on_all_resolved.as_deref(),
+        b.flapping,
     )
     .await?;
     tx.commit().await?;
@@ -105,6 +108,8 @@ pub struct IntegrationPatch {
     /// false refuses its alerts with 401 until enabled again
     enabled: Option<bool>,
     on_all_resolved: Option<String>,
+    /// when its alerts count as flapping; all three figures together
+    flapping: Option<crate::integrations::domain::Flapping>,
 }
 
 /// Rename, disable or enable, or change what happens when all alerts resolve.
@@ -127,6 +132,7 @@ pub async fn patch(
         b.name.as_deref(),
         b.enabled,
         b.on_all_resolved.as_deref(),
+        b.flapping,
     )
     .await?;
     tx.commit().await?;

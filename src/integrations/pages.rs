@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::actions::{self, WithSecrets};
 use super::db::{self, Integration};
-use super::domain::Format;
+use super::domain::{Flapping, Format};
 use super::handlers::parse_uuid;
 use crate::error::{AppError, FieldError};
 use crate::http::access::Admin;
@@ -113,6 +113,7 @@ pub async fn create(
         &form.name,
         &form.format,
         Some(&form.on_all_resolved),
+        None,
     )
     .await
     {
@@ -167,6 +168,9 @@ pub async fn rotate(
 pub struct UpdateForm {
     enabled: Option<String>,
     on_all_resolved: String,
+    flap_threshold: Option<i32>,
+    flap_window_minutes: Option<i32>,
+    flap_settle_minutes: Option<i32>,
 }
 
 pub async fn update(
@@ -183,6 +187,18 @@ pub async fn update(
         None,
         Some(form.enabled.is_some()),
         Some(&form.on_all_resolved),
+        match (
+            form.flap_threshold,
+            form.flap_window_minutes,
+            form.flap_settle_minutes,
+        ) {
+            (Some(threshold), Some(window_minutes), Some(settle_minutes)) => Some(Flapping {
+                threshold,
+                window_minutes,
+                settle_minutes,
+            }),
+            _ => None,
+        },
     )
     .await?;
     tx.commit().await?;

@@ -460,11 +460,27 @@ fn read(src: &Path) -> (BTreeSet<String>, Vec<Import>, Vec<Write>) {
     let modules: BTreeMap<String, PathBuf> =
         all.iter().map(|f| (module_of(src, f), f.clone())).collect();
     let known: BTreeSet<String> = modules.keys().cloned().collect();
-    let writers: BTreeMap<&String, BTreeSet<String>> = modules
+    let mut writers: BTreeMap<&String, BTreeSet<String>> = modules
         .iter()
         .filter(|(m, _)| is_store(m))
         .map(|(m, f)| (m, writing_functions(&std::fs::read_to_string(f).unwrap())))
         .collect();
+    // A store grown into a folder re-exports its files' functions (`db/mod.rs`: `pub use
+    // alerts::*`), so `x::db::upsert` writes when `x::db::alerts::upsert` does.
+    let nested: Vec<(&String, BTreeSet<String>)> = writers
+        .keys()
+        .map(|m| {
+            let inner = writers
+                .iter()
+                .filter(|(n, _)| n.starts_with(&format!("{m}::")))
+                .flat_map(|(_, fns)| fns.iter().cloned())
+                .collect();
+            (*m, inner)
+        })
+        .collect();
+    for (m, inner) in nested {
+        writers.entry(m).or_default().extend(inner);
+    }
     let mut writes = Vec::new();
     let mut out = Vec::new();
     for (module, file) in &modules {

@@ -14,6 +14,7 @@ mod contrast;
 mod dashboard;
 mod demo;
 mod evidence;
+mod flapping;
 mod hardening;
 mod incidents_api;
 mod lifecycle;

@@ -72,6 +72,36 @@ pub async fn transition(
     Ok(after)
 }
 
+/// Takes a step back that the system, not a person, decides (see `domain::step_back`): the
+/// incident returns to `to` with a timeline entry saying why, its timers re-armed and its
+/// paging following (back to triggered starts the escalation again).
+pub async fn step_back(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    to: domain::Status,
+    why: &str,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    let at = c.clock(conn).await?;
+    let next = domain::step_back(&incident.milestones(), to)?;
+    let version = db::set_milestones(&mut *conn, incident.id, &next).await?;
+    let back = Entry {
+        kind: Kind::Reopened,
+        at,
+        body: why,
+        details: json!({ "from": incident.status.as_str(), "to": to.as_str(), "stepped_back": true }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, back).await?;
+    let after = audited(conn, actor, "incident.step_back", &incident, key).await?;
+    let what = format!("back to {} ({why})", to.as_str());
+    let bridge = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+    announce(conn, &after, &bridge, Event::Opened, &what, None).await?;
+    Ok(after)
+}
+
 /// Raises or lowers the severity, with a reason.
 pub async fn change_severity(
     conn: &mut PgConnection,

@@ -167,6 +167,7 @@ pub struct ShowPage {
     escalation: Option<crate::paging::db::Escalation>,
     alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
+    flapping: Vec<crate::alert_store::db::FlappingAlert>,
     /// The changes that may have caused it, best first.
     suspects: Vec<crate::changes::db::Suspect>,
     verdicts: [crate::changes::domain::Verdict; 3],
@@ -416,6 +417,7 @@ async fn page(
         escalation: crate::paging::db::escalation(&mut *c, i.id).await?,
         alert_lines: crate::alert_store::db::lines_for_incident(&mut *c, i.id).await?,
         alert_total: crate::alert_store::db::count_for_incident(&mut *c, i.id).await?,
+        flapping: crate::alert_store::db::flapping_of(&mut *c, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

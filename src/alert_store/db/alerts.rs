@@ -1,4 +1,4 @@
-//! The alert store: queries on alerts and their groups, below both the alert
+//! Queries on alerts and their groups, below both the alert
 //! path (`alerts/`) that fills it and the incidents that read and close it. The ingest path
 //! writes many alerts per statement (arrays through `unnest`); nothing here updates an incident
 //! row per alert, and nothing here knows an incident's rules.
@@ -149,6 +149,7 @@ pub struct Stored {
     pub integration_id: Uuid,
     pub dedup_key: String,
     pub incident_id: i64,
+    pub summary: String,
     /// false: it joined an open alert with the same dedup key
     pub inserted: bool,
 }
@@ -191,7 +192,8 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
                              last_received_at = greatest(l.last_received_at, excluded.last_received_at),
                              source_url = greatest(l.source_url, excluded.source_url),
                              severity = greatest(l.severity, excluded.severity))
-           select integration_id, dedup_key, incident_id, inserted as "inserted!" from stored"#,
+           select integration_id, dedup_key, incident_id, summary, inserted as "inserted!"
+           from stored"#,
         &a.integration_id,
         &a.group_id,
         &a.incident_id,

@@ -20,6 +20,7 @@ pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod heartbeats;
 pub mod http;
 pub mod idempotency;
 pub mod incident_ref;
@@ -279,6 +280,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let pool = state.pool.clone();
             let settle = engine::supervise("settle", move || alerts::settle::run(pool.clone()));
             let pool = state.pool.clone();
+            let heartbeats =
+                engine::supervise("heartbeats", move || alerts::heartbeats::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -310,6 +314,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             unsilence.abort();
             windows.abort();
             settle.abort();
+            heartbeats.abort();
             sender.abort();
             tracing::info!("stopped");
         }

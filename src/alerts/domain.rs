@@ -36,6 +36,9 @@ pub struct AlertEvent {
     pub starts_at: Option<DateTime<Utc>>,
     /// The alert as the sender wrote it.
     pub raw: Value,
+    /// The service the alert's source belongs to (a heartbeat monitor's), for when routing
+    /// names none; senders' alerts have none.
+    pub service_hint: Option<String>,
 }
 
 /// A deploy or configuration change (PagerDuty change event).
@@ -261,6 +264,7 @@ pub fn parse_alertmanager(body: &Value, grafana: bool) -> Result<Vec<AlertEvent>
             source_url: text(alert, "generatorURL").map(str::to_owned),
             starts_at,
             raw: alert.clone(),
+            service_hint: None,
         });
     }
     if reasons.is_empty() {
@@ -406,6 +410,7 @@ pub fn parse_pagerduty(body: &Value, fresh_dedup: &str) -> Result<(String, Alert
             source_url: text(body, "client_url").map(str::to_owned),
             starts_at,
             raw,
+            service_hint: None,
         },
     ))
 }
@@ -562,6 +567,7 @@ pub fn parse_generic(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Reas
         source_url,
         starts_at,
         raw: body.clone(),
+        service_hint: None,
     })
 }
 

@@ -110,6 +110,49 @@ pub async fn apply(
     Ok(())
 }
 
+/// Applies events outside a lane (the engines: held alerts handed back, missed heartbeats), as
+/// a lane would: their integrations' credentials, the routing rules, silences and maintenance
+/// windows read now. A disabled integration's events are dropped, as its requests are refused.
+pub async fn judge(
+    conn: &mut PgConnection,
+    events: Vec<(Uuid, AlertEvent)>,
+    now: DateTime<Utc>,
+) -> AppResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut ids: Vec<Uuid> = events.iter().map(|(id, _)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let creds: HashMap<Uuid, Credentials> =
+        crate::integrations::db::credentials(&mut *conn, &ids, &[])
+            .await?
+            .into_iter()
+            .map(|c| (c.id, c))
+            .collect();
+    let entries: Vec<Entry> = events
+        .iter()
+        .filter_map(|(id, e)| creds.get(id).filter(|c| c.enabled).map(|c| (c, e)))
+        .collect();
+    let records = crate::routing::db::list(&mut *conn).await?;
+    let rules = crate::routing::db::compile_all(&records);
+    let silences = crate::silences::actions::Compiled::default()
+        .current(&mut *conn)
+        .await?;
+    let active = crate::maintenance::actions::Compiled::default()
+        .active(&mut *conn, now)
+        .await?;
+    let judges = Judges {
+        rules: &rules,
+        silences: &silences,
+        windows: &active,
+    };
+    for run in runs(&entries) {
+        apply(&mut *conn, &run, judges, now).await?;
+    }
+    Ok(())
+}
+
 fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
     Subject {
         labels: &e.labels,
@@ -123,6 +166,16 @@ fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
         dedup_key: &e.dedup_key,
         group_key: &e.group_key,
     }
+}
+
+/// What routing decides for an alert; a service its source belongs to stands in when the rule
+/// names none.
+fn decide(rules: &[Rule], c: &Credentials, e: &AlertEvent) -> Decision {
+    let mut d = route(rules, &subject(c, e));
+    if d.service.is_none() {
+        d.service.clone_from(&e.service_hint);
+    }
+    d
 }
 
 /// Opens the incidents of new groups in one go, each as routing decided for its group's first
@@ -237,7 +290,7 @@ async fn fire(
             Some(&i) => order[i].2 += 1,
             None => {
                 index.insert((c.id, e.dedup_key.as_str()), order.len());
-                order.push(((c, e), route(judges.rules, &subject(c, e)), 1));
+                order.push(((c, e), decide(judges.rules, c, e), 1));
             }
         }
     }

@@ -56,12 +56,7 @@ fn integration_id(id: &str) -> Result<Uuid, AppError> {
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, key) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| key.trim().to_owned())
-        .filter(|k| !k.is_empty())
+    key_of(headers, "bearer")
 }
 
 /// Who is sending, for the audit log: the address as far as it is known, and the route template
@@ -430,4 +425,98 @@ pub async fn pagerduty_change(
     Ok(accepted(
         json!({ "status": "success", "message": "Change event processed" }),
     ))
+}
+
+/// The key after `scheme` in the Authorization header.
+fn key_of(headers: &HeaderMap, scheme: &str) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (given, key) = value.trim().split_once(' ')?;
+    given
+        .eq_ignore_ascii_case(scheme)
+        .then(|| key.trim().to_owned())
+        .filter(|k| !k.is_empty())
+}
+
+/// Records a ping and resolves a down monitor's alert, in one transaction; a wrong name, id or
+/// key is refused (and tallied) alike.
+async fn ping(
+    state: &HookState,
+    sender: &Sender,
+    named: crate::heartbeats::actions::Named<'_>,
+    key: Option<String>,
+) -> Result<crate::heartbeats::db::Pinged, AppError> {
+    let Some(key) = key else {
+        return Err(AppError::Unauthorized(
+            "send the monitor's key as Authorization: Bearer <key> (or GenieKey <key>)".into(),
+        ));
+    };
+    let mut tx = crate::transaction::begin(&state.app.pool).await?;
+    let pinged = match crate::heartbeats::actions::ping(&mut tx, named, &key).await {
+        Ok(p) => p,
+        Err(e) => {
+            tx.rollback().await?;
+            if let AppError::Unauthorized(_) = e {
+                audit_unauthorized(state, sender, "heartbeat").await;
+            }
+            return Err(e);
+        }
+    };
+    let now = crate::clock::now(&mut *tx).await?;
+    super::heartbeats::pinged(&mut tx, &pinged, now).await?;
+    tx.commit().await?;
+    Ok(pinged)
+}
+
+#[derive(serde::Deserialize)]
+pub struct PingQuery {
+    key: Option<String>,
+}
+
+/// `GET` or `POST /hooks/heartbeat/{id}`: a job's ping, with the monitor's key as
+/// `Authorization: Bearer <key>` or `?key=<key>` (for a bare `curl` from cron).
+pub async fn heartbeat(
+    State(state): State<HookState>,
+    sender: Sender,
+    Path(id): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<PingQuery>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let key = key_of(&headers, "bearer").or(q.key);
+    let named = crate::heartbeats::actions::Named::Id(&id);
+    let p = ping(&state, &sender, named, key).await?;
+    Ok(accepted(
+        json!({ "status": "pong", "heartbeat": p.name, "was_down": p.was_down }),
+    ))
+}
+
+/// `GET` or `POST /v2/heartbeats/{name}/ping`: Opsgenie's ping (`Authorization: GenieKey
+/// <key>`, the monitor's key), answered in Opsgenie's shapes.
+pub async fn opsgenie_heartbeat(
+    State(state): State<HookState>,
+    sender: Sender,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let started = std::time::Instant::now();
+    let key = key_of(&headers, "geniekey").or_else(|| bearer(&headers));
+    let named = crate::heartbeats::actions::Named::Name(&name);
+    let answer = ping(&state, &sender, named, key).await;
+    let took = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    let request_id = Uuid::new_v4().to_string();
+    match answer {
+        Ok(_) => accepted(json!({ "result": "PONG - Heartbeat received", "took": took,
+                                  "requestId": request_id })),
+        Err(e) => {
+            let status = e.status();
+            let message = match &e {
+                AppError::Unauthorized(m) => m.clone(),
+                _ => {
+                    tracing::warn!(error = %e, "could not record an Opsgenie heartbeat ping");
+                    "The ping could not be recorded; try again.".to_owned()
+                }
+            };
+            let body = json!({ "message": message, "took": took, "requestId": request_id });
+            (status, Json(body)).into_response()
+        }
+    }
 }

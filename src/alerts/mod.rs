@@ -5,6 +5,7 @@ pub mod domain;
 pub mod effects;
 pub mod flapping;
 pub mod handlers;
+pub mod heartbeats;
 pub mod hooks;
 pub mod ingest;
 pub mod routes;

@@ -2,7 +2,7 @@
 //! CSRF, their own keys), which reach the alert lanes through their own state.
 
 use axum::Router;
-use axum::routing::post;
+use axum::routing::{get, post};
 use utoipa_axum::routes;
 
 use super::handlers as api;
@@ -21,6 +21,14 @@ pub fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
         .route("/hooks/{format}/{id}", post(hooks::hook))
         .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
+        .route(
+            "/hooks/heartbeat/{id}",
+            get(hooks::heartbeat).post(hooks::heartbeat),
+        )
+        .route(
+            "/v2/heartbeats/{name}/ping",
+            get(hooks::opsgenie_heartbeat).post(hooks::opsgenie_heartbeat),
+        )
         .with_state(HookState {
             app: state.clone(),
             ingest,

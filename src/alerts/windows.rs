@@ -5,14 +5,13 @@
 //! fire are judged again at once, and the incidents it opened quietly that nobody has
 //! acknowledged start their escalation. Woken by `quell_maintenance` and by the next due edge.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::json;
 use sqlx::{PgConnection, PgPool};
 
 use super::domain::{Action, AlertEvent};
-use super::effects::{Entry, Judges, apply, runs};
+use super::effects::judge;
 use crate::error::AppResult;
 use crate::maintenance::actions::{self as windows, DueEdge};
 use crate::maintenance::domain::EdgeKind;
@@ -126,62 +125,31 @@ async fn edge(conn: &mut PgConnection, d: &DueEdge) -> AppResult<()> {
     Ok(())
 }
 
-/// Routes alerts a silence or window held as if they had just arrived.
+/// Routes held alerts again, as a lane would have had no silence or window held them.
 pub async fn judge_again(
     conn: &mut PgConnection,
     released: Vec<crate::silences::db::Released>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> AppResult<()> {
-    if released.is_empty() {
-        return Ok(());
-    }
-    let mut ids: Vec<uuid::Uuid> = released.iter().map(|r| r.integration_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let creds: HashMap<uuid::Uuid, crate::integrations::db::Credentials> =
-        crate::integrations::db::credentials(&mut *conn, &ids, &[])
-            .await?
-            .into_iter()
-            .map(|c| (c.id, c))
-            .collect();
-    let senders: Vec<uuid::Uuid> = released.iter().map(|r| r.integration_id).collect();
-    let events: Vec<AlertEvent> = released
+    let events: Vec<(uuid::Uuid, AlertEvent)> = released
         .into_iter()
-        .map(|r| AlertEvent {
-            action: Action::Trigger,
-            dedup_key: r.dedup_key,
-            group_key: r.group_key,
-            summary: r.summary,
-            source: r.source,
-            severity: r.severity,
-            labels: r.labels,
-            details: r.details,
-            source_url: r.source_url,
-            starts_at: r.starts_at,
-            raw: r.raw,
+        .map(|r| {
+            let e = AlertEvent {
+                action: Action::Trigger,
+                dedup_key: r.dedup_key,
+                group_key: r.group_key,
+                summary: r.summary,
+                source: r.source,
+                severity: r.severity,
+                labels: r.labels,
+                details: r.details,
+                source_url: r.source_url,
+                starts_at: r.starts_at,
+                raw: r.raw,
+                service_hint: None,
+            };
+            (r.integration_id, e)
         })
         .collect();
-    // A disabled integration's alerts are refused at the door; held ones stay quiet.
-    let entries: Vec<Entry> = events
-        .iter()
-        .zip(&senders)
-        .filter_map(|(e, id)| creds.get(id).filter(|c| c.enabled).map(|c| (c, e)))
-        .collect();
-    let records = crate::routing::db::list(&mut *conn).await?;
-    let rules = crate::routing::db::compile_all(&records);
-    let silences = crate::silences::actions::Compiled::default()
-        .current(&mut *conn)
-        .await?;
-    let active = crate::maintenance::actions::Compiled::default()
-        .active(&mut *conn, now)
-        .await?;
-    let judges = Judges {
-        rules: &rules,
-        silences: &silences,
-        windows: &active,
-    };
-    for run in runs(&entries) {
-        apply(&mut *conn, &run, judges, now).await?;
-    }
-    Ok(())
+    judge(conn, events, now).await
 }

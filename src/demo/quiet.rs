@@ -1,5 +1,5 @@
 //! The demo's quiet on-call: a silence for planned work, active now, and one ended early, so
-//! `/silences` shows both kinds.
+//! `/silences` shows both kinds; a weekly maintenance window; and heartbeat monitors.
 
 use sqlx::PgConnection;
 
@@ -70,5 +70,39 @@ pub async fn silences(tx: &mut PgConnection) -> AppResult<()> {
         comment: "Replica lag and slow queries are expected while it runs".into(),
     };
     crate::maintenance::actions::create(&mut *tx, &actor, &vacuum).await?;
+    Ok(())
+}
+
+/// The demo's heartbeat monitors, once (none when any exists): the ledger's nightly backup,
+/// pinged just now, and a paused settlement export.
+pub async fn heartbeats(tx: &mut PgConnection) -> AppResult<()> {
+    use crate::heartbeats::actions::{self as beats, MonitorDraft, Named};
+    if !crate::heartbeats::db::list(&mut *tx).await?.is_empty() {
+        return Ok(());
+    }
+    let quell = Actor::system("demo");
+    let draft = |name: &str, service: &str, every: i32, grace: i32, on: bool| MonitorDraft {
+        name: name.to_owned(),
+        description: String::new(),
+        service: service.to_owned(),
+        interval_minutes: every,
+        grace_minutes: grace,
+        severity: Some("error".into()),
+        enabled: Some(on),
+    };
+    let backup = beats::create(
+        &mut *tx,
+        &quell,
+        &draft("ledger nightly backup", "ledger", 1440, 60, true),
+    )
+    .await?;
+    let id = backup.monitor.id.to_string();
+    beats::ping(&mut *tx, Named::Id(&id), &backup.key).await?;
+    beats::create(
+        &mut *tx,
+        &quell,
+        &draft("settlement export", "payments-gateway", 60, 10, false),
+    )
+    .await?;
     Ok(())
 }

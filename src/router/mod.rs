@@ -80,6 +80,7 @@ pub fn capabilities() -> Routes {
         integrations::routes::routes(),
         routing::routes::routes(),
         silences::routes::routes(),
+        heartbeats::routes::routes(),
         maintenance::routes::routes(),
         postmortems::routes::routes(),
         trackers::routes::routes(),

@@ -16,6 +16,7 @@ mod demo;
 mod evidence;
 mod flapping;
 mod hardening;
+mod heartbeats;
 mod incidents_api;
 mod lifecycle;
 mod live;

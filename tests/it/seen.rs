@@ -118,6 +118,7 @@ fn pages(w: &World) -> Vec<String> {
         "/runbooks",
         "/silences",
         "/maintenance",
+        "/heartbeats",
         "/postmortems",
         "/action-items",
         "/reports",

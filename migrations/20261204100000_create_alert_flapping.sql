@@ -42,11 +42,14 @@ create table alert_mitigations (
     mitigated_at timestamptz not null
 );
 
--- Wakes each replica's settle engine when a flapping alert resolves.
+-- Wakes each replica's settle engine when a flapping alert starts settling (a row-level
+-- trigger with a condition: a resolve that settles nothing notifies nobody, and commits that
+-- notify queue behind one another in PostgreSQL).
 create function alert_flapping_changed() returns trigger language plpgsql as $$
 begin
     perform pg_notify('quell_flapping', '');
     return null;
 end $$;
 create trigger alert_flapping_changed after insert or update on alert_flapping
-    for each statement execute function alert_flapping_changed();
+    for each row when (new.settled_at is null and new.settle_due_at is not null)
+    execute function alert_flapping_changed();

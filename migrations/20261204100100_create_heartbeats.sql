@@ -8,7 +8,8 @@ create table heartbeat_monitors (
     name text not null constraint heartbeat_monitors_name_key unique
         constraint heartbeat_monitors_name_check check (length(name) between 1 and 100),
     description text not null default '',
-    service_id bigint not null constraint heartbeat_monitors_service_fkey references services (id),
+    -- a removed service takes its monitors with it (their open alerts are resolved by the engine)
+    service_id bigint not null constraint heartbeat_monitors_service_fkey references services (id) on delete cascade,
     interval_minutes integer not null
         constraint heartbeat_monitors_interval_check check (interval_minutes between 1 and 10080),
     grace_minutes integer not null default 0
@@ -43,13 +44,13 @@ create table heartbeat_settings (
 );
 insert into heartbeat_settings (id) values (true);
 
--- Wakes each replica's heartbeat engine when a monitor is made or its times change (pings
--- only move a due time later, so they wake nobody).
+-- Wakes each replica's heartbeat engine when a monitor is made, removed, paused or its times
+-- change (pings only move a due time later, so they wake nobody).
 create function heartbeat_monitors_changed() returns trigger language plpgsql as $$
 begin
     perform pg_notify('quell_heartbeats', '');
     return null;
 end $$;
 create trigger heartbeat_monitors_changed
-    after insert or update of interval_minutes, grace_minutes, enabled on heartbeat_monitors
+    after insert or delete or update of interval_minutes, grace_minutes, enabled on heartbeat_monitors
     for each statement execute function heartbeat_monitors_changed();

@@ -112,7 +112,8 @@ pub async fn apply(
 
 /// Applies events outside a lane (the engines: held alerts handed back, missed heartbeats), as
 /// a lane would: their integrations' credentials, the routing rules, silences and maintenance
-/// windows read now. A disabled integration's events are dropped, as its requests are refused.
+/// windows read now. A disabled integration's events are dropped, as its requests are refused
+/// (but for Quell's heartbeats).
 pub async fn judge(
     conn: &mut PgConnection,
     events: Vec<(Uuid, AlertEvent)>,
@@ -130,9 +131,25 @@ pub async fn judge(
             .into_iter()
             .map(|c| (c.id, c))
             .collect();
+    // Missed heartbeats come from Quell's own integration: disabling it does not stop them
+    // (pausing monitors does), and a held one handed back keeps its monitor's service.
+    let beats = crate::heartbeats::db::source_id(&mut *conn).await?;
+    let mut events = events;
+    for (id, e) in &mut events {
+        if Some(*id) == beats && e.service_hint.is_none() {
+            e.service_hint = e
+                .labels
+                .get("service")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+    }
     let entries: Vec<Entry> = events
         .iter()
-        .filter_map(|(id, e)| creds.get(id).filter(|c| c.enabled).map(|c| (c, e)))
+        .filter_map(|(id, e)| {
+            let c = creds.get(id)?;
+            (c.enabled || Some(c.id) == beats).then_some((c, e))
+        })
         .collect();
     let records = crate::routing::db::list(&mut *conn).await?;
     let rules = crate::routing::db::compile_all(&records);
@@ -166,6 +183,13 @@ fn subject<'a>(c: &'a Credentials, e: &'a AlertEvent) -> Subject<'a> {
         dedup_key: &e.dedup_key,
         group_key: &e.group_key,
     }
+}
+
+/// The group an alert joins: the one its rule forms from shared fields, else its own key.
+fn group_of<'a>(e: &'a AlertEvent, d: &'a Decision) -> &'a str {
+    d.grouping
+        .as_ref()
+        .map_or(e.group_key.as_str(), |g| g.key.as_str())
 }
 
 /// What routing decides for an alert; a service its source belongs to stands in when the rule
@@ -307,15 +331,30 @@ async fn fire(
                 })
         })
         .collect();
-    let mut wanted: Vec<(Uuid, &str)> = Vec::new();
-    for ((c, e), _, _) in &order {
-        let k = (c.id, e.group_key.as_str());
+    let mut wanted: Vec<(Uuid, String)> = Vec::new();
+    let mut words: HashMap<(Uuid, String), String> = HashMap::new();
+    for ((c, e), d, _) in &order {
+        let k = (c.id, group_of(e, d).to_owned());
+        if let Some(g) = &d.grouping {
+            words.insert(k.clone(), g.words.clone());
+        }
         if !wanted.contains(&k) {
             wanted.push(k);
         }
     }
-    let (gi, gk): (Vec<Uuid>, Vec<String>) =
-        wanted.iter().map(|(i, k)| (*i, (*k).to_owned())).unzip();
+    // A group a rule formed from shared fields takes alerts only within its window: past it,
+    // the group closes (its incident stays as it is) and the next alert opens another.
+    let windowed: Vec<(Uuid, String, i32)> = order
+        .iter()
+        .filter_map(|((c, _), d, _)| {
+            let g = d.grouping.as_ref()?;
+            Some((c.id, g.key.clone(), g.window_minutes))
+        })
+        .collect();
+    if !windowed.is_empty() {
+        db::close_past_window(conn, &windowed).await?;
+    }
+    let (gi, gk): (Vec<Uuid>, Vec<String>) = wanted.iter().cloned().unzip();
     let mut groups: HashMap<(Uuid, String), (i64, i64)> = db::lock_open_groups(conn, &gi, &gk)
         .await?
         .into_iter()
@@ -334,20 +373,21 @@ async fn fire(
         wanted.retain(|(i, k)| {
             order
                 .iter()
-                .any(|((c, e), _, _)| c.id == *i && e.group_key == *k)
+                .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k)
         });
     }
     // New groups are opened in one order by every lane and replica, so two batches opening
     // the same groups wait for each other instead of deadlocking.
     let mut missing: Vec<(Uuid, String)> = wanted
         .iter()
-        .filter(|(i, k)| !groups.contains_key(&(*i, (*k).to_owned())))
-        .map(|(i, k)| (*i, (*k).to_owned()))
+        .filter(|k| !groups.contains_key(*k))
+        .cloned()
         .collect();
     missing.sort_unstable();
     if !missing.is_empty() {
         let (mi, mk): (Vec<Uuid>, Vec<String>) = missing.iter().cloned().unzip();
-        let opened = db::insert_groups(conn, &mi, &mk).await?;
+        let mw: Vec<Option<String>> = missing.iter().map(|k| words.get(k).cloned()).collect();
+        let opened = db::insert_groups(conn, &mi, &mk, &mw).await?;
         // Groups another transaction opened meanwhile (it has committed) are joined.
         let (ti, tk): (Vec<Uuid>, Vec<String>) = missing
             .iter()
@@ -372,8 +412,8 @@ async fn fire(
             // The group's first unsilenced alert opens it (one is there: a group of silenced
             // alerts alone was held), so a silenced alert decides no title, service or paging.
             let of_group = |i: &usize| {
-                let ((c, e), _, _) = &order[*i];
-                c.id == g.integration_id && e.group_key == g.group_key
+                let ((c, e), d, _) = &order[*i];
+                c.id == g.integration_id && group_of(e, d) == g.group_key
             };
             let first = (0..order.len())
                 .filter(of_group)
@@ -393,7 +433,7 @@ async fn fire(
 
     let mut rows = NewAlerts::default();
     for ((c, e), d, n) in &order {
-        let (group_id, incident_id) = groups[&(c.id, e.group_key.clone())];
+        let (group_id, incident_id) = groups[&(c.id, group_of(e, d).to_owned())];
         rows.integration_id.push(c.id);
         rows.group_id.push(group_id);
         rows.incident_id.push(incident_id);
@@ -484,15 +524,16 @@ async fn hold_silenced<'a>(
         .iter()
         .zip(&silenced)
         .filter(|(_, s)| s.is_none())
-        .map(|(((c, e), _, _), _)| (c.id, e.group_key.as_str()))
+        .map(|(((c, e), d, _), _)| (c.id, group_of(e, d)))
         .collect();
     let mut held = crate::silences::db::Held::default();
     let (mut kept, mut kept_silenced) = (Vec::new(), Vec::new());
     let (mut moved_ids, mut moved_keys) = (Vec::new(), Vec::new());
     for (entry, silence) in order.iter().zip(&silenced) {
-        let ((c, e), _, n) = entry;
-        let open = groups.contains_key(&(c.id, e.group_key.clone()))
-            || opening.contains(&(c.id, e.group_key.as_str()));
+        let ((c, e), d, n) = entry;
+        let group = group_of(e, d);
+        let open =
+            groups.contains_key(&(c.id, group.to_owned())) || opening.contains(&(c.id, group));
         match silence {
             Some(hold) if !open => {
                 let (silence, window) = match hold {

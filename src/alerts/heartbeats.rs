@@ -64,7 +64,10 @@ fn missed_event(m: &Missed) -> AlertEvent {
                         "interval_minutes": m.interval_minutes,
                         "grace_minutes": m.grace_minutes });
     e.raw = json!({ "heartbeat": m.id, "name": m.name });
-    e.starts_at = m.last_ping_at;
+    // The impact began when the missing ping was due, not at the last one.
+    e.starts_at = m
+        .last_ping_at
+        .map(|t| t + chrono::Duration::minutes(i64::from(m.interval_minutes)));
     e.service_hint = Some(m.service.clone());
     e
 }
@@ -73,8 +76,9 @@ fn missed_event(m: &Missed) -> AlertEvent {
 /// until the next is due.
 pub async fn missed_due(pool: &PgPool) -> AppResult<Option<f64>> {
     let mut tx = crate::transaction::begin(pool).await?;
+    let gone = resolve_orphans(&mut tx).await?;
     let missed = crate::heartbeats::actions::take_missed(&mut tx, 20).await?;
-    if missed.is_empty() {
+    if missed.is_empty() && !gone {
         let next = db::next_due(&mut *tx).await?;
         tx.commit().await?;
         // Overdue but not ours: another replica has it; look again in a while.
@@ -86,6 +90,31 @@ pub async fn missed_due(pool: &PgPool) -> AppResult<Option<f64>> {
     judge(&mut tx, events, now).await?;
     tx.commit().await?;
     Ok(Some(0.0))
+}
+
+/// The open alerts of monitors removed or paused (or of a service removed with its monitors)
+/// are resolved: no ping will come for them. Whether any were.
+async fn resolve_orphans(conn: &mut PgConnection) -> AppResult<bool> {
+    let Some(source) = db::source_id(&mut *conn).await? else {
+        return Ok(false);
+    };
+    let keys = db::orphaned(&mut *conn, source).await?;
+    if keys.is_empty() {
+        return Ok(false);
+    }
+    let now = crate::clock::now(&mut *conn).await?;
+    let events = keys
+        .into_iter()
+        .map(|k| {
+            let mut e = event(Action::Resolve, uuid::Uuid::nil(), String::new());
+            e.dedup_key.clone_from(&k);
+            e.group_key = k;
+            e.summary = "Heartbeat monitor removed or paused".into();
+            (source, e)
+        })
+        .collect();
+    judge(conn, events, now).await?;
+    Ok(true)
 }
 
 /// After a ping was recorded: a monitor that was down has its alert resolved.

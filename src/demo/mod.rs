@@ -101,6 +101,7 @@ impl DemoRule {
             severity: Some(self.severity.into()),
             title_template: self.title_template.into(),
             team: "Payments".into(),
+            ..Default::default()
         }
     }
 }

@@ -84,6 +84,9 @@ async fn check(conn: &mut PgConnection, d: &MonitorDraft) -> AppResult<Checked> 
 /// The integration missed heartbeats come from, made (by Quell, nobody knowing its key) the
 /// first time it is needed.
 pub async fn source(conn: &mut PgConnection) -> AppResult<Uuid> {
+    if let Some(id) = db::source_id(&mut *conn).await? {
+        return Ok(id);
+    }
     if let Some(id) = db::source(&mut *conn).await? {
         return Ok(id);
     }
@@ -160,7 +163,8 @@ pub async fn update(
             interval_minutes: d.interval_minutes,
             grace_minutes: d.grace_minutes,
             severity: &c.severity,
-            enabled: d.enabled.unwrap_or(before.enabled),
+            // A replacement says the whole monitor: left out, it is watched, as when made.
+            enabled: d.enabled.unwrap_or(true),
         },
     )
     .await?;

@@ -147,6 +147,8 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, s: &Settings<'_>) -> AppR
                due_at = case when enabled = $8 and last_ping_at is not null
                              then last_ping_at + make_interval(mins => $5::int4 + $6::int4)
                              else now() + make_interval(mins => $5::int4 + $6::int4) end,
+               state = case when not enabled and $8 then 'waiting' else state end,
+               down_since = case when not enabled and $8 then null else down_since end,
                enabled = $8, version = version + 1, updated_at = now()
            where id = $1"#,
         id,
@@ -248,8 +250,16 @@ pub async fn next_due(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
     .await?)
 }
 
-/// The integration missed heartbeats come from, locked while it is read: `None` until the
-/// first monitor made it.
+/// The integration missed heartbeats come from: `None` until the first monitor made it.
+pub async fn source_id(e: impl PgExecutor<'_>) -> AppResult<Option<Uuid>> {
+    Ok(
+        sqlx::query_scalar!("select integration_id from heartbeat_settings where id")
+            .fetch_one(e)
+            .await?,
+    )
+}
+
+/// The same, locked while it is read (to make it once).
 pub async fn source(conn: &mut PgConnection) -> AppResult<Option<Uuid>> {
     Ok(
         sqlx::query_scalar!("select integration_id from heartbeat_settings where id for update")
@@ -266,4 +276,19 @@ pub async fn set_source(e: impl PgExecutor<'_>, integration_id: Uuid) -> AppResu
     .execute(e)
     .await?;
     Ok(())
+}
+
+/// The open alerts of Quell's heartbeats whose monitor is gone or paused: nothing will ping them
+/// resolved, so the engine resolves them.
+pub async fn orphaned(conn: &mut PgConnection, source: Uuid) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select a.dedup_key from alerts a
+           where a.integration_id = $1 and a.status <> 'resolved'
+             and not exists (select 1 from heartbeat_monitors m
+                             where m.enabled and a.dedup_key = 'heartbeat:' || m.id::text)
+           limit 100"#,
+        source
+    )
+    .fetch_all(conn)
+    .await?)
 }

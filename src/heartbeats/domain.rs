@@ -14,7 +14,8 @@ pub const SEVERITIES: [&str; 4] = ["critical", "error", "warning", "info"];
 pub fn check_name(name: &str) -> Result<String, DomainError> {
     let name = name.trim();
     let fits = |c: char| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | ':');
-    if name.is_empty() || name.chars().count() > 100 || !name.chars().all(fits) {
+    let dots = name.chars().all(|c| c == '.');
+    if name.is_empty() || dots || name.chars().count() > 100 || !name.chars().all(fits) {
         return Err(DomainError::invalid(
             "name",
             "1 to 100 letters, digits, spaces and - _ . : (it is part of the ping address)",
@@ -57,6 +58,15 @@ pub fn check_description(text: &str) -> Result<String, DomainError> {
         return Err(DomainError::invalid(
             "description",
             "at most 2000 characters",
+        ));
+    }
+    if text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err(DomainError::invalid(
+            "description",
+            "control characters cannot be shown",
         ));
     }
     Ok(text.trim().to_owned())
@@ -128,6 +138,8 @@ mod tests {
     fn names_are_path_segments_and_times_have_bounds() {
         assert_eq!(check_name("  nightly backup ").unwrap(), "nightly backup");
         assert!(check_name("a/b").is_err());
+        assert!(check_name("..").is_err());
+        assert!(check_description("a\u{7}").is_err());
         assert!(check_name("").is_err());
         assert!(check_name(&"x".repeat(101)).is_err());
         assert!(check_times(1, 0).is_ok());

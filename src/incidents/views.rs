@@ -94,6 +94,10 @@ pub struct IncidentView {
     /// Its alerts found flapping, those still flapping first (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flapping: Option<Vec<crate::alert_store::db::FlappingAlert>>,
+    /// How routing rules grouped its alerts by shared fields, e.g. `service = payments-gateway
+    /// within 10 min` (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grouped_by: Option<Vec<String>>,
     pub metrics: Durations,
     /// The change confirmed as the trigger among the suspects, with the time from it to
     /// detection (single-incident answers only)
@@ -214,6 +218,7 @@ impl IncidentView {
             updates: None,
             alert_count: None,
             flapping: None,
+            grouped_by: None,
             trigger: None,
             bridge: None,
             claims: None,

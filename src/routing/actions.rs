@@ -33,6 +33,13 @@ pub struct RuleDraft {
     /// The team that owns it, by slug or name; empty: the installation's
     #[serde(default)]
     pub team: String,
+    /// Fields whose shared values put alerts into one incident whatever their group keys, e.g.
+    /// `["labels.service", "labels.cluster"]` (at most 5)
+    #[serde(default)]
+    pub group_by: Vec<String>,
+    /// How long after a group's first alert others join it, 1 to 1440 minutes (default 10)
+    #[serde(default)]
+    pub group_window_minutes: Option<i32>,
 }
 
 /// What a rule written by a team's lead (not an admin) may do: name at least one condition (a
@@ -76,6 +83,8 @@ pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
         &d.title_template,
     )?;
     let conditions: Vec<String> = parsed.iter().map(|c| c.text.clone()).collect();
+    let window = d.group_window_minutes.unwrap_or(10);
+    let group_by = domain::check_grouping(&d.group_by, window)?;
     let rule = Rule {
         id: 0,
         name: name.clone(),
@@ -83,6 +92,8 @@ pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
         service: d.service.trim().to_owned(),
         severity,
         title_template: d.title_template.trim().to_owned(),
+        group_by,
+        group_window_minutes: window,
     };
     Ok((name, conditions, rule))
 }
@@ -99,6 +110,8 @@ fn draft_of<'a>(
         service: &rule.service,
         severity: rule.severity,
         title_template: &rule.title_template,
+        group_by: &rule.group_by,
+        group_window_minutes: rule.group_window_minutes,
         team_id,
     }
 }

@@ -23,6 +23,11 @@ pub struct RuleRecord {
     pub severity: Option<Severity>,
     /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
     pub title_template: String,
+    /// Fields whose shared values put alerts into one incident, e.g. `labels.service`; empty:
+    /// the alerts' own group keys decide
+    pub group_by: Vec<String>,
+    /// How long after a group's first alert others join it (with `group_by`)
+    pub group_window_minutes: i32,
     pub is_default: bool,
     #[serde(skip)]
     pub team_id: Option<i64>,
@@ -50,6 +55,8 @@ impl RuleRecord {
             service: self.service.clone(),
             severity: self.severity,
             title_template: self.title_template.clone(),
+            group_by: self.group_by.clone(),
+            group_window_minutes: self.group_window_minutes,
         })
     }
 }
@@ -86,6 +93,8 @@ struct Row {
     service: String,
     severity: Option<String>,
     title_template: String,
+    group_by: Vec<String>,
+    group_window_minutes: i32,
     is_default: bool,
     team_id: Option<i64>,
     team: Option<String>,
@@ -105,6 +114,8 @@ fn record(position: usize, r: Row) -> RuleRecord {
             .severity
             .and_then(|s| Severity::parse("severity", &s).ok()),
         title_template: r.title_template,
+        group_by: r.group_by,
+        group_window_minutes: r.group_window_minutes,
         is_default: r.is_default,
         team_id: r.team_id,
         team: r.team,
@@ -118,7 +129,7 @@ pub async fn list(e: impl PgExecutor<'_>) -> AppResult<Vec<RuleRecord>> {
     Ok(sqlx::query_as!(
         Row,
         r#"select r.id, r.name, r.conditions, r.service, r.severity, r.title_template,
-                  r.is_default, r.team_id, t.slug as "team?", r.version, r.created_at, r.updated_at
+                  r.group_by, r.group_window_minutes, r.is_default, r.team_id, t.slug as "team?", r.version, r.created_at, r.updated_at
            from routing_rules r left join teams t on t.id = r.team_id
            order by r.is_default, r.position, r.id"#
     )
@@ -137,6 +148,8 @@ pub struct Draft<'a> {
     pub service: &'a str,
     pub severity: Option<Severity>,
     pub title_template: &'a str,
+    pub group_by: &'a [String],
+    pub group_window_minutes: i32,
     pub team_id: Option<i64>,
 }
 
@@ -144,9 +157,10 @@ pub struct Draft<'a> {
 pub async fn insert(e: impl PgExecutor<'_>, d: &Draft<'_>) -> AppResult<i64> {
     Ok(sqlx::query_scalar!(
         r#"insert into routing_rules
-               (position, name, conditions, service, severity, title_template, team_id)
+               (position, name, conditions, service, severity, title_template, team_id,
+                group_by, group_window_minutes)
            values ((select coalesce(max(position), 0) + 10 from routing_rules where not is_default),
-                   $1, $2, $3, $4, $5, $6)
+                   $1, $2, $3, $4, $5, $6, $7, $8)
            returning id"#,
         d.name,
         serde_json::json!(d.conditions),
@@ -154,6 +168,8 @@ pub async fn insert(e: impl PgExecutor<'_>, d: &Draft<'_>) -> AppResult<i64> {
         d.severity.map(|s| s.as_str()),
         d.title_template,
         d.team_id,
+        d.group_by,
+        d.group_window_minutes,
     )
     .fetch_one(e)
     .await?)
@@ -171,7 +187,8 @@ pub async fn update(
         r#"update routing_rules
            set name = $3, conditions = case when is_default then '[]'::jsonb else $4 end,
                service = $5, severity = $6, title_template = $7, team_id = $8,
-               version = version + 1, updated_at = now()
+               group_by = $9, group_window_minutes = $10, version = version + 1,
+               updated_at = now()
            where id = $1 and version = $2
            returning version"#,
         id,
@@ -182,6 +199,8 @@ pub async fn update(
         d.severity.map(|s| s.as_str()),
         d.title_template,
         d.team_id,
+        d.group_by,
+        d.group_window_minutes,
     )
     .fetch_optional(e)
     .await

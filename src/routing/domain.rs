@@ -230,6 +230,10 @@ pub struct Rule {
     /// `None`: the alert's own severity decides.
     pub severity: Option<Severity>,
     pub title_template: String,
+    /// Fields whose values, shared, put alerts into one incident (none: their own group keys)
+    pub group_by: Vec<String>,
+    /// How long after a group's first alert others join it
+    pub group_window_minutes: i32,
 }
 
 impl Rule {
@@ -247,6 +251,71 @@ pub struct Decision {
     pub service: Option<String>,
     pub severity: Severity,
     pub title: String,
+    /// The group the rule puts the alert in, when it groups by fields
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grouping: Option<Grouping>,
+}
+
+/// A group formed by a rule's fields: the key alerts sharing the values share, and the words
+/// the incident shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Grouping {
+    pub key: String,
+    /// e.g. `service = payments-gateway, cluster = eu-1 within 10 min`
+    pub words: String,
+    pub window_minutes: i32,
+}
+
+/// The group `rule` puts the alert in: the values of its fields (a missing one reads as
+/// empty), each shortened, so alerts sharing them share the key.
+pub fn grouping(rule: &Rule, s: &Subject) -> Option<Grouping> {
+    if rule.group_by.is_empty() {
+        return None;
+    }
+    let pairs: Vec<String> = rule
+        .group_by
+        .iter()
+        .map(|f| {
+            let shown = f.strip_prefix("labels.").unwrap_or(f);
+            let value = s.get(f).unwrap_or_default();
+            format!("{shown} = {}", crate::domain::shorten(&value, 200))
+        })
+        .collect();
+    let values = pairs.join(", ");
+    Some(Grouping {
+        key: format!("rule {}: {values}", rule.id),
+        words: format!("{values} within {} min", rule.group_window_minutes),
+        window_minutes: rule.group_window_minutes,
+    })
+}
+
+/// Checks the fields a rule groups by (at most 5, each a field name routing reads) and its
+/// window (1 to 1440 minutes); returns the fields trimmed, empty ones dropped.
+pub fn check_grouping(fields: &[String], window_minutes: i32) -> Result<Vec<String>, DomainError> {
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|f| f.trim().to_owned())
+        .filter(|f| !f.is_empty())
+        .collect();
+    if fields.len() > 5 {
+        return Err(DomainError::invalid(
+            "group_by",
+            "group by at most 5 fields",
+        ));
+    }
+    if let Some(bad) = fields.iter().find(|f| !f.chars().all(is_field_char)) {
+        return Err(DomainError::invalid(
+            "group_by",
+            format!("{bad:?} is not a field name such as labels.service"),
+        ));
+    }
+    if !(1..=1440).contains(&window_minutes) {
+        return Err(DomainError::invalid(
+            "group_window_minutes",
+            format!("{window_minutes} is out of bounds; give 1 to 1440 minutes"),
+        ));
+    }
+    Ok(fields)
 }
 
 /// The severity an alert's own word stands for: `critical` → Sev1, `error` → Sev2,
@@ -299,6 +368,7 @@ pub fn route(rules: &[Rule], s: &Subject) -> Decision {
                 service: Some(service).filter(|v| !v.is_empty()),
                 severity: rule.severity.unwrap_or(own),
                 title: fit_title(&render(&rule.title_template, s), s.summary),
+                grouping: grouping(rule, s),
             }
         }
         None => Decision {
@@ -307,6 +377,7 @@ pub fn route(rules: &[Rule], s: &Subject) -> Decision {
             service: None,
             severity: own,
             title: fit_title(s.summary, ""),
+            grouping: None,
         },
     }
 }
@@ -388,6 +459,8 @@ mod properties {
                 service: template.clone(),
                 severity: None,
                 title_template: template,
+                group_by: vec![],
+                group_window_minutes: 10,
             };
             let subject = Subject {
                 labels: &labels,
@@ -427,6 +500,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_rule_grouping_by_fields_gives_alerts_sharing_them_one_key() {
+        let details = json!({});
+        let (a, b, c) = (
+            json!({"service": "payments-gateway", "cluster": "eu-1", "alertname": "A"}),
+            json!({"service": "payments-gateway", "cluster": "eu-1", "alertname": "B"}),
+            json!({"service": "payments-gateway"}),
+        );
+        let mut r = rule(7, &[], None);
+        assert_eq!(grouping(&r, &subject(&a, &details)), None);
+        r.group_by = vec!["labels.service".into(), "labels.cluster".into()];
+        let ga = grouping(&r, &subject(&a, &details)).unwrap();
+        assert_eq!(Some(&ga), grouping(&r, &subject(&b, &details)).as_ref());
+        assert_eq!(
+            ga.words,
+            "service = payments-gateway, cluster = eu-1 within 10 min"
+        );
+        let gc = grouping(&r, &subject(&c, &details)).unwrap();
+        assert_ne!(ga.key, gc.key, "a missing field reads as empty");
+        assert_eq!(route(&[r], &subject(&a, &details)).grouping, Some(ga));
+        let fields = vec![" labels.service ".to_owned(), String::new()];
+        assert_eq!(check_grouping(&fields, 5).unwrap(), ["labels.service"]);
+        assert!(check_grouping(&["a b".to_owned()], 5).is_err());
+        assert!(check_grouping(&vec!["x".to_owned(); 6], 5).is_err());
+        assert!(check_grouping(&[], 0).is_err());
+    }
+
     fn rule(id: i64, conditions: &[&str], severity: Option<Severity>) -> Rule {
         Rule {
             id,
@@ -438,6 +538,8 @@ mod tests {
             service: "{labels.service}".into(),
             severity,
             title_template: "{labels.alertname} on {labels.service}".into(),
+            group_by: vec![],
+            group_window_minutes: 10,
         }
     }
 

@@ -79,6 +79,12 @@ pub struct RuleForm {
     /// The owning team's slug, kept as it is (a hidden field)
     #[serde(default)]
     team: String,
+    /// Fields to group by, separated by commas or spaces
+    #[serde(default)]
+    group_by: String,
+    /// Minutes; empty: 10
+    #[serde(default)]
+    group_window_minutes: String,
     version: Option<i32>,
 }
 
@@ -97,6 +103,17 @@ impl RuleForm {
             severity: Some(self.severity.clone()),
             title_template: self.title_template.clone(),
             team: self.team.clone(),
+            group_by: self
+                .group_by
+                .split([',', ' '])
+                .filter(|f| !f.trim().is_empty())
+                .map(str::to_owned)
+                .collect(),
+            // A window that is not a number is refused by the rule's check, naming the field.
+            group_window_minutes: match self.group_window_minutes.trim() {
+                "" => None,
+                w => Some(w.parse().unwrap_or(0)),
+            },
         }
     }
 }

@@ -253,3 +253,102 @@ async fn monitors_refuse_bad_input_keep_if_match_and_are_made_from_the_page(pool
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
 }
+
+#[sqlx::test]
+async fn a_held_missed_heartbeat_keeps_its_service_and_a_paused_monitor_resolves_its_alert(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    paged_service(&app).await;
+    let body = json!({"name": "ledger export", "service": "payments-gateway",
+                      "interval_minutes": 5});
+    let r = monitor(&app, body.clone()).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+
+    // Switching Quell's heartbeat integration off does not lose missed pings; a silence holds
+    // the alert, and handed back at its end it still opens the incident on the monitor's
+    // service (the default rule names none).
+    let list = app.get("/api/v1/integrations").await.json();
+    let source = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "Quell heartbeats")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = app
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/integrations/{source}"),
+            &[],
+            Some(&json!({"enabled": false}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app
+        .post(
+            "/api/v1/silences",
+            json!({"matchers": ["alertname=HeartbeatMissed"], "duration": "1h",
+                   "comment": "export moved"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let silence = r.json()["id"].as_i64().unwrap();
+    time_passes(&pool).await;
+    quell::alerts::heartbeats::missed_due(&pool).await.unwrap();
+    assert!(app.incident_keys().await.is_empty(), "held by the silence");
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/silences/{silence}/expire"),
+            &[("if-match", "*")],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    quell::alerts::unsilence::hand_back(&pool).await.unwrap();
+    let keys = app.incident_keys().await;
+    assert_eq!(keys.len(), 1);
+    let incident = app.incident_json(&keys[0]).await;
+    assert_eq!(incident["service"], "payments-gateway", "{incident}");
+    assert_eq!(count(&pool, "select count(*) from escalations").await, 1);
+
+    // Paused while down: nothing will ping it, so its alert resolves; on again, it waits for
+    // a first ping.
+    let path = format!("/api/v1/heartbeats/{id}");
+    let mut paused = body.clone();
+    paused["enabled"] = json!(false);
+    let r = app
+        .call(
+            Method::PUT,
+            &path,
+            &[("if-match", "*")],
+            Some(&paused.to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["health"], "paused");
+    quell::alerts::heartbeats::missed_due(&pool).await.unwrap();
+    assert_eq!(
+        count(
+            &pool,
+            "select count(*) from alerts where status <> 'resolved'"
+        )
+        .await,
+        0
+    );
+    assert_eq!(app.incident_json(&keys[0]).await["status"], "mitigated");
+    let r = app
+        .call(
+            Method::PUT,
+            &path,
+            &[("if-match", "*")],
+            Some(&body.to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.json()["health"], "waiting");
+}

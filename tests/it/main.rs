@@ -15,6 +15,7 @@ mod dashboard;
 mod demo;
 mod evidence;
 mod flapping;
+mod grouping;
 mod hardening;
 mod heartbeats;
 mod incidents_api;

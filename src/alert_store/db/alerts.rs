@@ -57,7 +57,7 @@ pub async fn insert_group(
     group_key: &str,
 ) -> AppResult<Option<i64>> {
     Ok(
-        insert_groups(conn, &[integration_id], &[group_key.to_owned()])
+        insert_groups(conn, &[integration_id], &[group_key.to_owned()], &[None])
             .await?
             .pop()
             .map(|g| g.id),
@@ -78,17 +78,56 @@ pub async fn insert_groups(
     conn: &mut PgConnection,
     integrations: &[Uuid],
     keys: &[String],
+    grouped_by: &[Option<String>],
 ) -> AppResult<Vec<NewGroup>> {
     Ok(sqlx::query_as!(
         NewGroup,
-        r#"insert into alert_groups (integration_id, group_key)
-           select i, k from unnest($1::uuid[], $2::text[]) as t(i, k) order by i, k
+        r#"insert into alert_groups (integration_id, group_key, grouped_by)
+           select i, k, w from unnest($1::uuid[], $2::text[], $3::text[]) as t(i, k, w)
+           order by i, k
            on conflict (integration_id, group_key) where closed_at is null do nothing
            returning id, integration_id, group_key"#,
         integrations,
         keys,
+        grouped_by as &[Option<String>],
     )
     .fetch_all(conn)
+    .await?)
+}
+
+/// Closes the groups rules formed from shared fields whose window has passed (integration, key,
+/// window in minutes): the next alert sharing the values opens a new group and incident.
+pub async fn close_past_window(
+    conn: &mut PgConnection,
+    groups: &[(Uuid, String, i32)],
+) -> AppResult<()> {
+    let (ids, rest): (Vec<Uuid>, Vec<(String, i32)>) =
+        groups.iter().map(|(i, k, w)| (*i, (k.clone(), *w))).unzip();
+    let (keys, windows): (Vec<String>, Vec<i32>) = rest.into_iter().unzip();
+    sqlx::query!(
+        r#"update alert_groups g set closed_at = now()
+           from unnest($1::uuid[], $2::text[], $3::int4[]) as k(i, key, w)
+           where g.integration_id = k.i and g.group_key = k.key and g.closed_at is null
+             and g.opened_at < now() - make_interval(mins => k.w)"#,
+        &ids,
+        &keys,
+        &windows,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// How the groups of an incident that rules formed from shared fields were formed, e.g.
+/// `service = payments-gateway within 10 min`.
+pub async fn grouped_by(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select distinct grouped_by as "grouped_by!" from alert_groups
+           where incident_id = $1 and grouped_by is not null
+           order by 1 limit 20"#,
+        incident_id
+    )
+    .fetch_all(e)
     .await?)
 }
 

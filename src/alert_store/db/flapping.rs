@@ -105,19 +105,31 @@ pub struct Flapped {
 pub async fn mark_flapping(conn: &mut PgConnection, f: &Flaps<'_>) -> AppResult<Vec<Flapped>> {
     Ok(sqlx::query_as!(
         Flapped,
-        r#"insert into alert_flapping as f (integration_id, dedup_key, incident_id, summary, fires,
-                                            since, last_fired_at)
-           select i, k, inc, s, n, now(), now()
-           from unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[])
-                as t(i, k, inc, s, n)
-           order by i, k
-           on conflict (integration_id, dedup_key) do update
-           set incident_id = excluded.incident_id, summary = excluded.summary,
-               fires = case when f.settled_at is null then f.fires + 1 else excluded.fires end,
-               since = case when f.settled_at is null then f.since else now() end,
-               last_fired_at = now(), settle_due_at = null, settled_at = null
-           returning integration_id, dedup_key, incident_id, summary, fires,
-                     (since = now()) as "found!""#,
+        r#"with old as (
+               select f.integration_id, f.dedup_key, f.settled_at
+               from alert_flapping f join unnest($1::uuid[], $2::text[]) as k(i, k)
+                    on f.integration_id = k.i and f.dedup_key = k.k),
+           marked as (
+               insert into alert_flapping as f (integration_id, dedup_key, incident_id, summary,
+                                                fires, since, last_fired_at)
+               select i, k, inc, s, n, now(), now()
+               from unnest($1::uuid[], $2::text[], $3::int8[], $4::text[], $5::int4[])
+                    as t(i, k, inc, s, n)
+               order by i, k
+               on conflict (integration_id, dedup_key) do update
+               -- an episode still flapping stays with its incident, which waits for it
+               set incident_id = case when f.settled_at is null then f.incident_id
+                                      else excluded.incident_id end,
+                   summary = excluded.summary,
+                   fires = case when f.settled_at is null then f.fires + 1 else excluded.fires end,
+                   since = case when f.settled_at is null then f.since else now() end,
+                   last_fired_at = now(), settle_due_at = null, settled_at = null
+               returning integration_id, dedup_key, incident_id, summary, fires)
+           select m.integration_id as "integration_id!", m.dedup_key as "dedup_key!",
+                  m.incident_id as "incident_id!", m.summary as "summary!", m.fires as "fires!",
+                  (o.dedup_key is null or o.settled_at is not null) as "found!"
+           from marked m left join old o
+                on o.integration_id = m.integration_id and o.dedup_key = m.dedup_key"#,
         &f.integration_id,
         &f.dedup_key as &[&str],
         &f.incident_id,

@@ -168,6 +168,7 @@ pub struct ShowPage {
     alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
     flapping: Vec<crate::alert_store::db::FlappingAlert>,
+    grouped_by: Vec<String>,
     /// The changes that may have caused it, best first.
     suspects: Vec<crate::changes::db::Suspect>,
     verdicts: [crate::changes::domain::Verdict; 3],
@@ -418,6 +419,7 @@ async fn page(
         alert_lines: crate::alert_store::db::lines_for_incident(&mut *c, i.id).await?,
         alert_total: crate::alert_store::db::count_for_incident(&mut *c, i.id).await?,
         flapping: crate::alert_store::db::flapping_of(&mut *c, i.id).await?,
+        grouped_by: crate::alert_store::db::grouped_by(&mut *c, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

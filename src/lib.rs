@@ -283,6 +283,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let heartbeats =
                 engine::supervise("heartbeats", move || alerts::heartbeats::run(pool.clone()));
             let pool = state.pool.clone();
+            let snoozes =
+                engine::supervise("snoozes", move || incidents::snoozes::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -315,6 +318,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             windows.abort();
             settle.abort();
             heartbeats.abort();
+            snoozes.abort();
             sender.abort();
             tracing::info!("stopped");
         }

@@ -331,9 +331,25 @@ async fn fire(
                 })
         })
         .collect();
+    // A repeat of an alert still open stays where it is: a rule's group past its window must
+    // not open an incident for an alert already stored in another.
+    let grouped: Vec<(Uuid, String)> = order
+        .iter()
+        .filter(|(_, d, _)| d.grouping.is_some())
+        .map(|((c, e), _, _)| (c.id, e.dedup_key.clone()))
+        .collect();
+    let rejoin: HashMap<(Uuid, String), (i64, i64)> = if grouped.is_empty() {
+        HashMap::new()
+    } else {
+        db::open_alerts_of(conn, &grouped).await?
+    };
+    let stays = |c: &Credentials, e: &AlertEvent| rejoin.contains_key(&(c.id, e.dedup_key.clone()));
     let mut wanted: Vec<(Uuid, String)> = Vec::new();
     let mut words: HashMap<(Uuid, String), String> = HashMap::new();
     for ((c, e), d, _) in &order {
+        if stays(c, e) {
+            continue;
+        }
         let k = (c.id, group_of(e, d).to_owned());
         if let Some(g) = &d.grouping {
             words.insert(k.clone(), g.words.clone());
@@ -344,13 +360,17 @@ async fn fire(
     }
     // A group a rule formed from shared fields takes alerts only within its window: past it,
     // the group closes (its incident stays as it is) and the next alert opens another.
-    let windowed: Vec<(Uuid, String, i32)> = order
+    // In one order in every lane, so two lanes closing the same groups wait, not deadlock.
+    let mut windowed: Vec<(Uuid, String, i32)> = order
         .iter()
+        .filter(|((c, e), _, _)| !stays(c, e))
         .filter_map(|((c, _), d, _)| {
             let g = d.grouping.as_ref()?;
             Some((c.id, g.key.clone(), g.window_minutes))
         })
         .collect();
+    windowed.sort_unstable();
+    windowed.dedup();
     if !windowed.is_empty() {
         db::close_past_window(conn, &windowed).await?;
     }
@@ -361,7 +381,7 @@ async fn fire(
         .map(|g| ((g.integration_id, g.group_key), (g.id, g.incident_id)))
         .collect();
     if silenced.iter().any(Option::is_some) {
-        (order, silenced) = hold_silenced(conn, order, silenced, &groups).await?;
+        (order, silenced) = hold_silenced(conn, order, silenced, &groups, &rejoin).await?;
         if order.is_empty() {
             return Ok(());
         }
@@ -373,7 +393,7 @@ async fn fire(
         wanted.retain(|(i, k)| {
             order
                 .iter()
-                .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k)
+                .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k && !stays(c, e))
         });
     }
     // New groups are opened in one order by every lane and replica, so two batches opening
@@ -413,7 +433,7 @@ async fn fire(
             // alerts alone was held), so a silenced alert decides no title, service or paging.
             let of_group = |i: &usize| {
                 let ((c, e), d, _) = &order[*i];
-                c.id == g.integration_id && group_of(e, d) == g.group_key
+                c.id == g.integration_id && group_of(e, d) == g.group_key && !stays(c, e)
             };
             let first = (0..order.len())
                 .filter(of_group)
@@ -433,7 +453,10 @@ async fn fire(
 
     let mut rows = NewAlerts::default();
     for ((c, e), d, n) in &order {
-        let (group_id, incident_id) = groups[&(c.id, group_of(e, d).to_owned())];
+        let (group_id, incident_id) = match rejoin.get(&(c.id, e.dedup_key.clone())) {
+            Some(&stored) => stored,
+            None => groups[&(c.id, group_of(e, d).to_owned())],
+        };
         rows.integration_id.push(c.id);
         rows.group_id.push(group_id);
         rows.incident_id.push(incident_id);
@@ -519,6 +542,7 @@ async fn hold_silenced<'a>(
     order: Vec<(Entry<'a>, Decision, i32)>,
     silenced: Vec<Option<Hold>>,
     groups: &HashMap<(Uuid, String), (i64, i64)>,
+    rejoin: &HashMap<(Uuid, String), (i64, i64)>,
 ) -> AppResult<Judged<'a>> {
     let opening: HashSet<(Uuid, &str)> = order
         .iter()
@@ -532,8 +556,9 @@ async fn hold_silenced<'a>(
     for (entry, silence) in order.iter().zip(&silenced) {
         let ((c, e), d, n) = entry;
         let group = group_of(e, d);
-        let open =
-            groups.contains_key(&(c.id, group.to_owned())) || opening.contains(&(c.id, group));
+        let open = groups.contains_key(&(c.id, group.to_owned()))
+            || opening.contains(&(c.id, group))
+            || rejoin.contains_key(&(c.id, e.dedup_key.clone()));
         match silence {
             Some(hold) if !open => {
                 let (silence, window) = match hold {

@@ -554,3 +554,76 @@ pub async fn incident_states(
     })
     .collect()
 }
+
+/// Puts the incident aside until `minutes` from now (a snooze again replaces the last one).
+pub async fn snooze(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    minutes: i64,
+    by: &str,
+    note: &str,
+) -> AppResult<DateTime<Utc>> {
+    Ok(sqlx::query_scalar!(
+        r#"insert into incident_snoozes (incident_id, until, snoozed_by, note)
+           values ($1, now() + make_interval(mins => $2::int4), $3, $4)
+           on conflict (incident_id) do update
+           set until = excluded.until, snoozed_by = excluded.snoozed_by, note = excluded.note,
+               created_at = now(), ended_at = null
+           returning until"#,
+        id,
+        i32::try_from(minutes).unwrap_or(i32::MAX),
+        by,
+        note,
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Until when the incident is snoozed, if it is.
+pub async fn snoozed_until(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<DateTime<Utc>>> {
+    Ok(sqlx::query_scalar!(
+        "select until from incident_snoozes where incident_id = $1 and ended_at is null",
+        id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// The incidents of up to `limit` snoozes due, in id order, for the engine to lock first.
+pub async fn snoozes_due(conn: &mut PgConnection, limit: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select incident_id from (
+               select incident_id from incident_snoozes
+               where ended_at is null and until <= now()
+               order by until limit $1) d
+           order by 1"#,
+        limit
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Ends the due snoozes of these incidents (claimed `SKIP LOCKED`: one replica wakes each).
+pub async fn end_snoozes(conn: &mut PgConnection, incidents: &[i64]) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"update incident_snoozes s set ended_at = now()
+           where s.incident_id in (
+               select incident_id from incident_snoozes
+               where incident_id = any($1) and ended_at is null and until <= now()
+               for update skip locked)
+           returning s.incident_id"#,
+        incidents
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Seconds until the next snooze ends.
+pub async fn next_snooze(e: impl PgExecutor<'_>) -> AppResult<Option<f64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select extract(epoch from min(until) - now())::float8 from incident_snoozes
+           where ended_at is null"#
+    )
+    .fetch_one(e)
+    .await?)
+}

@@ -233,6 +233,23 @@ pub fn plan_transition(
     })
 }
 
+/// A snooze: only an acknowledged incident is put aside (a triggered one is still paging,
+/// a mitigated or resolved one has nothing to wake for), for a minute to a week.
+pub fn check_snooze(status: Status, minutes: i64) -> Result<(), DomainError> {
+    if status != Status::Acknowledged {
+        return Err(DomainError::Conflict(format!(
+            "Only an acknowledged incident can be snoozed; this one is {status}."
+        )));
+    }
+    if !(1..=10_080).contains(&minutes) {
+        return Err(DomainError::invalid(
+            "minutes",
+            format!("{minutes} is out of bounds; snooze for 1 to 10080 minutes (a week)"),
+        ));
+    }
+    Ok(())
+}
+
 /// A step the system takes back, never offered to people: a mitigation the alerts made and
 /// their flapping withdraws (mitigated → acknowledged), or a snooze ending (acknowledged →
 /// triggered). Only the stamp of the step taken back is cleared.
@@ -597,6 +614,15 @@ mod tests {
 
     fn after(m: &Milestones, tr: Transition, at: DateTime<Utc>) -> Milestones {
         plan_transition(m, tr, at).unwrap().milestones
+    }
+
+    #[test]
+    fn only_an_acknowledged_incident_snoozes_for_a_minute_to_a_week() {
+        assert!(check_snooze(Status::Acknowledged, 60).is_ok());
+        assert!(check_snooze(Status::Triggered, 60).is_err());
+        assert!(check_snooze(Status::Mitigated, 60).is_err());
+        assert!(check_snooze(Status::Acknowledged, 0).is_err());
+        assert!(check_snooze(Status::Acknowledged, 10_081).is_err());
     }
 
     #[test]

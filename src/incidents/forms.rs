@@ -191,6 +191,43 @@ pub async fn transition(
 }
 
 #[derive(Deserialize)]
+pub struct SnoozeForm {
+    version: i32,
+    /// Minutes, as the form's choice sends them
+    minutes: String,
+    #[serde(default)]
+    note: String,
+}
+
+/// Snoozes an acknowledged incident for the minutes chosen.
+pub async fn snooze(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<SnoozeForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let sent = Sent {
+        key,
+        saved: "snooze",
+        part: "live-head",
+        values: vec![("version", f.version.to_string()), ("note", f.note.clone())],
+        seen: Some((f.version, "snooze it".to_owned())),
+    };
+    let minutes = match f.minutes.trim().parse::<i64>() {
+        Ok(m) => m,
+        Err(_) => {
+            let err = AppError::invalid("minutes", "a whole number of minutes");
+            return sent.refuse(&state, chrome, err).await;
+        }
+    };
+    let change = Change::now(key, &auth.actor).expecting(Some(f.version));
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::snooze(tx, &change, minutes, &f.note))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 pub struct SeverityForm {
     version: i32,
     severity: String,

@@ -7,4 +7,5 @@ pub mod forms;
 pub mod handlers;
 pub mod pages;
 pub mod routes;
+pub mod snoozes;
 pub mod views;

@@ -16,6 +16,7 @@ pub fn routes() -> Routes {
         .api(routes!(api::mitigate))
         .api(routes!(api::resolve))
         .api(routes!(api::reopen))
+        .api(routes!(api::snooze))
         .api(routes!(api::change_severity))
         .api(routes!(api::assign_role, api::unassign_role))
         .api(routes!(api::timeline, api::add_note))
@@ -38,6 +39,7 @@ pub fn routes() -> Routes {
             get(form::edit_form).post(form::edit),
         )
         .page("/incidents/{key}/transition", post(form::transition))
+        .page("/incidents/{key}/snooze", post(form::snooze))
         .page("/incidents/{key}/severity", post(form::change_severity))
         .page("/incidents/{key}/roles", post(form::set_role))
         .page("/incidents/{key}/notes", post(form::add_note))

@@ -98,6 +98,10 @@ pub struct IncidentView {
     /// within 10 min` (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grouped_by: Option<Vec<String>>,
+    /// When a snooze ends: then, still acknowledged, it returns to triggered and pages again
+    /// (single-incident answers only)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<DateTime<Utc>>,
     pub metrics: Durations,
     /// The change confirmed as the trigger among the suspects, with the time from it to
     /// detection (single-incident answers only)
@@ -219,6 +223,7 @@ impl IncidentView {
             alert_count: None,
             flapping: None,
             grouped_by: None,
+            snoozed_until: None,
             trigger: None,
             bridge: None,
             claims: None,

@@ -269,22 +269,33 @@ pub struct Grouping {
 /// The group `rule` puts the alert in: the values of its fields (a missing one reads as
 /// empty), each shortened, so alerts sharing them share the key.
 pub fn grouping(rule: &Rule, s: &Subject) -> Option<Grouping> {
+    use sha2::{Digest, Sha256};
     if rule.group_by.is_empty() {
         return None;
     }
+    let values: Vec<String> = rule
+        .group_by
+        .iter()
+        .map(|f| s.get(f).unwrap_or_default())
+        .collect();
     let pairs: Vec<String> = rule
         .group_by
         .iter()
-        .map(|f| {
+        .zip(&values)
+        .map(|(f, v)| {
             let shown = f.strip_prefix("labels.").unwrap_or(f);
-            let value = s.get(f).unwrap_or_default();
-            format!("{shown} = {}", crate::domain::shorten(&value, 200))
+            format!("{shown} = {}", crate::domain::shorten(v, 200))
         })
         .collect();
-    let values = pairs.join(", ");
+    // The whole values, hashed: a fixed length whatever they hold, and no two sets alike.
+    let digest = Sha256::digest(serde_json::to_vec(&values).unwrap_or_default());
     Some(Grouping {
-        key: format!("rule {}: {values}", rule.id),
-        words: format!("{values} within {} min", rule.group_window_minutes),
+        key: format!("quell-group:{}:{digest:x}", rule.id),
+        words: format!(
+            "{} within {} min",
+            pairs.join(", "),
+            rule.group_window_minutes
+        ),
         window_minutes: rule.group_window_minutes,
     })
 }
@@ -303,10 +314,37 @@ pub fn check_grouping(fields: &[String], window_minutes: i32) -> Result<Vec<Stri
             "group by at most 5 fields",
         ));
     }
-    if let Some(bad) = fields.iter().find(|f| !f.chars().all(is_field_char)) {
+    let named = |f: &str| {
+        let rest = [
+            "labels.",
+            "annotations.",
+            "details.",
+            "metadata.",
+            "custom_details.",
+        ]
+        .iter()
+        .find_map(|p| f.strip_prefix(p))
+        .unwrap_or(f);
+        f.chars().count() <= 100
+            && f.chars().all(is_field_char)
+            && !rest.is_empty()
+            && !f.starts_with('.')
+            && !f.ends_with('.')
+    };
+    if let Some(bad) = fields.iter().find(|f| !named(f)) {
         return Err(DomainError::invalid(
             "group_by",
             format!("{bad:?} is not a field name such as labels.service"),
+        ));
+    }
+    if let Some(twice) = fields
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| fields[..i].contains(f).then_some(f))
+    {
+        return Err(DomainError::invalid(
+            "group_by",
+            format!("{twice:?} is named twice"),
         ));
     }
     if !(1..=1440).contains(&window_minutes) {
@@ -523,6 +561,9 @@ mod tests {
         let fields = vec![" labels.service ".to_owned(), String::new()];
         assert_eq!(check_grouping(&fields, 5).unwrap(), ["labels.service"]);
         assert!(check_grouping(&["a b".to_owned()], 5).is_err());
+        assert!(check_grouping(&["labels.".to_owned()], 5).is_err());
+        assert!(check_grouping(&["x".to_owned(), "x".to_owned()], 5).is_err());
+        assert!(check_grouping(&["x".repeat(101)], 5).is_err());
         assert!(check_grouping(&vec!["x".to_owned(); 6], 5).is_err());
         assert!(check_grouping(&[], 0).is_err());
     }

@@ -18,6 +18,7 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/incidents/{key}/mitigate", "responder"),
     ("POST", "/api/v1/incidents/{key}/resolve", "responder"),
     ("POST", "/api/v1/incidents/{key}/reopen", "responder"),
+    ("POST", "/api/v1/incidents/{key}/snooze", "responder"),
     ("POST", "/api/v1/incidents/{key}/severity", "responder"),
     ("PUT", "/api/v1/incidents/{key}/roles/{role}", "responder"),
     (
@@ -291,6 +292,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/incidents/{key}/edit", "responder"),
     ("POST", "/incidents/{key}/transition", "responder"),
     ("POST", "/incidents/{key}/severity", "responder"),
+    ("POST", "/incidents/{key}/snooze", "responder"),
     ("POST", "/incidents/{key}/roles", "responder"),
     ("POST", "/incidents/{key}/notes", "responder"),
     ("POST", "/incidents/{key}/updates", "responder"),

@@ -95,6 +95,16 @@ async fn alerts_sharing_a_rules_fields_join_one_incident_within_its_window(pool:
         .execute(&pool)
         .await
         .unwrap();
+    // A resend of an alert still open (Alertmanager repeats its group) stays in its incident.
+    let r = app
+        .alert("alertmanager", &am, &alert("Alert0", "fp0", "eu-1"))
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(
+        app.incident_keys().await.len(),
+        2,
+        "no empty incident for a repeat"
+    );
     let r = app
         .alert("alertmanager", &am, &alert("Alert9", "late", "eu-1"))
         .await;

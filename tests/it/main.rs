@@ -39,5 +39,6 @@ mod seen;
 mod services_api;
 mod silences;
 mod sla;
+mod snooze;
 mod teams;
 mod timers;

@@ -95,6 +95,27 @@ pub async fn insert_groups(
     .await?)
 }
 
+/// The open alerts among these (integration, dedup key), with their group and incident.
+pub async fn open_alerts_of(
+    conn: &mut PgConnection,
+    keys: &[(Uuid, String)],
+) -> AppResult<std::collections::HashMap<(Uuid, String), (i64, i64)>> {
+    let (ids, dedups): (Vec<Uuid>, Vec<String>) = keys.iter().cloned().unzip();
+    Ok(sqlx::query!(
+        r#"select a.integration_id, a.dedup_key, a.group_id, a.incident_id
+           from unnest($1::uuid[], $2::text[]) as k(i, k)
+           join alerts a on a.integration_id = k.i and a.dedup_key = k.k
+                        and a.status <> 'resolved'"#,
+        &ids,
+        &dedups,
+    )
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .map(|r| ((r.integration_id, r.dedup_key), (r.group_id, r.incident_id)))
+    .collect())
+}
+
 /// Closes the groups rules formed from shared fields whose window has passed (integration, key,
 /// window in minutes): the next alert sharing the values opens a new group and incident.
 pub async fn close_past_window(
@@ -108,7 +129,12 @@ pub async fn close_past_window(
         r#"update alert_groups g set closed_at = now()
            from unnest($1::uuid[], $2::text[], $3::int4[]) as k(i, key, w)
            where g.integration_id = k.i and g.group_key = k.key and g.closed_at is null
-             and g.opened_at < now() - make_interval(mins => k.w)"#,
+             and g.opened_at < now() - make_interval(mins => k.w)
+             -- a group with an alert still flapping stays open: the flaps join its incident
+             and not exists (select 1 from alert_flapping f join alerts a
+                                  on a.integration_id = f.integration_id
+                                 and a.dedup_key = f.dedup_key
+                             where f.settled_at is null and a.group_id = g.id)"#,
         &ids,
         &keys,
         &windows,

@@ -141,3 +141,39 @@ pub async fn change_severity(
     announce(conn, &after, &bridge, Event::SeverityChanged, &what, None).await?;
     Ok(after)
 }
+
+/// Puts an acknowledged incident aside for `minutes`: at the end, still acknowledged, it
+/// returns to triggered and pages again (`incidents::snoozes`). A snooze again replaces the
+/// last one.
+pub async fn snooze(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    minutes: i64,
+    note: &str,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    domain::check_snooze(incident.status, minutes)?;
+    let note = domain::check_text("note", note, 2_000)?;
+    let now = c.clock(conn).await?;
+    let until = db::snooze(&mut *conn, incident.id, minutes, &actor.name, &note).await?;
+    let version = db::touch(&mut *conn, incident.id).await?;
+    let mut body = format!(
+        "Snoozed until {} UTC: then, unless mitigated or resolved, it returns to triggered and \
+         pages again",
+        until.format("%Y-%m-%d %H:%M")
+    );
+    if !note.is_empty() {
+        body.push_str(&format!(" — {note}"));
+    }
+    let snoozed = Entry {
+        kind: Kind::Note,
+        at: now,
+        body: &body,
+        details: json!({ "snoozed_until": until, "minutes": minutes }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, snoozed).await?;
+    audited(conn, actor, "incident.snooze", &incident, key).await
+}

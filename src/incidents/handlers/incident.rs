@@ -361,6 +361,45 @@ transition_handler!(
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+pub struct SnoozeBody {
+    /// How long, 1 to 10080 minutes (a week)
+    minutes: i64,
+    #[serde(default)]
+    note: String,
+}
+
+/// Snooze an acknowledged incident: when the time is up, unless it is mitigated or resolved by
+/// then, it returns to triggered and its escalation pages again from the first step. A snooze
+/// again replaces the last one.
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/snooze", operation_id = "snoozeIncident",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
+    request_body = SnoozeBody,
+    responses((status = 200, description = "OK, with `snoozed_until`", body = IncidentView), crate::http::openapi::NotFound,
+              (status = 409, description = "Not acknowledged", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
+              crate::http::openapi::Invalid)
+)]
+pub async fn snooze(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    OptionalIfMatch(if_match): OptionalIfMatch,
+    body: ApiJson<SnoozeBody>,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor).expecting(if_match);
+    let b = &body.value;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::snooze(tx, &change, b.minutes, &b.note))
+    })
+    .await?;
+    respond(&state, &incident, StatusCode::OK).await
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SeverityBody {
     severity: String,
     #[serde(default)]

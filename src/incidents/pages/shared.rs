@@ -28,6 +28,7 @@ pub(super) const SAVED: &[(&str, &str, &str)] = &[
     ("mitigate", "live-head", "Marked mitigated."),
     ("resolve", "live-head", "Resolved."),
     ("reopen", "live-head", "Reopened."),
+    ("snooze", "live-head", "Snoozed."),
     ("details", "live-head", "Details saved."),
     ("severity", "severity", "Severity changed."),
     ("role", "roles", "Role saved."),

@@ -169,6 +169,7 @@ pub struct ShowPage {
     alert_total: i64,
     flapping: Vec<crate::alert_store::db::FlappingAlert>,
     grouped_by: Vec<String>,
+    snoozed_until: Option<chrono::DateTime<chrono::Utc>>,
     /// The changes that may have caused it, best first.
     suspects: Vec<crate::changes::db::Suspect>,
     verdicts: [crate::changes::domain::Verdict; 3],
@@ -420,6 +421,7 @@ async fn page(
         alert_total: crate::alert_store::db::count_for_incident(&mut *c, i.id).await?,
         flapping: crate::alert_store::db::flapping_of(&mut *c, i.id).await?,
         grouped_by: crate::alert_store::db::grouped_by(&mut *c, i.id).await?,
+        snoozed_until: crate::incidents::db::snoozed_until(&mut *c, i.id).await?,
         ack_class: state_class(&sla.ack),
         resolve_class: state_class(&sla.resolve),
         sla,

@@ -1,0 +1,132 @@
+//! Snooze: an acknowledged incident put aside for a time returns to triggered and pages again
+//! when the snooze ends — once, however many engines race — unless it was mitigated or
+//! resolved meanwhile; only an acknowledged incident snoozes, for a minute to a week.
+
+use crate::common;
+
+use axum::http::{Method, StatusCode};
+use common::TestApp;
+use serde_json::json;
+use sqlx::PgPool;
+
+async fn snooze(app: &TestApp, key: &str, body: serde_json::Value) -> common::Res {
+    app.post(&format!("/api/v1/incidents/{key}/snooze"), body)
+        .await
+}
+
+async fn snooze_ends(pool: &PgPool) {
+    sqlx::query("update incident_snoozes set until = now() - interval '1 second'")
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
+async fn escalation_state(pool: &PgPool) -> String {
+    sqlx::query_scalar("select state from escalations")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test]
+async fn a_snoozed_incident_pages_again_when_the_snooze_ends(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    crate::paging::payments(&app).await;
+    let key = app
+        .incident(json!({"title": "Ledger lag", "severity": "Sev2", "service": "payments-gateway"}))
+        .await;
+    assert_eq!(escalation_state(&pool).await, "pending");
+
+    // Triggered: nothing to put aside yet.
+    let r = snooze(&app, &key, json!({"minutes": 60})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/incidents/{key}/acknowledge"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(escalation_state(&pool).await, "stopped");
+    let r = snooze(&app, &key, json!({"minutes": 0})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("minutes"));
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/incidents/{key}/snooze"),
+            &[("if-match", "\"v1\"")],
+            Some(&json!({"minutes": 60}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::PRECONDITION_FAILED, "{}", r.text);
+    let r = snooze(
+        &app,
+        &key,
+        json!({"minutes": 60, "note": "waiting on the vendor"}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.json()["snoozed_until"].is_string(), "{}", r.text);
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(page.text.contains("Snoozed until"), "{}", page.text);
+
+    // Before its end nothing happens; at its end, three engines racing put it back once.
+    quell::incidents::snoozes::wake_due(&pool).await.unwrap();
+    assert_eq!(app.incident_json(&key).await["status"], "acknowledged");
+    snooze_ends(&pool).await;
+    let (a, b, c) = tokio::join!(
+        quell::incidents::snoozes::wake_due(&pool),
+        quell::incidents::snoozes::wake_due(&pool),
+        quell::incidents::snoozes::wake_due(&pool)
+    );
+    a.unwrap();
+    b.unwrap();
+    c.unwrap();
+    let view = app.incident_json(&key).await;
+    assert_eq!(view["status"], "triggered", "{view}");
+    assert!(view["snoozed_until"].is_null());
+    assert_eq!(escalation_state(&pool).await, "pending", "paging again");
+    let backs = app
+        .timeline(&key)
+        .await
+        .iter()
+        .filter(|e| {
+            e["body"]
+                .as_str()
+                .unwrap_or("")
+                .contains("the snooze ended and the incident is still acknowledged")
+        })
+        .count();
+    assert_eq!(backs, 1);
+
+    // Snoozed again, then mitigated: its end pages nobody.
+    let r = app
+        .post(&format!("/api/v1/incidents/{key}/acknowledge"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = snooze(&app, &key, json!({"minutes": 30})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/incidents/{key}/mitigate"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    snooze_ends(&pool).await;
+    quell::incidents::snoozes::wake_due(&pool).await.unwrap();
+    assert_eq!(app.incident_json(&key).await["status"], "mitigated");
+    assert_eq!(escalation_state(&pool).await, "stopped");
+
+    // From the page: the form snoozes an acknowledged incident.
+    let other = app
+        .incident(json!({"title": "Queue deep", "severity": "Sev3"}))
+        .await;
+    let r = app
+        .post(&format!("/api/v1/incidents/{other}/acknowledge"), json!({}))
+        .await;
+    let version = r.json()["version"].as_i64().unwrap().to_string();
+    let r = app
+        .form(
+            &format!("/incidents/{other}/snooze"),
+            &[("version", &version), ("minutes", "240")],
+        )
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.text);
+    assert!(app.incident_json(&other).await["snoozed_until"].is_string());
+}

@@ -579,14 +579,45 @@ pub async fn snooze(
     .await?)
 }
 
-/// Until when the incident is snoozed, if it is.
+/// Until when the incident is snoozed, if it is (only an acknowledged incident is).
 pub async fn snoozed_until(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<DateTime<Utc>>> {
     Ok(sqlx::query_scalar!(
-        "select until from incident_snoozes where incident_id = $1 and ended_at is null",
+        r#"select s.until from incident_snoozes s join incidents i on i.id = s.incident_id
+           where s.incident_id = $1 and s.ended_at is null
+             and i.status = 'acknowledged' -- every incident: the caller has read this one"#,
         id
     )
     .fetch_optional(e)
     .await?)
+}
+
+/// Ends the incident's snooze now, if one is running (`by`: the person who ended it early;
+/// none when the incident moved on); returns when it would have ended.
+pub async fn end_snooze(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    by: Option<&str>,
+) -> AppResult<Option<DateTime<Utc>>> {
+    Ok(sqlx::query_scalar!(
+        r#"update incident_snoozes set ended_at = now(), ended_by = $2
+           where incident_id = $1 and ended_at is null returning until"#,
+        id,
+        by
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Puts a due snooze whose wake failed a minute on, so the others due wake meanwhile.
+pub async fn postpone_snooze(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!(
+        r#"update incident_snoozes set until = now() + interval '1 minute'
+           where incident_id = $1 and ended_at is null"#,
+        id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
 }
 
 /// The incidents of up to `limit` snoozes due, in id order, for the engine to lock first.

@@ -183,7 +183,8 @@ pub fn plan_transition(
     match transition {
         Transition::Acknowledge => {
             not_before(at, current.detected_at, "detection")?;
-            next.acknowledged_at = Some(at);
+            // Paging again after a snooze, it keeps its first acknowledgement.
+            next.acknowledged_at = Some(current.acknowledged_at.unwrap_or(at));
         }
         Transition::Mitigate | Transition::Resolve => {
             let floor = current
@@ -236,28 +237,30 @@ pub fn plan_transition(
 /// A snooze: only an acknowledged incident is put aside (a triggered one is still paging,
 /// a mitigated or resolved one has nothing to wake for), for a minute to a week.
 pub fn check_snooze(status: Status, minutes: i64) -> Result<(), DomainError> {
-    if status != Status::Acknowledged {
-        return Err(DomainError::Conflict(format!(
-            "Only an acknowledged incident can be snoozed; this one is {status}."
-        )));
-    }
     if !(1..=10_080).contains(&minutes) {
         return Err(DomainError::invalid(
             "minutes",
             format!("{minutes} is out of bounds; snooze for 1 to 10080 minutes (a week)"),
         ));
     }
+    if status != Status::Acknowledged {
+        return Err(DomainError::Conflict(format!(
+            "Only an acknowledged incident can be snoozed; this one is {status}."
+        )));
+    }
     Ok(())
 }
 
 /// A step the system takes back, never offered to people: a mitigation the alerts made and
-/// their flapping withdraws (mitigated → acknowledged), or a snooze ending (acknowledged →
-/// triggered). Only the stamp of the step taken back is cleared.
+/// their flapping withdraws (mitigated → acknowledged: the mitigation stamp is cleared, it was
+/// not one), or a snooze ending (acknowledged → triggered: the first acknowledgement stays, as
+/// it happened — time to acknowledge and its SLA target were met then, and a second
+/// acknowledgement does not move it).
 pub fn step_back(current: &Milestones, to: Status) -> Result<Milestones, DomainError> {
     let mut next = *current;
     match (current.status, to) {
         (Status::Mitigated, Status::Acknowledged) => next.mitigated_at = None,
-        (Status::Acknowledged, Status::Triggered) => next.acknowledged_at = None,
+        (Status::Acknowledged, Status::Triggered) => {}
         (from, to) => {
             return Err(DomainError::Conflict(format!(
                 "An incident that is {from} does not step back to {to}."
@@ -626,7 +629,7 @@ mod tests {
     }
 
     #[test]
-    fn a_step_back_clears_only_the_stamp_it_takes_back() {
+    fn a_step_back_clears_a_withdrawn_mitigation_and_keeps_the_first_acknowledgement() {
         let acked = after(&triggered(), Transition::Acknowledge, t(16, 9));
         let mitigated = after(&acked, Transition::Mitigate, t(16, 30));
         let back = step_back(&mitigated, Status::Acknowledged).unwrap();
@@ -634,7 +637,10 @@ mod tests {
         assert_eq!(back.acknowledged_at, Some(t(16, 9)));
         assert_eq!(back.mitigated_at, None);
         let snoozed_out = step_back(&acked, Status::Triggered).unwrap();
-        assert_eq!(snoozed_out, triggered());
+        assert_eq!(snoozed_out.status, Status::Triggered);
+        assert_eq!(snoozed_out.acknowledged_at, Some(t(16, 9)));
+        let again = after(&snoozed_out, Transition::Acknowledge, t(18, 0));
+        assert_eq!(again.acknowledged_at, Some(t(16, 9)), "the first stays");
         assert!(step_back(&mitigated, Status::Triggered).is_err());
         let resolved = after(&mitigated, Transition::Resolve, t(17, 0));
         assert!(step_back(&resolved, Status::Acknowledged).is_err());

@@ -228,6 +228,32 @@ pub async fn snooze(
 }
 
 #[derive(Deserialize)]
+pub struct VersionForm {
+    version: i32,
+}
+
+/// Ends a snooze early; the incident stays acknowledged.
+pub async fn end_snooze(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<VersionForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let sent = Sent {
+        key,
+        saved: "snooze_end",
+        part: "live-head",
+        values: vec![("version", f.version.to_string())],
+        seen: Some((f.version, "end its snooze".to_owned())),
+    };
+    let change = Change::now(key, &auth.actor).expecting(Some(f.version));
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::end_snooze(tx, &change))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 pub struct SeverityForm {
     version: i32,
     severity: String,

@@ -98,10 +98,11 @@ pub struct IncidentView {
     /// within 10 min` (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grouped_by: Option<Vec<String>>,
-    /// When a snooze ends: then, still acknowledged, it returns to triggered and pages again
-    /// (single-incident answers only)
+    /// When a snooze ends: then, still acknowledged, it returns to triggered and pages again;
+    /// null when it is not snoozed (single-incident answers only)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub snoozed_until: Option<DateTime<Utc>>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub snoozed_until: Option<Option<DateTime<Utc>>>,
     pub metrics: Durations,
     /// The change confirmed as the trigger among the suspects, with the time from it to
     /// detection (single-incident answers only)

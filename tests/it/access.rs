@@ -19,6 +19,7 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/incidents/{key}/resolve", "responder"),
     ("POST", "/api/v1/incidents/{key}/reopen", "responder"),
     ("POST", "/api/v1/incidents/{key}/snooze", "responder"),
+    ("DELETE", "/api/v1/incidents/{key}/snooze", "responder"),
     ("POST", "/api/v1/incidents/{key}/severity", "responder"),
     ("PUT", "/api/v1/incidents/{key}/roles/{role}", "responder"),
     (
@@ -293,6 +294,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/incidents/{key}/transition", "responder"),
     ("POST", "/incidents/{key}/severity", "responder"),
     ("POST", "/incidents/{key}/snooze", "responder"),
+    ("POST", "/incidents/{key}/snooze/end", "responder"),
     ("POST", "/incidents/{key}/roles", "responder"),
     ("POST", "/incidents/{key}/notes", "responder"),
     ("POST", "/incidents/{key}/updates", "responder"),

@@ -450,8 +450,10 @@ async fn three_engines_racing_write_each_start_and_end_once_and_a_weekly_window_
     };
     assert_eq!(said("started on").await, 1);
     // An hour on, as if: the week's occurrence is over, its end due; the next is a week on.
+    // The weekday moves with the start (an hour back from 00:30 is the day before).
     sqlx::query(
         "update maintenance_windows set local_start = local_start - interval '1 hour',
+             weekdays = array[extract(isodow from local_start - interval '1 hour')::int2],
              edge_occurrence = edge_occurrence - interval '1 hour', next_edge_at = now()
          where id = $1 and next_edge = 'end'",
     )

@@ -27,6 +27,8 @@ pub async fn transition(
     let at = domain::check_at(c.at, incident.started_at, now)?;
     let plan = domain::plan_transition(&incident.milestones(), transition, at)?;
     let version = db::set_milestones(&mut *conn, incident.id, &plan.milestones).await?;
+    // A snooze is for an acknowledged incident: mitigated, resolved or reopened, it ends.
+    db::end_snooze(&mut *conn, incident.id, None).await?;
     if transition == Transition::Resolve {
         // Its alert groups close and its alerts resolve with it: the next alert opens a new
         // incident instead of joining a finished one.
@@ -154,8 +156,8 @@ pub async fn snooze(
     let (key, actor) = (c.key, c.actor);
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
-    domain::check_snooze(incident.status, minutes)?;
     let note = domain::check_text("note", note, 2_000)?;
+    domain::check_snooze(incident.status, minutes)?;
     let now = c.clock(conn).await?;
     let until = db::snooze(&mut *conn, incident.id, minutes, &actor.name, &note).await?;
     let version = db::touch(&mut *conn, incident.id).await?;
@@ -176,4 +178,32 @@ pub async fn snooze(
     };
     append(conn, incident.id, actor, snoozed).await?;
     audited(conn, actor, "incident.snooze", &incident, key).await
+}
+
+/// Ends a snooze early (the person is back on it): the incident stays acknowledged and
+/// nobody is paged.
+pub async fn end_snooze(conn: &mut PgConnection, c: &Change<'_>) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    let now = c.clock(conn).await?;
+    let Some(until) = db::end_snooze(&mut *conn, incident.id, Some(&actor.name)).await? else {
+        return Err(crate::error::AppError::Conflict(
+            "This incident is not snoozed; there is no snooze to end.".into(),
+        ));
+    };
+    let version = db::touch(&mut *conn, incident.id).await?;
+    let body = format!(
+        "Snooze ended early (it ran until {} UTC): the incident stays acknowledged",
+        until.format("%Y-%m-%d %H:%M")
+    );
+    let ended = Entry {
+        kind: Kind::Note,
+        at: now,
+        body: &body,
+        details: json!({ "snooze_ended": true, "early": true }),
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, ended).await?;
+    audited(conn, actor, "incident.snooze_end", &incident, key).await
 }

@@ -398,6 +398,30 @@ pub async fn snooze(
     respond(&state, &incident, StatusCode::OK).await
 }
 
+/// End a snooze early: the incident stays acknowledged and nobody is paged.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/incidents/{key}/snooze", operation_id = "endIncidentSnooze",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
+    responses((status = 200, description = "OK", body = IncidentView), crate::http::openapi::NotFound,
+              (status = 409, description = "Not snoozed", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
+)]
+pub async fn end_snooze(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    OptionalIfMatch(if_match): OptionalIfMatch,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor).expecting(if_match);
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::end_snooze(tx, &change))
+    })
+    .await?;
+    respond(&state, &incident, StatusCode::OK).await
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeverityBody {

@@ -42,7 +42,7 @@ pub(super) async fn full_view(state: &AppState, incident: &Incident) -> AppResul
     view.alert_count =
         Some(crate::alert_store::db::count_for_incident(&mut *c, incident.id).await?);
     view.flapping = Some(crate::alert_store::db::flapping_of(&mut *c, incident.id).await?);
-    view.snoozed_until = crate::incidents::db::snoozed_until(&mut *c, incident.id).await?;
+    view.snoozed_until = Some(crate::incidents::db::snoozed_until(&mut *c, incident.id).await?);
     view.grouped_by = Some(crate::alert_store::db::grouped_by(&mut *c, incident.id).await?);
     view.trigger = crate::changes::db::confirmed_trigger(&mut *c, incident.id)
         .await?

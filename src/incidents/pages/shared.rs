@@ -29,6 +29,11 @@ pub(super) const SAVED: &[(&str, &str, &str)] = &[
     ("resolve", "live-head", "Resolved."),
     ("reopen", "live-head", "Reopened."),
     ("snooze", "live-head", "Snoozed."),
+    (
+        "snooze_end",
+        "live-head",
+        "Snooze ended; it stays acknowledged.",
+    ),
     ("details", "live-head", "Details saved."),
     ("severity", "severity", "Severity changed."),
     ("role", "roles", "Role saved."),

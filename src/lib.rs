@@ -28,6 +28,7 @@ pub mod incidents;
 pub mod integrations;
 pub mod live;
 pub mod maintenance;
+pub mod merging;
 pub mod notify;
 pub mod oncall;
 pub mod paging;

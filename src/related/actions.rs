@@ -45,14 +45,24 @@ async fn on_both_timelines(
     details: serde_json::Value,
     actor: &Actor,
 ) -> AppResult<()> {
+    on_each_timeline(conn, (this, details.clone()), (that, details), actor).await
+}
+
+/// A link's entry on each incident's timeline, each with what it says there.
+async fn on_each_timeline(
+    conn: &mut PgConnection,
+    (this, on_this): (&IncidentRef, serde_json::Value),
+    (that, on_that): (&IncidentRef, serde_json::Value),
+    actor: &Actor,
+) -> AppResult<()> {
     let now = clock::now(&mut *conn).await?;
     // A restricted incident is named on no other's timeline: those who read that one may not
     // be those it is kept to. Its own timeline names the other.
-    for (on, other) in [(this, that), (that, this)] {
+    for (on, other, details) in [(this, that, on_this), (that, this, on_that)] {
         if other.restricted {
             continue;
         }
-        let mut details = details.clone();
+        let mut details = details;
         details["other"] = json!(other.key.to_string());
         details["title"] = json!(other.title);
         timeline::actions::record(
@@ -105,6 +115,46 @@ pub async fn link(
         .into_iter()
         .find(|r| r.key == that.key)
         .ok_or_else(|| AppError::Internal("the new link vanished".into()))
+}
+
+/// Two incidents one became part of the other: `from` merged into `into` (as a duplicate) or
+/// split off into it, with how many alerts moved. They are linked (an existing link's note
+/// becomes this one), and each timeline says which way it went.
+pub async fn moved(
+    conn: &mut PgConnection,
+    (from, into): (&IncidentRef, &IncidentRef),
+    how: Moved,
+    alerts: i64,
+    actor: &Actor,
+) -> AppResult<()> {
+    let now = clock::now(&mut *conn).await?;
+    let (note, away, here) = match how {
+        Moved::Merged => (
+            format!("{} merged into {} as a duplicate", from.key, into.key),
+            "merged_into",
+            "merged_from",
+        ),
+        Moved::Split => (
+            format!("{} split off from {}", into.key, from.key),
+            "split_to",
+            "split_from",
+        ),
+    };
+    db::upsert(&mut *conn, from.id, into.id, &note, &actor.name, now).await?;
+    on_each_timeline(
+        conn,
+        (from, json!({ "action": away, "alerts": alerts })),
+        (into, json!({ "action": here, "alerts": alerts })),
+        actor,
+    )
+    .await
+}
+
+/// Which way alerts went between two incidents ([`moved`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    Merged,
+    Split,
 }
 
 /// Removes the link between `this` and the incident `named`; 404 when they are not linked.

@@ -84,6 +84,32 @@ pub async fn insert(
     Ok(done.rows_affected() == 1)
 }
 
+/// Links two incidents with a note, or gives an existing link this note.
+pub async fn upsert(
+    e: impl PgExecutor<'_>,
+    a: i64,
+    b: i64,
+    note: &str,
+    by: &str,
+    at: DateTime<Utc>,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into incident_links (incident_id, related_id, note, linked_by, linked_at)
+           values (least($1::bigint, $2::bigint), greatest($1::bigint, $2::bigint), $3, $4, $5)
+           on conflict (incident_id, related_id) do update
+           set note = excluded.note, linked_by = excluded.linked_by,
+               linked_at = excluded.linked_at"#,
+        a,
+        b,
+        note,
+        by,
+        at
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// Removes the link between two incidents; the note it had, or `None` when there was none.
 pub async fn delete(e: impl PgExecutor<'_>, a: i64, b: i64) -> AppResult<Option<String>> {
     Ok(sqlx::query_scalar!(

@@ -74,6 +74,7 @@ pub fn capabilities() -> Routes {
         reports::routes::routes(),
         notify::routes::routes(),
         related::routes::routes(),
+        merging::routes::routes(),
         challenges::routes::routes(),
         runbooks::routes::routes(),
         alerts::routes::routes(),

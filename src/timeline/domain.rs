@@ -273,8 +273,21 @@ pub fn headline(
                     _ => "Related to an incident now restricted".to_owned(),
                 };
             }
+            let alerts = match details.get("alerts").and_then(Value::as_i64) {
+                Some(1) => "1 alert".to_owned(),
+                Some(n) => format!("{n} alerts"),
+                None => "its alerts".to_owned(),
+            };
             match str_of(details, "action") {
                 "unlinked" => format!("No longer related to {other} ({title})"),
+                "merged_into" => {
+                    format!("Merged into {other} ({title}) as a duplicate: {alerts} moved there")
+                }
+                "merged_from" => {
+                    format!("{other} ({title}) merged in as a duplicate: {alerts} moved here")
+                }
+                "split_to" => format!("{alerts} moved out to a new incident, {other} ({title})"),
+                "split_from" => format!("Split off from {other} ({title}): {alerts} moved here"),
                 _ => match str_of(details, "note") {
                     "" => format!("Related to {other} ({title})"),
                     note => format!("Related to {other} ({title}): {note}"),

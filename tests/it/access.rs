@@ -20,6 +20,8 @@ const API: &[(&str, &str, &str)] = &[
     ("POST", "/api/v1/incidents/{key}/reopen", "responder"),
     ("POST", "/api/v1/incidents/{key}/snooze", "responder"),
     ("DELETE", "/api/v1/incidents/{key}/snooze", "responder"),
+    ("POST", "/api/v1/incidents/{key}/merge", "responder"),
+    ("POST", "/api/v1/incidents/{key}/split", "responder"),
     ("POST", "/api/v1/incidents/{key}/severity", "responder"),
     ("PUT", "/api/v1/incidents/{key}/roles/{role}", "responder"),
     (
@@ -295,6 +297,9 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/incidents/{key}/severity", "responder"),
     ("POST", "/incidents/{key}/snooze", "responder"),
     ("POST", "/incidents/{key}/snooze/end", "responder"),
+    ("GET", "/incidents/{key}/merge", "responder"),
+    ("POST", "/incidents/{key}/merge", "responder"),
+    ("POST", "/incidents/{key}/split", "responder"),
     ("POST", "/incidents/{key}/roles", "responder"),
     ("POST", "/incidents/{key}/notes", "responder"),
     ("POST", "/incidents/{key}/updates", "responder"),

@@ -22,6 +22,7 @@ mod incidents_api;
 mod lifecycle;
 mod live;
 mod maintenance;
+mod merging;
 mod notify;
 mod oidc;
 mod oncall;

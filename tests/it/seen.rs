@@ -144,6 +144,7 @@ fn pages(w: &World) -> Vec<String> {
     .collect();
     pages.extend([
         format!("/incidents/{}", w.open_key),
+        format!("/incidents/{}/merge", w.open_key),
         format!("/schedules/{}", w.schedule),
         format!("/escalation-policies/{}", w.policy),
         format!("/silences/{}", w.silence),

@@ -677,3 +677,138 @@ async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<(
     .await?;
     Ok(())
 }
+
+/// Locks the alert groups of these incidents (in id order), waiting for alerts joining them to
+/// commit; alerts arriving later wait for this transaction and then find the groups where it
+/// left them. Taken before the incidents' own locks, as the alert lanes take them.
+pub async fn lock_groups_of(conn: &mut PgConnection, incidents: &[i64]) -> AppResult<()> {
+    sqlx::query!(
+        "select id from alert_groups where incident_id = any($1) order by id for update",
+        incidents
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Moves every alert of `from`, its groups (so the next alerts of them join `into`) and its
+/// flapping keys to `into`, and counts both incidents' alert lines again; returns how many
+/// alerts moved.
+pub async fn move_incident(conn: &mut PgConnection, from: i64, into: i64) -> AppResult<i64> {
+    sqlx::query!(
+        "update alert_groups set incident_id = $2 where incident_id = $1",
+        from,
+        into
+    )
+    .execute(&mut *conn)
+    .await?;
+    let moved = sqlx::query!(
+        "update alerts set incident_id = $2 where incident_id = $1",
+        from,
+        into
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    sqlx::query!(
+        "update alert_flapping set incident_id = $2 where incident_id = $1",
+        from,
+        into
+    )
+    .execute(&mut *conn)
+    .await?;
+    recount_lines(&mut *conn, from).await?;
+    recount_lines(&mut *conn, into).await?;
+    Ok(i64::try_from(moved).unwrap_or(i64::MAX))
+}
+
+/// Moves the alerts `ids` of `from` (ids of other incidents are passed over) to `into`, each
+/// into a closed group of its own group key there: what they were grouped with stays in
+/// `from`, and the next alerts of those keys join the groups they always joined. Their
+/// flapping keys go with them; both incidents' lines are counted again. Returns how many
+/// moved.
+pub async fn move_alerts(
+    conn: &mut PgConnection,
+    from: i64,
+    into: i64,
+    ids: &[i64],
+) -> AppResult<i64> {
+    let moved = sqlx::query!(
+        r#"with chosen as (
+               select a.id, g.integration_id, g.group_key, g.grouped_by
+               from alerts a join alert_groups g on g.id = a.group_id
+               where a.incident_id = $1 and a.id = any($3)),
+           groups as (
+               insert into alert_groups (integration_id, group_key, grouped_by, incident_id,
+                                         opened_at, closed_at)
+               select distinct on (integration_id, group_key)
+                      integration_id, group_key, grouped_by, $2, now(), now()
+               from chosen order by integration_id, group_key
+               returning id, integration_id, group_key)
+           update alerts a set incident_id = $2, group_id = n.id
+           from chosen c join groups n
+                on n.integration_id = c.integration_id and n.group_key = c.group_key
+           where a.id = c.id
+           returning a.integration_id, a.dedup_key"#,
+        from,
+        into,
+        ids
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let (integrations, keys): (Vec<Uuid>, Vec<String>) = moved
+        .into_iter()
+        .map(|r| (r.integration_id, r.dedup_key))
+        .unzip();
+    sqlx::query!(
+        r#"update alert_flapping f set incident_id = $2
+           from unnest($3::uuid[], $4::text[]) as k(i, key)
+           where f.incident_id = $1 and f.integration_id = k.i and f.dedup_key = k.key"#,
+        from,
+        into,
+        &integrations,
+        &keys
+    )
+    .execute(&mut *conn)
+    .await?;
+    recount_lines(&mut *conn, from).await?;
+    recount_lines(&mut *conn, into).await?;
+    Ok(i64::try_from(keys.len()).unwrap_or(i64::MAX))
+}
+
+/// The alerts of an incident's lines (their summaries), oldest first, up to `limit`.
+pub async fn ids_of_lines(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    summaries: &[String],
+    limit: i64,
+) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"select id from alerts where incident_id = $1 and summary = any($2)
+           order by id limit $3"#,
+        incident_id,
+        summaries,
+        limit
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// How many alerts the incident has, and the summary of the first of `ids` among them.
+pub async fn among(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    ids: &[i64],
+) -> AppResult<(i64, i64, Option<String>)> {
+    let r = sqlx::query!(
+        r#"select count(*) as "all!",
+                  count(*) filter (where id = any($2)) as "chosen!",
+                  (array_agg(summary order by id) filter (where id = any($2)))[1] as first
+           from alerts where incident_id = $1"#,
+        incident_id,
+        ids
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((r.all, r.chosen, r.first))
+}

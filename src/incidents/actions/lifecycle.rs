@@ -207,3 +207,10 @@ pub async fn end_snooze(conn: &mut PgConnection, c: &Change<'_>) -> AppResult<In
     append(conn, incident.id, actor, ended).await?;
     audited(conn, actor, "incident.snooze_end", &incident, key).await
 }
+
+/// Moves the incident's version on after a change to what hangs off it (alerts moved in or
+/// out by a merge or a split), so a copy read before it is refused as stale.
+pub async fn touch(conn: &mut PgConnection, key: crate::domain::IncidentKey) -> AppResult<i32> {
+    let incident = db::lock(&mut *conn, key).await?;
+    db::touch(&mut *conn, incident.id).await
+}

@@ -338,7 +338,7 @@ async fn fire(
         .filter(|(_, d, _)| d.grouping.is_some())
         .map(|((c, e), _, _)| (c.id, e.dedup_key.clone()))
         .collect();
-    let rejoin: HashMap<(Uuid, String), (i64, i64)> = if grouped.is_empty() {
+    let mut rejoin: HashMap<(Uuid, String), (i64, i64)> = if grouped.is_empty() {
         HashMap::new()
     } else {
         db::open_alerts_of(conn, &grouped).await?
@@ -380,6 +380,24 @@ async fn fire(
         .into_iter()
         .map(|g| ((g.integration_id, g.group_key), (g.id, g.incident_id)))
         .collect();
+    // So does a repeat of an alert still open whose group is closed: one moved out of its
+    // incident by a split, which then was resolved. Asked only when a group would open.
+    let orphans: Vec<(Uuid, String)> = order
+        .iter()
+        .filter(|((c, e), d, _)| {
+            !stays(c, e) && !groups.contains_key(&(c.id, group_of(e, d).to_owned()))
+        })
+        .map(|((c, e), _, _)| (c.id, e.dedup_key.clone()))
+        .collect();
+    if !orphans.is_empty() {
+        rejoin.extend(db::open_alerts_of(conn, &orphans).await?);
+    }
+    let stays = |c: &Credentials, e: &AlertEvent| rejoin.contains_key(&(c.id, e.dedup_key.clone()));
+    wanted.retain(|(i, k)| {
+        order
+            .iter()
+            .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k && !stays(c, e))
+    });
     if silenced.iter().any(Option::is_some) {
         (order, silenced) = hold_silenced(conn, order, silenced, &groups, &rejoin).await?;
         if order.is_empty() {

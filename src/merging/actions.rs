@@ -1,8 +1,11 @@
 //! Merging one incident into another and splitting alerts out of one, each one transaction.
 //!
-//! Locks are taken as the alert lanes take them: first the alert groups of the incident whose
-//! alerts move (alerts joining them meanwhile commit first, or wait and then find the groups
-//! where the change left them), then both incidents, in id order.
+//! Locks: first the alert groups of the incident whose alerts move, as a lane joining alerts
+//! to them takes them (alerts joining meanwhile commit first, or wait and then find the groups
+//! where the change left them), then both incidents in id order. Paths that lock an incident
+//! before its groups (resolving it, a lane's resolutions) can still deadlock with a merge;
+//! PostgreSQL breaks that off and both sides run again (`transaction::write`, the lanes'
+//! retry), so nothing is lost.
 
 use serde::Serialize;
 use serde_json::json;
@@ -17,6 +20,7 @@ use crate::incident_ref::domain::SeenBy;
 use crate::incidents::actions::{self as incidents, Change};
 use crate::incidents::domain::Transition;
 use crate::related::actions::Moved;
+use crate::timeline::domain::Kind;
 
 /// What a merge did.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -108,11 +112,11 @@ pub async fn merge(
     (actor, seen_by): (&Actor, SeenBy),
 ) -> AppResult<Merged> {
     let into = named(conn, "into", into, seen_by).await?;
-    domain::check_merge(side(from), side(&into))?;
     lock(conn, from, Some(&into), (from, version)).await?;
-    // Read again under the locks: a resolve may have been waiting for them.
+    // Read under the locks: a resolve or an access change may have been waiting for them.
     let (from, into) = again(conn, from, &into, seen_by).await?;
-    domain::check_merge(side(&from), side(&into))?;
+    let same_access = kept_to(conn, &from).await? == kept_to(conn, &into).await?;
+    domain::check_merge(side(&from), side(&into), same_access)?;
     let alerts_moved = crate::alert_store::actions::merge_into(conn, from.id, into.id).await?;
     let kept = crate::roles::db::for_incident(&mut *conn, into.id).await?;
     let mut roles_copied = Vec::new();
@@ -132,11 +136,16 @@ pub async fn merge(
         );
         incidents::change_severity(conn, &Change::now(into.key, actor), worse, &reason).await?;
     }
-    crate::related::actions::moved(conn, (&from, &into), Moved::Merged, alerts_moved, actor)
-        .await?;
+    let how = (Moved::Merged, same_access);
+    crate::related::actions::moved(conn, (&from, &into), how, alerts_moved, actor).await?;
     // The kept incident changed even when no role or severity did: its version moves.
     incidents::touch(conn, into.key).await?;
-    let note = format!("Resolved as a duplicate of {}", into.key);
+    // Those who read the duplicate may not be those a restricted incident is kept to.
+    let note = if into.restricted && !same_access {
+        "Resolved as a duplicate of a restricted incident".to_owned()
+    } else {
+        format!("Resolved as a duplicate of {}", into.key)
+    };
     incidents::transition(
         conn,
         &Change::now(from.key, actor),
@@ -162,6 +171,24 @@ pub async fn merge(
         roles_copied,
         severity: after.severity,
     })
+}
+
+/// Whom an incident is kept to: nobody in particular (open to everyone), or these teams and
+/// people by name.
+async fn kept_to(
+    conn: &mut PgConnection,
+    i: &IncidentRef,
+) -> AppResult<Option<(Vec<String>, Vec<String>)>> {
+    if !i.restricted {
+        return Ok(None);
+    }
+    let a = crate::incident_ref::db::access(&mut *conn, i.id).await?;
+    let names = |g: &[crate::incident_ref::db::Grantee]| {
+        let mut n: Vec<String> = g.iter().map(|g| g.name.clone()).collect();
+        n.sort();
+        n
+    };
+    Ok(Some((names(&a.teams), names(&a.people))))
 }
 
 async fn again(
@@ -231,10 +258,11 @@ pub async fn split(
             crate::alert_store::db::ids_of_lines(&mut *conn, from.id, lines, most).await?
         }
     };
-    let (of_incident, found, first) =
-        crate::alert_store::db::among(&mut *conn, from.id, &ids).await?;
-    let found = usize::try_from(found).unwrap_or(usize::MAX);
-    domain::check_split(from.key, &taken, found, of_incident)?;
+    let among = crate::alert_store::db::among(&mut *conn, from.id, &ids).await?;
+    let found = usize::try_from(among.chosen).unwrap_or(usize::MAX);
+    domain::check_split(from.key, &taken, found, among.all)?;
+    domain::check_firing(&taken, among.chosen_open)?;
+    let first = among.first;
     let title = domain::split_title(&draft.title, first.as_deref().unwrap_or_default());
     let access = crate::incident_ref::db::access(&mut *conn, from.id).await?;
     let kept_to = access.restricted.then(|| incidents::AccessDraft {
@@ -267,7 +295,26 @@ pub async fn split(
     let new_ref = crate::incident_ref::db::by_key(&mut *conn, new.key, SeenBy::ALL)
         .await?
         .ok_or_else(|| AppError::Internal("the split-off incident vanished".into()))?;
-    crate::related::actions::moved(conn, (from, &new_ref), Moved::Split, moved, actor).await?;
+    // The new incident is kept to the same people as the one it came from.
+    let how = (Moved::Split, true);
+    crate::related::actions::moved(conn, (from, &new_ref), how, moved, actor).await?;
+    if crate::alert_store::db::open_counts(&mut *conn, &[from.id])
+        .await?
+        .is_empty()
+    {
+        let body = format!(
+            "No alert of {} is firing now that its firing ones moved to {}: nothing will \
+             mitigate it by itself, so mitigate or resolve it when its work is done",
+            from.key, new.key
+        );
+        let details = json!({ "split": new.key.to_string() });
+        crate::timeline::actions::record(
+            &mut *conn,
+            crate::timeline::db::NewEvent::by(&actor.name, from.id, now, Kind::Note, details)
+                .saying(&body),
+        )
+        .await?;
+    }
     // The incident the alerts left changed: its version moves, so a stale copy is refused.
     incidents::touch(conn, from.key).await?;
     audit::created(

@@ -15,8 +15,9 @@ pub struct Side<'a> {
     pub restricted: bool,
 }
 
-/// Whether `from` may merge into `into` (the one named in the field `into`).
-pub fn check_merge(from: Side<'_>, into: Side<'_>) -> Result<(), DomainError> {
+/// Whether `from` may merge into `into` (the one named in the field `into`); `same_access`:
+/// the two are kept to the same people (or both open to everyone).
+pub fn check_merge(from: Side<'_>, into: Side<'_>, same_access: bool) -> Result<(), DomainError> {
     if from.key == into.key {
         return Err(DomainError::invalid(
             "into",
@@ -33,18 +34,15 @@ pub fn check_merge(from: Side<'_>, into: Side<'_>) -> Result<(), DomainError> {
     if into.status == "resolved" {
         return Err(DomainError::invalid(
             "into",
-            format!(
-                "{} is resolved; reopen it first, or merge it into {} instead",
-                into.key, from.key
-            ),
+            format!("{} is resolved; reopen it first to merge into it", into.key),
         ));
     }
-    if from.restricted && !into.restricted {
+    if from.restricted && !same_access {
         return Err(DomainError::invalid(
             "into",
             format!(
-                "{} is restricted and {} is open to everyone: its alerts and roles would be \
-                 seen by all. Restrict {} first",
+                "{} is kept to some teams and people, and {} is not kept to the same ones: its \
+                 alerts and roles would be seen by others. Give {} the same access first",
                 from.key, into.key, into.key
             ),
         ));
@@ -158,6 +156,22 @@ pub fn check_split(
     Ok(())
 }
 
+/// A split opens an incident for alerts still firing: one of only resolved alerts would page
+/// for nothing and never resolve by itself.
+pub fn check_firing(asked: &Taken, chosen_open: i64) -> Result<(), DomainError> {
+    if chosen_open > 0 {
+        return Ok(());
+    }
+    let field = match asked {
+        Taken::Alerts(_) => "alerts",
+        Taken::Lines(_) => "lines",
+    };
+    Err(DomainError::invalid(
+        field,
+        "none of these alerts is firing: a new incident for them would page for nothing",
+    ))
+}
+
 /// The new incident's title: the one given, or the first alert's summary.
 pub fn split_title(given: &str, first_summary: &str) -> String {
     match given.trim() {
@@ -186,21 +200,33 @@ mod tests {
     }
 
     #[test]
-    fn only_an_open_incident_merges_into_another_open_one_no_more_visible_than_it() {
+    fn only_an_open_incident_merges_into_another_open_one_kept_to_the_same_people() {
         let open = |n| side(n, "acknowledged", false);
-        assert!(check_merge(open(2), open(1)).is_ok());
-        assert_eq!(field(check_merge(open(1), open(1)).unwrap_err()), "into");
-        let done = check_merge(side(2, "resolved", false), open(1)).unwrap_err();
-        assert!(field(done).starts_with("conflict"));
+        assert!(check_merge(open(2), open(1), true).is_ok());
         assert_eq!(
-            field(check_merge(open(2), side(1, "resolved", false)).unwrap_err()),
+            field(check_merge(open(1), open(1), true).unwrap_err()),
             "into"
         );
-        // A restricted one never merges into one open to everyone; the other way is fine.
+        let done = check_merge(side(2, "resolved", false), open(1), true).unwrap_err();
+        assert!(field(done).starts_with("conflict"));
+        assert_eq!(
+            field(check_merge(open(2), side(1, "resolved", false), true).unwrap_err()),
+            "into"
+        );
+        // A restricted one merges only into one kept to the same people; an open one may
+        // merge into a restricted one.
         let secret = side(2, "triggered", true);
-        assert_eq!(field(check_merge(secret, open(1)).unwrap_err()), "into");
-        assert!(check_merge(open(1), secret).is_ok());
-        assert!(check_merge(secret, side(3, "mitigated", true)).is_ok());
+        assert_eq!(
+            field(check_merge(secret, open(1), false).unwrap_err()),
+            "into"
+        );
+        assert!(check_merge(open(1), secret, false).is_ok());
+        let other = side(3, "mitigated", true);
+        assert_eq!(
+            field(check_merge(secret, other, false).unwrap_err()),
+            "into"
+        );
+        assert!(check_merge(secret, other, true).is_ok());
     }
 
     #[test]
@@ -236,6 +262,8 @@ mod tests {
         let line = Taken::Lines(vec!["Disk full".into()]);
         assert_eq!(field(check_split(k, &line, 4, 4).unwrap_err()), "lines");
         assert!(check_split(k, &line, 3, 4).is_ok());
+        assert_eq!(field(check_firing(&line, 0).unwrap_err()), "lines");
+        assert!(check_firing(&two, 1).is_ok());
     }
 
     #[test]

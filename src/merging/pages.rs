@@ -153,10 +153,11 @@ pub async fn split(
     let from = crate::related::actions::incident(&state.pool, path_key(&key)?, sees).await?;
     let draft = SplitDraft {
         alerts: vec![],
+        // A form sends the line's breaks as CRLF; the alert stored LF.
         lines: if f.line.is_empty() {
             vec![]
         } else {
-            vec![f.line.clone()]
+            vec![f.line.replace("\r\n", "\n")]
         },
         title: f.title.clone(),
         severity: f.severity.clone(),

@@ -45,21 +45,24 @@ async fn on_both_timelines(
     details: serde_json::Value,
     actor: &Actor,
 ) -> AppResult<()> {
-    on_each_timeline(conn, (this, details.clone()), (that, details), actor).await
+    let both = (this, details.clone());
+    on_each_timeline(conn, both, (that, details), false, actor).await
 }
 
-/// A link's entry on each incident's timeline, each with what it says there.
+/// A link's entry on each incident's timeline, each with what it says there. `same_access`:
+/// the two are kept to the same people, so each may name the other though restricted.
 async fn on_each_timeline(
     conn: &mut PgConnection,
     (this, on_this): (&IncidentRef, serde_json::Value),
     (that, on_that): (&IncidentRef, serde_json::Value),
+    same_access: bool,
     actor: &Actor,
 ) -> AppResult<()> {
     let now = clock::now(&mut *conn).await?;
     // A restricted incident is named on no other's timeline: those who read that one may not
     // be those it is kept to. Its own timeline names the other.
     for (on, other, details) in [(this, that, on_this), (that, this, on_that)] {
-        if other.restricted {
+        if other.restricted && !same_access {
             continue;
         }
         let mut details = details;
@@ -119,11 +122,12 @@ pub async fn link(
 
 /// Two incidents one became part of the other: `from` merged into `into` (as a duplicate) or
 /// split off into it, with how many alerts moved. They are linked (an existing link's note
-/// becomes this one), and each timeline says which way it went.
+/// becomes this one), and each timeline says which way it went — but a restricted incident is
+/// named on the other's only when the two are kept to the same people (`same_access`).
 pub async fn moved(
     conn: &mut PgConnection,
     (from, into): (&IncidentRef, &IncidentRef),
-    how: Moved,
+    (how, same_access): (Moved, bool),
     alerts: i64,
     actor: &Actor,
 ) -> AppResult<()> {
@@ -145,6 +149,7 @@ pub async fn moved(
         conn,
         (from, json!({ "action": away, "alerts": alerts })),
         (into, json!({ "action": here, "alerts": alerts })),
+        same_access,
         actor,
     )
     .await

@@ -804,7 +804,7 @@ async fn a_rule_regex_cannot_escape_its_anchors(pool: PgPool) {
             .alert(
                 "alertmanager",
                 &h,
-                &alertmanager_payload(group, &[("fp", "firing")], json!({})),
+                &alertmanager_payload(group, &[(group, "firing")], json!({})),
             )
             .await;
         assert_eq!(r.status, StatusCode::ACCEPTED);

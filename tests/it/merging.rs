@@ -348,6 +348,13 @@ async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgP
         .map(|a| a["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids.len(), 3);
+    // m1 resolves: moved out alone it would open an incident for nothing.
+    let m1_resolved = common::alertmanager_payload(
+        "Mixed",
+        &[("m1", "resolved")],
+        json!({"service": "payments-gateway", "severity": "critical"}),
+    );
+    app.alert("alertmanager", &am, &m1_resolved).await;
     let stale = "\"v1\"";
     let r = split(&app, &key, stale, json!({"alerts": [ids[0]]})).await;
     assert_eq!(r.status, StatusCode::PRECONDITION_FAILED, "{}", r.text);
@@ -360,9 +367,10 @@ async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgP
         (json!({"alerts": ids.clone()}), "alerts"),
         (json!({"alerts": [ids[0], 999_999]}), "alerts"),
         (json!({"lines": ["No such line"]}), "lines"),
-        (json!({"alerts": [ids[0]], "severity": "Sev9"}), "severity"),
+        (json!({"lines": ["Mixed on m1"]}), "lines"),
+        (json!({"alerts": [ids[1]], "severity": "Sev9"}), "severity"),
         (
-            json!({"alerts": [ids[0]], "title": "x".repeat(201)}),
+            json!({"alerts": [ids[1]], "title": "x".repeat(201)}),
             "title",
         ),
     ] {
@@ -418,4 +426,101 @@ async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgP
     assert!(r.status.is_redirection(), "{} {}", r.status, r.text);
     assert_eq!(alerts_of(&pool, &key).await, 3);
     assert_eq!(app.incident_json(&third).await["status"], "resolved");
+}
+
+#[sqlx::test]
+async fn a_split_off_alert_resending_after_its_old_incident_resolved_stays_in_its_new_one(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = paged_service(&app).await;
+    let both = fire("Replication", &["x1", "x2"], "payments-gateway");
+    app.alert("alertmanager", &am, &both).await;
+    let old = app.incident_keys().await[0].clone();
+    let r = split(&app, &old, "*", json!({"lines": ["Replication on x1"]})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let new = r.json()["new"].as_str().unwrap().to_owned();
+    let r = app
+        .post(&format!("/api/v1/incidents/{old}/resolve"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // Alertmanager's repeat of the still-firing x1: no empty incident, it stays in the new one.
+    let r = app
+        .alert(
+            "alertmanager",
+            &am,
+            &fire("Replication", &["x1"], "payments-gateway"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(
+        app.incident_keys().await.len(),
+        2,
+        "no incident for a resend"
+    );
+    assert_eq!(alerts_of(&pool, &new).await, 1);
+    let deliveries: i32 = of_incident(
+        &pool,
+        &new,
+        "select deliveries from alerts where incident_id = $1",
+    )
+    .await;
+    assert_eq!(deliveries, 2);
+    // A new alert of the group opens an incident of its own, the old one being resolved.
+    app.alert(
+        "alertmanager",
+        &am,
+        &fire("Replication", &["x3"], "payments-gateway"),
+    )
+    .await;
+    let keys = app.incident_keys().await;
+    assert_eq!(keys.len(), 3);
+    assert_eq!(alerts_of(&pool, &keys[2]).await, 1);
+    assert_eq!(app.stored_alerts_agreeing_with_lines().await, 3);
+}
+
+#[sqlx::test]
+async fn a_restricted_incident_merges_only_into_one_kept_to_the_same_people(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.person("Ben Okafor", "ben").await;
+    app.person("Ana Ribeiro", "ana").await;
+    let kept_to = |who: &str| json!({"restricted": true, "people": [who]});
+    let secret = |title: &str, who: &str| json!({"title": title, "severity": "Sev2", "access": kept_to(who)});
+    let a = app.incident(secret("Token used from outside", "ben")).await;
+    let open = app
+        .incident(json!({"title": "Vault slow", "severity": "Sev3"}))
+        .await;
+    let anas = app.incident(secret("Odd vault reads", "ana")).await;
+    let bens = app.incident(secret("Vault audit gap", "ben")).await;
+    for into in [&open, &anas] {
+        let r = merge(&app, &a, Some("*"), json!({"into": into})).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{into}: {}",
+            r.text
+        );
+        assert!(r.text.contains("\"into\""), "{}", r.text);
+    }
+    assert_eq!(app.incident_json(&a).await["status"], "triggered");
+    let r = merge(&app, &a, Some("*"), json!({"into": bens})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // Kept to the same people, each timeline names the other.
+    assert_eq!(
+        said(&app.timeline(&a).await, &format!("Merged into {bens}")),
+        1
+    );
+    assert_eq!(said(&app.timeline(&bens).await, &format!("{a} (")), 1);
+    // An open incident merges into a restricted one without naming it where all may read.
+    let r = merge(&app, &open, Some("*"), json!({"into": anas})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let open_timeline = app.timeline(&open).await;
+    assert_eq!(
+        said(
+            &open_timeline,
+            "Resolved as a duplicate of a restricted incident"
+        ),
+        1
+    );
+    assert_eq!(said(&open_timeline, &anas), 0, "{open_timeline:?}");
 }

@@ -760,10 +760,14 @@ pub async fn move_alerts(
         .into_iter()
         .map(|r| (r.integration_id, r.dedup_key))
         .unzip();
+    // A flapping key goes with its alerts only when none of them stays behind.
     sqlx::query!(
         r#"update alert_flapping f set incident_id = $2
            from unnest($3::uuid[], $4::text[]) as k(i, key)
-           where f.incident_id = $1 and f.integration_id = k.i and f.dedup_key = k.key"#,
+           where f.incident_id = $1 and f.integration_id = k.i and f.dedup_key = k.key
+             and not exists (select 1 from alerts b
+                             where b.integration_id = k.i and b.dedup_key = k.key
+                               and b.incident_id = $1)"#,
         from,
         into,
         &integrations,
@@ -794,21 +798,30 @@ pub async fn ids_of_lines(
     .await?)
 }
 
-/// How many alerts the incident has, and the summary of the first of `ids` among them.
-pub async fn among(
-    e: impl PgExecutor<'_>,
-    incident_id: i64,
-    ids: &[i64],
-) -> AppResult<(i64, i64, Option<String>)> {
-    let r = sqlx::query!(
+/// Some alerts of an incident, counted against all of them.
+pub struct Among {
+    /// The incident's alerts
+    pub all: i64,
+    /// Those of them chosen, and how many of those are not resolved
+    pub chosen: i64,
+    pub chosen_open: i64,
+    /// The summary of the first chosen
+    pub first: Option<String>,
+}
+
+/// How many alerts the incident has, how many of `ids` are among them (and still open), and
+/// the summary of the first of those.
+pub async fn among(e: impl PgExecutor<'_>, incident_id: i64, ids: &[i64]) -> AppResult<Among> {
+    Ok(sqlx::query_as!(
+        Among,
         r#"select count(*) as "all!",
                   count(*) filter (where id = any($2)) as "chosen!",
+                  count(*) filter (where id = any($2) and status <> 'resolved') as "chosen_open!",
                   (array_agg(summary order by id) filter (where id = any($2)))[1] as first
            from alerts where incident_id = $1"#,
         incident_id,
         ids
     )
     .fetch_one(e)
-    .await?;
-    Ok((r.all, r.chosen, r.first))
+    .await?)
 }

@@ -254,6 +254,34 @@ pub async fn end_snooze(
 }
 
 #[derive(Deserialize)]
+pub struct EscalateForm {
+    version: i32,
+    /// The next step the page showed
+    step: Option<i32>,
+}
+
+/// Escalates now: the next step of the incident's escalation pages at once.
+pub async fn escalate(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<EscalateForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let sent = Sent {
+        key,
+        saved: "escalate",
+        part: "paging",
+        values: vec![("version", f.version.to_string())],
+        seen: Some((f.version, "escalate it".to_owned())),
+    };
+    let change = Change::now(key, &auth.actor).expecting(Some(f.version));
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::escalate_now(tx, &change, f.step))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 pub struct SeverityForm {
     version: i32,
     severity: String,

@@ -189,6 +189,47 @@ pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppRe
     Ok(())
 }
 
+/// "Escalate now": the incident's escalation fires its next step at once instead of waiting
+/// out the current step's delay. `expected_step`: the next step (1-based) the person saw; when
+/// the escalation has moved on since (someone escalated first, or the step fired), nothing is
+/// done and the answer says where it is. The caller holds the incident's lock (taken before
+/// the escalation's, as the engine takes them). Returns the step that fires and how many there
+/// are.
+pub async fn escalate_now(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    expected_step: Option<i32>,
+    actor: &Actor,
+) -> AppResult<(i32, i32)> {
+    let Some(e) = db::escalation(&mut *conn, incident_id).await? else {
+        return Err(AppError::Conflict(
+            "Nobody is being paged: its service has no escalation policy.".into(),
+        ));
+    };
+    super::domain::check_escalate_now(&e.state, e.next_step, e.steps, (e.round, e.repeat))?;
+    if let Some(seen) = expected_step
+        && seen != e.next_step
+    {
+        return Err(AppError::Conflict(format!(
+            "The escalation has moved on since: step {} of {} is next now. Look again before \
+             escalating further.",
+            e.next_step, e.steps
+        )));
+    }
+    if !db::due_now(&mut *conn, incident_id).await? {
+        return Err(AppError::Conflict("Paging has stopped meanwhile.".into()));
+    }
+    let at = crate::clock::now(&mut *conn).await?;
+    let details = json!({ "action": "escalated_now", "by": actor.name, "policy": e.policy,
+                          "step": e.next_step, "of": e.steps });
+    timeline::actions::record(
+        &mut *conn,
+        NewEvent::by(&actor.name, incident_id, at, Kind::Escalation, details),
+    )
+    .await?;
+    Ok((e.next_step, e.steps))
+}
+
 /// A link that does not acknowledge anything: a forged or changed token, or an incident that
 /// is not there — the same answer, so a link's address tells nobody which incidents exist.
 pub fn invalid_link() -> AppError {

@@ -184,6 +184,21 @@ pub async fn start_for_services(
     Ok(())
 }
 
+/// Makes a pending escalation's next step due now and wakes the engines; false when it was
+/// not pending.
+pub async fn due_now(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"with due as (
+               update escalations set due_at = now(), updated_at = now()
+               where incident_id = $1 and state = 'pending' returning incident_id)
+           select pg_notify('quell_paging', '') is not null as "done!" from due"#,
+        incident_id
+    )
+    .fetch_optional(e)
+    .await?
+    .is_some())
+}
+
 /// Stops a pending escalation; returns its policy's name when one was stopped.
 pub async fn stop(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<Option<String>> {
     Ok(sqlx::query_scalar!(

@@ -412,3 +412,53 @@ mod tests {
         assert_eq!(field("5 | person: ana; pager: x"), "steps[0].targets[1]");
     }
 }
+
+/// Whether an escalation may fire its next step now: it is paging (pending), and a step is
+/// left — one of this round, or a repeat of the policy.
+pub fn check_escalate_now(
+    state: &str,
+    next_step: i32,
+    steps: i32,
+    (round, repeat): (i32, i32),
+) -> Result<(), DomainError> {
+    match state {
+        "pending" => {}
+        "stopped" => {
+            return Err(DomainError::Conflict(
+                "Paging has stopped: the incident was acknowledged (or moved on). Nobody is \
+                 being paged to escalate from."
+                    .into(),
+            ));
+        }
+        _ => {
+            return Err(DomainError::Conflict(
+                "The escalation ran through every step already; nobody is left to escalate to."
+                    .into(),
+            ));
+        }
+    }
+    if next_step > steps && round >= repeat {
+        return Err(DomainError::Conflict(format!(
+            "Every step of the policy has paged ({steps} of {steps}); nobody is left to \
+             escalate to."
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod escalate_now_tests {
+    use super::*;
+
+    #[test]
+    fn only_a_pending_escalation_with_a_step_left_escalates() {
+        assert!(check_escalate_now("pending", 2, 3, (0, 0)).is_ok());
+        assert!(
+            check_escalate_now("pending", 4, 3, (0, 1)).is_ok(),
+            "a repeat is left"
+        );
+        assert!(check_escalate_now("pending", 4, 3, (1, 1)).is_err());
+        assert!(check_escalate_now("stopped", 2, 3, (0, 0)).is_err());
+        assert!(check_escalate_now("exhausted", 2, 3, (0, 0)).is_err());
+    }
+}

@@ -250,6 +250,13 @@ pub fn headline(
         },
         Kind::Escalation => match str_of(details, "action") {
             "exhausted" => "Escalation ended after its last step; nobody acknowledged".to_owned(),
+            "escalated_now" => format!(
+                "Escalated now by {}: step {} of {} ({}) pages without waiting",
+                str_of(details, "by"),
+                details.get("step").and_then(Value::as_i64).unwrap_or(0),
+                details.get("of").and_then(Value::as_i64).unwrap_or(0),
+                str_of(details, "policy")
+            ),
             _ => format!("Escalation stopped: {}", str_of(details, "why")),
         },
         Kind::Checklist => {

@@ -1189,3 +1189,120 @@ async fn managers_write_policies_and_point_services_at_them_in_the_browser(pool:
         1
     );
 }
+
+#[sqlx::test]
+async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_racing(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    payments(&app).await;
+    let mut hooks = Vec::new();
+    for who in ["ana", "ben", "eve"] {
+        let (hook, url) = receiver().await;
+        method(&app, who, "slack", &url).await;
+        hooks.push(hook);
+    }
+    let key = app
+        .incident(
+            json!({"title": "Card failures", "severity": "Sev1", "service": "payments-gateway"}),
+        )
+        .await;
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1);
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 0, "step 2 waits");
+    let escalate = |body: Value| {
+        let app = &app;
+        let key = key.clone();
+        async move {
+            app.post(&format!("/api/v1/incidents/{key}/escalate"), body)
+                .await
+        }
+    };
+    // The page offers it while paging, naming the next step.
+    let page = app.get(&format!("/incidents/{key}")).await;
+    assert!(page.text.contains("Escalate now"), "{}", page.text);
+    assert!(page.text.contains("name=\"step\" value=\"2\""));
+
+    // Two people press it having both seen step 2 next: one escalation, the other told.
+    let r = escalate(json!({"step": 2})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let engines = (0..3).map(|_| {
+        let pool = app.pool.clone();
+        tokio::spawn(async move { fire_due(&pool, 10).await.unwrap() })
+    });
+    let mut fired = 0;
+    for e in engines.collect::<Vec<_>>() {
+        fired += e.await.unwrap();
+    }
+    assert_eq!(fired, 1, "one engine fired step 2");
+    assert_eq!(
+        paged(&app.timeline(&key).await),
+        [
+            "Paged Ana Ribeiro (step 1 of 3, Payments)",
+            "Paged Ben Okafor (step 2 of 3, Payments)"
+        ]
+    );
+    let said = app
+        .timeline(&key)
+        .await
+        .iter()
+        .filter(|e| {
+            e["headline"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Escalated now by admin: step 2 of 3")
+        })
+        .count();
+    assert_eq!(said, 1);
+    // Ben's page is delivered, with its step.
+    assert_eq!(deliver(&app, &sender(None)).await, 2);
+    let got = hooks[1].got.lock().unwrap().clone();
+    assert_eq!(got.len(), 1);
+    assert!(got[0].1.contains("step 2 of 3"), "{}", got[0].1);
+    let r = escalate(json!({"step": 2})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("step 3 of 3 is next"), "{}", r.text);
+    assert_eq!(
+        fire_due(&app.pool, 10).await.unwrap(),
+        0,
+        "nothing more fired"
+    );
+
+    // From the page, the last step; then nobody is left to escalate to.
+    let version = app.incident_json(&key).await["version"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let r = app
+        .form(
+            &format!("/incidents/{key}/escalate"),
+            &[("version", &version), ("step", "3")],
+        )
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.text);
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1);
+    assert_eq!(paged(&app.timeline(&key).await).len(), 3);
+    let r = escalate(json!({})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("nobody is left"), "{}", r.text);
+
+    // Acknowledged, or without a policy, nobody is being paged.
+    let r = app
+        .post(&format!("/api/v1/incidents/{key}/acknowledge"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = escalate(json!({})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let quiet = app
+        .incident(json!({"title": "No policy here", "severity": "Sev3"}))
+        .await;
+    let r = app
+        .post(&format!("/api/v1/incidents/{quiet}/escalate"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("no escalation policy"), "{}", r.text);
+    let r = app
+        .post(
+            &format!("/api/v1/incidents/{quiet}/escalate"),
+            json!({"step": "two"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+}

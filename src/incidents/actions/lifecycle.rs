@@ -214,3 +214,24 @@ pub async fn touch(conn: &mut PgConnection, key: crate::domain::IncidentKey) -> 
     let incident = db::lock(&mut *conn, key).await?;
     db::touch(&mut *conn, incident.id).await
 }
+
+/// "Escalate now" on a triggered incident: its escalation's next step pages at once instead of
+/// waiting out the current step's delay (see `paging::actions::escalate_now`; `expected_step`
+/// keeps two people pressing it together from skipping a step).
+pub async fn escalate_now(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    expected_step: Option<i32>,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    if incident.status != domain::Status::Triggered {
+        return Err(crate::error::AppError::Conflict(format!(
+            "Only a triggered incident is being paged; this one is {}.",
+            incident.status
+        )));
+    }
+    crate::paging::actions::escalate_now(conn, incident.id, expected_step, actor).await?;
+    audited(conn, actor, "incident.escalate_now", &incident, key).await
+}

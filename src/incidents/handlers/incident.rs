@@ -398,6 +398,43 @@ pub async fn snooze(
     respond(&state, &incident, StatusCode::OK).await
 }
 
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EscalateBody {
+    /// The next step (1-based) you saw; when the escalation has moved on since, nothing is
+    /// done (409), so two people escalating together do not skip a step
+    #[serde(default)]
+    step: Option<i32>,
+}
+
+/// Escalate now: the triggered incident's escalation fires its next step at once instead of
+/// waiting out the current step's delay (`GET …/paging` shows which step is next).
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/escalate", operation_id = "escalateIncident",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = Option<String>, Header)),
+    request_body = EscalateBody,
+    responses((status = 200, description = "The next step is due now", body = IncidentView), crate::http::openapi::NotFound,
+              (status = 409, description = "Not being paged (acknowledged, no policy, every step paged), or the escalation moved on since `step`", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody))
+)]
+pub async fn escalate(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    OptionalIfMatch(if_match): OptionalIfMatch,
+    body: ApiJson<EscalateBody>,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let change = Change::now(key, &auth.actor).expecting(if_match);
+    let step = body.value.step;
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::escalate_now(tx, &change, step))
+    })
+    .await?;
+    respond(&state, &incident, StatusCode::OK).await
+}
+
 /// End a snooze early: the incident stays acknowledged and nobody is paged.
 #[utoipa::path(
     delete,

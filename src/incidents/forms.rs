@@ -256,8 +256,9 @@ pub async fn end_snooze(
 #[derive(Deserialize)]
 pub struct EscalateForm {
     version: i32,
-    /// The next step the page showed
+    /// The next step the page showed, and its round
     step: Option<i32>,
+    round: Option<i32>,
 }
 
 /// Escalates now: the next step of the incident's escalation pages at once.
@@ -276,7 +277,11 @@ pub async fn escalate(
     };
     let change = Change::now(key, &auth.actor).expecting(Some(f.version));
     apply_form(&state, chrome, sent, |tx, _| {
-        Box::pin(actions::escalate_now(tx, &change, f.step))
+        Box::pin(actions::escalate_now(
+            tx,
+            &change,
+            f.step.map(|s| (s, f.round)),
+        ))
     })
     .await
 }

@@ -198,30 +198,40 @@ pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppRe
 pub async fn escalate_now(
     conn: &mut PgConnection,
     incident_id: i64,
-    expected_step: Option<i32>,
+    expected: Option<(i32, Option<i32>)>,
     actor: &Actor,
 ) -> AppResult<(i32, i32)> {
     let Some(e) = db::escalation(&mut *conn, incident_id).await? else {
         return Err(AppError::Conflict(
-            "Nobody is being paged: its service has no escalation policy.".into(),
+            "Nobody is being paged: its service has no escalation policy, or a quiet \
+             maintenance window kept it from paging."
+                .into(),
         ));
     };
     super::domain::check_escalate_now(&e.state, e.next_step, e.steps, (e.round, e.repeat))?;
-    if let Some(seen) = expected_step
-        && seen != e.next_step
+    if let Some((step, round)) = expected
+        && (step != e.next_step || round.is_some_and(|r| r != e.round))
     {
+        let repeat = if e.round > 0 {
+            format!(" (repeat {} of {})", e.round, e.repeat)
+        } else {
+            String::new()
+        };
         return Err(AppError::Conflict(format!(
-            "The escalation has moved on since: step {} of {} is next now. Look again before \
-             escalating further.",
+            "The escalation has moved on since: step {} of {}{repeat} is next now. Look again \
+             before escalating further.",
             e.next_step, e.steps
         )));
     }
     if !db::due_now(&mut *conn, incident_id).await? {
-        return Err(AppError::Conflict("Paging has stopped meanwhile.".into()));
+        return Err(AppError::Conflict(format!(
+            "Step {} of {} is due already: an engine pages it within seconds.",
+            e.next_step, e.steps
+        )));
     }
     let at = crate::clock::now(&mut *conn).await?;
     let details = json!({ "action": "escalated_now", "by": actor.name, "policy": e.policy,
-                          "step": e.next_step, "of": e.steps });
+                          "step": e.next_step, "of": e.steps, "round": e.round });
     timeline::actions::record(
         &mut *conn,
         NewEvent::by(&actor.name, incident_id, at, Kind::Escalation, details),

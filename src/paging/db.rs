@@ -157,10 +157,18 @@ pub async fn service_policies(e: impl PgExecutor<'_>) -> AppResult<Vec<ServicePo
 /// first step, if one ran before), with a copy of the policy's steps, and wakes the
 /// escalators when any started.
 pub async fn start_for_services(
-    e: impl PgExecutor<'_>,
+    conn: &mut PgConnection,
     incident_ids: &[i64],
     service_ids: &[i64],
 ) -> AppResult<()> {
+    // A run that starts again (reopened, a snooze ended) pages every step again: the steps
+    // the last run fired are forgotten first.
+    sqlx::query!(
+        "delete from escalation_steps where incident_id = any($1)",
+        incident_ids
+    )
+    .execute(&mut *conn)
+    .await?;
     sqlx::query!(
         r#"with started as (
                insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
@@ -179,18 +187,19 @@ pub async fn start_for_services(
         incident_ids,
         service_ids,
     )
-    .execute(e)
+    .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
 /// Makes a pending escalation's next step due now and wakes the engines; false when it was
-/// not pending.
+/// not pending or is due already (pressed twice before an engine fired it).
 pub async fn due_now(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<bool> {
     Ok(sqlx::query_scalar!(
         r#"with due as (
                update escalations set due_at = now(), updated_at = now()
-               where incident_id = $1 and state = 'pending' returning incident_id)
+               where incident_id = $1 and state = 'pending' and due_at > now()
+               returning incident_id)
            select pg_notify('quell_paging', '') is not null as "done!" from due"#,
         incident_id
     )

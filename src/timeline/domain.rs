@@ -251,7 +251,7 @@ pub fn headline(
         Kind::Escalation => match str_of(details, "action") {
             "exhausted" => "Escalation ended after its last step; nobody acknowledged".to_owned(),
             "escalated_now" => format!(
-                "Escalated now by {}: step {} of {} ({}) pages without waiting",
+                "Escalated now by {}: step {} of {} ({}) is due at once, without waiting",
                 str_of(details, "by"),
                 details.get("step").and_then(Value::as_i64).unwrap_or(0),
                 details.get("of").and_then(Value::as_i64).unwrap_or(0),

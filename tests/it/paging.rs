@@ -1221,8 +1221,14 @@ async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_ra
     assert!(page.text.contains("name=\"step\" value=\"2\""));
 
     // Two people press it having both seen step 2 next: one escalation, the other told.
-    let r = escalate(json!({"step": 2})).await;
+    assert!(page.text.contains("name=\"round\" value=\"0\""));
+    let r = escalate(json!({"step": 2, "round": 0})).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = escalate(json!({"step": 2, "round": 0})).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(r.text.contains("due already"), "{}", r.text);
+    let r = escalate(json!({"step": 0})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     let engines = (0..3).map(|_| {
         let pool = app.pool.clone();
         tokio::spawn(async move { fire_due(&pool, 10).await.unwrap() })
@@ -1247,7 +1253,7 @@ async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_ra
             e["headline"]
                 .as_str()
                 .unwrap_or("")
-                .starts_with("Escalated now by admin: step 2 of 3")
+                .starts_with("Escalated now by admin: step 2 of 3 (Payments) is due at once")
         })
         .count();
     assert_eq!(said, 1);
@@ -1273,7 +1279,7 @@ async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_ra
     let r = app
         .form(
             &format!("/incidents/{key}/escalate"),
-            &[("version", &version), ("step", "3")],
+            &[("version", &version), ("step", "3"), ("round", "0")],
         )
         .await;
     assert!(r.status.is_redirection(), "{} {}", r.status, r.text);

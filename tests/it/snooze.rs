@@ -43,6 +43,11 @@ async fn a_snoozed_incident_pages_again_when_the_snooze_ends(pool: PgPool) {
         .incident(json!({"title": "Ledger lag", "severity": "Sev2", "service": "payments-gateway"}))
         .await;
     assert_eq!(escalation_state(&pool).await, "pending");
+    // Its first step pages.
+    assert_eq!(
+        quell::paging::escalator::fire_due(&pool, 10).await.unwrap(),
+        1
+    );
 
     // Triggered: nothing to put aside yet.
     let r = snooze(&app, &key, json!({"minutes": 60})).await;
@@ -93,6 +98,18 @@ async fn a_snoozed_incident_pages_again_when_the_snooze_ends(pool: PgPool) {
     assert_eq!(view["status"], "triggered", "{view}");
     assert!(view["snoozed_until"].is_null());
     assert_eq!(escalation_state(&pool).await, "pending", "paging again");
+    // Its first step pages again (the run before fired it already).
+    let fired = quell::paging::escalator::fire_due(&pool, 10).await.unwrap();
+    assert_eq!(fired, 1);
+    let paged: i64 =
+        sqlx::query_scalar("select count(*) from timeline_events where kind = 'paged'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        paged, 2,
+        "step 1 paged before the acknowledgement and after the snooze"
+    );
     let backs = app
         .timeline(&key)
         .await

@@ -221,9 +221,18 @@ pub async fn touch(conn: &mut PgConnection, key: crate::domain::IncidentKey) -> 
 pub async fn escalate_now(
     conn: &mut PgConnection,
     c: &Change<'_>,
-    expected_step: Option<i32>,
+    expected: Option<(i32, Option<i32>)>,
 ) -> AppResult<Incident> {
     let (key, actor) = (c.key, c.actor);
+    if let Some((step, round)) = expected
+        && (step < 1 || round.is_some_and(|r| r < 0))
+    {
+        let field = if step < 1 { "step" } else { "round" };
+        return Err(crate::error::AppError::invalid(
+            field,
+            "steps count from 1 and rounds from 0, as GET …/paging shows them",
+        ));
+    }
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
     if incident.status != domain::Status::Triggered {
@@ -232,6 +241,6 @@ pub async fn escalate_now(
             incident.status
         )));
     }
-    crate::paging::actions::escalate_now(conn, incident.id, expected_step, actor).await?;
+    crate::paging::actions::escalate_now(conn, incident.id, expected, actor).await?;
     audited(conn, actor, "incident.escalate_now", &incident, key).await
 }

@@ -405,6 +405,9 @@ pub struct EscalateBody {
     /// done (409), so two people escalating together do not skip a step
     #[serde(default)]
     step: Option<i32>,
+    /// The round (0 first, then each repeat of the policy) you saw it in, with `step`
+    #[serde(default)]
+    round: Option<i32>,
 }
 
 /// Escalate now: the triggered incident's escalation fires its next step at once instead of
@@ -427,9 +430,9 @@ pub async fn escalate(
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor).expecting(if_match);
-    let step = body.value.step;
+    let seen = body.value.step.map(|s| (s, body.value.round));
     let incident = crate::transaction::write(&state.pool, |tx, _| {
-        Box::pin(actions::escalate_now(tx, &change, step))
+        Box::pin(actions::escalate_now(tx, &change, seen))
     })
     .await?;
     respond(&state, &incident, StatusCode::OK).await

@@ -34,6 +34,7 @@ pub(super) const SAVED: &[(&str, &str, &str)] = &[
         "live-head",
         "Snooze ended; it stays acknowledged.",
     ),
+    ("escalate", "paging", "Escalated: the next step is due now."),
     ("details", "live-head", "Details saved."),
     ("severity", "severity", "Severity changed."),
     ("role", "roles", "Role saved."),

@@ -18,7 +18,7 @@ use crate::error::{AppError, AppResult};
 use crate::incident_ref::db::IncidentRef;
 use crate::incident_ref::domain::SeenBy;
 use crate::incidents::actions::{self as incidents, Change};
-use crate::incidents::domain::Transition;
+use crate::incidents::domain::{Status, Transition};
 use crate::related::actions::Moved;
 use crate::timeline::domain::Kind;
 
@@ -117,7 +117,15 @@ pub async fn merge(
     let (from, into) = again(conn, from, &into, seen_by).await?;
     let same_access = kept_to(conn, &from).await? == kept_to(conn, &into).await?;
     domain::check_merge(side(&from), side(&into), same_access)?;
+    let firing: i64 = crate::alert_store::db::open_counts(&mut *conn, &[from.id])
+        .await?
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
     let alerts_moved = crate::alert_store::actions::merge_into(conn, from.id, into.id).await?;
+    if firing > 0 {
+        still_firing(conn, (&from, &into), firing, actor).await?;
+    }
     let kept = crate::roles::db::for_incident(&mut *conn, into.id).await?;
     let mut roles_copied = Vec::new();
     for held in crate::roles::db::for_incident(&mut *conn, from.id).await? {
@@ -171,6 +179,49 @@ pub async fn merge(
         roles_copied,
         severity: after.severity,
     })
+}
+
+/// Firing alerts merged into a mitigated incident: a mitigation its alerts made is taken back
+/// (it is not mitigated while they fire), as a flapping alert takes it back; a responder's
+/// stands, with a line saying what came.
+async fn still_firing(
+    conn: &mut PgConnection,
+    (from, into): (&IncidentRef, &IncidentRef),
+    firing: i64,
+    actor: &Actor,
+) -> AppResult<()> {
+    let kept = crate::incidents::db::get(&mut *conn, into.key).await?;
+    let (Status::Mitigated, Some(at)) = (kept.status, kept.mitigated_at) else {
+        return Ok(());
+    };
+    let alerts = if firing == 1 {
+        "1 firing alert".to_owned()
+    } else {
+        format!("{firing} firing alerts")
+    };
+    if crate::alert_store::db::mitigated_by_alerts(&mut *conn, into.id, at).await? {
+        let why = format!(
+            "its alerts mitigated it, but {alerts} came with {} merged in: it stays open while \
+             they fire",
+            from.key
+        );
+        let change = Change::now(into.key, actor);
+        incidents::step_back(conn, &change, Status::Acknowledged, &why).await?;
+    } else {
+        let now = crate::clock::now(&mut *conn).await?;
+        let body = format!(
+            "{alerts} came with {} merged in while it is mitigated; the mitigation stands",
+            from.key
+        );
+        let details = json!({ "merged_firing": firing });
+        crate::timeline::actions::record(
+            &mut *conn,
+            crate::timeline::db::NewEvent::by(&actor.name, into.id, now, Kind::Note, details)
+                .saying(&body),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Whom an incident is kept to: nobody in particular (open to everyone), or these teams and

@@ -524,3 +524,55 @@ async fn a_restricted_incident_merges_only_into_one_kept_to_the_same_people(pool
     );
     assert_eq!(said(&open_timeline, &anas), 0, "{open_timeline:?}");
 }
+
+#[sqlx::test]
+async fn firing_alerts_merged_into_a_mitigated_incident_take_back_a_mitigation_its_alerts_made(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool.clone()).await;
+    let am = paged_service(&app).await;
+    app.alert(
+        "alertmanager",
+        &am,
+        &fire("ApiErrors", &["e1"], "payments-gateway"),
+    )
+    .await;
+    let by_alerts = app.incident_keys().await[0].clone();
+    let resolved = common::alertmanager_payload(
+        "ApiErrors",
+        &[("e1", "resolved")],
+        json!({"service": "payments-gateway", "severity": "critical"}),
+    );
+    app.alert("alertmanager", &am, &resolved).await;
+    assert_eq!(app.incident_json(&by_alerts).await["status"], "mitigated");
+    let by_hand = app
+        .incident(json!({"title": "Checkout slow", "severity": "Sev2"}))
+        .await;
+    let r = app
+        .post(&format!("/api/v1/incidents/{by_hand}/mitigate"), json!({}))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for (into, group, fps) in [
+        (&by_alerts, "DbErrors", ["d1", "d2"]),
+        (&by_hand, "CacheErrors", ["c1", "c2"]),
+    ] {
+        app.alert("alertmanager", &am, &fire(group, &fps, "payments-gateway"))
+            .await;
+        let dup = app.incident_keys().await.pop().unwrap();
+        let r = merge(&app, &dup, Some("*"), json!({"into": into})).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    // The alerts' own mitigation is taken back; a responder's stands, saying what came.
+    assert_eq!(
+        app.incident_json(&by_alerts).await["status"],
+        "acknowledged"
+    );
+    assert_eq!(app.incident_json(&by_hand).await["status"], "mitigated");
+    assert_eq!(
+        said(
+            &app.timeline(&by_hand).await,
+            "2 firing alerts came with INC-4 merged in while it is mitigated"
+        ),
+        1
+    );
+}

@@ -296,6 +296,20 @@ async fn open_incidents(
     Ok(ids)
 }
 
+/// Keeps of `wanted` the groups an alert of `order` still needs: one that does not stay in
+/// the incident of an alert it repeats.
+fn keep_needed(
+    wanted: &mut Vec<(Uuid, String)>,
+    order: &[(Entry<'_>, Decision, i32)],
+    stays: impl Fn(&Credentials, &AlertEvent) -> bool,
+) {
+    wanted.retain(|(i, k)| {
+        order
+            .iter()
+            .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k && !stays(c, e))
+    });
+}
+
 /// Firing alerts: find or open their groups, store them, raise severities. A silenced alert
 /// whose group has no open incident (and none opening in this batch) is held by its silence
 /// instead; one joining an open incident is stored with its silence, noted on the timeline and
@@ -393,11 +407,7 @@ async fn fire(
         rejoin.extend(db::open_alerts_of(conn, &orphans).await?);
     }
     let stays = |c: &Credentials, e: &AlertEvent| rejoin.contains_key(&(c.id, e.dedup_key.clone()));
-    wanted.retain(|(i, k)| {
-        order
-            .iter()
-            .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k && !stays(c, e))
-    });
+    keep_needed(&mut wanted, &order, stays);
     if silenced.iter().any(Option::is_some) {
         (order, silenced) = hold_silenced(conn, order, silenced, &groups, &rejoin).await?;
         if order.is_empty() {
@@ -408,11 +418,7 @@ async fn fire(
             .enumerate()
             .map(|(i, ((c, e), _, _))| ((c.id, e.dedup_key.as_str()), i))
             .collect();
-        wanted.retain(|(i, k)| {
-            order
-                .iter()
-                .any(|((c, e), d, _)| c.id == *i && group_of(e, d) == k && !stays(c, e))
-        });
+        keep_needed(&mut wanted, &order, stays);
     }
     // New groups are opened in one order by every lane and replica, so two batches opening
     // the same groups wait for each other instead of deadlocking.

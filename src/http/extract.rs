@@ -24,6 +24,12 @@ pub fn parse_id(raw: &str, what: &str) -> AppResult<i64> {
         .map_err(|_| AppError::NotFound(format!("There is no {what} {raw:?}.")))
 }
 
+/// The incident key in a path (`INC-1187`); anything else names no incident, so 404.
+pub fn incident_key(raw: &str) -> AppResult<crate::domain::IncidentKey> {
+    crate::domain::IncidentKey::parse(raw)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {raw:?}.")))
+}
+
 /// A JSON body. Malformed JSON → 400 `malformed_json`; well-formed JSON of the wrong shape → 422
 /// naming the field. The raw value is kept for idempotency comparisons. The Content-Type is not
 /// insisted on (`curl -d` sends a form type): the body is JSON or it is refused as malformed.

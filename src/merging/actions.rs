@@ -113,8 +113,10 @@ pub async fn merge(
 ) -> AppResult<Merged> {
     let into = named(conn, "into", into, seen_by).await?;
     lock(conn, from, Some(&into), (from, version)).await?;
-    // Read under the locks: a resolve or an access change may have been waiting for them.
-    let (from, into) = again(conn, from, &into, seen_by).await?;
+    let (from, into) = (
+        again(conn, from, seen_by).await?,
+        again(conn, &into, seen_by).await?,
+    );
     let same_access = kept_to(conn, &from).await? == kept_to(conn, &into).await?;
     domain::check_merge(side(&from), side(&into), same_access)?;
     let firing: i64 = crate::alert_store::db::open_counts(&mut *conn, &[from.id])
@@ -242,23 +244,16 @@ async fn kept_to(
     Ok(Some((names(&a.teams), names(&a.people))))
 }
 
+/// The incident as it is now (read again under the locks: a resolve or an access change may
+/// have been waiting for them).
 async fn again(
     conn: &mut PgConnection,
-    a: &IncidentRef,
-    b: &IncidentRef,
+    i: &IncidentRef,
     seen_by: SeenBy,
-) -> AppResult<(IncidentRef, IncidentRef)> {
-    let mut read = Vec::new();
-    for i in [a, b] {
-        read.push(
-            crate::incident_ref::db::by_key(&mut *conn, i.key, seen_by)
-                .await?
-                .ok_or_else(|| AppError::NotFound(format!("There is no incident {}.", i.key)))?,
-        );
-    }
-    let b = read.pop().expect("two were read");
-    let a = read.pop().expect("two were read");
-    Ok((a, b))
+) -> AppResult<IncidentRef> {
+    crate::incident_ref::db::by_key(&mut *conn, i.key, seen_by)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {}.", i.key)))
 }
 
 /// A split as asked: which alerts, and the new incident's title and severity (blank: the
@@ -293,8 +288,7 @@ pub async fn split(
         )));
     }
     lock(conn, from, None, (from, version)).await?;
-    // Read again under the lock: a resolve may have been waiting for it.
-    let (from, _) = again(conn, from, from, SeenBy::ALL).await?;
+    let from = again(conn, from, SeenBy::ALL).await?;
     if from.status == "resolved" {
         return Err(AppError::Conflict(format!(
             "{} was resolved meanwhile; its alerts have ended with it.",

@@ -9,18 +9,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::actions::{self, Merged, Split, SplitDraft};
-use crate::domain::IncidentKey;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::http::access::Responder;
 use crate::http::extract::{ApiJson, IfMatch};
 use crate::http::request::ApiRequest;
 use crate::incident_ref::domain::SeenBy;
 
-/// The incident a path names, or 404.
-pub fn path_key(key: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
-}
+pub use crate::http::extract::incident_key as path_key;
 
 fn located(
     status: StatusCode,

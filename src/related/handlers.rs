@@ -8,19 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::actions;
 use super::db::{self, Related, Suggestion};
-use crate::domain::IncidentKey;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::http::access::{Responder, Viewer};
 use crate::http::extract::ApiJson;
 use crate::http::request::ApiRequest;
 use crate::http::write;
 use crate::incident_ref::domain::SeenBy;
 
-/// The incident a path names, or 404.
-pub fn path_key(key: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
-}
+pub use crate::http::extract::incident_key as path_key;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RelatedList {

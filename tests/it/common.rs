@@ -465,6 +465,12 @@ impl TestApp {
         .await
     }
 
+    /// Posts an Alertmanager notification to `hook` and checks it was taken (202).
+    pub async fn alertmanager(&self, hook: &Hook, body: &Value) {
+        let r = self.alert("alertmanager", hook, body).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    }
+
     /// How many alerts are stored, whatever their incident.
     pub async fn stored_alerts(&self) -> i64 {
         sqlx::query_scalar::<_, i64>("select count(*) from alerts")

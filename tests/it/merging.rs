@@ -85,22 +85,13 @@ async fn escalation(pool: &PgPool, key: &str) -> String {
 async fn a_duplicate_merges_with_its_alerts_roles_and_severity_and_stops_paging(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let am = paged_service(&app).await;
-    let r = app
-        .alert(
-            "alertmanager",
-            &am,
-            &fire("Http5xxHigh", &["w1", "w2"], "payments-gateway"),
-        )
+    app.alertmanager(&am, &fire("Http5xxHigh", &["w1", "w2"], "payments-gateway"))
         .await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
-    let r = app
-        .alert(
-            "alertmanager",
-            &am,
-            &fire("LatencyHigh", &["l1", "l2", "l3"], "payments-gateway"),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    app.alertmanager(
+        &am,
+        &fire("LatencyHigh", &["l1", "l2", "l3"], "payments-gateway"),
+    )
+    .await;
     let keys = app.incident_keys().await;
     let (kept, dup) = (keys[0].clone(), keys[1].clone());
     assert_eq!(escalation(&pool, &dup).await, "pending");
@@ -192,14 +183,8 @@ async fn a_duplicate_merges_with_its_alerts_roles_and_severity_and_stops_paging(
     assert!(related.text.contains(&dup), "{}", related.text);
 
     // The next alert of the duplicate's group joins the kept incident.
-    let r = app
-        .alert(
-            "alertmanager",
-            &am,
-            &fire("LatencyHigh", &["l4"], "payments-gateway"),
-        )
+    app.alertmanager(&am, &fire("LatencyHigh", &["l4"], "payments-gateway"))
         .await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     assert_eq!(app.incident_keys().await.len(), 2, "no new incident");
     assert_eq!(alerts_of(&pool, &kept).await, 6);
 
@@ -212,18 +197,10 @@ async fn a_duplicate_merges_with_its_alerts_roles_and_severity_and_stops_paging(
 async fn alerts_arriving_for_both_while_they_merge_are_all_counted_in_the_kept_one(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let am = paged_service(&app).await;
-    app.alert(
-        "alertmanager",
-        &am,
-        &fire("DiskFull", &["a0"], "payments-gateway"),
-    )
-    .await;
-    app.alert(
-        "alertmanager",
-        &am,
-        &fire("QueueDeep", &["b0"], "payments-gateway"),
-    )
-    .await;
+    app.alertmanager(&am, &fire("DiskFull", &["a0"], "payments-gateway"))
+        .await;
+    app.alertmanager(&am, &fire("QueueDeep", &["b0"], "payments-gateway"))
+        .await;
     let keys = app.incident_keys().await;
     let (kept, dup) = (keys[0].clone(), keys[1].clone());
     let send = |group: &'static str, prefix: &'static str| {
@@ -264,14 +241,11 @@ async fn alerts_arriving_for_both_while_they_merge_are_all_counted_in_the_kept_o
 async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
     let am = paged_service(&app).await;
-    let r = app
-        .alert(
-            "alertmanager",
-            &am,
-            &fire("Mixed", &["m1", "m2", "m3", "m4"], "payments-gateway"),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    app.alertmanager(
+        &am,
+        &fire("Mixed", &["m1", "m2", "m3", "m4"], "payments-gateway"),
+    )
+    .await;
     let key = app.incident_keys().await[0].clone();
 
     // The page: the link from the incident, the lines, and a line moved out.
@@ -328,7 +302,7 @@ async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgP
         &[("m2", "resolved")],
         json!({"service": "payments-gateway", "severity": "critical"}),
     );
-    app.alert("alertmanager", &am, &resolved).await;
+    app.alertmanager(&am, &resolved).await;
     let open: i64 = sqlx::query_scalar(
         "select count(*) from alerts where status <> 'resolved' and dedup_key like '%m2%'",
     )
@@ -354,7 +328,7 @@ async fn alerts_move_out_into_a_new_incident_from_the_page_and_the_api(pool: PgP
         &[("m1", "resolved")],
         json!({"service": "payments-gateway", "severity": "critical"}),
     );
-    app.alert("alertmanager", &am, &m1_resolved).await;
+    app.alertmanager(&am, &m1_resolved).await;
     let stale = "\"v1\"";
     let r = split(&app, &key, stale, json!({"alerts": [ids[0]]})).await;
     assert_eq!(r.status, StatusCode::PRECONDITION_FAILED, "{}", r.text);
@@ -435,7 +409,7 @@ async fn a_split_off_alert_resending_after_its_old_incident_resolved_stays_in_it
     let app = TestApp::new(pool.clone()).await;
     let am = paged_service(&app).await;
     let both = fire("Replication", &["x1", "x2"], "payments-gateway");
-    app.alert("alertmanager", &am, &both).await;
+    app.alertmanager(&am, &both).await;
     let old = app.incident_keys().await[0].clone();
     let r = split(&app, &old, "*", json!({"lines": ["Replication on x1"]})).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
@@ -445,14 +419,8 @@ async fn a_split_off_alert_resending_after_its_old_incident_resolved_stays_in_it
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     // Alertmanager's repeat of the still-firing x1: no empty incident, it stays in the new one.
-    let r = app
-        .alert(
-            "alertmanager",
-            &am,
-            &fire("Replication", &["x1"], "payments-gateway"),
-        )
+    app.alertmanager(&am, &fire("Replication", &["x1"], "payments-gateway"))
         .await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     assert_eq!(
         app.incident_keys().await.len(),
         2,
@@ -467,12 +435,8 @@ async fn a_split_off_alert_resending_after_its_old_incident_resolved_stays_in_it
     .await;
     assert_eq!(deliveries, 2);
     // A new alert of the group opens an incident of its own, the old one being resolved.
-    app.alert(
-        "alertmanager",
-        &am,
-        &fire("Replication", &["x3"], "payments-gateway"),
-    )
-    .await;
+    app.alertmanager(&am, &fire("Replication", &["x3"], "payments-gateway"))
+        .await;
     let keys = app.incident_keys().await;
     assert_eq!(keys.len(), 3);
     assert_eq!(alerts_of(&pool, &keys[2]).await, 1);
@@ -531,19 +495,15 @@ async fn firing_alerts_merged_into_a_mitigated_incident_take_back_a_mitigation_i
 ) {
     let app = TestApp::new(pool.clone()).await;
     let am = paged_service(&app).await;
-    app.alert(
-        "alertmanager",
-        &am,
-        &fire("ApiErrors", &["e1"], "payments-gateway"),
-    )
-    .await;
+    app.alertmanager(&am, &fire("ApiErrors", &["e1"], "payments-gateway"))
+        .await;
     let by_alerts = app.incident_keys().await[0].clone();
     let resolved = common::alertmanager_payload(
         "ApiErrors",
         &[("e1", "resolved")],
         json!({"service": "payments-gateway", "severity": "critical"}),
     );
-    app.alert("alertmanager", &am, &resolved).await;
+    app.alertmanager(&am, &resolved).await;
     assert_eq!(app.incident_json(&by_alerts).await["status"], "mitigated");
     let by_hand = app
         .incident(json!({"title": "Checkout slow", "severity": "Sev2"}))
@@ -556,7 +516,7 @@ async fn firing_alerts_merged_into_a_mitigated_incident_take_back_a_mitigation_i
         (&by_alerts, "DbErrors", ["d1", "d2"]),
         (&by_hand, "CacheErrors", ["c1", "c2"]),
     ] {
-        app.alert("alertmanager", &am, &fire(group, &fps, "payments-gateway"))
+        app.alertmanager(&am, &fire(group, &fps, "payments-gateway"))
             .await;
         let dup = app.incident_keys().await.pop().unwrap();
         let r = merge(&app, &dup, Some("*"), json!({"into": into})).await;

@@ -6,18 +6,14 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 
 use crate::clock;
-use crate::error::{AppError, AppResult};
+use crate::error::AppResult;
 use crate::http::extract::with_etag;
 use crate::incidents::db::Incident;
-use crate::incidents::domain::IncidentKey;
 use crate::incidents::views::IncidentView;
 use crate::roles::{self};
 use crate::state::AppState;
 
-pub fn parse_key(key: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(key)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {key:?}.")))
-}
+pub use crate::http::extract::incident_key as parse_key;
 
 /// The full view of one incident, with its ETag.
 pub(super) async fn respond(

@@ -37,6 +37,7 @@ pub mod plans;
 pub mod postmortems;
 pub mod related;
 pub mod reports;
+pub mod responders;
 pub mod roles;
 pub mod room;
 pub mod router;
@@ -270,6 +271,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let escalator =
                 engine::supervise("escalator", move || paging::escalator::run(pool.clone()));
             let pool = state.pool.clone();
+            let responders =
+                engine::supervise("responders", move || responders::timers::run(pool.clone()));
+            let pool = state.pool.clone();
             let reports =
                 engine::supervise("reports", move || reports::refresher::run(pool.clone()));
             let pool = state.pool.clone();
@@ -314,6 +318,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             sweeper.abort();
             engine.abort();
             escalator.abort();
+            responders.abort();
             reports.abort();
             unsilence.abort();
             windows.abort();

@@ -287,6 +287,132 @@ pub async fn escalate(
 }
 
 #[derive(Deserialize)]
+pub struct AskForm {
+    /// The version the page showed (reassigning only)
+    version: Option<i32>,
+    /// person, schedule or policy
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    message: String,
+}
+
+impl AskForm {
+    fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("kind", self.kind.clone()),
+            ("name", self.name.clone()),
+            ("message", self.message.clone()),
+        ]
+    }
+
+    fn draft(&self) -> Result<crate::responders::domain::AskDraft, AppError> {
+        let asked = crate::responders::domain::Asked::from_choice(&self.kind, &self.name)?;
+        let named = |k: &str| (asked.kind() == k).then(|| asked.name().to_owned());
+        Ok(crate::responders::domain::AskDraft {
+            person: named("person"),
+            schedule: named("schedule"),
+            policy: named("policy"),
+            message: self.message.clone(),
+        })
+    }
+}
+
+/// Adds a responder: pages a person, a schedule's on-call person or a policy to help.
+pub async fn add_responder(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<AskForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let sent = Sent {
+        key,
+        saved: "responder",
+        part: "responders",
+        values: f.values(),
+        seen: None,
+    };
+    let draft = match f.draft() {
+        Ok(d) => d,
+        Err(e) => return sent.refuse(&state, chrome, e).await,
+    };
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    let Some(incident) = crate::incident_ref::db::by_key(&state.pool, key, sees).await? else {
+        return Err(AppError::NotFound(format!("There is no incident {key}.")).into());
+    };
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(crate::responders::actions::add(
+            tx,
+            &incident,
+            &draft,
+            &auth.actor,
+        ))
+    })
+    .await
+}
+
+/// The signed-in person accepts a page a responder request sent them.
+pub async fn accept_responder(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path((key, id)): Path<(String, String)>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let id = crate::http::extract::parse_id(&id, "responder request")?;
+    let sees = crate::incident_ref::domain::SeenBy::of(&auth.user);
+    let Some(incident) = crate::incident_ref::db::by_key(&state.pool, key, sees).await? else {
+        return Err(AppError::NotFound(format!("There is no incident {key}.")).into());
+    };
+    let sent = Sent {
+        key,
+        saved: "responder_accepted",
+        part: "responders",
+        values: vec![],
+        seen: None,
+    };
+    let me = (auth.user.id, auth.user.name.as_str());
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(crate::responders::actions::accept(
+            tx,
+            &incident,
+            id,
+            me,
+            &auth.actor,
+        ))
+    })
+    .await
+}
+
+/// Reassigns the incident to a person, a schedule's on-call person or a policy.
+pub async fn reassign(
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
+    Path(key): Path<String>,
+    PageForm(f): PageForm<AskForm>,
+) -> PageResult<Response> {
+    let key = parse_key(&key)?;
+    let version = f.version.unwrap_or_default();
+    let mut values = f.values();
+    values.push(("version", version.to_string()));
+    let sent = Sent {
+        key,
+        saved: "reassigned",
+        part: "reassign",
+        values,
+        seen: Some((version, "reassign it".to_owned())),
+    };
+    let asked = match crate::responders::domain::Asked::from_choice(&f.kind, &f.name) {
+        Ok(a) => a,
+        Err(e) => return sent.refuse(&state, chrome, e.into()).await,
+    };
+    let change = Change::now(key, &auth.actor).expecting(Some(version));
+    apply_form(&state, chrome, sent, |tx, _| {
+        Box::pin(actions::reassign(tx, &change, &asked, &f.message))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 pub struct SeverityForm {
     version: i32,
     severity: String,

@@ -18,6 +18,7 @@ pub fn routes() -> Routes {
         .api(routes!(api::reopen))
         .api(routes!(api::snooze, api::end_snooze))
         .api(routes!(api::escalate))
+        .api(routes!(api::reassign))
         .api(routes!(api::change_severity))
         .api(routes!(api::assign_role, api::unassign_role))
         .api(routes!(api::timeline, api::add_note))
@@ -43,6 +44,12 @@ pub fn routes() -> Routes {
         .page("/incidents/{key}/snooze", post(form::snooze))
         .page("/incidents/{key}/snooze/end", post(form::end_snooze))
         .page("/incidents/{key}/escalate", post(form::escalate))
+        .page("/incidents/{key}/reassign", post(form::reassign))
+        .page("/incidents/{key}/responders", post(form::add_responder))
+        .page(
+            "/incidents/{key}/responders/{id}/accept",
+            post(form::accept_responder),
+        )
         .page("/incidents/{key}/severity", post(form::change_severity))
         .page("/incidents/{key}/roles", post(form::set_role))
         .page("/incidents/{key}/notes", post(form::add_note))

@@ -419,17 +419,27 @@ pub async fn page_channel(
 }
 
 /// Pages a person by their rules (every method at once when they have none), in the caller's
-/// transaction, with `extra` (their acknowledge link) in the message; what was queued, empty
-/// when they have no contact method.
+/// transaction, with `extra` (their acknowledge link) in the message, sent for responder
+/// request `request_id` if any; what was queued, empty when they have no contact method.
 pub async fn page_person(
     conn: &mut PgConnection,
-    person_id: i64,
+    (person_id, request_id): (i64, Option<i64>),
     about: &About<'_>,
     what: &str,
     extra: Value,
 ) -> AppResult<Vec<db::Queued>> {
     let payload = message(about, PAGED, what, extra);
-    db::page_person(conn, about.incident_id, person_id, &payload).await
+    db::page_person(conn, (about.incident_id, request_id), person_id, &payload).await
+}
+
+/// Calls off responder requests' pages not yet sent (of one person, when given); how many.
+pub async fn call_off_request_pages(
+    conn: &mut PgConnection,
+    requests: &[i64],
+    person_id: Option<i64>,
+    why: &str,
+) -> AppResult<u64> {
+    db::cancel_request_pages(conn, requests, person_id, why).await
 }
 
 /// Calls off an incident's pages not yet sent (it was acknowledged); how many.

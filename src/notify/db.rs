@@ -506,10 +506,11 @@ pub struct Queued {
 }
 
 /// Queues a page to `person_id` by their rules (every method at once when they have none), in
-/// the caller's transaction. Empty when they have no contact method.
+/// the caller's transaction, sent for responder request `request_id` if any. Empty when they
+/// have no contact method.
 pub async fn page_person(
     conn: &mut PgConnection,
-    incident_id: i64,
+    (incident_id, request_id): (i64, Option<i64>),
     person_id: i64,
     payload: &Value,
 ) -> AppResult<Vec<Queued>> {
@@ -527,9 +528,9 @@ pub async fn page_person(
                                  where o.person_id = $2)),
            made as (
                insert into notifications (contact_method_id, person_id, incident_id, event,
-                                          payload, next_attempt_at)
+                                          payload, next_attempt_at, responder_request_id)
                select p.method_id, $2, $1, 'incident.paged', $3,
-                      now() + make_interval(mins => p.after_minutes)
+                      now() + make_interval(mins => p.after_minutes), $4
                from plan p
                returning contact_method_id, next_attempt_at)
            select m.label as method, m.kind, p.after_minutes as "after_minutes!"
@@ -541,7 +542,8 @@ pub async fn page_person(
            order by 3, 1"#,
         incident_id,
         person_id,
-        payload
+        payload,
+        request_id
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -551,13 +553,35 @@ pub async fn page_person(
     Ok(queued)
 }
 
-/// Calls off the pages to an incident not yet sent (it was acknowledged); returns how many.
+/// Calls off the escalation's pages to an incident not yet sent (it was acknowledged); returns
+/// how many. Pages sent for a responder request are the request's to call off.
 pub async fn cancel_pages(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<u64> {
     Ok(sqlx::query!(
         r#"update notifications set state = 'cancelled', last_error = 'acknowledged before it was sent'
            where incident_id = $1 and contact_method_id is not null and state = 'pending'
-             and attempts = 0"#,
+             and attempts = 0 and responder_request_id is null"#,
         incident_id
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
+/// Calls off the pages of responder requests not yet sent — of `person_id` only, when given —
+/// because `why`; returns how many.
+pub async fn cancel_request_pages(
+    e: impl PgExecutor<'_>,
+    requests: &[i64],
+    person_id: Option<i64>,
+    why: &str,
+) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"update notifications set state = 'cancelled', last_error = $3
+           where responder_request_id = any($1) and state = 'pending' and attempts = 0
+             and ($2::int8 is null or person_id = $2)"#,
+        requests,
+        person_id,
+        why
     )
     .execute(e)
     .await?

@@ -2,14 +2,16 @@
 //! audited), pointing services at them, starting and stopping an incident's escalation in the
 //! incident's own transaction, and checking acknowledge links.
 
-use serde_json::json;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::db::{self, StoredPolicy};
-use super::domain::{PolicyDraft, Target, check_ack_token};
+use super::domain::{ACK_LINK_HOURS, PolicyDraft, Target, ack_token, check_ack_token};
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
+use crate::notify::actions::About;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// The name of the shared key acknowledge links are signed with.
@@ -189,6 +191,25 @@ pub async fn stop(conn: &mut PgConnection, incident_id: i64, why: &str) -> AppRe
     Ok(())
 }
 
+/// Hands the incident's paging to `steps` (named `name`; of policy `policy_id` if it is one):
+/// the escalation running is stopped and its pages not yet sent are called off, and the new
+/// one starts from its first step at once. Returns the name of the policy it replaced, if one
+/// was running. The caller holds the incident's lock and writes the timeline entry.
+pub async fn hand_over(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    (policy_id, name): (Option<i64>, &str),
+    steps: &[super::domain::Step],
+    repeat: i32,
+) -> AppResult<Option<String>> {
+    let replaced = db::stop(&mut *conn, incident_id).await?;
+    if replaced.is_some() {
+        crate::notify::actions::call_off_pages(&mut *conn, incident_id).await?;
+    }
+    db::start_with(conn, incident_id, (policy_id, name), steps, repeat).await?;
+    Ok(replaced)
+}
+
 /// "Escalate now": the incident's escalation fires its next step at once instead of waiting
 /// out the current step's delay. `expected_step`: the next step (1-based) the person saw; when
 /// the escalation has moved on since (someone escalated first, or the step fired), nothing is
@@ -250,19 +271,21 @@ pub fn invalid_link() -> AppError {
 }
 
 /// Whose acknowledge link `token` is, checked: signed for this incident, not used, not
-/// expired. The link stays locked until the caller's transaction ends.
+/// expired, and of the kind the address is for (`accepts_request`: a responder's link, which
+/// accepts their request; else one that acknowledges the incident). The link stays locked
+/// until the caller's transaction ends.
 pub async fn check_link(
     conn: &mut PgConnection,
-    incident_key: &str,
-    incident_id: i64,
+    (incident_key, incident_id): (&str, i64),
     token: &str,
+    accepts_request: bool,
 ) -> AppResult<(Uuid, db::Link)> {
     let invalid = invalid_link;
     let key = ack_key(&mut *conn).await?;
     let nonce = check_ack_token(&key, incident_key, token).ok_or_else(invalid)?;
     let link = db::link(&mut *conn, nonce)
         .await?
-        .filter(|l| l.incident_id == incident_id)
+        .filter(|l| l.incident_id == incident_id && l.request_id.is_some() == accepts_request)
         .ok_or_else(invalid)?;
     if let Some(used) = link.used_at {
         let when = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
@@ -368,4 +391,149 @@ pub async fn on_call_now(conn: &mut PgConnection) -> AppResult<Vec<ServiceOnCall
         });
     }
     Ok(out)
+}
+
+/// What pages are resolved against, read once per batch or request: the signing key, the
+/// transaction's clock, and the schedules, channels and people targets name.
+pub struct World {
+    key: Vec<u8>,
+    pub now: DateTime<Utc>,
+    schedules: Vec<crate::oncall::db::StoredSchedule>,
+    channels: Vec<crate::notify::db::Channel>,
+    people: Vec<crate::people::db::Person>,
+    /// Those of `people` who may acknowledge now: nobody else is paged.
+    acting: std::collections::HashSet<i64>,
+}
+
+impl World {
+    pub async fn read(conn: &mut PgConnection) -> AppResult<World> {
+        let people = crate::people::db::list(&mut *conn).await?;
+        let ids: Vec<i64> = people.iter().map(|p| p.id).collect();
+        Ok(World {
+            key: ack_key(&mut *conn).await?,
+            now: crate::clock::now(&mut *conn).await?,
+            schedules: crate::oncall::db::list(&mut *conn, None).await?,
+            channels: crate::notify::db::channels(&mut *conn).await?,
+            acting: crate::people::db::can_acknowledge(&mut *conn, &ids).await?,
+            people,
+        })
+    }
+
+    /// Who schedule `name` has on call now (a handle); `None` when nobody, or no such schedule.
+    pub fn on_call(&self, name: &str) -> AppResult<Option<String>> {
+        match self.schedules.iter().find(|s| s.name == name) {
+            Some(s) => Ok(crate::oncall::actions::rules(s)?.on_call(self.now)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A responder request pages are sent for: each message points back at it, and with `accepts`
+/// the signed link accepts the request (helping) instead of acknowledging the incident.
+#[derive(Debug, Clone, Copy)]
+pub struct ForRequest {
+    pub id: i64,
+    pub accepts: bool,
+}
+
+/// Who a round of pages reached: what the timeline keeps (`details`) and the people paged, with
+/// the schedule that put each there.
+pub struct Reached {
+    pub details: Value,
+    pub people: Vec<(i64, Option<String>)>,
+}
+
+/// Pages everyone `targets` names now, saying `what`; returns who was paged and how, which
+/// channels were told, who could not be reached, who was not paged because they cannot
+/// acknowledge now, and which schedules had nobody.
+pub async fn page_targets(
+    conn: &mut PgConnection,
+    world: &World,
+    (about, what): (&About<'_>, &str),
+    targets: &[Target],
+    request: Option<ForRequest>,
+) -> AppResult<Reached> {
+    let mut handles: Vec<(String, Option<String>)> = Vec::new();
+    let mut channels = Vec::new();
+    let mut empty_schedules = Vec::new();
+    for t in targets {
+        match t {
+            Target::Person(h) => handles.push((h.clone(), None)),
+            Target::Schedule(name) => match world.on_call(name)? {
+                Some(h) => handles.push((h, Some(name.clone()))),
+                None => empty_schedules.push(json!({ "name": name })),
+            },
+            Target::Channel(name) => {
+                let channel = world.channels.iter().find(|c| &c.name == name && c.enabled);
+                if let Some(c) = channel {
+                    crate::notify::actions::page_channel(&mut *conn, c.id, about, what).await?;
+                    channels.push(json!({ "name": c.name }));
+                }
+            }
+        }
+    }
+    let mut people = Vec::new();
+    let mut reached = Vec::new();
+    let mut unreachable = Vec::new();
+    let mut cannot_act = Vec::new();
+    let mut seen = Vec::new();
+    for (handle, via_schedule) in handles {
+        let Some(person) = world.people.iter().find(|p| p.handle == handle) else {
+            unreachable.push(json!({ "name": handle }));
+            continue;
+        };
+        if seen.contains(&person.id) {
+            continue;
+        }
+        seen.push(person.id);
+        if !world.acting.contains(&person.id) {
+            // Disabled, or a viewer: a page they could not act on would only mislead.
+            cannot_act.push(json!({ "name": person.name }));
+            continue;
+        }
+        let nonce = Uuid::new_v4();
+        let accepts = request.filter(|r| r.accepts).map(|r| r.id);
+        db::insert_link(
+            &mut *conn,
+            (nonce, about.incident_id, accepts),
+            person.id,
+            ACK_LINK_HOURS,
+        )
+        .await?;
+        let token = ack_token(&world.key, about.key, nonce);
+        let (verb, label) = match accepts {
+            Some(_) => (
+                "respond",
+                "Accept (you will help; it stays with whoever has it)",
+            ),
+            None => ("ack", "Acknowledge"),
+        };
+        let link = json!({
+            "person": person.handle,
+            "ack_path": format!("/incidents/{}/{verb}/{token}", about.key),
+            "ack_label": label,
+        });
+        let to = (person.id, request.map(|r| r.id));
+        let queued = crate::notify::actions::page_person(&mut *conn, to, about, what, link).await?;
+        if queued.is_empty() {
+            unreachable.push(json!({ "name": person.name }));
+        } else {
+            reached.push((person.id, via_schedule.clone()));
+            people.push(json!({
+                "name": person.name,
+                "schedule": via_schedule,
+                "via": queued,
+            }));
+        }
+    }
+    Ok(Reached {
+        details: json!({
+            "people": people,
+            "channels": channels,
+            "unreachable": unreachable,
+            "cannot_act": cannot_act,
+            "empty_schedules": empty_schedules,
+        }),
+        people: reached,
+    })
 }

@@ -153,6 +153,18 @@ pub async fn service_policies(e: impl PgExecutor<'_>) -> AppResult<Vec<ServicePo
     .await?)
 }
 
+/// A run that starts again (reopened, a snooze ended, reassigned) pages every step again: the
+/// steps the last run fired are forgotten first.
+async fn forget_steps(e: impl PgExecutor<'_>, incident_ids: &[i64]) -> AppResult<()> {
+    sqlx::query!(
+        "delete from escalation_steps where incident_id = any($1)",
+        incident_ids
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// Starts the escalation of each incident whose service points at a policy (again from its
 /// first step, if one ran before), with a copy of the policy's steps, and wakes the
 /// escalators when any started.
@@ -161,14 +173,7 @@ pub async fn start_for_services(
     incident_ids: &[i64],
     service_ids: &[i64],
 ) -> AppResult<()> {
-    // A run that starts again (reopened, a snooze ended) pages every step again: the steps
-    // the last run fired are forgotten first.
-    sqlx::query!(
-        "delete from escalation_steps where incident_id = any($1)",
-        incident_ids
-    )
-    .execute(&mut *conn)
-    .await?;
+    forget_steps(&mut *conn, incident_ids).await?;
     sqlx::query!(
         r#"with started as (
                insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
@@ -186,6 +191,38 @@ pub async fn start_for_services(
            select pg_notify('quell_paging', '') where exists (select from started)"#,
         incident_ids,
         service_ids,
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Runs the incident's escalation again from its first step with `steps` (named `name`, of
+/// policy `policy_id` if it is one), replacing the one it had, and wakes the escalators.
+pub async fn start_with(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    (policy_id, name): (Option<i64>, &str),
+    steps: &[Step],
+    repeat: i32,
+) -> AppResult<()> {
+    forget_steps(&mut *conn, &[incident_id]).await?;
+    sqlx::query!(
+        r#"with started as (
+               insert into escalations (incident_id, policy_id, policy_name, steps, repeat, due_at)
+               values ($1, $2, $3, $4, $5, now())
+               on conflict (incident_id) do update
+               set policy_id = excluded.policy_id, policy_name = excluded.policy_name,
+                   steps = excluded.steps, repeat = excluded.repeat, step = 0, round = 0,
+                   state = 'pending', due_at = now(), started_at = now(), stopped_at = null,
+                   updated_at = now()
+               returning incident_id)
+           select pg_notify('quell_paging', '') from started"#,
+        incident_id,
+        policy_id,
+        name,
+        Json(steps) as Json<&[Step]>,
+        repeat
     )
     .execute(&mut *conn)
     .await?;
@@ -340,20 +377,22 @@ pub async fn escalation(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<O
     .await?)
 }
 
+/// Stores link `nonce` to incident `incident_id` for `person_id`, accepting responder request
+/// `request` (instead of acknowledging the incident) when given.
 pub async fn insert_link(
     e: impl PgExecutor<'_>,
-    nonce: Uuid,
-    incident_id: i64,
+    (nonce, incident_id, request): (Uuid, i64, Option<i64>),
     person_id: i64,
     hours: i64,
 ) -> AppResult<()> {
     sqlx::query!(
-        r#"insert into ack_links (nonce, incident_id, person_id, expires_at)
-           values ($1, $2, $3, now() + make_interval(hours => $4::int))"#,
+        r#"insert into ack_links (nonce, incident_id, person_id, expires_at, request_id)
+           values ($1, $2, $3, now() + make_interval(hours => $4::int), $5)"#,
         nonce,
         incident_id,
         person_id,
-        hours as i32
+        hours as i32,
+        request
     )
     .execute(e)
     .await?;
@@ -364,6 +403,8 @@ pub async fn insert_link(
 pub struct Link {
     pub incident_id: i64,
     pub person_id: i64,
+    /// The responder request it accepts; `None` for a link that acknowledges the incident
+    pub request_id: Option<i64>,
     pub person: String,
     pub expired: bool,
     pub used_at: Option<DateTime<Utc>>,
@@ -373,8 +414,8 @@ pub struct Link {
 pub async fn link(e: impl PgExecutor<'_>, nonce: Uuid) -> AppResult<Option<Link>> {
     Ok(sqlx::query_as!(
         Link,
-        r#"select l.incident_id, l.person_id, p.name as person, l.expires_at <= now() as "expired!",
-                  l.used_at
+        r#"select l.incident_id, l.person_id, l.request_id, p.name as person,
+                  l.expires_at <= now() as "expired!", l.used_at
            from ack_links l join people p on p.id = l.person_id
            where l.nonce = $1 for update of l"#,
         nonce

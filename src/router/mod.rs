@@ -75,6 +75,7 @@ pub fn capabilities() -> Routes {
         notify::routes::routes(),
         related::routes::routes(),
         merging::routes::routes(),
+        responders::routes::routes(),
         challenges::routes::routes(),
         runbooks::routes::routes(),
         alerts::routes::routes(),

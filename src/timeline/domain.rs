@@ -43,10 +43,13 @@ pub enum Kind {
     Bridge,
     /// Who may see the incident changed: restricted to teams and people, or opened to all.
     Access,
+    /// Paging by hand: a responder asked for (and paged), a policy's next step for that
+    /// request, a responder accepting, the incident reassigned.
+    Responder,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 24] = [
         Self::Opened,
         Self::Acknowledged,
         Self::Mitigated,
@@ -70,6 +73,7 @@ impl Kind {
         Self::ClaimReleased,
         Self::Bridge,
         Self::Access,
+        Self::Responder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -97,6 +101,7 @@ impl Kind {
             Self::ClaimReleased => "claim_released",
             Self::Bridge => "bridge",
             Self::Access => "access",
+            Self::Responder => "responder",
         }
     }
 
@@ -235,6 +240,7 @@ pub fn headline(
             }
         }
         Kind::Paged => paged_headline(details),
+        Kind::Responder => responder_headline(details),
         Kind::Claimed => format!("Looking into: {}", str_of(details, "subject")),
         Kind::ClaimReleased => match str_of(details, "holder") {
             "?" => format!("No longer looking into: {}", str_of(details, "subject")),
@@ -317,6 +323,44 @@ pub fn headline(
     }
 }
 
+/// What a paging-by-hand entry says: `Ana asked Ben Okafor to help: paged Ben Okafor`, `Ben
+/// Okafor accepted Ana's page`, `Reassigned to Ben Okafor by Ana`.
+fn responder_headline(details: &Value) -> String {
+    let target = match str_of(details, "target_kind") {
+        "schedule" => format!("whoever is on call in {}", str_of(details, "target")),
+        "policy" => format!("escalation policy {}", str_of(details, "target")),
+        _ => details
+            .get("target_name")
+            .and_then(Value::as_str)
+            .unwrap_or(str_of(details, "target"))
+            .to_owned(),
+    };
+    match str_of(details, "action") {
+        "accepted" => format!(
+            "{} accepted {}'s page and is helping",
+            str_of(details, "person"),
+            str_of(details, "asked_by")
+        ),
+        "reassigned" => {
+            let mut s = format!("Reassigned to {target} by {}", str_of(details, "by"));
+            if let Some(from) = details.get("from").and_then(Value::as_str) {
+                s.push_str(&format!(" (was {from})"));
+            }
+            s
+        }
+        "next_step" => format!(
+            "No answer yet to {}'s page: {}",
+            str_of(details, "asked_by"),
+            paged_headline(details)
+        ),
+        _ => format!(
+            "{} asked {target} to help: {}",
+            str_of(details, "by"),
+            paged_headline(details)
+        ),
+    }
+}
+
 /// `Paged Ana Ruiz, Ben Ode and #payments (step 2 of 3, Payments); no contact method for Cy`.
 fn paged_headline(details: &Value) -> String {
     let names = |key: &str| -> Vec<&str> {
@@ -339,10 +383,12 @@ fn paged_headline(details: &Value) -> String {
     };
     let step = details.get("step").and_then(Value::as_i64).unwrap_or(0);
     let of = details.get("of").and_then(Value::as_i64).unwrap_or(0);
-    s.push_str(&format!(
-        " (step {step} of {of}, {})",
-        str_of(details, "policy")
-    ));
+    if of > 0 {
+        s.push_str(&format!(
+            " (step {step} of {of}, {})",
+            str_of(details, "policy")
+        ));
+    }
     let round = details.get("round").and_then(Value::as_i64).unwrap_or(0);
     if round > 0 {
         s.push_str(&format!(", repeat {round}"));

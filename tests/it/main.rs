@@ -35,6 +35,7 @@ mod private;
 mod probe;
 mod related;
 mod reports;
+mod responders;
 mod runbooks;
 mod seen;
 mod services_api;

@@ -17,8 +17,8 @@ use sqlx::PgPool;
 use crate::common::{Creds, TestApp, alertmanager_payload};
 
 #[derive(Clone, Default)]
-struct Receiver {
-    got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
+pub(crate) struct Receiver {
+    pub(crate) got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
 }
 
 async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: String) -> StatusCode {
@@ -26,7 +26,7 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: String) ->
     StatusCode::OK
 }
 
-async fn receiver() -> (Receiver, String) {
+pub(crate) async fn receiver() -> (Receiver, String) {
     let r = Receiver::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
@@ -37,7 +37,7 @@ async fn receiver() -> (Receiver, String) {
     (r, url)
 }
 
-fn sender(smtp: Option<String>) -> SenderConfig {
+pub(crate) fn sender(smtp: Option<String>) -> SenderConfig {
     SenderConfig {
         base_delay_secs: 0.0,
         max_delay_secs: 0.0,
@@ -50,14 +50,14 @@ fn sender(smtp: Option<String>) -> SenderConfig {
     }
 }
 
-async fn deliver(app: &TestApp, cfg: &SenderConfig) -> usize {
+pub(crate) async fn deliver(app: &TestApp, cfg: &SenderConfig) -> usize {
     deliver_once(&app.pool, &http_client(cfg.timeout, &cfg.allow), cfg)
         .await
         .unwrap()
 }
 
 /// Brings every pending escalation step due now (instead of waiting its delay).
-async fn time_passes(pool: &PgPool) {
+pub(crate) async fn time_passes(pool: &PgPool) {
     sqlx::query(
         "update escalations set due_at = now() - interval '1 second' where state = 'pending'",
     )
@@ -78,7 +78,7 @@ async fn schedule(app: &TestApp, name: &str, people: &[&str]) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
 
-async fn method(app: &TestApp, handle: &str, kind: &str, address: &str) -> Value {
+pub(crate) async fn method(app: &TestApp, handle: &str, kind: &str, address: &str) -> Value {
     let r = app
         .post(
             &format!("/api/v1/people/{handle}/contact-methods"),
@@ -123,7 +123,7 @@ pub async fn payments(app: &TestApp) {
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
 }
 
-fn paged(timeline: &[Value]) -> Vec<String> {
+pub(crate) fn paged(timeline: &[Value]) -> Vec<String> {
     timeline
         .iter()
         .filter(|e| e["kind"] == "paged")
@@ -131,7 +131,7 @@ fn paged(timeline: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn ack_path(text: &str) -> String {
+pub(crate) fn ack_path(text: &str) -> String {
     let at = text.find("http://quell.test/incidents/").expect("a link") + "http://quell.test".len();
     text[at..]
         .split_whitespace()

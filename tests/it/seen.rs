@@ -22,6 +22,7 @@ use quell::auth::domain::UserRole;
 struct World {
     open_key: String,
     ack_path: String,
+    respond_path: String,
     challenge: i64,
     schedule: i64,
     policy: i64,
@@ -78,11 +79,49 @@ async fn world(pool: &PgPool) -> World {
     .unwrap();
     let incident_id = quell::incidents::db::get(&mut *tx, key).await.unwrap().id;
     let nonce = uuid::Uuid::new_v4();
-    quell::paging::db::insert_link(&mut *tx, nonce, incident_id, actor.person_id.unwrap(), 4)
-        .await
-        .unwrap();
+    quell::paging::db::insert_link(
+        &mut *tx,
+        (nonce, incident_id, None),
+        actor.person_id.unwrap(),
+        4,
+    )
+    .await
+    .unwrap();
     let signing = quell::paging::actions::ack_key(&mut tx).await.unwrap();
     let token = quell::paging::domain::ack_token(&signing, &open_key, nonce);
+    // A responder asked for by hand (the admin, by email), and the link their page carries.
+    let method = quell::notify::actions::MethodDraft {
+        kind: "email",
+        label: "work email",
+        address: ADMIN,
+    };
+    let allow = quell::egress::Allow::default();
+    quell::notify::actions::add_method(&mut tx, &actor, actor.person_id.unwrap(), &method, &allow)
+        .await
+        .unwrap();
+    let incident = quell::incident_ref::db::by_id(&mut *tx, incident_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let ask = quell::responders::domain::AskDraft {
+        person: Some(ADMIN.into()),
+        schedule: None,
+        policy: None,
+        message: "Can you look at the connection pool settings rollout and its dashboards?".into(),
+    };
+    let request = quell::responders::actions::add(&mut tx, &incident, &ask, &actor)
+        .await
+        .unwrap();
+    let asked = uuid::Uuid::new_v4();
+    quell::paging::db::insert_link(
+        &mut *tx,
+        (asked, incident_id, Some(request.id)),
+        actor.person_id.unwrap(),
+        4,
+    )
+    .await
+    .unwrap();
+    let respond = quell::paging::domain::ack_token(&signing, &open_key, asked);
     tx.commit().await.unwrap();
     let id = |sql: &'static str| async move {
         sqlx::query_scalar::<_, i64>(sql)
@@ -92,6 +131,7 @@ async fn world(pool: &PgPool) -> World {
     };
     World {
         ack_path: format!("/incidents/{open_key}/ack/{token}"),
+        respond_path: format!("/incidents/{open_key}/respond/{respond}"),
         open_key,
         challenge: id("select id from challenges order by id limit 1").await,
         schedule: id("select id from schedules order by id limit 1").await,
@@ -151,6 +191,7 @@ fn pages(w: &World) -> Vec<String> {
         format!("/challenges/{}", w.challenge),
         format!("/challenges/{}/edit", w.challenge),
         w.ack_path.clone(),
+        w.respond_path.clone(),
     ]);
     pages
 }
@@ -288,7 +329,8 @@ fn may_send(role: UserRole, action: &str) -> bool {
     let own = action == "/logout"
         || action.starts_with("/account")
         || action == "/oncall/feed"
-        || action.contains("/ack/");
+        || action.contains("/ack/")
+        || action.contains("/respond/");
     let admin = action.starts_with("/admin/");
     let manager = action.starts_with("/escalation-policies")
         || action == "/oncall/assign"
@@ -312,6 +354,7 @@ fn name_of(page: &str) -> String {
     match page.trim_start_matches('/') {
         "" => "dashboard".to_owned(),
         p if p.contains("/ack/") => "ack-link".to_owned(),
+        p if p.contains("/respond/") => "respond-link".to_owned(),
         p => p.replace(['/', '?', '='], "_"),
     }
 }
@@ -412,8 +455,10 @@ async fn sweep(pool: PgPool, email: &str, role: UserRole, who: &str) {
                         )
                         .await
                         .unwrap();
-                    // The acknowledge link's page stands outside sign-in: its token is the key.
-                    if signed_in != json!(true) && !page.contains("/ack/") {
+                    // The acknowledge and respond links' pages stand outside sign-in: their token
+                    // is the key.
+                    let link = page.contains("/ack/") || page.contains("/respond/");
+                    if signed_in != json!(true) && !link {
                         problems.push(format!("{at}: the page lost the signed-in header"));
                     }
                     let png = c.screenshot().await.unwrap();

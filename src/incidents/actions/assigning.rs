@@ -1,7 +1,7 @@
 //! Who holds which role.
 
 use super::shared::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::PgConnection;
 
 use crate::audit::{self};
@@ -56,5 +56,54 @@ pub async fn set_role(
         json!({ "person": details.get("person"), "version": after.version }),
     )
     .await?;
+    Ok(after)
+}
+
+/// Reassigns the incident to `asked` (a person, a schedule's on-call person, or an escalation
+/// policy) with `message`: an acknowledged one steps back to triggered, keeping its first
+/// acknowledgement for the acknowledge SLA; its escalation runs again with the new target in
+/// place of the old (whose pages not yet sent are called off); whoever acknowledges takes it
+/// over. A mitigated or resolved incident is not reassigned.
+pub async fn reassign(
+    conn: &mut PgConnection,
+    c: &Change<'_>,
+    asked: &crate::responders::domain::Asked,
+    message: &str,
+) -> AppResult<Incident> {
+    let (key, actor) = (c.key, c.actor);
+    let message = crate::responders::domain::check_message(message)?;
+    let incident = db::lock(&mut *conn, key).await?;
+    check_version(&incident, c.expected_version)?;
+    let at = c.clock(conn).await?;
+    let version = match incident.status {
+        domain::Status::Triggered => db::touch(&mut *conn, incident.id).await?,
+        domain::Status::Acknowledged => {
+            let next = domain::step_back(&incident.milestones(), domain::Status::Triggered)?;
+            db::set_milestones(&mut *conn, incident.id, &next).await?
+        }
+        other => {
+            return Err(crate::error::AppError::Conflict(format!(
+                "{key} is {other}: nobody needs to take it over. Reopen it first if it needs \
+                 paging again."
+            )));
+        }
+    };
+    let after = audited(conn, actor, "incident.reassign", &incident, key).await?;
+    let handed = crate::responders::actions::hand_over(conn, incident.id, asked).await?;
+    let mut details = json!({ "action": "reassigned", "by": actor.name });
+    if let (Some(d), Value::Object(h)) = (details.as_object_mut(), handed) {
+        d.extend(h);
+        if incident.status == domain::Status::Acknowledged {
+            d.insert("from".into(), json!("acknowledged; back to triggered"));
+        }
+    }
+    let entry = Entry {
+        kind: Kind::Responder,
+        at,
+        body: &message,
+        details,
+        version: Some(version),
+    };
+    append(conn, incident.id, actor, entry).await?;
     Ok(after)
 }

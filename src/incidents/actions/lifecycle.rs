@@ -35,6 +35,9 @@ pub async fn transition(
         crate::alert_store::actions::end_with_incident(conn, incident.id).await?;
         // Nobody is still looking into anything of a resolved incident: its claims end.
         crate::claims::actions::end_with_incident(conn, incident.id, &actor.name).await?;
+        // Nor is anyone still asked to help with it.
+        let why = format!("the incident was resolved by {}", actor.name);
+        crate::responders::actions::end_with_incident(conn, incident.id, &why).await?;
     }
     let kind = match transition {
         Transition::Acknowledge => Kind::Acknowledged,

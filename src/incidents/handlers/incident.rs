@@ -438,6 +438,39 @@ pub async fn escalate(
     respond(&state, &incident, StatusCode::OK).await
 }
 
+/// Reassign: hand the incident to a person, a schedule's on-call person or an escalation
+/// policy (exactly one), with a message. An acknowledged incident goes back to triggered
+/// (keeping its first acknowledgement for the SLA); its escalation runs again with the new
+/// target in place of the old, whose pages not yet sent are called off; whoever acknowledges
+/// takes it over. `If-Match` is required (`*` takes whatever it is now).
+#[utoipa::path(
+    post,
+    path = "/api/v1/incidents/{key}/reassign", operation_id = "reassignIncident",
+    tag = "incidents",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187"), ("If-Match" = String, Header, description = "The ETag of your copy, or `*`")),
+    request_body = crate::responders::domain::AskDraft,
+    responses((status = 200, description = "Reassigned: the new target is paged at once", body = IncidentView), crate::http::openapi::NotFound,
+              (status = 409, description = "Mitigated or resolved: nobody needs to take it over", body = crate::error::ErrorBody),
+              (status = 412, description = "Your copy is stale; details.current_version has the current one", body = crate::error::ErrorBody),
+              (status = 428, description = "If-Match is missing", body = crate::error::ErrorBody),
+              crate::http::openapi::Invalid)
+)]
+pub async fn reassign(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    IfMatch(version): IfMatch,
+    body: ApiJson<crate::responders::domain::AskDraft>,
+) -> AppResult<Response> {
+    let key = parse_key(&key)?;
+    let (asked, message) = body.value.checked()?;
+    let change = Change::now(key, &auth.actor).expecting(version);
+    let incident = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::reassign(tx, &change, &asked, &message))
+    })
+    .await?;
+    respond(&state, &incident, StatusCode::OK).await
+}
+
 /// End a snooze early: the incident stays acknowledged and nobody is paged.
 #[utoipa::path(
     delete,

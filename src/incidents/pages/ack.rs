@@ -63,7 +63,8 @@ pub async fn ack_link(
         .ok_or_else(crate::paging::actions::invalid_link)?;
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let (_, link) =
-        crate::paging::actions::check_link(&mut tx, &i.key.to_string(), i.id, &token).await?;
+        crate::paging::actions::check_link(&mut tx, (&i.key.to_string(), i.id), &token, false)
+            .await?;
     tx.rollback().await?;
     let acknowledged = crate::timeline::db::acknowledgement(&state.pool, i.id).await?;
     Ok(ack_page(chrome, &i, link.person, false, acknowledged))
@@ -84,7 +85,8 @@ pub async fn ack_by_link(
         other => other,
     })?;
     let (nonce, link) =
-        crate::paging::actions::check_link(&mut tx, &key.to_string(), i.id, &token).await?;
+        crate::paging::actions::check_link(&mut tx, (&key.to_string(), i.id), &token, false)
+            .await?;
     let actor = crate::audit::Actor {
         person_id: Some(link.person_id),
         name: link.person.clone(),

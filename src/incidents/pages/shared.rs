@@ -35,6 +35,21 @@ pub(super) const SAVED: &[(&str, &str, &str)] = &[
         "Snooze ended; it stays acknowledged.",
     ),
     ("escalate", "paging", "Escalated: the next step is due now."),
+    (
+        "responder",
+        "responders",
+        "Asked: the people named are paged now.",
+    ),
+    (
+        "responder_accepted",
+        "responders",
+        "Accepted: the person who asked can see you are coming.",
+    ),
+    (
+        "reassigned",
+        "responders",
+        "Reassigned: the new target is paged now.",
+    ),
     ("details", "live-head", "Details saved."),
     ("severity", "severity", "Severity changed."),
     ("role", "roles", "Role saved."),

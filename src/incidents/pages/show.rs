@@ -165,6 +165,10 @@ pub struct ShowPage {
     audiences: [crate::updates::domain::Audience; 3],
     deliveries: Vec<crate::notify::db::Delivery>,
     escalation: Option<crate::paging::db::Escalation>,
+    /// Responders asked for by hand, newest first, and what the forms may name
+    responders: Vec<crate::responders::db::Request>,
+    schedule_names: Vec<String>,
+    policy_names: Vec<String>,
     alert_lines: Vec<crate::alert_store::db::AlertGroupLine>,
     alert_total: i64,
     flapping: Vec<crate::alert_store::db::FlappingAlert>,
@@ -253,6 +257,9 @@ impl ShowPage {
             "audience" => "Audience",
             "role" => "Role",
             "person" => "Person",
+            "schedule" => "Schedule",
+            "policy" => "Escalation policy",
+            "message" => "Message",
             "subject" => "What you are looking into",
             "call_url" => "Call link",
             "chat_url" => "Chat channel link",
@@ -417,6 +424,17 @@ async fn page(
         audiences: crate::updates::domain::Audience::ALL,
         deliveries: crate::notify::db::for_incident(&mut *c, i.id).await?,
         escalation: crate::paging::db::escalation(&mut *c, i.id).await?,
+        responders: crate::responders::db::for_incident(&mut c, i.id).await?,
+        schedule_names: crate::oncall::db::list(&mut *c, None)
+            .await?
+            .into_iter()
+            .map(|s| s.name)
+            .collect(),
+        policy_names: crate::paging::db::list(&mut *c, None)
+            .await?
+            .into_iter()
+            .map(|p| p.name)
+            .collect(),
         alert_lines: crate::alert_store::db::lines_for_incident(&mut *c, i.id).await?,
         alert_total: crate::alert_store::db::count_for_incident(&mut *c, i.id).await?,
         flapping: crate::alert_store::db::flapping_of(&mut *c, i.id).await?,

@@ -487,6 +487,12 @@ pub async fn quiet_to_page(
     db::quiet_to_page(e, window_id).await
 }
 
+/// The incident was reassigned while a quiet window held its paging: someone pages it by
+/// hand now, so the window's end leaves its escalation as it is.
+pub async fn paged_by_hand(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<()> {
+    db::paged_by_hand(e, incident_id).await
+}
+
 /// A window going on or coming soon, in one line for the dashboard and a service's page.
 #[derive(Debug, Clone)]
 pub struct Announcement {

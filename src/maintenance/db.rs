@@ -236,6 +236,17 @@ pub async fn quiet_to_page(
     .collect())
 }
 
+/// A quiet incident someone paged by hand (reassigned): its window's end pages nobody again.
+pub async fn paged_by_hand(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "update incident_quiet set paged_at = now() where incident_id = $1 and paged_at is null",
+        incident_id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// Quiet incidents a lane opened just as their window ended (after the engine paged the
 /// others): paged now, marked.
 pub async fn quiet_stranded(e: impl PgExecutor<'_>) -> AppResult<Vec<(i64, Option<i64>)>> {

@@ -156,6 +156,8 @@ pub async fn merge(
     } else {
         format!("Resolved as a duplicate of {}", into.key)
     };
+    // Whoever was asked to help with the duplicate is told why nobody needs them now.
+    crate::responders::actions::end_with_incident(conn, from.id, &note.to_lowercase()).await?;
     incidents::transition(
         conn,
         &Change::now(from.key, actor),

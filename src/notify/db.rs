@@ -567,8 +567,9 @@ pub async fn cancel_pages(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult
     .rows_affected())
 }
 
-/// Calls off the pages of responder requests not yet sent — of `person_id` only, when given —
-/// because `why`; returns how many.
+/// Calls off the pages of responder requests not yet delivered — of `person_id` only, when
+/// given — because `why`, also one waiting to be tried again (a sender holding it cannot record
+/// over the call-off: its writes need the message pending); returns how many.
 pub async fn cancel_request_pages(
     e: impl PgExecutor<'_>,
     requests: &[i64],
@@ -577,7 +578,7 @@ pub async fn cancel_request_pages(
 ) -> AppResult<u64> {
     Ok(sqlx::query!(
         r#"update notifications set state = 'cancelled', last_error = $3
-           where responder_request_id = any($1) and state = 'pending' and attempts = 0
+           where responder_request_id = any($1) and state = 'pending'
              and ($2::int8 is null or person_id = $2)"#,
         requests,
         person_id,

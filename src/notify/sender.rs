@@ -154,12 +154,18 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
             .map(str::to_owned)
         {
             obj.insert("ack_url".into(), json!(format!("{base}{path}")));
-            // A responder's link accepts their request; any other acknowledges the incident.
-            let label = match obj.get("ack_label").and_then(|l| l.as_str()) {
-                Some(l) => l.to_owned(),
-                None => "Acknowledge".to_owned(),
-            };
-            text.push_str(&format!("\n{label}: {base}{path}"));
+            text.push_str(&format!("\nAcknowledge: {base}{path}"));
+        }
+        // A responder asked for by hand accepts (helps) with their link; it acknowledges nothing.
+        if let Some(path) = obj
+            .get("accept_path")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned)
+        {
+            obj.insert("accept_url".into(), json!(format!("{base}{path}")));
+            text.push_str(&format!(
+                "\nAccept (you will help; it stays with whoever has it): {base}{path}"
+            ));
         }
         if let Some(line) = obj.get("bridge_line").and_then(|l| l.as_str()) {
             text.push_str(&format!("\n{line}"));

@@ -203,9 +203,10 @@ pub async fn hand_over(
     repeat: i32,
 ) -> AppResult<Option<String>> {
     let replaced = db::stop(&mut *conn, incident_id).await?;
-    if replaced.is_some() {
-        crate::notify::actions::call_off_pages(&mut *conn, incident_id).await?;
-    }
+    // Whatever the old escalation sent or queued no longer hands the incident to anyone: its
+    // pages not yet sent (a late rule's, after it ran out too) and its unused links.
+    crate::notify::actions::call_off_pages(&mut *conn, incident_id).await?;
+    db::expire_links(&mut *conn, incident_id).await?;
     db::start_with(conn, incident_id, (policy_id, name), steps, repeat).await?;
     Ok(replaced)
 }
@@ -287,26 +288,38 @@ pub async fn check_link(
         .await?
         .filter(|l| l.incident_id == incident_id && l.request_id.is_some() == accepts_request)
         .ok_or_else(invalid)?;
+    let what = if accepts_request {
+        "link to accept the page"
+    } else {
+        "acknowledge link"
+    };
     if let Some(used) = link.used_at {
         let when = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
-        let acknowledged =
-            match crate::timeline::db::acknowledgement(&mut *conn, incident_id).await? {
-                Some(a) => format!(
-                    "{incident_key} was acknowledged by {} at {}. ",
-                    a.by,
-                    when(a.at)
-                ),
-                None => String::new(),
-            };
+        let acknowledged = match crate::timeline::db::acknowledgement(&mut *conn, incident_id)
+            .await?
+            .filter(|_| !accepts_request)
+        {
+            Some(a) => format!(
+                "{incident_key} was acknowledged by {} at {}. ",
+                a.by,
+                when(a.at)
+            ),
+            None => String::new(),
+        };
         return Err(AppError::Gone(format!(
-            "{acknowledged}This acknowledge link was used at {}; each link works once.",
+            "{acknowledged}This {what} was used at {}; each link works once.",
             when(used)
         )));
     }
     if link.expired {
-        return Err(AppError::Gone(
-            "This acknowledge link has expired; sign in to acknowledge.".into(),
-        ));
+        let instead = if accepts_request {
+            "sign in to answer from the incident's page"
+        } else {
+            "sign in to acknowledge"
+        };
+        return Err(AppError::Gone(format!(
+            "This {what} has expired, or its page was handed to someone else; {instead}."
+        )));
     }
     // The link acts with the rights its person has now, not when it was sent.
     if crate::people::db::can_acknowledge(&mut *conn, &[link.person_id])
@@ -314,8 +327,8 @@ pub async fn check_link(
         .is_empty()
     {
         return Err(AppError::Forbidden(format!(
-            "This acknowledge link no longer works: {} cannot acknowledge incidents now (the \
-             account is disabled or may only read).",
+            "This {what} no longer works: {} cannot act on incidents now (the account is \
+             disabled or may only read).",
             link.person
         )));
     }
@@ -476,6 +489,7 @@ pub async fn page_targets(
     let mut reached = Vec::new();
     let mut unreachable = Vec::new();
     let mut cannot_act = Vec::new();
+    let mut cannot_see = Vec::new();
     let mut seen = Vec::new();
     for (handle, via_schedule) in handles {
         let Some(person) = world.people.iter().find(|p| p.handle == handle) else {
@@ -491,6 +505,15 @@ pub async fn page_targets(
             cannot_act.push(json!({ "name": person.name }));
             continue;
         }
+        // Asked for by hand, a restricted incident reaches only people it is kept to (its
+        // escalation's pages are the one exception, as its README section says).
+        let seen_by = crate::incident_ref::domain::SeenBy::person(person.id);
+        if request.is_some()
+            && !crate::incident_ref::db::visible(&mut *conn, about.incident_id, seen_by).await?
+        {
+            cannot_see.push(json!({ "name": person.name }));
+            continue;
+        }
         let nonce = Uuid::new_v4();
         let accepts = request.filter(|r| r.accepts).map(|r| r.id);
         db::insert_link(
@@ -501,18 +524,18 @@ pub async fn page_targets(
         )
         .await?;
         let token = ack_token(&world.key, about.key, nonce);
-        let (verb, label) = match accepts {
-            Some(_) => (
-                "respond",
-                "Accept (you will help; it stays with whoever has it)",
-            ),
-            None => ("ack", "Acknowledge"),
+        // A responder's link accepts their request (`accept_path`, so nothing that posts an
+        // `ack_url` to acknowledge mistakes it for one); any other acknowledges the incident.
+        let link = match accepts {
+            Some(_) => json!({
+                "person": person.handle,
+                "accept_path": format!("/incidents/{}/respond/{token}", about.key),
+            }),
+            None => json!({
+                "person": person.handle,
+                "ack_path": format!("/incidents/{}/ack/{token}", about.key),
+            }),
         };
-        let link = json!({
-            "person": person.handle,
-            "ack_path": format!("/incidents/{}/{verb}/{token}", about.key),
-            "ack_label": label,
-        });
         let to = (person.id, request.map(|r| r.id));
         let queued = crate::notify::actions::page_person(&mut *conn, to, about, what, link).await?;
         if queued.is_empty() {
@@ -532,6 +555,7 @@ pub async fn page_targets(
             "channels": channels,
             "unreachable": unreachable,
             "cannot_act": cannot_act,
+            "cannot_see": cannot_see,
             "empty_schedules": empty_schedules,
         }),
         people: reached,

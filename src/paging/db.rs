@@ -434,6 +434,20 @@ pub async fn use_link(e: impl PgExecutor<'_>, nonce: Uuid) -> AppResult<()> {
     Ok(())
 }
 
+/// Ends the incident's unused acknowledge links (its page was handed to someone else); links
+/// that accept a responder's request stay.
+pub async fn expire_links(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<()> {
+    sqlx::query!(
+        r#"update ack_links set expires_at = now()
+           where incident_id = $1 and request_id is null and used_at is null
+             and expires_at > now()"#,
+        incident_id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
 /// Forgets links expired a week ago.
 pub async fn purge_links(e: impl PgExecutor<'_>) -> AppResult<u64> {
     Ok(

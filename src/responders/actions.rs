@@ -34,17 +34,37 @@ async fn locked_open(conn: &mut PgConnection, incident: &IncidentRef) -> AppResu
 
 /// What `asked` named, found.
 enum Found {
-    /// A person, by name
-    Person(String),
-    Schedule,
+    /// A person (id, name)
+    Person(i64, String),
+    /// The person a schedule has on call now (id, name)
+    Schedule(i64, String),
     Policy(crate::paging::db::StoredPolicy),
+}
+
+/// Refuses naming `field` when `person` may not see the restricted incident `i`: asked for by
+/// hand, a restricted incident reaches only the people it is kept to.
+async fn may_see(
+    conn: &mut PgConnection,
+    i: &IncidentRef,
+    (field, person_id, name): (&str, i64, &str),
+) -> AppResult<()> {
+    let seen_by = crate::incident_ref::domain::SeenBy::person(person_id);
+    if i.restricted && !crate::incident_ref::db::visible(&mut *conn, i.id, seen_by).await? {
+        return Err(AppError::invalid(
+            field,
+            format!(
+                "{name} may not see this restricted incident; add them to who may see it first"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What is paged first for `asked`, checked against what exists now, and what it named. A person who cannot acknowledge, a schedule with nobody on call
 /// and a name that is nobody's are refused naming the field.
 async fn first_targets(
     conn: &mut PgConnection,
-    world: &World,
+    (world, i): (&World, &IncidentRef),
     asked: &Asked,
 ) -> AppResult<(Vec<Target>, Found)> {
     match asked {
@@ -64,9 +84,10 @@ async fn first_targets(
                     ),
                 ));
             }
+            may_see(conn, i, ("person", person.id, &person.name)).await?;
             Ok((
                 vec![Target::Person(person.handle)],
-                Found::Person(person.name),
+                Found::Person(person.id, person.name),
             ))
         }
         Asked::Schedule(n) => {
@@ -80,13 +101,22 @@ async fn first_targets(
                     format!("there is no schedule named {n:?}"),
                 ));
             }
-            if world.on_call(n)?.is_none() {
-                return Err(AppError::invalid(
+            let nobody = || {
+                AppError::invalid(
                     "schedule",
                     format!("nobody is on call in {n} now; ask a person or a policy"),
-                ));
-            }
-            Ok((vec![Target::Schedule(n.clone())], Found::Schedule))
+                )
+            };
+            let handle = world.on_call(n)?.ok_or_else(nobody)?;
+            let person = crate::people::db::find(&mut *conn, &handle)
+                .await?
+                .ok_or_else(nobody)?;
+            let who = format!("{}, on call in {n} now,", person.name);
+            may_see(conn, i, ("schedule", person.id, &who)).await?;
+            Ok((
+                vec![Target::Schedule(n.clone())],
+                Found::Schedule(person.id, person.name),
+            ))
         }
         Asked::Policy(n) => {
             let policy = crate::paging::db::list(&mut *conn, None)
@@ -142,11 +172,11 @@ pub async fn add(
     let (asked, message) = draft.checked()?;
     let i = locked_open(conn, incident).await?;
     let world = World::read(&mut *conn).await?;
-    let (targets, found) = first_targets(conn, &world, &asked).await?;
+    let (targets, found) = first_targets(conn, (&world, &i), &asked).await?;
     let (steps, person) = match &found {
         Found::Policy(p) => (Some((p.name.as_str(), p.steps.0.as_slice())), None),
-        Found::Person(name) => (None, Some(name)),
-        Found::Schedule => (None, None),
+        Found::Person(_, name) => (None, Some(name)),
+        Found::Schedule(..) => (None, None),
     };
     let id = db::insert(
         &mut *conn,
@@ -319,12 +349,11 @@ pub(super) async fn fire(conn: &mut PgConnection, world: &World, d: &db::Due) ->
     });
     let reached = page_targets(conn, world, (&about, &what), &step.targets, request).await?;
     db::add_pages(&mut *conn, d.id, &reached.people, Some(at as i32 + 1)).await?;
-    db::set_next(
-        &mut *conn,
-        d.id,
-        after_step(at, steps.len(), step.delay_minutes as i64),
-    )
-    .await?;
+    let next = after_step(at, steps.len(), step.delay_minutes as i64);
+    db::set_next(&mut *conn, d.id, next).await?;
+    if next.is_none() && !db::paged_anyone(&mut *conn, d.id).await? {
+        db::end(&mut *conn, &[d.id], "nobody could be paged").await?;
+    }
     let details = json!({
         "action": "next_step", "request": d.id, "asked_by": d.requested_by,
         "target_kind": "policy", "target": d.policy_name, "policy": d.policy_name,
@@ -358,7 +387,23 @@ pub async fn hand_over(
     asked: &Asked,
 ) -> AppResult<Value> {
     let world = World::read(&mut *conn).await?;
-    let (targets, found) = first_targets(conn, &world, asked).await?;
+    let i = crate::incident_ref::db::by_id(&mut *conn, incident_id)
+        .await?
+        .ok_or_else(|| AppError::NotFound("There is no such incident.".into()))?;
+    let (targets, found) = first_targets(conn, (&world, &i), asked).await?;
+    // Handed to someone who cannot be reached, the incident would page nobody at all.
+    if let Found::Person(id, name) | Found::Schedule(id, name) = &found
+        && crate::notify::db::methods(&mut *conn, Some(*id))
+            .await?
+            .is_empty()
+    {
+        return Err(AppError::invalid(
+            asked.kind(),
+            format!(
+                "{name} has no way to be reached (no contact method); reassigning would page nobody"
+            ),
+        ));
+    }
     let one_step = |label: String, targets| {
         let step = Step {
             targets,
@@ -367,13 +412,13 @@ pub async fn hand_over(
         (None, format!("Reassigned to {label}"), vec![step], 0)
     };
     let target_name = match &found {
-        Found::Person(name) => Some(name.clone()),
+        Found::Person(_, name) => Some(name.clone()),
         _ => None,
     };
     let (policy_id, name, steps, repeat) = match found {
         Found::Policy(p) => (Some(p.id), p.name, p.steps.0, p.repeat),
-        Found::Person(name) => one_step(name, targets),
-        Found::Schedule => one_step(format!("whoever is on call in {}", asked.name()), targets),
+        Found::Person(_, name) => one_step(name, targets),
+        Found::Schedule(..) => one_step(format!("whoever is on call in {}", asked.name()), targets),
     };
     let replaced =
         crate::paging::actions::hand_over(conn, incident_id, (policy_id, &name), &steps, repeat)

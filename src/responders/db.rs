@@ -198,6 +198,16 @@ pub async fn lock(e: impl PgExecutor<'_>, incident_id: i64, id: i64) -> AppResul
     .await?)
 }
 
+/// Whether the request has paged anyone at all.
+pub async fn paged_anyone(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"select exists (select 1 from responder_pages where request_id = $1) as "any!""#,
+        id
+    )
+    .fetch_one(e)
+    .await?)
+}
+
 /// Whether the request paged `person_id`, and when they accepted if they have.
 pub async fn page_of(
     e: impl PgExecutor<'_>,

@@ -31,11 +31,29 @@ pub struct RespondPage {
     done: bool,
 }
 
+/// The incident a link names, key-share locked before its link is (the order `/ack/` and the
+/// engines lock them in).
 async fn linked(conn: &mut sqlx::PgConnection, key: &str) -> Result<IncidentRef, AppError> {
     let key = IncidentKey::parse(key).ok_or_else(invalid_link)?;
-    crate::incident_ref::db::by_key(conn, key, SeenBy::ALL)
+    let i = crate::incident_ref::db::by_key(&mut *conn, key, SeenBy::ALL)
         .await?
-        .ok_or_else(invalid_link)
+        .ok_or_else(invalid_link)?;
+    crate::incident_ref::db::share(conn, &[i.id]).await?;
+    Ok(i)
+}
+
+/// The link's person may see the incident (restricted since the page, it says nothing).
+async fn seen_by_them(
+    conn: &mut sqlx::PgConnection,
+    i: &IncidentRef,
+    person_id: i64,
+) -> Result<(), AppError> {
+    let seen_by = SeenBy::person(person_id);
+    if crate::incident_ref::db::visible(conn, i.id, seen_by).await? {
+        Ok(())
+    } else {
+        Err(invalid_link())
+    }
 }
 
 fn page(
@@ -69,6 +87,7 @@ pub async fn show(
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let i = linked(&mut tx, &key).await?;
     let (_, link) = check_link(&mut tx, (&i.key.to_string(), i.id), &token, true).await?;
+    seen_by_them(&mut tx, &i, link.person_id).await?;
     let request_id = link.request_id.ok_or_else(invalid_link)?;
     let request = actions::one(&mut tx, i.id, request_id).await?;
     tx.rollback().await?;
@@ -92,6 +111,7 @@ pub async fn accept(
     let mut tx = crate::transaction::begin(&state.pool).await?;
     let i = linked(&mut tx, &key).await?;
     let (nonce, link) = check_link(&mut tx, (&i.key.to_string(), i.id), &token, true).await?;
+    seen_by_them(&mut tx, &i, link.person_id).await?;
     let request_id = link.request_id.ok_or_else(invalid_link)?;
     let actor = crate::audit::Actor {
         person_id: Some(link.person_id),

@@ -407,6 +407,13 @@ fn paged_headline(details: &Value) -> String {
             cannot_act.join(", ")
         ));
     }
+    let cannot_see = names("cannot_see");
+    if !cannot_see.is_empty() {
+        s.push_str(&format!(
+            "; not paged: {} (may not see this restricted incident)",
+            cannot_see.join(", ")
+        ));
+    }
     let empty = names("empty_schedules");
     if !empty.is_empty() {
         s.push_str(&format!("; nobody on call in {}", empty.join(", ")));

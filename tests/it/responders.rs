@@ -376,16 +376,37 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
 ) {
     let app = TestApp::new(pool).await;
     payments(&app).await;
+    dee(&app).await;
+    app.person("Quiet Person", "quiet").await;
+    let (ana_hook, url) = receiver().await;
+    let ana_now = method(&app, "ana", "webhook", &url).await;
+    let ana_later = method(&app, "ana", "email", "ana@example.com").await;
+    for (m, after) in [(&ana_now, 0), (&ana_later, 10)] {
+        let r = app
+            .post(
+                "/api/v1/people/ana/notification-rules",
+                json!({"contact_method_id": m["id"], "after_minutes": after}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
     let (ben_hook, url) = receiver().await;
     method(&app, "ben", "webhook", &url).await;
-    method(&app, "ana", "email", "ana@example.com").await;
-    let key = card_failures(&app).await;
-    fire_due(&app.pool, 10).await.unwrap();
     let r = app
-        .post_empty(&format!("/api/v1/incidents/{key}/acknowledge"))
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Database", "steps": [{"targets": [{"person": "dee"}], "delay_minutes": 5}]}),
+        )
         .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    let version = app.incident_json(&key).await["version"].as_i64().unwrap();
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let key = card_failures(&app).await;
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1, "Ana is paged");
+    assert_eq!(
+        deliver(&app, &sender(None)).await,
+        1,
+        "her email waits 10 minutes"
+    );
+    let ana_link = ack_path(&ana_hook.got.lock().unwrap()[0].1);
     let reassign = |if_match: Option<String>, body: Value| {
         let app = &app;
         let key = key.clone();
@@ -403,6 +424,55 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
             .await
         }
     };
+
+    // Triggered, handed to another policy: the old escalation's unsent email and Ana's link
+    // no longer hand the incident to her.
+    let r = reassign(Some("*".into()), json!({"policy": "Database"})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let paging = app
+        .get(&format!("/api/v1/incidents/{key}/paging"))
+        .await
+        .json();
+    assert_eq!(paging["escalation"]["policy"], "Database");
+    let ana: Vec<String> = paging["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["channel"] == "Ana Ribeiro by email")
+        .map(|n| n["state"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ana, ["cancelled"]);
+    let r = app
+        .form_raw(&Creds::default(), &ana_link, String::new(), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::GONE, "{}", r.text);
+    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1);
+    let timeline = app.timeline(&key).await;
+    assert_eq!(
+        headlines(&timeline, "responder"),
+        ["Reassigned to escalation policy Database by admin"]
+    );
+    assert_eq!(
+        paged(&timeline).last().unwrap(),
+        "Paged Dee Database (step 1 of 1, Database)"
+    );
+    // Someone nobody can reach is refused: the incident would page nobody.
+    let r = reassign(Some("*".into()), json!({"person": "quiet"})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("no way to be reached"), "{}", r.text);
+    assert_eq!(
+        app.get(&format!("/api/v1/incidents/{key}/paging"))
+            .await
+            .json()["escalation"]["policy"],
+        "Database"
+    );
+
+    // Acknowledged, then handed to Ben: back to triggered, If-Match required.
+    let r = app
+        .post_empty(&format!("/api/v1/incidents/{key}/acknowledge"))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let version = app.incident_json(&key).await["version"].as_i64().unwrap();
     let to_ben = json!({"person": "ben", "message": "Handing over: I am off shift"});
     let r = reassign(None, to_ben.clone()).await;
     assert_eq!(r.status, StatusCode::PRECONDITION_REQUIRED, "{}", r.text);
@@ -424,8 +494,8 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
     assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1);
     let timeline = app.timeline(&key).await;
     assert_eq!(
-        headlines(&timeline, "responder"),
-        ["Reassigned to Ben Okafor by admin (was acknowledged; back to triggered)"]
+        headlines(&timeline, "responder")[1],
+        "Reassigned to Ben Okafor by admin (was acknowledged; back to triggered)"
     );
     assert!(
         timeline
@@ -441,35 +511,27 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
     let text = ben_hook.got.lock().unwrap()[0].1.clone();
     let link = ack_path(&text);
     assert!(link.contains("/ack/"), "{link}");
+    // Not at the address that accepts a request.
+    let r = app
+        .form_raw(
+            &Creds::default(),
+            &link.replace("/ack/", "/respond/"),
+            String::new(),
+            &[],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
     let r = app
         .form_raw(&Creds::default(), &link, String::new(), &[])
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let timeline = app.timeline(&key).await;
-    let acks = headlines(&timeline, "acknowledged");
+    let acks: Vec<&Value> = timeline
+        .iter()
+        .filter(|e| e["kind"] == "acknowledged")
+        .collect();
     assert_eq!(acks.len(), 2);
-    assert!(
-        timeline
-            .iter()
-            .filter(|e| e["kind"] == "acknowledged")
-            .any(|e| e["author"] == "Ben Okafor"),
-        "{timeline:?}"
-    );
-
-    // To a policy: its steps run again from the first.
-    let r = reassign(Some("*".into()), json!({"policy": "Payments"})).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    let paging = app
-        .get(&format!("/api/v1/incidents/{key}/paging"))
-        .await
-        .json();
-    assert_eq!(paging["escalation"]["policy"], "Payments");
-    assert_eq!(paging["escalation"]["next_step"], 1);
-    assert_eq!(fire_due(&app.pool, 10).await.unwrap(), 1);
-    assert_eq!(
-        paged(&app.timeline(&key).await).last().unwrap(),
-        "Paged Ana Ribeiro (step 1 of 3, Payments)"
-    );
+    assert_eq!(acks[1]["author"], "Ben Okafor", "{timeline:?}");
 
     // Bad input names the field and changes nothing; a resolved incident is nobody's to take.
     let before = app.incident_json(&key).await["version"].clone();
@@ -504,6 +566,89 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let r = reassign(Some("*".into()), to_ben).await;
     assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+}
+
+#[sqlx::test]
+async fn a_restricted_incident_is_asked_of_and_handed_only_to_people_it_is_kept_to(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    payments(&app).await;
+    let dee_hook = dee(&app).await;
+    method(&app, "ben", "email", "ben@example.com").await;
+    let r = app
+        .post(
+            "/api/v1/escalation-policies",
+            json!({"name": "Everyone", "steps": [{"targets": [{"person": "ben"}, {"person": "dee"}], "delay_minutes": 5}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .post(
+            "/api/v1/incidents",
+            json!({"title": "Credential misuse", "severity": "Sev1",
+                   "access": {"restricted": true, "people": ["dee"]}}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let key = r.json()["key"].as_str().unwrap().to_owned();
+    let add = |body: Value| {
+        let app = &app;
+        let key = key.clone();
+        async move {
+            app.post(&format!("/api/v1/incidents/{key}/responders"), body)
+                .await
+        }
+    };
+    // Ben may not see it: asked for by name, or as the one on call, he is refused.
+    let r = add(json!({"person": "ben"})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains("may not see this restricted incident"),
+        "{}",
+        r.text
+    );
+    let r = add(json!({"schedule": "Payments secondary"})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert_eq!(
+        r.json()["error"]["details"]["fields"][0]["field"],
+        "schedule"
+    );
+    let r = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/incidents/{key}/reassign"),
+            &[("if-match", "*")],
+            Some(&json!({"person": "ben"}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    // A policy naming both pages only Dee; Ben is named as not paged, and hears nothing.
+    let r = add(json!({"policy": "Everyone"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let names: Vec<String> = people(&r.json()).into_iter().map(|p| p.0).collect();
+    assert_eq!(names, ["Dee Database"]);
+    assert_eq!(
+        headlines(&app.timeline(&key).await, "responder"),
+        [
+            "admin asked escalation policy Everyone to help: Paged Dee Database (step 1 of 1, Everyone); not paged: Ben Okafor (may not see this restricted incident)"
+        ]
+    );
+    assert_eq!(deliver(&app, &sender(None)).await, 1, "only Dee's webhook");
+    let link = ack_path(&dee_hook.got.lock().unwrap()[0].1);
+    // Dee taken off who may see it: her link shows nothing of it any more.
+    let r = app
+        .call(
+            Method::PUT,
+            &format!("/api/v1/incidents/{key}/access"),
+            &[],
+            Some(&json!({"restricted": true, "people": ["admin"]}).to_string()),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let page = app
+        .call_as(&Creds::default(), Method::GET, &link, &[], None)
+        .await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND, "{}", page.text);
+    assert!(!page.text.contains("Credential misuse"));
 }
 
 #[sqlx::test]

@@ -8,6 +8,7 @@ use crate::audit::{self};
 use crate::error::AppResult;
 use crate::incidents::db::{self, Incident};
 use crate::incidents::domain::{self};
+use crate::notify::domain::Event;
 use crate::roles::{self, actions::Assigned, domain::Role};
 use crate::timeline::domain::Kind;
 
@@ -75,10 +76,17 @@ pub async fn reassign(
     let incident = db::lock(&mut *conn, key).await?;
     check_version(&incident, c.expected_version)?;
     let at = c.clock(conn).await?;
+    // What was paging before (read first: going back to triggered starts the service's own).
+    let running = crate::paging::db::escalation(&mut *conn, incident.id)
+        .await?
+        .filter(|e| e.state == "pending")
+        .map(|e| e.policy);
     let version = match incident.status {
         domain::Status::Triggered => db::touch(&mut *conn, incident.id).await?,
         domain::Status::Acknowledged => {
             let next = domain::step_back(&incident.milestones(), domain::Status::Triggered)?;
+            // A snooze is for an acknowledged incident: handed over, it ends.
+            db::end_snooze(&mut *conn, incident.id, None).await?;
             db::set_milestones(&mut *conn, incident.id, &next).await?
         }
         other => {
@@ -90,9 +98,15 @@ pub async fn reassign(
     };
     let after = audited(conn, actor, "incident.reassign", &incident, key).await?;
     let handed = crate::responders::actions::hand_over(conn, incident.id, asked).await?;
-    let mut details = json!({ "action": "reassigned", "by": actor.name });
+    // A quiet maintenance window's end must not page the service's policy over this one.
+    crate::maintenance::actions::paged_by_hand(&mut *conn, incident.id).await?;
+    let mut details = json!({ "action": "reassigned", "by": actor.name, "replaced": running });
     if let (Some(d), Value::Object(h)) = (details.as_object_mut(), handed) {
-        d.extend(h);
+        h.into_iter()
+            .filter(|(k, _)| k != "replaced")
+            .for_each(|(k, v)| {
+                d.insert(k, v);
+            });
         if incident.status == domain::Status::Acknowledged {
             d.insert("from".into(), json!("acknowledged; back to triggered"));
         }
@@ -105,5 +119,10 @@ pub async fn reassign(
         version: Some(version),
     };
     append(conn, incident.id, actor, entry).await?;
+    if incident.status == domain::Status::Acknowledged {
+        let what = format!("back to triggered (reassigned by {})", actor.name);
+        let bridge = crate::bridge::db::of_incident(&mut *conn, after.id).await?;
+        announce(conn, &after, &bridge, Event::Opened, &what, None).await?;
+    }
     Ok(after)
 }

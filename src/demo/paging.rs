@@ -26,6 +26,7 @@ pub(super) fn weekly(people: &[&str]) -> LayerDoc {
             .expect("a date"),
         time_zone: "Europe/Lisbon".into(),
         people: people.iter().map(|p| p.to_string()).collect(),
+        restriction: None,
     }
 }
 

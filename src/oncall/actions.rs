@@ -10,7 +10,7 @@ use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
 
 /// The checked schedule, every handle it names known; else 422 naming the field.
-async fn checked(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedule> {
+pub async fn check(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedule> {
     let schedule = d.schedule()?;
     let people = crate::people::db::list(&mut *conn).await?;
     for (field, handle) in d.handles() {
@@ -25,7 +25,7 @@ async fn checked(conn: &mut PgConnection, d: &ScheduleDraft) -> AppResult<Schedu
 }
 
 pub async fn create(conn: &mut PgConnection, actor: &Actor, d: &ScheduleDraft) -> AppResult<i64> {
-    checked(conn, d).await?;
+    check(conn, d).await?;
     let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
     let id = db::insert(&mut *conn, d, team).await?;
     audit::created(conn, actor, "schedule.create", d.name.trim(), &d).await?;
@@ -41,7 +41,7 @@ pub async fn update(
     d: &ScheduleDraft,
 ) -> AppResult<StoredSchedule> {
     let current = db::get(&mut *conn, id).await?;
-    checked(conn, d).await?;
+    check(conn, d).await?;
     let team = crate::teams::actions::named(&mut *conn, &d.team).await?;
     if !db::update(&mut *conn, id, version.unwrap_or(current.version), d, team).await? {
         return Err(AppError::Stale {

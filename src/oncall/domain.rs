@@ -7,7 +7,10 @@
 //! shift; an override puts one person in place of another (or of whoever is on call) for a
 //! period. Pure rules, no I/O.
 
-use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDateTime, TimeZone, Utc};
+use chrono::{
+    DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc,
+    Weekday,
+};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +28,109 @@ pub enum ShiftLength {
     Hours { hours: u32 },
 }
 
+/// When a layer is on call at all: a window that opens on each of `days` at `from` and closes
+/// at `to` (the next day when `to` is not after `from`; `from` = `to` is a whole day), both
+/// wall-clock times in the layer's zone. Outside it the layers below (or nobody) are on call:
+/// "weekdays 09:00–17:00" is a working-hours layer over a round-the-clock one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Restriction {
+    /// The days a window opens on (`mon` … `sun`); empty: every day
+    #[serde(default)]
+    #[schema(value_type = Vec<String>, example = json!(["mon", "tue", "wed", "thu", "fri"]))]
+    pub days: Vec<Weekday>,
+    /// When the window opens, e.g. `09:00`
+    #[schema(value_type = String, example = "09:00")]
+    pub from: NaiveTime,
+    /// When it closes, e.g. `17:00`
+    #[schema(value_type = String, example = "17:00")]
+    pub to: NaiveTime,
+}
+
+impl Restriction {
+    fn opens_on(&self, day: Weekday) -> bool {
+        self.days.is_empty() || self.days.contains(&day)
+    }
+
+    /// Whether the wall-clock time `local` (in the layer's zone) is inside a window.
+    pub fn covers(&self, local: NaiveDateTime) -> bool {
+        let (day, t) = (local.date(), local.time());
+        if self.from < self.to {
+            return self.opens_on(day.weekday()) && self.from <= t && t < self.to;
+        }
+        // Through midnight (or a whole day): opened today at `from`, or yesterday.
+        (t >= self.from && self.opens_on(day.weekday()))
+            || (t < self.to && self.opens_on(day.pred_opt().unwrap_or(day).weekday()))
+    }
+
+    /// The instants windows may open or close between `from` and `to` (exclusive), in `zone`:
+    /// each window's wall-clock edges (both instants of one a clock change repeats), and the
+    /// clock changes themselves, which move the wall clock across an edge.
+    fn edges(&self, zone: Tz, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+        let first = from.with_timezone(&zone).date_naive() - Duration::days(1);
+        let last = to.with_timezone(&zone).date_naive() + Duration::days(1);
+        let mut out = clock_changes(zone, from, to);
+        let mut day: NaiveDate = first;
+        while day <= last {
+            if self.opens_on(day.weekday()) {
+                let close_day = if self.to > self.from {
+                    day
+                } else {
+                    day + Duration::days(1)
+                };
+                for local in [day.and_time(self.from), close_day.and_time(self.to)] {
+                    let at = match zone.from_local_datetime(&local) {
+                        LocalResult::Single(t) => vec![t.with_timezone(&Utc)],
+                        LocalResult::Ambiguous(a, b) => {
+                            vec![a.with_timezone(&Utc), b.with_timezone(&Utc)]
+                        }
+                        LocalResult::None => vec![gap_end(zone, local)],
+                    };
+                    out.extend(at.into_iter().filter(|e| from < *e && *e < to));
+                }
+            }
+            day += Duration::days(1);
+        }
+        out
+    }
+
+    /// Checks the window, naming the field under `at`.
+    fn check(&self, at: &str) -> Result<(), DomainError> {
+        if self.days.len() > 7
+            || self
+                .days
+                .iter()
+                .enumerate()
+                .any(|(n, d)| self.days[..n].contains(d))
+        {
+            return Err(DomainError::invalid(
+                &format!("{at}.days"),
+                "each day of the week at most once",
+            ));
+        }
+        Ok(())
+    }
+
+    /// How a person reads it: `Mon–Fri 09:00–17:00`, `every day 20:00–08:00`.
+    pub fn describe(&self) -> String {
+        let days = if self.days.is_empty() || self.days.len() == 7 {
+            "every day".to_owned()
+        } else {
+            self.days
+                .iter()
+                .map(|d| format!("{d}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let hours = if self.from == self.to {
+            format!("all day from {}", self.from.format("%H:%M"))
+        } else {
+            format!("{}–{}", self.from.format("%H:%M"), self.to.format("%H:%M"))
+        };
+        format!("{days} {hours}")
+    }
+}
+
 /// People taking turns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rotation {
@@ -34,6 +140,8 @@ pub struct Rotation {
     pub zone: Tz,
     /// Handles, in turn order
     pub people: Vec<String>,
+    /// When the layer is on call at all; `None`: always
+    pub restriction: Option<Restriction>,
 }
 
 /// One person in another's place (or in whoever's place, when `replaces` is `None`).
@@ -73,6 +181,9 @@ pub struct LayerDoc {
     pub time_zone: String,
     /// People's handles, in turn order
     pub people: Vec<String>,
+    /// When the layer is on call at all (weekdays, working hours); absent: always
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restriction: Option<Restriction>,
 }
 
 /// An override as written.
@@ -126,6 +237,7 @@ impl ScheduleDraft {
                     start: l.start,
                     zone: parse_zone(&format!("layers[{n}].time_zone"), &l.time_zone)?,
                     people: l.people.iter().map(|p| p.trim().to_owned()).collect(),
+                    restriction: l.restriction.clone(),
                 })
             })
             .collect::<Result<Vec<_>, DomainError>>()?;
@@ -188,6 +300,36 @@ pub fn instant(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
     }
 }
 
+/// The instants between `from` and `to` at which `zone` changes its clocks: each hour's offset
+/// is compared with the next, and a change is found to the second by halving.
+fn clock_changes(zone: Tz, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+    use chrono::Offset;
+    let offset = |t: DateTime<Utc>| zone.offset_from_utc_datetime(&t.naive_utc()).fix();
+    let mut out = Vec::new();
+    let mut t = from;
+    while t < to {
+        let next = (t + Duration::hours(1)).min(to);
+        if offset(t) != offset(next) {
+            let (mut before, mut after) = (t.timestamp(), next.timestamp());
+            while after - before > 1 {
+                let mid = before + (after - before) / 2;
+                let at = DateTime::from_timestamp(mid, 0).unwrap_or(next);
+                if offset(at) == offset(t) {
+                    before = mid;
+                } else {
+                    after = mid;
+                }
+            }
+            let change = DateTime::from_timestamp(after, 0).unwrap_or(next);
+            if from < change && change < to {
+                out.push(change);
+            }
+        }
+        t = next;
+    }
+    out
+}
+
 /// The instant a gap holding the wall-clock time `local` ended. The first wall-clock time after
 /// it that exists (in steps of a quarter hour; the longest gap on record is a day) bounds the
 /// jump from above, a quarter hour before it from below, and halving finds the second.
@@ -245,6 +387,9 @@ impl Rotation {
                 "a first handoff from the year 1900 to 2199",
             ));
         }
+        if let Some(r) = &self.restriction {
+            r.check(&format!("{at}.restriction"))?;
+        }
         Ok(())
     }
 
@@ -291,10 +436,16 @@ impl Rotation {
         (k, self.handoff(k), self.handoff(k + 1))
     }
 
-    /// Who is on call at `t`, from when to when; nobody before the rotation starts.
+    /// Who is on call at `t`, from when to when (the shift, whatever its restriction); nobody
+    /// before the rotation starts or outside its restriction's windows.
     pub fn at(&self, t: DateTime<Utc>) -> Option<Span> {
         let (k, from, to) = self.shift_at(t);
         if k < 0 || self.people.is_empty() {
+            return None;
+        }
+        if let Some(r) = &self.restriction
+            && !r.covers(t.with_timezone(&self.zone).naive_local())
+        {
             return None;
         }
         let n = self.people.len() as i64;
@@ -372,6 +523,9 @@ impl Schedule {
                     edges.push(next);
                 }
                 t = next;
+            }
+            if let Some(r) = &layer.restriction {
+                edges.extend(r.edges(layer.zone, from, to));
             }
         }
         for o in &self.overrides {

@@ -5,6 +5,7 @@
 pub mod actions;
 pub mod db;
 pub mod domain;
+pub mod forms;
 pub mod handlers;
 pub mod pages;
 pub mod routes;

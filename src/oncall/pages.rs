@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::actions;
 use super::db::{self, StoredSchedule};
-use super::domain::{OverrideDoc, Shift, Span, ical};
+use super::domain::{OverrideDoc, Schedule, Shift, Span, ical};
 use crate::auth::domain::UserRole;
 use crate::clock;
 use crate::error::{AppError, FieldError};
@@ -155,6 +155,81 @@ const TICKS_ROW: i64 = 22;
 const LANE: i64 = 40;
 pub const BAR: i64 = 18;
 
+/// Four weeks of a schedule drawn: who is on call when, a row per person.
+pub struct Timeline {
+    /// Who is on call over the four weeks, in order (the table under the drawing)
+    pub spans: Vec<Span>,
+    pub lanes: Vec<Lane>,
+    pub ticks: Vec<Tick>,
+    /// The drawing's height in pixels
+    pub height: i64,
+    /// The period drawn
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// Where "now" sits on the timeline, in percent
+    pub now_at: f64,
+}
+
+impl Timeline {
+    /// The 28 days from the start of today (UTC) of `rules`, people coloured in the order
+    /// `people` names them (the layers' order), then anyone an override adds.
+    pub fn of<'a>(
+        rules: &Schedule,
+        people: impl Iterator<Item = &'a str>,
+        now: DateTime<Utc>,
+    ) -> Timeline {
+        let from = now
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight")
+            .and_utc();
+        let to = from + Duration::days(28);
+        let total = (to - from).num_seconds() as f64;
+        let pct =
+            |t: DateTime<Utc>| ((t - from).num_seconds() as f64 / total * 100.0).clamp(0.0, 100.0);
+        let mut lanes: Vec<Lane> = Vec::new();
+        // Trimmed, as the rotation reads them, so a row names the person its bars are.
+        for p in people {
+            lane_of(&mut lanes, p.trim());
+        }
+        let spans = rules.spans(from, to);
+        for sp in &spans {
+            let n = lane_of(&mut lanes, &sp.person);
+            lanes[n].bars.push(Bar {
+                left: pct(sp.from),
+                width: pct(sp.to) - pct(sp.from),
+                from: sp.from,
+                to: sp.to,
+            });
+        }
+        // Only people on call in the period get a row.
+        lanes.retain(|l| !l.bars.is_empty());
+        for (n, lane) in lanes.iter_mut().enumerate() {
+            let top = TICKS_ROW + LANE * n as i64;
+            lane.label_y = top + 14;
+            lane.bar_y = top + 18;
+        }
+        let ticks = (0..28)
+            .map(|d| {
+                let t = from + Duration::days(d);
+                Tick {
+                    left: pct(t),
+                    label: (d % 7 == 0).then(|| t.format("%Y-%m-%d").to_string()),
+                }
+            })
+            .collect();
+        Timeline {
+            now_at: pct(now),
+            height: TICKS_ROW + LANE * lanes.len() as i64 + 4,
+            from,
+            to,
+            spans,
+            lanes,
+            ticks,
+        }
+    }
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "oncall/schedule.html")]
 pub struct SchedulePage {
@@ -162,17 +237,7 @@ pub struct SchedulePage {
     s: StoredSchedule,
     now: DateTime<Utc>,
     on_call_now: Option<String>,
-    /// Who is on call over the four weeks, in order (the table under the drawing)
-    spans: Vec<Span>,
-    lanes: Vec<Lane>,
-    ticks: Vec<Tick>,
-    /// The drawing's height in pixels
-    height: i64,
-    /// The period drawn
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    /// Where "now" sits on the timeline, in percent
-    now_at: f64,
+    t: Timeline,
     /// What was wrong with the override just sent
     errors: Vec<FieldError>,
     /// Whether the person may change it (its team's lead, or a manager): the forms are offered
@@ -201,62 +266,20 @@ async fn render(
     let s = db::get(&state.pool, id).await?;
     let now = clock::now(&state.pool).await?;
     let rules = actions::rules(&s)?;
-    // From the start of today (UTC) for 28 days.
-    let from = now
-        .date_naive()
-        .and_hms_opt(0, 0, 0)
-        .expect("midnight")
-        .and_utc();
-    let to = from + Duration::days(28);
-    let total = (to - from).num_seconds() as f64;
-    let pct =
-        |t: DateTime<Utc>| ((t - from).num_seconds() as f64 / total * 100.0).clamp(0.0, 100.0);
-    // People in the order the layers name them (their colours), then anyone an override adds.
-    let mut lanes: Vec<Lane> = Vec::new();
-    // Trimmed, as the rotation reads them, so a row names the person its bars are.
-    for p in s.layers.0.iter().flat_map(|l| &l.people) {
-        lane_of(&mut lanes, p.trim());
-    }
-    let spans = rules.spans(from, to);
-    for sp in &spans {
-        let n = lane_of(&mut lanes, &sp.person);
-        lanes[n].bars.push(Bar {
-            left: pct(sp.from),
-            width: pct(sp.to) - pct(sp.from),
-            from: sp.from,
-            to: sp.to,
-        });
-    }
-    // Only people on call in the period get a row.
-    lanes.retain(|l| !l.bars.is_empty());
-    for (n, lane) in lanes.iter_mut().enumerate() {
-        let top = TICKS_ROW + LANE * n as i64;
-        lane.label_y = top + 14;
-        lane.bar_y = top + 18;
-    }
-    let ticks = (0..28)
-        .map(|d| {
-            let t = from + Duration::days(d);
-            Tick {
-                left: pct(t),
-                label: (d % 7 == 0).then(|| t.format("%Y-%m-%d").to_string()),
-            }
-        })
-        .collect();
+    let people = s
+        .layers
+        .0
+        .iter()
+        .flat_map(|l| l.people.iter().map(String::as_str));
+    let t = Timeline::of(&rules, people, now);
     Ok(SchedulePage {
         chrome,
         errors,
         may_edit,
         on_call_now: rules.on_call(now),
-        now_at: pct(now),
-        height: TICKS_ROW + LANE * lanes.len() as i64 + 4,
-        from,
-        to,
+        t,
         s,
         now,
-        spans,
-        lanes,
-        ticks,
     })
 }
 

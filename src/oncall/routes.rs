@@ -3,7 +3,7 @@
 use axum::routing::{get, post};
 use utoipa_axum::routes;
 
-use super::{handlers as api, pages};
+use super::{forms, handlers as api, pages};
 use crate::http::routes::Routes;
 
 pub fn routes() -> Routes {
@@ -12,7 +12,12 @@ pub fn routes() -> Routes {
         .api(routes!(api::get, api::update))
         .api(routes!(api::on_call))
         .page("/schedules", get(pages::list))
+        .page("/schedules/new", get(forms::new_form).post(forms::create))
         .page("/schedules/{id}", get(pages::show))
+        .page(
+            "/schedules/{id}/edit",
+            get(forms::edit_form).post(forms::update),
+        )
         .page("/schedules/{id}/overrides", post(pages::add_override))
         .page(
             "/schedules/{id}/overrides/{n}/delete",

@@ -199,3 +199,152 @@ async fn who_is_on_call_at_each_instant_of_a_repeated_hour_is_who_the_spans_name
         t += chrono::Duration::minutes(10);
     }
 }
+
+/// A manager makes a rota in chromium on a phone and on a laptop: a wrong zone is named on
+/// the form with what was typed kept, the preview draws four weeks before anything is saved,
+/// a working-hours layer over it is on call only on weekdays 09:00–17:00, saving makes the
+/// schedule; then an edit made from a copy someone else changed meanwhile is refused.
+#[sqlx::test]
+async fn a_manager_makes_and_edits_a_rota_in_chromium_at_360_and_1280(pool: PgPool) {
+    use crate::browser::{account, chromedriver, click, serve, sign_in_at, text_when, type_into};
+    use crate::seen::in_chromium;
+    use quell::auth::domain::UserRole;
+    const MANAGER: &str = "mia@example.com";
+    account(&pool, MANAGER, "Mia Manager", UserRole::Manager).await;
+    for (email, name) in [
+        ("ana@example.com", "Ana Ribeiro"),
+        ("ben@example.com", "Ben Okafor"),
+        ("lena@example.com", "Lena Hart"),
+    ] {
+        account(&pool, email, name, UserRole::Responder).await;
+    }
+    let base = serve(pool.clone()).await;
+    let (_driver, driver_url) = chromedriver().await;
+    let count = |name: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("select count(*) from schedules where name = $1")
+                .bind(name)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    let set = |c: &fantoccini::Client, field: &str, value: &str| {
+        let js = format!(
+            "document.querySelector('[name={field}]').value = {}",
+            serde_json::to_string(value).unwrap()
+        );
+        let c = c.clone();
+        async move {
+            c.execute(&js, vec![]).await.unwrap();
+        }
+    };
+    for (width, name) in [(360u32, "Phone rota"), (1280, "Desk rota")] {
+        in_chromium(&driver_url, width, 120, "the rota was made", async |c| {
+            sign_in_at(c, &format!("{base}/schedules/new"), MANAGER).await;
+            type_into(c, "input[name=name]", name).await;
+            type_into(c, "textarea[name=l0_people]", "ana\nben").await;
+            set(c, "l0_zone", "Mars/Olympus").await;
+            click(c, "button[value=preview]").await;
+            let said = text_when(c, "[role=alert]", |t| t.contains("time zone")).await;
+            assert!(said.contains("Layer 1, time zone"), "{said}");
+            let kept = c
+                .execute(
+                    "return document.querySelector('[name=l0_people]').value",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(kept, json!("ana\nben"), "what was typed is kept");
+
+            set(c, "l0_zone", "Europe/Lisbon").await;
+            click(c, "button[value=preview]").await;
+            text_when(c, "#preview table.shifts", |t| t.contains("ana")).await;
+            assert_eq!(count(name).await, 0, "a preview saves nothing");
+            // A working-hours layer over it: Lena, weekdays 09:00–17:00 (the form's default).
+            type_into(c, "textarea[name=l1_people]", "lena").await;
+            set(c, "l1_zone", "Europe/Lisbon").await;
+            click(c, "#layer-1 summary").await;
+            click(c, "input[name=l1_restrict]").await;
+            click(c, "button[value=preview]").await;
+            text_when(c, "#preview table.shifts", |t| t.contains("lena")).await;
+            let lena = c
+                .execute(
+                    r#"return [...document.querySelectorAll('#preview tr[data-person="lena"]')]
+                         .map(r => [r.dataset.from, r.dataset.to])"#,
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let shifts = lena.as_array().unwrap();
+            assert!(
+                shifts.len() >= 15,
+                "about twenty weekdays in four weeks: {lena}"
+            );
+            for s in shifts {
+                let from = chrono::DateTime::parse_from_rfc3339(s[0].as_str().unwrap()).unwrap();
+                let to = chrono::DateTime::parse_from_rfc3339(s[1].as_str().unwrap()).unwrap();
+                let local = from.with_timezone(&chrono_tz::Europe::Lisbon);
+                use chrono::{Datelike, Timelike};
+                assert!(local.weekday().num_days_from_monday() < 5, "{local}");
+                assert!((9..17).contains(&local.hour()), "{local}");
+                assert!(to - from <= chrono::Duration::hours(8), "{from} {to}");
+            }
+            click(c, "button[value=save]").await;
+            let head = text_when(c, "h1", |t| t == name).await;
+            assert_eq!(head, name);
+            let layers = text_when(c, "main", |t| t.contains("on call only")).await;
+            assert!(
+                layers.contains("on call only Mon, Tue, Wed, Thu, Fri 09:00–17:00"),
+                "{layers}"
+            );
+            assert_eq!(count(name).await, 1);
+        })
+        .await;
+    }
+
+    // An edit from a copy someone changed meanwhile is refused, and nothing is lost silently.
+    let id: i64 = sqlx::query_scalar("select id from schedules where name = 'Desk rota'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    in_chromium(
+        &driver_url,
+        1280,
+        90,
+        "the stale edit was refused",
+        async |c| {
+            sign_in_at(c, &format!("{base}/schedules/{id}/edit"), MANAGER).await;
+            text_when(c, "textarea[name=l0_people]", |_| true).await;
+            let actor = crate::browser::acting_as(&pool, MANAGER).await;
+            let mut tx = pool.begin().await.unwrap();
+            let mut draft = quell::oncall::db::get(&mut *tx, id).await.unwrap().draft();
+            draft.layers[0].people.reverse();
+            quell::oncall::actions::update(&mut tx, &actor, id, None, &draft)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            c.execute(
+                "document.querySelector('[name=l0_people]').value = 'ben'",
+                vec![],
+            )
+            .await
+            .unwrap();
+            click(c, "button[value=save]").await;
+            let said = text_when(c, "main", |t| {
+                t.contains("changed") || t.contains("version")
+            })
+            .await;
+            assert!(said.to_lowercase().contains("changed"), "{said}");
+        },
+    )
+    .await;
+    let people: Value =
+        sqlx::query_scalar("select layers -> 0 -> 'people' from schedules where id = $1")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(people, json!(["ben", "ana"]), "the other change stands");
+}

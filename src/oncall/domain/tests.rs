@@ -15,6 +15,7 @@ fn weekly_berlin() -> Rotation {
         start: local("2026-01-05 09:00"),
         zone: chrono_tz::Europe::Berlin,
         people: vec!["ana".into(), "dev".into(), "priya".into()],
+        restriction: None,
     }
 }
 
@@ -65,6 +66,7 @@ fn daily_and_hourly_rotations_and_a_handoff_in_the_spring_gap() {
         start: local("2026-03-27 02:30"),
         zone: chrono_tz::Europe::Berlin,
         people: vec!["a".into(), "b".into()],
+        restriction: None,
     };
     let s = daily.at(utc("2026-03-29T01:10:00Z")).unwrap();
     assert_eq!(s.person, "a");
@@ -74,6 +76,7 @@ fn daily_and_hourly_rotations_and_a_handoff_in_the_spring_gap() {
         start: local("2026-03-28 20:00"),
         zone: chrono_tz::UTC,
         people: vec!["x".into(), "y".into(), "z".into()],
+        restriction: None,
     };
     assert_eq!(hourly.at(utc("2026-03-29T08:00:00Z")).unwrap().person, "y");
     assert_eq!(hourly.at(utc("2026-03-29T20:00:00Z")).unwrap().person, "z");
@@ -90,6 +93,7 @@ fn a_handoff_in_the_repeated_hour_happens_once() {
         start: local("2026-10-20 02:30"),
         zone: chrono_tz::Europe::Berlin,
         people: vec!["a".into(), "b".into()],
+        restriction: None,
     };
     // 20 Oct is a (shift 0), so 25 Oct is b (shift 5).
     for (at, who) in [
@@ -241,6 +245,7 @@ fn on_call_and_spans_agree_around_every_zones_clock_changes() {
                         start: handoff - Duration::days(21),
                         zone,
                         people: vec!["a".into(), "b".into(), "c".into()],
+                        restriction: None,
                     };
                     let s = Schedule {
                         layers: vec![rotation],
@@ -295,6 +300,7 @@ proptest::proptest! {
         kind in 0u8..4,
         people in 1usize..5,
         cover in proptest::option::of((0i64..2880, 1i64..600)),
+        window in proptest::option::of((0u32..24, 0u32..24, 0u8..128)),
     ) {
         let changes = transitions(zone, year);
         // A zone that keeps its clocks that year still has to agree, around midsummer.
@@ -316,13 +322,23 @@ proptest::proptest! {
             start: handoff - Duration::days(back),
             zone,
             people: names,
+            // Any window, through midnight or not, on any days, across the clock change.
+            restriction: window.map(|(from, to, days)| Restriction {
+                days: (0u8..7)
+                    .filter(|d| days & (1 << d) != 0)
+                    .map(|d| Weekday::try_from(d).unwrap())
+                    .collect(),
+                from: NaiveTime::from_hms_opt(from, 30, 0).unwrap(),
+                to: NaiveTime::from_hms_opt(to, 0, 0).unwrap(),
+            }),
         };
         let from = change - Duration::hours(36);
         let to = change + Duration::hours(36);
         let alone = Schedule { layers: vec![rotation.clone()], overrides: vec![] };
         let spans = check_agreement(&alone, from, to, 300)
             .map_err(proptest::test_runner::TestCaseError::fail)?;
-        if people > 1 {
+        // Turns are taken without gaps only when the layer is always on call.
+        if people > 1 && window.is_none() {
             in_turn(&spans, &alone.layers[0]).map_err(proptest::test_runner::TestCaseError::fail)?;
         }
         if let Some((at, long)) = cover {
@@ -350,6 +366,7 @@ fn higher_layers_and_overrides_win_and_spans_merge() {
         start: local("2026-10-24 09:00"),
         zone: chrono_tz::Europe::Berlin,
         people: vec!["sam".into()],
+        restriction: None,
     };
     let s = Schedule {
         layers: vec![base, weekend],
@@ -458,4 +475,133 @@ fn a_calendar_feed_lists_shifts_in_utc_and_escapes_text() {
         "{feed}"
     );
     assert_eq!(feed.matches("BEGIN:VEVENT").count(), 1);
+}
+
+/// A working-hours layer (Mon–Fri 09:00–17:00 in Berlin) over a round-the-clock one: the
+/// working-hours person is on call only inside those windows, across a daylight-saving change,
+/// and the spans agree with `on_call` at every minute.
+#[test]
+fn a_restricted_layer_is_on_call_only_inside_its_windows() {
+    let night = Rotation {
+        restriction: None,
+        ..weekly_berlin()
+    };
+    let office = Rotation {
+        length: ShiftLength::Week,
+        start: local("2026-03-23 09:00"),
+        zone: chrono_tz::Europe::Berlin,
+        people: vec!["lena".into()],
+        restriction: Some(Restriction {
+            days: vec![
+                Weekday::Mon,
+                Weekday::Tue,
+                Weekday::Wed,
+                Weekday::Thu,
+                Weekday::Fri,
+            ],
+            from: NaiveTime::from_hms_opt(9, 0, 0).unwrap(),
+            to: NaiveTime::from_hms_opt(17, 0, 0).unwrap(),
+        }),
+    };
+    let s = Schedule {
+        layers: vec![night, office],
+        overrides: vec![],
+    };
+    // Friday 27 March 2026, 10:00 Berlin (CET, UTC+1) = 09:00 UTC: Lena.
+    assert_eq!(
+        s.on_call(utc("2026-03-27T09:00:00Z")).as_deref(),
+        Some("lena")
+    );
+    // Friday 17:00 Berlin = 16:00 UTC: back to the weekly rotation.
+    assert_ne!(
+        s.on_call(utc("2026-03-27T16:00:00Z")).as_deref(),
+        Some("lena")
+    );
+    // Saturday 10:00: not a working day.
+    assert_ne!(
+        s.on_call(utc("2026-03-28T09:00:00Z")).as_deref(),
+        Some("lena")
+    );
+    // Monday 30 March (CEST, UTC+2), 09:00 Berlin = 07:00 UTC: Lena, an hour earlier in UTC.
+    assert_eq!(
+        s.on_call(utc("2026-03-30T07:00:00Z")).as_deref(),
+        Some("lena")
+    );
+    assert_ne!(
+        s.on_call(utc("2026-03-30T06:59:00Z")).as_deref(),
+        Some("lena")
+    );
+    let spans = check_agreement(
+        &s,
+        utc("2026-03-25T00:00:00Z"),
+        utc("2026-04-02T00:00:00Z"),
+        60,
+    )
+    .unwrap();
+    let lena: Vec<(String, String)> = spans
+        .iter()
+        .filter(|sp| sp.person == "lena")
+        .map(|sp| {
+            (
+                sp.from.format("%a %H:%M").to_string(),
+                sp.to.format("%a %H:%M").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lena,
+        [
+            ("Wed 08:00", "Wed 16:00"),
+            ("Thu 08:00", "Thu 16:00"),
+            ("Fri 08:00", "Fri 16:00"),
+            ("Mon 07:00", "Mon 15:00"),
+            ("Tue 07:00", "Tue 15:00"),
+            ("Wed 07:00", "Wed 15:00"),
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+}
+
+/// A window through midnight (20:00–08:00) opens on its day and closes the next morning; an
+/// empty day list is every day; a day named twice is refused naming the field.
+#[test]
+fn a_window_through_midnight_belongs_to_the_day_it_opens() {
+    let nights = Restriction {
+        days: vec![Weekday::Fri],
+        from: NaiveTime::from_hms_opt(20, 0, 0).unwrap(),
+        to: NaiveTime::from_hms_opt(8, 0, 0).unwrap(),
+    };
+    assert!(nights.covers(local("2026-03-27 21:00")), "Friday night");
+    assert!(
+        nights.covers(local("2026-03-28 07:59")),
+        "Saturday morning, opened Friday"
+    );
+    assert!(!nights.covers(local("2026-03-28 08:00")));
+    assert!(
+        !nights.covers(local("2026-03-28 21:00")),
+        "Saturday night is not Friday's"
+    );
+    assert!(
+        !nights.covers(local("2026-03-27 07:00")),
+        "Friday morning opened Thursday"
+    );
+    assert_eq!(nights.describe(), "Fri 20:00–08:00");
+    let every = Restriction {
+        days: vec![],
+        from: NaiveTime::from_hms_opt(9, 0, 0).unwrap(),
+        to: NaiveTime::from_hms_opt(9, 0, 0).unwrap(),
+    };
+    assert!(every.covers(local("2026-03-28 03:00")));
+    assert_eq!(every.describe(), "every day all day from 09:00");
+    let twice = Rotation {
+        restriction: Some(Restriction {
+            days: vec![Weekday::Mon, Weekday::Mon],
+            ..nights
+        }),
+        ..weekly_berlin()
+    };
+    match twice.check("layers[1]") {
+        Err(DomainError::Invalid { field, .. }) => assert_eq!(field, "layers[1].restriction.days"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -175,6 +175,8 @@ pub struct Sent {
     pub version: Option<i32>,
     pub preview: bool,
     pub layers: Vec<LayerForm>,
+    /// Layers past the twentieth were sent
+    pub too_many: bool,
 }
 
 impl Sent {
@@ -186,16 +188,19 @@ impl Sent {
                 .map_or(String::new(), |(_, v)| v.clone())
         };
         let mut layers: Vec<LayerForm> = Vec::new();
+        let mut too_many = false;
         for (k, v) in pairs {
             let Some((n, f)) = k
                 .strip_prefix('l')
                 .and_then(|rest| rest.split_once('_'))
+                .filter(|(n, _)| n == &"0" || !n.starts_with('0'))
                 .and_then(|(n, f)| Some((n.parse::<usize>().ok()?, f)))
             else {
                 continue;
             };
-            // At most 20 layers (and the blank one), as the API allows.
+            // At most 20 layers (and the blank one), as the API allows; more is refused.
             if n > 20 {
+                too_many = true;
                 continue;
             }
             while layers.len() <= n {
@@ -222,15 +227,20 @@ impl Sent {
             version: one("version").trim().parse().ok(),
             preview: one("intent") == "preview",
             layers,
+            too_many,
         }
     }
 
     /// The draft it describes (with `overrides` kept), or the fields that are wrong, named as
     /// the form shows them: a layer by its place on the form, not among those kept.
+    /// Also which form layers it kept, in order (the `kept[k]`-th is the draft's `k`-th).
     pub fn draft(
         &self,
         overrides: Vec<super::domain::OverrideDoc>,
-    ) -> Result<ScheduleDraft, AppError> {
+    ) -> Result<(ScheduleDraft, Vec<usize>), AppError> {
+        if self.too_many {
+            return Err(AppError::invalid("layers", "at most 20 layers"));
+        }
         let kept: Vec<usize> = (0..self.layers.len())
             .filter(|&n| !self.layers[n].remove && !self.layers[n].is_blank())
             .collect();
@@ -248,7 +258,7 @@ impl Sent {
         draft
             .schedule()
             .map_err(|e| on_form(AppError::from(e), &kept))?;
-        Ok(draft)
+        Ok((draft, kept))
     }
 }
 
@@ -316,6 +326,7 @@ pub fn label(field: &str) -> String {
         "name" => "Name".to_owned(),
         "team" => "Team".to_owned(),
         "layers" => "Layers".to_owned(),
+        "version" => "Version".to_owned(),
         other => other.to_owned(),
     }
 }
@@ -425,6 +436,7 @@ pub async fn new_form(
         version: None,
         preview: false,
         layers: vec![],
+        too_many: false,
     };
     let shown = Shown {
         id: None,
@@ -439,17 +451,20 @@ pub async fn new_form(
 
 /// `GET /schedules/{id}/edit`.
 pub async fn edit_form(
-    PageRequest(state, chrome, _): PageRequest<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
     Path(id): Path<String>,
 ) -> PageResult<EditPage> {
     let id = parse_id(&id, "schedule")?;
     let s = db::get(&state.pool, id).await?;
+    let owner = [s.team_id];
+    teams::actions::may_configure(&state, &auth, "schedule", &owner, UserRole::Manager).await?;
     let sent = Sent {
         name: s.name.clone(),
         team: s.team.clone().unwrap_or_default(),
         version: Some(s.version),
         preview: false,
         layers: s.layers.0.iter().map(LayerForm::of).collect(),
+        too_many: false,
     };
     let shown = Shown {
         id: Some(id),
@@ -493,6 +508,11 @@ async fn sent(
         Some(id) => Some(db::get(&state.pool, id).await?),
         None => None,
     };
+    // Only who may change it edits it (a new one's team is checked when it is saved).
+    if let Some(c) = &current {
+        let owner = [c.team_id];
+        teams::actions::may_configure(state, auth, "schedule", &owner, UserRole::Manager).await?;
+    }
     let overrides = current
         .as_ref()
         .map(|c| c.overrides.0.clone())
@@ -505,22 +525,36 @@ async fn sent(
         errors,
         preview,
     };
-    let tried = async {
-        let draft = sent.draft(overrides.clone())?;
-        let mut conn = state.pool.acquire().await?;
-        let rules = actions::check(&mut conn, &draft).await?;
-        Ok::<_, AppError>((draft, rules))
-    }
-    .await;
-    let (draft, rules) = match tried {
-        Ok(ok) => ok,
-        Err(AppError::Validation(errors)) => {
-            let shown = shown(sent, errors, None);
-            let page = page(state, chrome, shown).await?;
-            return Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response());
-        }
-        Err(other) => return Err(PageError(other)),
+    // Sent back with the fields named as the form shows them; anything else is the error page.
+    let again = async |chrome, sent, error: AppError, kept: &[usize]| -> PageResult<Response> {
+        let (status, errors) = match on_form(error, kept) {
+            AppError::Validation(errors) => (StatusCode::UNPROCESSABLE_ENTITY, errors),
+            AppError::Forbidden(m) => (StatusCode::FORBIDDEN, vec![field_error("team", m)]),
+            AppError::Conflict(m) => (StatusCode::CONFLICT, vec![field_error("name", m)]),
+            AppError::Stale { .. } => (
+                StatusCode::CONFLICT,
+                vec![field_error(
+                    "version",
+                    "someone changed this schedule since you opened the form; nothing was \
+                     saved — open it again to see their change"
+                        .into(),
+                )],
+            ),
+            other => return Err(PageError(other)),
+        };
+        let page = page(state, chrome, shown(sent, errors, None)).await?;
+        Ok((status, page).into_response())
     };
+    let (draft, kept) = match sent.draft(overrides.clone()) {
+        Ok(d) => d,
+        Err(e) => return again(chrome, sent, e, &[]).await,
+    };
+    let mut conn = state.pool.acquire().await?;
+    let rules = match actions::check(&mut conn, &draft).await {
+        Ok(r) => r,
+        Err(e) => return again(chrome, sent, e, &kept).await,
+    };
+    drop(conn);
     if sent.preview {
         let now = clock::now(&state.pool).await?;
         let people = draft
@@ -532,12 +566,17 @@ async fn sent(
             .await?
             .into_response());
     }
-    let to = teams::actions::named(&state.pool, &draft.team).await?;
-    let mut owners = vec![to];
-    if let Some(c) = &current {
-        owners.push(c.team_id);
+    let owned = async {
+        let to = teams::actions::named(&state.pool, &draft.team).await?;
+        let mut owners = vec![to];
+        if let Some(c) = &current {
+            owners.push(c.team_id);
+        }
+        teams::actions::may_configure(state, auth, "schedule", &owners, UserRole::Manager).await
+    };
+    if let Err(e) = owned.await {
+        return again(chrome, sent, e, &kept).await;
     }
-    teams::actions::may_configure(state, auth, "schedule", &owners, UserRole::Manager).await?;
     let actor = &auth.actor;
     let saved = crate::transaction::write(&state.pool, |tx, _| {
         let draft = draft.clone();
@@ -559,17 +598,21 @@ async fn sent(
     .await;
     match saved {
         Ok(id) => Ok(Redirect::to(&format!("/schedules/{id}")).into_response()),
-        Err(AppError::Validation(errors)) => {
-            let page = page(state, chrome, shown(sent, errors, None)).await?;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
-        }
-        Err(other) => Err(PageError(other)),
+        Err(e) => again(chrome, sent, e, &kept).await,
     }
 }
 
-/// The version a form carries on: the one it was first read at.
+fn field_error(field: &str, message: String) -> FieldError {
+    FieldError {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+/// The version a form carries on: the one it was first read at (never the current one, which
+/// would let a resubmission write over a change made meanwhile).
 fn sent_version(current: &Option<db::StoredSchedule>, sent: &Sent) -> Option<i32> {
-    current.as_ref().map(|c| sent.version.unwrap_or(c.version))
+    current.as_ref().and(sent.version)
 }
 
 #[cfg(test)]
@@ -607,7 +650,7 @@ mod tests {
         assert_eq!(sent.layers.len(), 3);
         assert_eq!(sent.layers[2].days, ["mon", "fri"]);
         // The blank second layer is left out; the third's zone is named as the third's.
-        match sent.draft(vec![]) {
+        match sent.draft(vec![]).map(|d| d.0) {
             Err(AppError::Validation(f)) => assert_eq!(f[0].field, "layers[2].time_zone"),
             other => panic!("{other:?}"),
         }

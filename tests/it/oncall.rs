@@ -348,3 +348,103 @@ async fn a_manager_makes_and_edits_a_rota_in_chromium_at_360_and_1280(pool: PgPo
             .unwrap();
     assert_eq!(people, json!(["ben", "ana"]), "the other change stands");
 }
+
+/// The editor saves what its form holds and keeps what it does not show (overrides), names a
+/// layer's fault by its place on the form even when a layer above is removed, needs the version
+/// it was read at, and is only for the schedule's owners.
+#[sqlx::test]
+async fn the_editor_keeps_overrides_names_fields_as_shown_and_is_only_for_owners(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    for (name, handle) in [("Ana Ribeiro", "ana"), ("Ben Okafor", "ben")] {
+        app.person(name, handle).await;
+    }
+    let r = app
+        .post(
+            "/api/v1/schedules",
+            json!({"name": "Office", "layers": [berlin(&["ana", "ben"])],
+                   "overrides": [{"from": "2027-01-04T08:00:00Z", "to": "2027-01-04T12:00:00Z", "with": "ben"}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let rita = app.account("rita@example.com", "responder").await;
+    let r = app
+        .call_as(
+            &rita,
+            Method::GET,
+            &format!("/schedules/{id}/edit"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "not hers to change");
+    let page = app.get(&format!("/schedules/{id}/edit")).await;
+    assert!(
+        page.text.contains("name=\"version\" value=\"1\""),
+        "{}",
+        page.text
+    );
+    let edit = format!("/schedules/{id}/edit");
+    let layer = [
+        ("l0_people", "ana\nben"),
+        ("l0_length", "week"),
+        ("l0_start", "2026-01-05T09:00"),
+        ("l0_zone", "Europe/Berlin"),
+        ("l0_restrict", "on"),
+        ("l0_days", "mon"),
+        ("l0_days", "tue"),
+        ("l0_from", "09:00"),
+        ("l0_to", "17:00"),
+    ];
+    let mut fields = vec![("name", "Office"), ("intent", "save")];
+    fields.extend(layer);
+    // Without the version it was read at: refused, nothing saved.
+    let r = app.form(&edit, &fields).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("<strong>Version</strong>"), "{}", r.text);
+    fields.push(("version", "1"));
+    let r = app.form(&edit, &fields).await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.text);
+    let s = app.get(&format!("/api/v1/schedules/{id}")).await.json();
+    assert_eq!(s["version"], 2);
+    assert_eq!(
+        s["layers"][0]["restriction"],
+        json!({"days": ["Mon", "Tue"], "from": "09:00:00", "to": "17:00:00"})
+    );
+    assert_eq!(s["overrides"].as_array().unwrap().len(), 1, "kept");
+    // The first layer removed and the second naming nobody: the second is named as shown.
+    let mut fields = vec![("name", "Office"), ("intent", "preview"), ("version", "2")];
+    fields.extend(layer);
+    fields.extend([
+        ("l0_remove", "on"),
+        ("l1_people", "bne"),
+        ("l1_length", "day"),
+        ("l1_start", "2026-01-05T09:00"),
+        ("l1_zone", "UTC"),
+    ]);
+    let r = app.form(&edit, &fields).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains("<strong>Layer 2, people</strong>"),
+        "{}",
+        r.text
+    );
+    // A form from before another change: 409 on the form, nothing saved.
+    let mut stale = vec![
+        ("name", "Office renamed"),
+        ("intent", "save"),
+        ("version", "1"),
+    ];
+    stale.extend(layer);
+    let r = app.form(&edit, &stale).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    assert!(
+        r.text.contains("someone changed this schedule"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        app.get(&format!("/api/v1/schedules/{id}")).await.json()["name"],
+        "Office"
+    );
+}

@@ -48,6 +48,7 @@ pub mod services;
 pub mod silences;
 pub mod sla;
 pub mod state;
+pub mod swaps;
 pub mod teams;
 pub mod telemetry;
 pub mod timeline;

@@ -106,6 +106,15 @@ pub async fn get(e: impl PgExecutor<'_>, id: i64) -> AppResult<StoredSchedule> {
     AppError::the_one(list(e, Some(id)).await?, "schedule", id)
 }
 
+/// Locks schedule `id` until the transaction ends (a change built on what it holds now).
+pub async fn lock(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!("select id from schedules where id = $1 for update", id)
+        .fetch_optional(e)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("There is no schedule {id}.")))?;
+    Ok(())
+}
+
 /// Stores the hash of a fresh feed token for `person_id` unless they have a feed already (or
 /// `reset` replaces it); whether the fresh one is now theirs.
 pub async fn make_feed(

@@ -76,6 +76,7 @@ pub fn capabilities() -> Routes {
         related::routes::routes(),
         merging::routes::routes(),
         responders::routes::routes(),
+        swaps::routes::routes(),
         challenges::routes::routes(),
         runbooks::routes::routes(),
         alerts::routes::routes(),

@@ -42,5 +42,6 @@ mod services_api;
 mod silences;
 mod sla;
 mod snooze;
+mod swaps;
 mod teams;
 mod timers;

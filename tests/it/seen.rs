@@ -188,6 +188,7 @@ fn pages(w: &World) -> Vec<String> {
         format!("/incidents/{}/merge", w.open_key),
         format!("/schedules/{}", w.schedule),
         format!("/schedules/{}/edit", w.schedule),
+        format!("/schedules/{}/swaps", w.schedule),
         format!("/escalation-policies/{}", w.policy),
         format!("/silences/{}", w.silence),
         format!("/challenges/{}", w.challenge),

@@ -1229,6 +1229,14 @@ async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_ra
     assert!(r.text.contains("due already"), "{}", r.text);
     let r = escalate(json!({"step": 0})).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    // The audit keeps which step was made due.
+    let steps: Vec<Value> = sqlx::query_scalar(
+        "select after -> 'step' from audit_log where action = 'incident.escalate_now'",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(steps, [json!(2)]);
     let engines = (0..3).map(|_| {
         let pool = app.pool.clone();
         tokio::spawn(async move { fire_due(&pool, 10).await.unwrap() })
@@ -1288,6 +1296,11 @@ async fn escalate_now_pages_the_next_step_at_once_and_once_with_three_engines_ra
     let r = escalate(json!({})).await;
     assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
     assert!(r.text.contains("nobody is left"), "{}", r.text);
+    // A press with no body at all (curl -X POST) is the same question, not a malformed one.
+    let r = app
+        .post_empty(&format!("/api/v1/incidents/{key}/escalate"))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
 
     // Acknowledged, or without a policy, nobody is being paged.
     let r = app

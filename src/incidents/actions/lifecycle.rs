@@ -244,6 +244,17 @@ pub async fn escalate_now(
             incident.status
         )));
     }
-    crate::paging::actions::escalate_now(conn, incident.id, expected, actor).await?;
-    audited(conn, actor, "incident.escalate_now", &incident, key).await
+    let (step, of) =
+        crate::paging::actions::escalate_now(conn, incident.id, expected, actor).await?;
+    // The incident itself is as it was; the audit keeps which step was made due.
+    let made_due = json!({ "step": step, "of": of, "status": incident.status.as_str() });
+    crate::audit::created(
+        conn,
+        actor,
+        "incident.escalate_now",
+        &key.to_string(),
+        made_due,
+    )
+    .await?;
+    db::get(conn, key).await
 }

@@ -398,7 +398,7 @@ pub async fn snooze(
     respond(&state, &incident, StatusCode::OK).await
 }
 
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EscalateBody {
     /// The next step (1-based) you saw; when the escalation has moved on since, nothing is
@@ -426,11 +426,11 @@ pub async fn escalate(
     ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
     OptionalIfMatch(if_match): OptionalIfMatch,
-    body: ApiJson<EscalateBody>,
+    OptionalJson(body): OptionalJson<EscalateBody>,
 ) -> AppResult<Response> {
     let key = parse_key(&key)?;
     let change = Change::now(key, &auth.actor).expecting(if_match);
-    let seen = body.value.step.map(|s| (s, body.value.round));
+    let seen = body.step.map(|s| (s, body.round));
     let incident = crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::escalate_now(tx, &change, seen))
     })

@@ -163,27 +163,38 @@ pub async fn take(
         .into_iter()
         .find(|p| p.id == w.offered_by)
         .ok_or_else(|| AppError::Internal("a swap's offerer vanished".into()))?;
+    // Taken after it began, the cover starts now (the hours gone by stay as they were).
+    let now = crate::clock::now(&mut *conn).await?;
+    let from = w.from.max(now);
     // The schedule may have changed since the offer: checked as it is now, and said why not.
-    let s = match check_now(conn, schedule_id, &offerer.handle, (w.from, w.to)).await {
+    let no_longer = |fields: Vec<crate::error::FieldError>| {
+        let why = fields.first().map_or(String::new(), |f| f.message.clone());
+        AppError::Conflict(format!(
+            "This swap can no longer be taken as offered: {why}."
+        ))
+    };
+    let s = match check_now(conn, schedule_id, &offerer.handle, (from, w.to)).await {
         Ok(s) => s,
-        Err(AppError::Validation(fields)) => {
-            let why = fields.first().map_or(String::new(), |f| f.message.clone());
-            return Err(AppError::Conflict(format!(
-                "This swap can no longer be taken as offered: {why}."
-            )));
-        }
+        Err(AppError::Validation(fields)) => return Err(no_longer(fields)),
         Err(other) => return Err(other),
     };
     let mut draft = s.draft();
     draft.overrides.push(OverrideDoc {
-        from: w.from,
+        from,
         to: w.to,
         replaces: Some(offerer.handle.clone()),
         with: me.handle.to_owned(),
     });
-    crate::oncall::actions::update(conn, me.actor, schedule_id, Some(s.version), &draft).await?;
+    // Refused by the schedule's own rules (a person since removed, too many overrides): why.
+    match crate::oncall::actions::update(conn, me.actor, schedule_id, Some(s.version), &draft).await
+    {
+        Err(AppError::Validation(fields)) => return Err(no_longer(fields)),
+        other => other?,
+    };
     db::taken(&mut *conn, id, me.id).await?;
-    let took = json!({ "schedule_id": schedule_id, "from": w.from, "to": w.to,
+    // The offerer's other open offers of any of these hours can no longer be taken.
+    db::withdraw_overlapping(&mut *conn, (schedule_id, w.offered_by), (from, w.to)).await?;
+    let took = json!({ "schedule_id": schedule_id, "from": from, "to": w.to,
                        "offered_by": offerer.handle, "taken_by": me.handle });
     audit::created(conn, me.actor, "shift_swap.take", &id.to_string(), took).await?;
     one(conn, schedule_id, id).await

@@ -119,3 +119,24 @@ pub async fn withdrawn(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
     .await?;
     Ok(())
 }
+
+/// Withdraws the open offers of `offered_by` in the schedule that overlap `from`..`to` (hours
+/// a swap just handed over).
+pub async fn withdraw_overlapping(
+    e: impl PgExecutor<'_>,
+    (schedule_id, offered_by): (i64, i64),
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"update shift_swaps set state = 'withdrawn'
+           where schedule_id = $1 and offered_by = $2 and state = 'offered'
+             and starts_at < $4 and $3 < ends_at"#,
+        schedule_id,
+        offered_by,
+        from,
+        to
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}

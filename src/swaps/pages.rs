@@ -29,6 +29,10 @@ pub struct OfferForm {
     message: String,
 }
 
+/// A form with nothing but its CSRF token (taking or withdrawing).
+#[derive(Deserialize)]
+pub struct Empty {}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "swaps/page.html")]
 pub struct SwapsPage {
@@ -44,6 +48,8 @@ pub struct SwapsPage {
     mine: Vec<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)>,
     form: OfferForm,
     errors: Vec<FieldError>,
+    /// Offers whose hours are over show as such
+    now: chrono::DateTime<chrono::Utc>,
 }
 
 async fn page(
@@ -66,10 +72,13 @@ async fn page(
         .filter(|sp| sp.person == me)
         .map(|sp| (sp.from.max(now), sp.to))
         .collect();
-    let people = crate::people::db::list(&mut *conn)
-        .await?
+    // Only people who can be on call can take a shift.
+    let everyone = crate::people::db::list(&mut *conn).await?;
+    let ids: Vec<i64> = everyone.iter().map(|p| p.id).collect();
+    let acting = crate::people::db::can_acknowledge(&mut *conn, &ids).await?;
+    let people = everyone
         .into_iter()
-        .filter(|p| p.handle != me)
+        .filter(|p| p.handle != me && acting.contains(&p.id))
         .map(|p| (p.handle, p.name))
         .collect();
     Ok(SwapsPage {
@@ -77,6 +86,7 @@ async fn page(
         schedule_id: id,
         schedule: s.name,
         swaps: db::list(&mut *conn, id, None).await?,
+        now,
         me,
         people,
         mine,
@@ -134,6 +144,7 @@ pub async fn offer(
 pub async fn answer(
     PageRequest(state, _, auth): PageRequest<Responder>,
     Path((id, swap, what)): Path<(String, String, String)>,
+    PageForm(_): PageForm<Empty>,
 ) -> PageResult<Response> {
     let answer = match what.as_str() {
         "take" => Answer::Take,

@@ -270,3 +270,110 @@ async fn a_swap_offered_and_taken_becomes_an_override_and_gaps_or_overlaps_are_r
             .unwrap();
     assert_eq!(audit, 4, "two offers, a take, a withdrawal");
 }
+
+/// An offer taken after its hours began covers from the moment it is taken; the offerer's other
+/// open offers of those hours close with it; an override already there refuses an offer even
+/// when the hours are the offerer's through it; open offers list first; the page's buttons need
+/// the form's token.
+#[sqlx::test]
+async fn a_swap_taken_late_covers_from_then_and_closes_overlapping_offers(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let ana = app.account("ana@example.com", "responder").await;
+    let ben = app.account("ben@example.com", "responder").await;
+    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let start = (now - Duration::hours(1))
+        .format("%Y-%m-%dT%H:00:00")
+        .to_string();
+    let start_at = DateTime::parse_from_rfc3339(&format!("{start}Z"))
+        .unwrap()
+        .with_timezone(&Utc);
+    let hour = |h: i64| start_at + Duration::hours(h);
+    // Ana has the first 48 hours, Ben the next; an override puts Ana in Ben's hours 50–55.
+    let r = app
+        .post(
+            "/api/v1/schedules",
+            json!({"name": "Database", "layers": [{"length": {"every": "hours", "hours": 48},
+                   "start": start, "time_zone": "UTC", "people": ["ana", "ben"]}],
+                   "overrides": [{"from": iso(hour(50)), "to": iso(hour(55)), "replaces": "ben", "with": "ana"}]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let offer = |body: Value| {
+        let ana = ana.clone();
+        let app = &app;
+        async move {
+            app.call_as(
+                &ana,
+                Method::POST,
+                &format!("/api/v1/schedules/{id}/swaps"),
+                &[],
+                Some(&body.to_string()),
+            )
+            .await
+        }
+    };
+    let r = offer(json!({"from": iso(hour(50)), "to": iso(hour(55))})).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("one override at a time"), "{}", r.text);
+
+    // An offer Ana made half an hour ago for the next three hours, and two more of hers.
+    let ana_id: i64 = sqlx::query_scalar("select id from people where handle = 'ana'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let late: i64 = sqlx::query_scalar(
+        "insert into shift_swaps (schedule_id, offered_by, starts_at, ends_at)
+         values ($1, $2, now() - interval '30 minutes', now() + interval '3 hours') returning id",
+    )
+    .bind(id)
+    .bind(ana_id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let inside =
+        offer(json!({"from": iso(now + Duration::hours(1)), "to": iso(now + Duration::hours(2))}))
+            .await;
+    assert_eq!(inside.status, StatusCode::CREATED, "{}", inside.text);
+    let later = offer(json!({"from": iso(hour(20)), "to": iso(hour(30))})).await;
+    assert_eq!(later.status, StatusCode::CREATED, "{}", later.text);
+
+    // The page's button needs the form's token.
+    let take_page = format!("/schedules/{id}/swaps/{late}/take");
+    let r = app.form_raw(&ben, &take_page, String::new(), &[]).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text);
+    let r = app.form_as(&ben, &take_page, &[]).await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.text);
+    let s = app.get(&format!("/api/v1/schedules/{id}")).await.json();
+    let taken = &s["overrides"][1];
+    assert_eq!(
+        (taken["with"].as_str(), taken["replaces"].as_str()),
+        (Some("ben"), Some("ana"))
+    );
+    let from = DateTime::parse_from_rfc3339(taken["from"].as_str().unwrap()).unwrap();
+    assert!(
+        from >= now,
+        "covered from when it was taken, not before: {from}"
+    );
+    let list = app
+        .get(&format!("/api/v1/schedules/{id}/swaps"))
+        .await
+        .json();
+    let states: Vec<(i64, &str)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_i64().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    let later = later.json()["id"].as_i64().unwrap();
+    let inside = inside.json()["id"].as_i64().unwrap();
+    assert_eq!(states[0], (later, "offered"), "open first: {states:?}");
+    assert!(
+        states.contains(&(inside, "withdrawn")),
+        "its hours were handed over: {states:?}"
+    );
+    assert!(states.contains(&(late, "taken")), "{states:?}");
+}

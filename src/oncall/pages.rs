@@ -42,21 +42,28 @@ pub struct SchedulesPage {
     feed_made: Option<DateTime<Utc>>,
     /// The feed's address, shown once, as it is made: only its hash is kept.
     new_feed: Option<String>,
+    /// Whether the person may make a schedule (a manager, or a team's lead)
+    may_add: bool,
 }
 
 fn feed_address(state: &AppState, token: &str) -> String {
     format!("{}/oncall/{token}.ics", state.config.base_url)
 }
 
-pub async fn list(PageRequest(state, chrome, _): PageRequest<Viewer>) -> PageResult<SchedulesPage> {
-    schedules(&state, chrome, None).await
+pub async fn list(
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
+) -> PageResult<SchedulesPage> {
+    schedules(&state, (chrome, &auth), None).await
 }
 
 async fn schedules(
     state: &AppState,
-    chrome: Chrome,
+    (chrome, auth): (Chrome, &crate::http::access::Auth<Viewer>),
     new_feed: Option<String>,
 ) -> PageResult<SchedulesPage> {
+    let may_add = teams::actions::Judge::of(state, auth)
+        .await?
+        .may_add(UserRole::Manager);
     let now = clock::now(&state.pool).await?;
     let mut rows = Vec::new();
     for s in db::list(&state.pool, None).await? {
@@ -77,6 +84,7 @@ async fn schedules(
         rows,
         feed_made,
         new_feed,
+        may_add,
     })
 }
 
@@ -104,7 +112,7 @@ pub async fn make_feed(
         return Ok(Redirect::to("/schedules#feed").into_response());
     }
     let address = feed_address(&state, &fresh);
-    Ok(schedules(&state, chrome, Some(address))
+    Ok(schedules(&state, (chrome, &auth), Some(address))
         .await?
         .into_response())
 }

@@ -378,6 +378,18 @@ async fn the_editor_keeps_overrides_names_fields_as_shown_and_is_only_for_owners
         )
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "not hers to change");
+    let list = app
+        .call_as(&rita, Method::GET, "/schedules", &[], None)
+        .await;
+    assert!(
+        !list.text.contains("/schedules/new"),
+        "not offered to a responder who leads no team"
+    );
+    let list = app.get("/schedules").await;
+    assert!(
+        list.text.contains("href=\"/schedules/new\""),
+        "offered to an admin"
+    );
     let page = app.get(&format!("/schedules/{id}/edit")).await;
     assert!(
         page.text.contains("name=\"version\" value=\"1\""),

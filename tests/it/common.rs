@@ -271,6 +271,12 @@ impl TestApp {
             .await
     }
 
+    /// Posts `body` as JSON with `creds`' token.
+    pub async fn post_as(&self, creds: &Creds, uri: &str, body: Value) -> Res {
+        self.call_as(creds, Method::POST, uri, &[], Some(&body.to_string()))
+            .await
+    }
+
     pub async fn post_empty(&self, uri: &str) -> Res {
         self.call(Method::POST, uri, &[], None).await
     }

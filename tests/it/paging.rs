@@ -89,6 +89,19 @@ pub(crate) async fn method(app: &TestApp, handle: &str, kind: &str, address: &st
     r.json()
 }
 
+/// `handle`'s notification rules: each method (as `method` made it) after so many minutes.
+pub(crate) async fn rules(app: &TestApp, handle: &str, rules: &[(&Value, i64)]) {
+    for (m, after) in rules {
+        let r = app
+            .post(
+                &format!("/api/v1/people/{handle}/notification-rules"),
+                json!({"contact_method_id": m["id"], "after_minutes": after}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+}
+
 /// payments-gateway with the demo's policy: the primary, then the secondary after 5 minutes,
 /// then the engineering manager after 15.
 pub async fn payments(app: &TestApp) {
@@ -537,15 +550,7 @@ async fn rules_delay_methods_and_an_acknowledgement_calls_off_what_was_not_sent(
     let (hook, url) = receiver().await;
     let now_method = method(&app, "ana", "webhook", &url).await;
     let later = method(&app, "ana", "email", "ana@example.com").await;
-    for (m, after) in [(&now_method, 0), (&later, 5)] {
-        let r = app
-            .post(
-                "/api/v1/people/ana/notification-rules",
-                json!({"contact_method_id": m["id"], "after_minutes": after}),
-            )
-            .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    }
+    rules(&app, "ana", &[(&now_method, 0), (&later, 5)]).await;
     let key = app
         .incident(
             json!({"title": "Card failures", "severity": "Sev2", "service": "payments-gateway"}),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 
 use crate::common::{Creds, TestApp};
-use crate::paging::{deliver, method, paged, payments, receiver, sender};
+use crate::paging::{deliver, method, paged, payments, receiver, rules, sender};
 
 /// Dee, the database person, reached by a webhook at once and by email ten minutes later.
 async fn dee(app: &TestApp) -> crate::paging::Receiver {
@@ -19,15 +19,7 @@ async fn dee(app: &TestApp) -> crate::paging::Receiver {
     let (hook, url) = receiver().await;
     let now = method(app, "dee", "webhook", &url).await;
     let later = method(app, "dee", "email", "dee@example.com").await;
-    for (m, after) in [(&now, 0), (&later, 10)] {
-        let r = app
-            .post(
-                "/api/v1/people/dee/notification-rules",
-                json!({"contact_method_id": m["id"], "after_minutes": after}),
-            )
-            .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    }
+    rules(app, "dee", &[(&now, 0), (&later, 10)]).await;
     hook
 }
 
@@ -381,15 +373,7 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
     let (ana_hook, url) = receiver().await;
     let ana_now = method(&app, "ana", "webhook", &url).await;
     let ana_later = method(&app, "ana", "email", "ana@example.com").await;
-    for (m, after) in [(&ana_now, 0), (&ana_later, 10)] {
-        let r = app
-            .post(
-                "/api/v1/people/ana/notification-rules",
-                json!({"contact_method_id": m["id"], "after_minutes": after}),
-            )
-            .await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    }
+    rules(&app, "ana", &[(&ana_now, 0), (&ana_later, 10)]).await;
     let (ben_hook, url) = receiver().await;
     method(&app, "ben", "webhook", &url).await;
     let r = app
@@ -552,12 +536,7 @@ async fn reassigning_hands_the_incident_over_and_the_new_persons_acknowledgement
             "{body} {}",
             r.text
         );
-        assert_eq!(
-            r.json()["error"]["details"]["fields"][0]["field"],
-            field,
-            "{body} {}",
-            r.text
-        );
+        assert_eq!(r.field(), field, "{body} {}", r.text);
     }
     assert_eq!(app.incident_json(&key).await["version"], before);
     let r = app
@@ -608,10 +587,7 @@ async fn a_restricted_incident_is_asked_of_and_handed_only_to_people_it_is_kept_
     );
     let r = add(json!({"schedule": "Payments secondary"})).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
-    assert_eq!(
-        r.json()["error"]["details"]["fields"][0]["field"],
-        "schedule"
-    );
+    assert_eq!(r.field(), "schedule");
     let r = app
         .call(
             Method::POST,
@@ -691,12 +667,7 @@ async fn bad_requests_change_nothing_and_resolving_ends_what_still_waits(pool: P
             "{body} {}",
             r.text
         );
-        assert_eq!(
-            r.json()["error"]["details"]["fields"][0]["field"],
-            field,
-            "{body} {}",
-            r.text
-        );
+        assert_eq!(r.field(), field, "{body} {}", r.text);
     }
     assert_eq!(
         count(&app.pool, "select count(*) from responder_requests").await,

@@ -20,6 +20,7 @@ pub mod egress;
 pub mod engine;
 pub mod error;
 pub mod evidence;
+pub mod handoffs;
 pub mod heartbeats;
 pub mod http;
 pub mod idempotency;
@@ -275,6 +276,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let responders =
                 engine::supervise("responders", move || responders::timers::run(pool.clone()));
             let pool = state.pool.clone();
+            let handoffs =
+                engine::supervise("handoffs", move || handoffs::timers::run(pool.clone()));
+            let pool = state.pool.clone();
             let reports =
                 engine::supervise("reports", move || reports::refresher::run(pool.clone()));
             let pool = state.pool.clone();
@@ -320,6 +324,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             engine.abort();
             escalator.abort();
             responders.abort();
+            handoffs.abort();
             reports.abort();
             unsilence.abort();
             windows.abort();

@@ -17,6 +17,7 @@ use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Auth, Viewer};
 use crate::http::extract::{ApiJson, parse_id};
 use crate::http::request::ApiRequest;
+use crate::people::domain::Preferences;
 use crate::state::AppState;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -45,6 +46,36 @@ impl From<&User> for UserView {
             created_at: u.created_at,
         }
     }
+}
+
+/// Your preferences: your time zone (on-call load counts your pages outside 08:00–20:00 there;
+/// your notices speak its time), and whether and how early you hear about your hand-offs.
+#[utoipa::path(get, path = "/api/v1/me/preferences", operation_id = "getMyPreferences", tag = "accounts",
+    responses((status = 200, description = "Yours, or the defaults", body = Preferences), (status = 401, description = "No valid token", body = crate::error::ErrorBody)))]
+pub async fn preferences(
+    ApiRequest(state, auth): ApiRequest<Viewer>,
+) -> AppResult<Json<Preferences>> {
+    Ok(Json(
+        crate::people::db::preferences(&state.pool, auth.user.id).await?,
+    ))
+}
+
+/// Sets your preferences: the whole set (a field left out takes its default).
+#[utoipa::path(put, path = "/api/v1/me/preferences", operation_id = "setMyPreferences", tag = "accounts", request_body = Preferences,
+    responses((status = 200, description = "Saved", body = Preferences),
+              (status = 422, description = "An unknown time zone, or a reminder outside 1–48 hours; the field and why", body = crate::error::ErrorBody)))]
+pub async fn set_preferences(
+    ApiRequest(state, auth): ApiRequest<Viewer>,
+    body: ApiJson<Preferences>,
+) -> AppResult<Json<Preferences>> {
+    let saved = crate::people::actions::save_preferences(
+        &state.pool,
+        &auth.actor,
+        auth.user.id,
+        &body.value,
+    )
+    .await?;
+    Ok(Json(saved))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -23,6 +23,7 @@ use crate::http::extract::{PageForm, SignInForm};
 use crate::http::page::Chrome;
 use crate::http::page::{PageError, PageResult};
 use crate::http::request::{ApiRequest, PageRequest};
+use crate::people::domain::Preferences;
 use crate::state::AppState;
 
 #[derive(Template, WebTemplate)]
@@ -187,6 +188,56 @@ pub struct AccountPage {
     notice: Option<String>,
     /// A token just made, shown this once.
     new_token: Option<String>,
+    /// Your preferences as stored, or as the refused form typed them
+    prefs: PrefsForm,
+}
+
+/// The preferences form: time zone, hand-off notices, reminder hours (blank: none).
+#[derive(Deserialize, Clone, Default)]
+pub struct PrefsForm {
+    #[serde(default)]
+    time_zone: String,
+    /// A checkbox: present when ticked
+    #[serde(default)]
+    handoff_notices: Option<String>,
+    #[serde(default)]
+    handoff_reminder_hours: String,
+}
+
+impl PrefsForm {
+    fn of(p: &Preferences) -> Self {
+        Self {
+            time_zone: p.time_zone.clone(),
+            handoff_notices: p.handoff_notices.then(|| "on".to_owned()),
+            handoff_reminder_hours: p
+                .handoff_reminder_hours
+                .map(|h| h.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// What the form asks for, or the field that cannot be read.
+    fn asked(&self) -> Result<Preferences, FieldError> {
+        let hours = self.handoff_reminder_hours.trim();
+        let handoff_reminder_hours = if hours.is_empty() {
+            None
+        } else {
+            Some(hours.parse().map_err(|_| FieldError {
+                field: "handoff_reminder_hours".into(),
+                message: format!("{hours:?} is not a whole number of hours"),
+            })?)
+        };
+        Ok(Preferences {
+            time_zone: self.time_zone.clone(),
+            handoff_notices: self.handoff_notices.is_some(),
+            handoff_reminder_hours,
+        })
+    }
+
+    /// The zones offered to choose from.
+    fn zones(&self) -> impl Iterator<Item = &'static str> {
+        chrono_tz::TZ_VARIANTS.iter().map(|z| z.name())
+    }
 }
 
 async fn account_page(
@@ -200,6 +251,7 @@ async fn account_page(
         .await?
         .ok_or_else(|| AppError::NotFound("Your account no longer exists.".into()))?;
     let tokens = db::list_tokens(&state.pool, Some(id)).await?;
+    let prefs = PrefsForm::of(&crate::people::db::preferences(&state.pool, id).await?);
     Ok(AccountPage {
         chrome,
         me,
@@ -207,7 +259,38 @@ async fn account_page(
         errors,
         notice,
         new_token: None,
+        prefs,
     })
+}
+
+/// Changes your time zone and hand-off notices; refused, the form comes back as typed, naming
+/// the field.
+pub async fn change_preferences(
+    PageRequest(state, chrome, auth): PageRequest<Viewer>,
+    PageForm(f): PageForm<PrefsForm>,
+) -> PageResult<Response> {
+    let refused = |errors: Vec<FieldError>| async {
+        let mut page = account_page(&state, chrome.clone(), auth.user.id, errors, None).await?;
+        page.prefs = f.clone();
+        Ok::<_, PageError>((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+    };
+    let asked = match f.asked() {
+        Ok(asked) => asked,
+        Err(e) => return refused(vec![e]).await,
+    };
+    let me = auth.user.id;
+    let saved =
+        crate::people::actions::save_preferences(&state.pool, &auth.actor, me, &asked).await;
+    match saved {
+        Ok(_) => {
+            let notice = Some("Preferences saved.".to_owned());
+            Ok(account_page(&state, chrome, me, vec![], notice)
+                .await?
+                .into_response())
+        }
+        Err(AppError::Validation(errors)) => refused(errors).await,
+        Err(other) => Err(PageError(other)),
+    }
 }
 
 #[derive(Deserialize)]

@@ -432,6 +432,20 @@ pub async fn page_person(
     db::page_person(conn, (about.incident_id, request_id), person_id, &payload).await
 }
 
+/// Tells a person about a schedule of theirs (a hand-off notice) by every contact method at
+/// once, in the caller's transaction; how many messages were queued.
+pub async fn tell_person(
+    conn: &mut PgConnection,
+    person_id: i64,
+    schedule_id: i64,
+    payload: &Value,
+) -> AppResult<u64> {
+    db::tell_person(conn, person_id, schedule_id, HANDOFF, payload).await
+}
+
+/// The event a hand-off notice is.
+pub const HANDOFF: &str = "oncall.handoff";
+
 /// Calls off responder requests' pages not yet sent (of one person, when given); how many.
 pub async fn call_off_request_pages(
     conn: &mut PgConnection,

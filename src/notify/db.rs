@@ -553,6 +553,33 @@ pub async fn page_person(
     Ok(queued)
 }
 
+/// Queues a message about schedule `schedule_id` (a hand-off notice) to every contact method
+/// of `person_id` at once, in the caller's transaction; how many were queued (0: they have
+/// none). Not a page: their escalating notification rules are for incidents.
+pub async fn tell_person(
+    conn: &mut PgConnection,
+    person_id: i64,
+    schedule_id: i64,
+    event: &str,
+    payload: &Value,
+) -> AppResult<u64> {
+    let queued = sqlx::query!(
+        r#"insert into notifications (contact_method_id, person_id, schedule_id, event, payload)
+           select m.id, $1, $2, $3, $4 from contact_methods m where m.person_id = $1"#,
+        person_id,
+        schedule_id,
+        event,
+        payload
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if queued > 0 {
+        wake(conn).await?;
+    }
+    Ok(queued)
+}
+
 /// Calls off the escalation's pages to an incident not yet sent (it was acknowledged); returns
 /// how many. Pages sent for a responder request are the request's to call off.
 pub async fn cancel_pages(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<u64> {

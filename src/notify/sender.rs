@@ -144,6 +144,18 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
         .unwrap_or("Quell notification")
         .to_owned();
     if let Some(obj) = payload.as_object_mut() {
+        // A message of several lines (a hand-off notice's open incidents) carries them here.
+        for line in obj
+            .get("lines")
+            .and_then(|l| l.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(line) = line.as_str() {
+                text.push('\n');
+                text.push_str(line);
+            }
+        }
         if let Some(path) = obj.get("path").and_then(|p| p.as_str()).map(str::to_owned) {
             obj.insert("url".into(), json!(format!("{base}{path}")));
             text.push_str(&format!("\n{base}{path}"));

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use sqlx::PgExecutor;
 
-use super::domain::PersonDraft;
+use super::domain::{PersonDraft, Preferences};
 use crate::error::{AppError, AppResult};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -76,4 +76,64 @@ pub async fn find(e: impl PgExecutor<'_>, handle_or_email: &str) -> AppResult<Op
     )
     .fetch_optional(e)
     .await?)
+}
+
+/// A person's preferences; the defaults when they have set none.
+pub async fn preferences(e: impl PgExecutor<'_>, person_id: i64) -> AppResult<Preferences> {
+    Ok(sqlx::query_as!(
+        Preferences,
+        r#"select time_zone, handoff_notices, handoff_remind_hours as handoff_reminder_hours
+           from person_preferences where person_id = $1"#,
+        person_id
+    )
+    .fetch_optional(e)
+    .await?
+    .unwrap_or_default())
+}
+
+/// The preferences of `ids` who have set any (the others have the defaults).
+pub async fn preferences_of(
+    e: impl PgExecutor<'_>,
+    ids: &[i64],
+) -> AppResult<std::collections::HashMap<i64, Preferences>> {
+    Ok(sqlx::query!(
+        r#"select person_id, time_zone, handoff_notices, handoff_remind_hours
+           from person_preferences where person_id = any($1)"#,
+        ids
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| {
+        let p = Preferences {
+            time_zone: r.time_zone,
+            handoff_notices: r.handoff_notices,
+            handoff_reminder_hours: r.handoff_remind_hours,
+        };
+        (r.person_id, p)
+    })
+    .collect())
+}
+
+/// Writes a person's preferences (already checked).
+pub async fn set_preferences(
+    e: impl PgExecutor<'_>,
+    person_id: i64,
+    p: &Preferences,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into person_preferences
+               (person_id, time_zone, handoff_notices, handoff_remind_hours)
+           values ($1, $2, $3, $4)
+           on conflict (person_id) do update
+           set time_zone = excluded.time_zone, handoff_notices = excluded.handoff_notices,
+               handoff_remind_hours = excluded.handoff_remind_hours, updated_at = now()"#,
+        person_id,
+        p.time_zone,
+        p.handoff_notices,
+        p.handoff_reminder_hours
+    )
+    .execute(e)
+    .await?;
+    Ok(())
 }

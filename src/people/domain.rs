@@ -1,6 +1,6 @@
 //! What makes a valid person: a name, an email and a handle to mention them by.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::domain::DomainError;
 
@@ -59,6 +59,71 @@ impl PersonDraft {
     }
 }
 
+/// A person's own settings: the zone their days and nights are in (on-call load counts pages
+/// outside 08:00–20:00 there, and their notices speak its time), whether they hear about their
+/// on-call hand-offs, and how many hours before a shift they are reminded of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Preferences {
+    /// An IANA time zone, e.g. Europe/Lisbon
+    #[serde(default = "utc")]
+    pub time_zone: String,
+    /// Hear when your on-call shift starts and ends (default on)
+    #[serde(default = "yes")]
+    pub handoff_notices: bool,
+    /// Be reminded this many hours (1–48) before a shift starts; none: no reminder
+    #[serde(default)]
+    pub handoff_reminder_hours: Option<i32>,
+}
+
+fn utc() -> String {
+    "UTC".to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Preferences {
+    fn default() -> Self {
+        Self {
+            time_zone: utc(),
+            handoff_notices: true,
+            handoff_reminder_hours: None,
+        }
+    }
+}
+
+impl Preferences {
+    /// The zone, checked: a zone PostgreSQL and Quell both know by its IANA name.
+    pub fn zone(&self) -> chrono_tz::Tz {
+        self.time_zone.parse().unwrap_or(chrono_tz::UTC)
+    }
+
+    /// Checked and tidied, or the field that is wrong and why.
+    pub fn validated(mut self) -> Result<Self, DomainError> {
+        self.time_zone = self.time_zone.trim().to_owned();
+        if self.time_zone.parse::<chrono_tz::Tz>().is_err() {
+            return Err(DomainError::invalid(
+                "time_zone",
+                format!(
+                    "{:?} is not a time zone; use an IANA name such as Europe/Lisbon or UTC",
+                    self.time_zone
+                ),
+            ));
+        }
+        if let Some(h) = self.handoff_reminder_hours
+            && !(1..=48).contains(&h)
+        {
+            return Err(DomainError::invalid(
+                "handoff_reminder_hours",
+                "a reminder is 1 to 48 hours before the shift, or none",
+            ));
+        }
+        Ok(self)
+    }
+}
+
 /// A handle made from an email's local part: `ana.ribeiro@x` → `ana.ribeiro`.
 pub fn handle_from_email(email: &str) -> String {
     let local = email
@@ -88,6 +153,37 @@ pub fn handle_from_email(email: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preferences_name_the_wrong_field() {
+        let ok = Preferences {
+            time_zone: " Europe/Lisbon ".into(),
+            handoff_notices: false,
+            handoff_reminder_hours: Some(12),
+        }
+        .validated()
+        .unwrap();
+        assert_eq!(ok.time_zone, "Europe/Lisbon");
+        assert_eq!(ok.zone(), chrono_tz::Europe::Lisbon);
+        let zone = Preferences {
+            time_zone: "Mars/Olympus".into(),
+            ..Preferences::default()
+        };
+        let field = |e: DomainError| match e {
+            DomainError::Invalid { field, .. } => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(zone.validated().unwrap_err()), "time_zone");
+        for hours in [0, 49, -1] {
+            let p = Preferences {
+                handoff_reminder_hours: Some(hours),
+                ..Preferences::default()
+            };
+            assert_eq!(field(p.validated().unwrap_err()), "handoff_reminder_hours");
+        }
+        let read: Preferences = serde_json::from_str("{}").unwrap();
+        assert_eq!(read, Preferences::default());
+    }
 
     #[test]
     fn handles_come_from_the_local_part() {

@@ -339,6 +339,24 @@ impl TestApp {
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
 
+    /// Makes escalation policy `policy` (its JSON, named in it) and points service `service`
+    /// at it.
+    pub async fn policy(&self, service: &str, policy: Value) {
+        let r = self
+            .post("/api/v1/escalation-policies", policy.clone())
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let r = self
+            .call(
+                Method::PUT,
+                &format!("/api/v1/services/{service}/escalation-policy"),
+                &[],
+                Some(&json!({"escalation_policy": policy["name"]}).to_string()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    }
+
     /// Opens an incident and returns its key.
     pub async fn incident(&self, body: Value) -> String {
         let r = self.post("/api/v1/incidents", body).await;

@@ -16,6 +16,7 @@ mod demo;
 mod evidence;
 mod flapping;
 mod grouping;
+mod handoffs;
 mod hardening;
 mod heartbeats;
 mod incidents_api;

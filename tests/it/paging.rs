@@ -104,7 +104,7 @@ pub(crate) async fn rules(app: &TestApp, handle: &str, rules: &[(&Value, i64)]) 
 
 /// payments-gateway with the demo's policy: the primary, then the secondary after 5 minutes,
 /// then the engineering manager after 15.
-pub async fn payments(app: &TestApp) {
+pub(crate) async fn payments(app: &TestApp) {
     for (name, handle) in [
         ("Ana Ribeiro", "ana"),
         ("Ben Okafor", "ben"),
@@ -115,25 +115,14 @@ pub async fn payments(app: &TestApp) {
     schedule(app, "Payments primary", &["ana"]).await;
     schedule(app, "Payments secondary", &["ben"]).await;
     app.service("payments-gateway").await;
-    let r = app
-        .post(
-            "/api/v1/escalation-policies",
-            json!({"name": "Payments", "steps": [
+    app.policy(
+        "payments-gateway",
+        json!({"name": "Payments", "steps": [
                 {"targets": [{"schedule": "Payments primary"}], "delay_minutes": 5},
                 {"targets": [{"schedule": "Payments secondary"}], "delay_minutes": 10},
                 {"targets": [{"person": "eve"}], "delay_minutes": 15}]}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let r = app
-        .call(
-            Method::PUT,
-            "/api/v1/services/payments-gateway/escalation-policy",
-            &[],
-            Some(&json!({"escalation_policy": "Payments"}).to_string()),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    )
+    .await;
 }
 
 pub(crate) fn paged(timeline: &[Value]) -> Vec<String> {
@@ -285,22 +274,7 @@ async fn the_last_step_waits_then_the_policy_repeats_and_then_ends(pool: PgPool)
     let app = TestApp::new(pool).await;
     app.person("Ana Ribeiro", "ana").await;
     app.service("search").await;
-    let r = app
-        .post(
-            "/api/v1/escalation-policies",
-            json!({"name": "Search", "repeat": 1, "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 3}]}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let r = app
-        .call(
-            Method::PUT,
-            "/api/v1/services/search/escalation-policy",
-            &[],
-            Some(&json!({"escalation_policy": "Search"}).to_string()),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    app.policy("search", json!({"name": "Search", "repeat": 1, "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 3}]})).await;
     let key = app
         .incident(json!({"title": "Search slow", "severity": "Sev3", "service": "search"}))
         .await;
@@ -808,12 +782,25 @@ async fn bad_paging_input_is_refused_naming_the_field_and_changes_nothing(pool: 
 }
 
 /// Debian's aiosmtpd, storing what it receives in a maildir.
-struct SmtpServer {
+pub(crate) struct SmtpServer {
     child: std::process::Child,
     maildir: std::path::PathBuf,
-    url: String,
+    pub(crate) url: String,
     /// Holds the maildir; removed after the server stops (fields drop after `drop`).
     _folder: crate::common::TempDir,
+}
+
+impl SmtpServer {
+    /// Every message the server has received, long lines joined again (they come
+    /// quoted-printable, as mail clients expect).
+    pub(crate) fn mail(&self) -> Vec<String> {
+        let Ok(new) = std::fs::read_dir(self.maildir.join("new")) else {
+            return vec![];
+        };
+        new.map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .map(|m| m.replace("=\n", "").replace("=3D", "="))
+            .collect()
+    }
 }
 
 impl Drop for SmtpServer {
@@ -823,7 +810,7 @@ impl Drop for SmtpServer {
     }
 }
 
-async fn smtp_server() -> SmtpServer {
+pub(crate) async fn smtp_server() -> SmtpServer {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -882,14 +869,9 @@ async fn a_page_by_email_reaches_a_real_smtp_server(pool: PgPool) {
         .await
         .json();
     assert_eq!(state["notifications"][0]["state"], "delivered", "{state}");
-    let new = smtp.maildir.join("new");
-    let mail = std::fs::read_dir(&new)
-        .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .collect::<Vec<_>>();
+    let mail = smtp.mail();
     assert_eq!(mail.len(), 1);
-    // Long lines come quoted-printable, as mail clients expect: undo the soft breaks.
-    let m = &mail[0].replace("=\n", "").replace("=3D", "=");
+    let m = &mail[0];
     assert!(m.contains("To: ana.oncall@example.com"), "{m}");
     assert!(
         m.contains(&format!("Subject: {key} (Sev1) Card failures")),

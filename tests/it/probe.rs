@@ -370,22 +370,11 @@ async fn live_stream_slots_end_with_their_streams_however_the_request_ends(pool:
 /// The service `payments`, paging `targets` (JSON) through a one-step policy named `policy`.
 async fn payments_paging(app: &TestApp, policy: &str, targets: serde_json::Value) {
     app.service("payments").await;
-    let r = app
-        .post(
-            "/api/v1/escalation-policies",
-            json!({"name": policy, "steps": [{"targets": targets, "delay_minutes": 5}]}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let r = app
-        .call(
-            Method::PUT,
-            "/api/v1/services/payments/escalation-policy",
-            &[],
-            Some(&json!({"escalation_policy": policy}).to_string()),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    app.policy(
+        "payments",
+        json!({"name": policy, "steps": [{"targets": targets, "delay_minutes": 5}]}),
+    )
+    .await;
 }
 
 /// Changes account `id` as an admin would (`{"role": …}` or `{"disabled": …}`).

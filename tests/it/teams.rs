@@ -403,22 +403,7 @@ async fn the_team_page_shows_its_services_who_is_on_call_and_its_open_incidents(
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     }
-    let r = app
-        .post(
-            "/api/v1/escalation-policies",
-            json!({"name": "Payments", "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]}),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let r = app
-        .call(
-            Method::PUT,
-            "/api/v1/services/payments-gateway/escalation-policy",
-            &[],
-            Some(&json!({"escalation_policy": "Payments"}).to_string()),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    app.policy("payments-gateway", json!({"name": "Payments", "steps": [{"targets": [{"person": "ana"}], "delay_minutes": 5}]})).await;
     let ours = app
         .incident(
             json!({"title": "Card declines", "severity": "Sev2", "service": "payments-gateway"}),

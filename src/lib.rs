@@ -56,6 +56,7 @@ pub mod timeline;
 pub mod trackers;
 pub mod transaction;
 pub mod updates;
+pub mod workload;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

@@ -77,6 +77,7 @@ pub fn capabilities() -> Routes {
         merging::routes::routes(),
         responders::routes::routes(),
         swaps::routes::routes(),
+        workload::routes::routes(),
         challenges::routes::routes(),
         runbooks::routes::routes(),
         alerts::routes::routes(),

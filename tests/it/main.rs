@@ -46,3 +46,4 @@ mod snooze;
 mod swaps;
 mod teams;
 mod timers;
+mod workload;

@@ -168,6 +168,7 @@ fn pages(w: &World) -> Vec<String> {
         "/schedules",
         "/schedules/new",
         "/oncall",
+        "/oncall/load",
         "/escalation-policies/new",
         "/account",
         "/account/paging",

@@ -60,21 +60,42 @@ pub async fn preferences(
     ))
 }
 
-/// Sets your preferences: the whole set (a field left out takes its default).
-#[utoipa::path(put, path = "/api/v1/me/preferences", operation_id = "setMyPreferences", tag = "accounts", request_body = Preferences,
-    responses((status = 200, description = "Saved", body = Preferences),
+/// A change to your preferences: what is given changes, what is left out stays.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreferencesChange {
+    /// An IANA time zone, e.g. Europe/Lisbon
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    /// Hear when your on-call shift starts and ends
+    #[serde(default)]
+    pub handoff_notices: Option<bool>,
+    /// Hours (1–48) before a shift to be reminded of it; null: no reminder
+    #[serde(default, deserialize_with = "crate::http::extract::double_option")]
+    #[schema(value_type = Option<i32>)]
+    pub handoff_reminder_hours: Option<Option<i32>>,
+}
+
+/// Changes your preferences: the fields given (the others stay as they are).
+#[utoipa::path(patch, path = "/api/v1/me/preferences", operation_id = "setMyPreferences", tag = "accounts", request_body = PreferencesChange,
+    responses((status = 200, description = "Saved; all of them", body = Preferences),
               (status = 422, description = "An unknown time zone, or a reminder outside 1–48 hours; the field and why", body = crate::error::ErrorBody)))]
 pub async fn set_preferences(
     ApiRequest(state, auth): ApiRequest<Viewer>,
-    body: ApiJson<Preferences>,
+    body: ApiJson<PreferencesChange>,
 ) -> AppResult<Json<Preferences>> {
-    let saved = crate::people::actions::save_preferences(
-        &state.pool,
-        &auth.actor,
-        auth.user.id,
-        &body.value,
-    )
-    .await?;
+    let change = &body.value;
+    let now = crate::people::db::preferences(&state.pool, auth.user.id).await?;
+    let asked = Preferences {
+        time_zone: change.time_zone.clone().unwrap_or(now.time_zone),
+        handoff_notices: change.handoff_notices.unwrap_or(now.handoff_notices),
+        handoff_reminder_hours: change
+            .handoff_reminder_hours
+            .unwrap_or(now.handoff_reminder_hours),
+    };
+    let saved =
+        crate::people::actions::save_preferences(&state.pool, &auth.actor, auth.user.id, &asked)
+            .await?;
     Ok(Json(saved))
 }
 

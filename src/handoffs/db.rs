@@ -4,21 +4,21 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 
-use super::domain::{Kind, OpenIncident};
+use super::domain::{Kind, Open, OpenIncident};
 use crate::domain::IncidentKey;
 use crate::error::AppResult;
 
 /// The open incidents of the services whose escalation policies page schedule `schedule`,
-/// those `viewer` may see, worst first (at most `limit`).
+/// those `viewer` may see: the worst `limit` first, and how many there are.
 pub async fn open_incidents(
     e: impl PgExecutor<'_>,
     schedule: &str,
     viewer: i64,
     limit: i64,
-) -> AppResult<Vec<OpenIncident>> {
-    Ok(sqlx::query!(
+) -> AppResult<Open> {
+    let rows = sqlx::query!(
         r#"select i.number as "key!: IncidentKey", i.title, i.severity, i.status,
-                  s.name as service
+                  s.name as service, count(*) over () as "total!"
            from incidents i
            join services s on s.id = i.service_id
            join escalation_policies p on p.id = s.escalation_policy_id
@@ -34,16 +34,20 @@ pub async fn open_incidents(
         limit
     )
     .fetch_all(e)
-    .await?
-    .into_iter()
-    .map(|r| OpenIncident {
-        key: r.key.to_string(),
-        title: r.title,
-        severity: r.severity,
-        status: r.status,
-        service: r.service,
+    .await?;
+    Ok(Open {
+        total: rows.first().map_or(0, |r| r.total),
+        listed: rows
+            .into_iter()
+            .map(|r| OpenIncident {
+                key: r.key.to_string(),
+                title: r.title,
+                severity: r.severity,
+                status: r.status,
+                service: r.service,
+            })
+            .collect(),
     })
-    .collect())
 }
 
 /// Claims notice `kind` of the hand-off at `at` in schedule `schedule_id` for `person_id`:

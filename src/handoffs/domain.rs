@@ -143,6 +143,13 @@ pub fn next_due(
         .min()
 }
 
+/// The open incidents a notice lists: the first few, worst first, and how many there are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Open {
+    pub listed: Vec<OpenIncident>,
+    pub total: i64,
+}
+
 /// An open incident as a notice lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpenIncident {
@@ -165,9 +172,10 @@ pub fn words(
     d: &Due<'_>,
     schedule: &str,
     name_of: impl Fn(&str) -> String,
-    incidents: &[OpenIncident],
+    open: &Open,
     zone: Tz,
 ) -> (String, Vec<String>) {
+    let incidents = &open.listed;
     let h = d.handoff;
     let until = h
         .until
@@ -205,10 +213,15 @@ pub fn words(
     if incidents.is_empty() {
         lines.push("No incidents are open on the services it covers.".to_owned());
     } else {
-        lines.push(format!(
-            "Open on the services it covers ({}):",
-            incidents.len()
-        ));
+        lines.push(if open.total > incidents.len() as i64 {
+            format!(
+                "Open on the services it covers ({}; the worst {} here):",
+                open.total,
+                incidents.len()
+            )
+        } else {
+            format!("Open on the services it covers ({}):", open.total)
+        });
         for i in incidents {
             lines.push(format!(
                 "{} ({}) {} [{}, {}]",
@@ -320,13 +333,14 @@ mod tests {
             kind: Kind::On,
             handoff: &h[0],
         };
-        let open = [OpenIncident {
+        let listed = vec![OpenIncident {
             key: "INC-7".into(),
             title: "Checkout errors".into(),
             severity: "SEV2".into(),
             status: "triggered".into(),
             service: "checkout".into(),
         }];
+        let open = Open { listed, total: 1 };
         let (subject, lines) = words(&on, "Payments", name, &open, chrono_tz::Europe::Berlin);
         assert_eq!(
             subject,
@@ -344,7 +358,7 @@ mod tests {
             kind: Kind::Off,
             handoff: &h[1],
         };
-        let (subject, lines) = words(&off, "Payments", name, &[], chrono_tz::UTC);
+        let (subject, lines) = words(&off, "Payments", name, &Open::default(), chrono_tz::UTC);
         assert_eq!(
             subject,
             "Your on-call shift for Payments ended at Mon 7 Dec 12:00 UTC: nobody is on call after you"
@@ -352,6 +366,15 @@ mod tests {
         assert_eq!(
             lines,
             vec!["No incidents are open on the services it covers."]
+        );
+        let many = Open {
+            total: 57,
+            ..open.clone()
+        };
+        let (_, lines) = words(&on, "Payments", name, &many, chrono_tz::UTC);
+        assert_eq!(
+            lines[0],
+            "Open on the services it covers (57; the worst 1 here):"
         );
     }
 }

@@ -186,6 +186,13 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
     (payload, text)
 }
 
+/// Text as Slack shows it literally: `&`, `<` and `>` escaped as its API asks.
+fn slack_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 async fn send_email(
     cfg: &SenderConfig,
     to: &str,
@@ -232,7 +239,10 @@ async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Res
             return send_email(cfg, to, &subject, text).await;
         }
         _ if crate::egress::refusal(&n.url, &cfg.allow).is_some() => return Err(INSIDE.into()),
-        "slack" => http.post(&n.url).json(&json!({ "text": text })),
+        // Slack reads `<…>` as links and mentions: what people typed is shown as typed.
+        "slack" => http
+            .post(&n.url)
+            .json(&json!({ "text": slack_text(&text) })),
         _ => {
             let body = payload.to_string();
             let msg_id = format!("msg_quell_{}", n.id);

@@ -108,7 +108,7 @@ impl Preferences {
                 "time_zone",
                 format!(
                     "{:?} is not a time zone; use an IANA name such as Europe/Lisbon or UTC",
-                    self.time_zone
+                    self.time_zone.chars().take(64).collect::<String>()
                 ),
             ));
         }

@@ -160,6 +160,9 @@ impl Figures {
 /// One row of a horizontal bar chart: a name and its parts, drawn end to end.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The name in full, for the row's title
+    pub name: String,
+    /// The name as drawn: shortened when too wide
     pub label: String,
     /// Where the row's bar and label sit
     pub y: i64,
@@ -224,6 +227,7 @@ pub fn chart(rows: &[(String, Vec<f64>, String)]) -> Chart {
                 })
                 .collect();
             Row {
+                name: rows[n].0.clone(),
                 label,
                 y: n as i64 * ROW + (ROW - BAR) / 2,
                 parts,
@@ -251,10 +255,11 @@ impl Chart {
     }
 }
 
-/// A CSV cell a spreadsheet never reads as a formula: a leading `=`, `+`, `-` or `@` gets a
-/// `'` (the csv writer does the quoting).
+/// A CSV cell a spreadsheet never reads as a formula: a leading `=`, `+`, `-`, `@`, tab or
+/// carriage return (or a full-width `＝`, `＋`, `－`, `＠`) gets a `'` (the csv writer does the
+/// quoting).
 pub fn not_a_formula(text: &str) -> String {
-    if text.starts_with(['=', '+', '-', '@']) {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠']) {
         format!("'{text}")
     } else {
         text.to_owned()
@@ -408,5 +413,7 @@ mod tests {
         assert_eq!(not_a_formula("Ana Ribeiro"), "Ana Ribeiro");
         assert_eq!(not_a_formula("=HYPERLINK(1)"), "'=HYPERLINK(1)");
         assert_eq!(not_a_formula("@SUM"), "'@SUM");
+        assert_eq!(not_a_formula("\t=1"), "'\t=1");
+        assert_eq!(not_a_formula("＝1+1"), "'＝1+1");
     }
 }

@@ -54,8 +54,12 @@ pub async fn load(conn: &mut PgConnection, days: i64) -> AppResult<Load> {
 
     let mut spans: HashMap<i64, Vec<Period>> = HashMap::new();
     for s in crate::oncall::db::list(&mut *conn, None).await? {
-        let Ok(rules) = crate::oncall::actions::rules(&s) else {
-            continue;
+        let rules = match crate::oncall::actions::rules(&s) {
+            Ok(rules) => rules,
+            Err(e) => {
+                tracing::warn!(error = %e, "on-call load leaves out a schedule");
+                continue;
+            }
         };
         for span in rules.spans(from, to) {
             if let Some(id) = by_handle.get(span.person.as_str()) {

@@ -75,7 +75,7 @@ const API: &[(&str, &str, &str)] = &[
     ),
     ("GET", "/api/v1/me", "viewer"),
     ("GET", "/api/v1/me/preferences", "viewer"),
-    ("PUT", "/api/v1/me/preferences", "viewer"),
+    ("PATCH", "/api/v1/me/preferences", "viewer"),
     ("GET", "/api/v1/users", "admin"),
     ("POST", "/api/v1/users", "admin"),
     ("PATCH", "/api/v1/users/{id}", "admin"),

@@ -32,7 +32,7 @@ async fn hourly(app: &TestApp, name: &str, people: &[&str]) {
 async fn prefer(app: &TestApp, who: &Creds, prefs: Value) -> crate::common::Res {
     app.call_as(
         who,
-        Method::PUT,
+        Method::PATCH,
         "/api/v1/me/preferences",
         &[],
         Some(&prefs.to_string()),
@@ -53,10 +53,16 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
     let smtp = smtp_server().await;
     let app = TestApp::new(pool).await;
     let mut who = std::collections::HashMap::new();
-    for handle in ["ana", "bob", "carl", "dana", "erin"] {
-        let creds = app
-            .account(&format!("{handle}@example.com"), "responder")
-            .await;
+    for (handle, role) in [
+        ("ana", "responder"),
+        ("bob", "responder"),
+        ("carl", "responder"),
+        ("dana", "responder"),
+        ("erin", "responder"),
+        ("fay", "responder"),
+        ("vic", "viewer"),
+    ] {
+        let creds = app.account(&format!("{handle}@example.com"), role).await;
         method(
             &app,
             handle,
@@ -79,8 +85,32 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
     .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert_eq!(r.json()["handoff_notices"], true);
+    // A change touches only what it names.
+    let r = prefer(&app, &who["dana"], json!({"time_zone": "Asia/Tokyo"})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let r = prefer(&app, &who["dana"], json!({"handoff_notices": false})).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(
+        r.json(),
+        json!({"time_zone": "Asia/Tokyo", "handoff_notices": false, "handoff_reminder_hours": null})
+    );
+    for bad in [
+        json!({"handoff_reminder_hours": 49}),
+        json!({"handoff_notices": "yes"}),
+        json!({"time_zone": "UTC", "colour": "blue"}),
+    ] {
+        let r = prefer(&app, &who["dana"], bad.clone()).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}: {}",
+            r.text
+        );
+    }
+    assert_eq!(
+        preferences(&app, &who["dana"]).await["time_zone"],
+        "Asia/Tokyo"
+    );
     assert_eq!(
         preferences(&app, &who["carl"]).await,
         json!({"time_zone": "Europe/Berlin", "handoff_notices": true, "handoff_reminder_hours": 1})
@@ -89,6 +119,8 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
     // Ana handed to Bob a minute ago; Carl comes on in 59 minutes. Dana handed to Erin.
     hourly(&app, "Payments primary", &["ana", "bob", "carl"]).await;
     hourly(&app, "Search", &["dana", "erin"]).await;
+    // Vic only watches (a viewer is never paged): Fay hands to nobody, and Vic hears nothing.
+    hourly(&app, "Ledger", &["fay", "vic"]).await;
     app.service("payments-gateway").await;
     app.policy(
         "payments-gateway",
@@ -114,12 +146,15 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
         send_due(&app.pool)
     );
     let sent: usize = [a, b, c].into_iter().map(|r| r.unwrap().0).sum();
-    assert_eq!(sent, 4, "ana off, bob on, carl's reminder, erin on");
+    assert_eq!(
+        sent, 5,
+        "ana off, bob on, carl's reminder, erin on, fay off"
+    );
     assert_eq!(send_due(&app.pool).await.unwrap().0, 0, "nothing twice");
-    assert_eq!(deliver(&app, &sender(Some(smtp.url.clone()))).await, 4);
+    assert_eq!(deliver(&app, &sender(Some(smtp.url.clone()))).await, 5);
 
     let mail = smtp.mail();
-    assert_eq!(mail.len(), 4, "{mail:#?}");
+    assert_eq!(mail.len(), 5, "{mail:#?}");
     let to = |handle: &str| {
         let found: Vec<&String> = mail
             .iter()
@@ -165,6 +200,16 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
     assert!(
         erin.contains("No incidents are open on the services it covers."),
         "{erin}"
+    );
+    let fay = to("fay");
+    assert!(
+        fay.contains("Subject: Your on-call shift for Ledger ended at "),
+        "{fay}"
+    );
+    assert!(fay.contains("nobody is on call after you"), "{fay}");
+    assert!(
+        !mail.iter().any(|m| m.contains("To: vic.pager@")),
+        "{mail:#?}"
     );
     assert!(
         !mail.iter().any(|m| m.contains("To: dana.pager@")),

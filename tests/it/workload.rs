@@ -98,7 +98,7 @@ async fn load_figures_for_a_seeded_month(pool: PgPool) {
         let r = app
             .call_as(
                 &creds,
-                Method::PUT,
+                Method::PATCH,
                 "/api/v1/me/preferences",
                 &[],
                 Some(&json!({"time_zone": zone}).to_string()),
@@ -276,4 +276,28 @@ async fn load_figures_for_a_seeded_month(pool: PgPool) {
         .call_as(&who[0].1, Method::GET, "/oncall/load.csv", &[], None)
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+    // Ben resolves a false alarm straight from triggered, through the API: that acknowledges
+    // it too, and it is his (detected and acknowledged within the second).
+    let alarm = app
+        .incident(json!({"title": "False alarm", "severity": "Sev3"}))
+        .await;
+    let r = app
+        .call_as(
+            ben,
+            Method::POST,
+            &format!("/api/v1/incidents/{alarm}/resolve"),
+            &[],
+            Some(&json!({}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let after = load(&app, 30).await;
+    let ben = person(&after, "ben");
+    assert_eq!(ben["incidents_acknowledged"], 2, "{after}");
+    let mean = ben["mtta_seconds"].as_i64().unwrap();
+    assert!(
+        (30..=31).contains(&mean),
+        "(60 s + under a second) / 2: {after}"
+    );
 }

@@ -362,6 +362,9 @@ async fn sweep(pool: PgPool) {
         if let Err(err) = paging::db::purge_links(&pool).await {
             tracing::warn!(error = %err, "could not forget expired acknowledge links");
         }
+        if let Err(err) = handoffs::db::purge_old(&pool).await {
+            tracing::warn!(error = %err, "could not forget old hand-off notices");
+        }
     }
 }
 

@@ -94,3 +94,14 @@ pub async fn sent(
     .await?;
     Ok(())
 }
+
+/// Forgets notices whose hand-off is over a month past: a claim matters only while its notice
+/// may still be due (the grace after a hand-off). How many went.
+pub async fn purge_old(e: impl PgExecutor<'_>) -> AppResult<u64> {
+    Ok(
+        sqlx::query!("delete from handoff_notices where at < now() - interval '30 days'")
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}

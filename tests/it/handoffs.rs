@@ -151,6 +151,20 @@ async fn hand_off_notices_arrive_once_by_email_with_the_open_incidents(pool: PgP
         "ana off, bob on, carl's reminder, erin on, fay off"
     );
     assert_eq!(send_due(&app.pool).await.unwrap().0, 0, "nothing twice");
+    // The sweep forgets claims a month past, never those that may still be due.
+    sqlx::query(
+        "insert into handoff_notices (schedule_id, at, person_id, kind)
+         select schedule_id, now() - interval '31 days', person_id, kind from handoff_notices",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(quell::handoffs::db::purge_old(&app.pool).await.unwrap(), 5);
+    assert_eq!(
+        send_due(&app.pool).await.unwrap().0,
+        0,
+        "the recent claims stay"
+    );
     assert_eq!(deliver(&app, &sender(Some(smtp.url.clone()))).await, 5);
 
     let mail = smtp.mail();

@@ -136,3 +136,84 @@ pub async fn load(
     }
     Ok(())
 }
+
+/// Where the demo's people live: their days and nights (on-call load, hand-off notices) are
+/// counted there. Set once; a person's own choice is kept.
+const ZONES: &[(&str, &str)] = &[
+    ("daniel", "Europe/Lisbon"),
+    ("dev", "Europe/London"),
+    ("priya.raman", "Asia/Kolkata"),
+    ("mei", "Asia/Singapore"),
+    ("lena", "Europe/Berlin"),
+    ("sofia", "Europe/Rome"),
+    ("omar", "Asia/Dubai"),
+    ("tomas", "America/Sao_Paulo"),
+    ("kwame", "Africa/Accra"),
+];
+
+/// The demo's last 90 days of pages: each acknowledged incident of payments-gateway that no
+/// escalation paged was paged, at detection, to whoever the primary schedule had on call then
+/// (by work email, delivered). With the people's zones, on-call load has nights to show.
+pub async fn history(tx: &mut PgConnection) -> AppResult<()> {
+    let people = crate::people::db::list(&mut *tx).await?;
+    let ids: Vec<i64> = people.iter().map(|p| p.id).collect();
+    let chosen = crate::people::db::preferences_of(&mut *tx, &ids).await?;
+    for (handle, zone) in ZONES {
+        if let Some(p) = people.iter().find(|p| p.handle == *handle)
+            && !chosen.contains_key(&p.id)
+        {
+            let prefs = crate::people::domain::Preferences {
+                time_zone: (*zone).into(),
+                ..Default::default()
+            };
+            crate::people::db::set_preferences(&mut *tx, p.id, &prefs).await?;
+        }
+    }
+    let Some(policy) = crate::paging::db::list(&mut *tx, None)
+        .await?
+        .into_iter()
+        .find(|p| p.name == POLICY)
+    else {
+        return Ok(());
+    };
+    let Some(primary) = crate::oncall::db::list(&mut *tx, None)
+        .await?
+        .into_iter()
+        .find(|s| s.name == PRIMARY)
+    else {
+        return Ok(());
+    };
+    let rules = crate::oncall::actions::rules(&primary)?;
+    let since = crate::clock::now(&mut *tx).await? - chrono::Duration::days(90);
+    let methods = crate::notify::db::methods(&mut *tx, None).await?;
+    for i in crate::paging::db::unpaged_since(&mut *tx, "payments-gateway", since).await? {
+        let Some(handle) = rules.on_call(i.detected_at) else {
+            continue;
+        };
+        let Some(person) = people.iter().find(|p| p.handle == handle) else {
+            continue;
+        };
+        let Some(method) = methods.iter().find(|m| m.person_id == person.id) else {
+            continue;
+        };
+        let payload = json!({
+            "type": "incident.paged",
+            "message": format!("{} ({}) {}: you are paged (step 1 of 3, Payments)", i.key, i.severity, i.title),
+            "path": format!("/incidents/{}", i.key),
+        });
+        crate::paging::db::record_past_page(
+            tx,
+            &crate::paging::db::PastPage {
+                incident_id: i.id,
+                policy: &policy,
+                fired_at: i.detected_at,
+                stopped_at: i.acknowledged_at,
+                person_id: person.id,
+                method_id: method.id,
+                payload: &payload,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}

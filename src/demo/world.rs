@@ -652,6 +652,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     super::teams::private_incident(&mut tx).await?;
     super::quiet::silences(&mut tx).await?;
     super::quiet::heartbeats(&mut tx).await?;
+    super::paging::history(&mut tx).await?;
     incidents_db::bump_sequence(&mut *tx).await?;
     tx.commit().await?;
     Ok(())

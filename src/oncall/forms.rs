@@ -428,11 +428,23 @@ async fn page(state: &AppState, chrome: Chrome, shown: Shown) -> PageResult<Edit
 
 /// `GET /schedules/new`.
 pub async fn new_form(
-    PageRequest(state, chrome, _): PageRequest<Responder>,
+    PageRequest(state, chrome, auth): PageRequest<Responder>,
 ) -> PageResult<EditPage> {
+    // Someone who may not make the installation's schedules makes their team's: the first
+    // team they lead is chosen for them (they may pick another they lead).
+    let team = if auth.user.role.allows(UserRole::Manager) {
+        String::new()
+    } else {
+        teams::db::of_person(&state.pool, auth.user.id)
+            .await?
+            .into_iter()
+            .find(|(_, _, role)| *role == teams::domain::TeamRole::Lead)
+            .map(|(slug, _, _)| slug)
+            .unwrap_or_default()
+    };
     let sent = Sent {
         name: String::new(),
-        team: String::new(),
+        team,
         version: None,
         preview: false,
         layers: vec![],

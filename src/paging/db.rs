@@ -7,6 +7,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::domain::{PolicyDraft, Step};
+use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
 
 /// A policy as stored, with the services that point at it.
@@ -517,4 +518,36 @@ pub async fn record_past_page(conn: &mut PgConnection, p: &PastPage<'_>) -> AppR
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// An incident the demo's history pages for: a service's incidents detected since `since`
+/// whose escalation never fired a step, acknowledged, oldest first.
+pub struct Unpaged {
+    pub id: i64,
+    pub key: IncidentKey,
+    pub title: String,
+    pub severity: String,
+    pub detected_at: DateTime<Utc>,
+    pub acknowledged_at: DateTime<Utc>,
+}
+
+pub async fn unpaged_since(
+    e: impl PgExecutor<'_>,
+    service: &str,
+    since: DateTime<Utc>,
+) -> AppResult<Vec<Unpaged>> {
+    Ok(sqlx::query_as!(
+        Unpaged,
+        r#"select i.id, i.number as "key: IncidentKey", i.title, i.severity, i.detected_at,
+                  i.acknowledged_at as "acknowledged_at!"
+           -- every incident: the demo's history, written before anyone asks
+           from incidents i join services s on s.id = i.service_id
+           where s.name = $1 and i.detected_at >= $2 and i.acknowledged_at is not null
+             and not exists (select 1 from escalation_steps st where st.incident_id = i.id)
+           order by i.detected_at"#,
+        service,
+        since
+    )
+    .fetch_all(e)
+    .await?)
 }

@@ -385,6 +385,30 @@ async fn the_editor_keeps_overrides_names_fields_as_shown_and_is_only_for_owners
         !list.text.contains("/schedules/new"),
         "not offered to a responder who leads no team"
     );
+    // Made a team's lead, she is offered it, with her team chosen for her.
+    for team in ["Ledger", "Payments"] {
+        let r = app.post("/api/v1/teams", json!({"name": team})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let r = app
+        .call(
+            Method::PUT,
+            "/api/v1/teams/payments/members/rita",
+            &[],
+            Some(&json!({"role": "lead"}).to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let new = app
+        .call_as(&rita, Method::GET, "/schedules/new", &[], None)
+        .await;
+    assert!(
+        new.text
+            .contains("<option value=\"payments\" selected>Payments</option>")
+            && !new.text.contains("<option value=\"\" selected>"),
+        "{}",
+        new.text
+    );
     let list = app.get("/schedules").await;
     assert!(
         list.text.contains("href=\"/schedules/new\""),

@@ -415,6 +415,170 @@ pub fn parse_pagerduty(body: &Value, fresh_dedup: &str) -> Result<(String, Alert
     ))
 }
 
+/// Opsgenie's priorities; P3 when none is given, as Opsgenie does.
+const OPSGENIE_PRIORITIES: [&str; 5] = ["P1", "P2", "P3", "P4", "P5"];
+
+/// An Opsgenie alias as a dedup key: as given, or its hash when longer than Quell keeps (an
+/// alias may have 512 characters).
+pub fn opsgenie_alias(alias: &str) -> String {
+    let alias = alias.trim();
+    if alias.chars().count() <= MAX_KEY_CHARS {
+        alias.to_owned()
+    } else {
+        format!("sha256:{:x}", Sha256::digest(alias.as_bytes()))
+    }
+}
+
+/// Opsgenie's create-alert request (`POST /v2/alerts`): `message` (required), `alias` (the
+/// dedup key: the same alias while the alert is open is the same alert; none: a new one each
+/// time), `description`, `responders`, `visibleTo`, `actions`, `tags`, `details`, `entity`,
+/// `source`, `priority` (P1–P5, P3 when none), `user`, `note`. The priority is the sender's
+/// severity word, read by routing (P1 → Sev1 … P4 and P5 → Sev4); entity, priority and tags
+/// are labels rules can match; the rest is kept as details.
+pub fn parse_opsgenie(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Reasons> {
+    if !body.is_object() {
+        return Err(vec!["The request body must be a JSON object.".into()]);
+    }
+    let mut reasons = Reasons::new();
+    let string = |name: &str, max: usize, reasons: &mut Reasons| match body.get(name) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) if s.chars().count() <= max => Some(s.trim().to_owned()),
+        Some(Value::String(_)) => {
+            reasons.push(format!("{name} can not be longer than {max} characters."));
+            None
+        }
+        Some(_) => {
+            reasons.push(format!("{name} must be a string."));
+            None
+        }
+    };
+    let message = string("message", MAX_SUMMARY_CHARS, &mut reasons);
+    if message.is_none() && !reasons.iter().any(|r| r.starts_with("message")) {
+        reasons.push("Message can not be empty.".into());
+    }
+    let alias = string("alias", 512, &mut reasons);
+    let description = string("description", 15_000, &mut reasons);
+    let entity = string("entity", 512, &mut reasons);
+    let source = string("source", 100, &mut reasons);
+    let user = string("user", 100, &mut reasons);
+    let note = string("note", 25_000, &mut reasons);
+    let priority = match string("priority", 2, &mut reasons) {
+        None => "P3".to_owned(),
+        Some(p) if OPSGENIE_PRIORITIES.contains(&p.as_str()) => p,
+        Some(_) => {
+            reasons.push("Priority should be one of [P1, P2, P3, P4, P5].".into());
+            "P3".to_owned()
+        }
+    };
+    if body
+        .get("priority")
+        .is_some_and(|p| !p.is_string() && !p.is_null())
+        && !reasons.iter().any(|r| r.starts_with("priority"))
+    {
+        reasons.push("priority must be a string.".into());
+    }
+    let strings = |name: &str, reasons: &mut Reasons| match body.get(name) {
+        None | Some(Value::Null) => vec![],
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) && items.len() <= 100 => {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|t| shorten(t.trim(), 50))
+                .collect()
+        }
+        Some(_) => {
+            reasons.push(format!("{name} must be a list of at most 100 strings."));
+            vec![]
+        }
+    };
+    let tags = strings("tags", &mut reasons);
+    let actions = strings("actions", &mut reasons);
+    let detail_map = string_map(body.get("details"), "details", &mut reasons, false);
+    for list in ["responders", "visibleTo"] {
+        if body
+            .get(list)
+            .is_some_and(|v| !v.is_array() && !v.is_null())
+        {
+            reasons.push(format!("{list} must be a list."));
+        }
+    }
+    let Some(message) = message else {
+        return Err(reasons);
+    };
+    if !reasons.is_empty() {
+        return Err(reasons);
+    }
+    let mut labels = Map::new();
+    labels.insert("priority".into(), Value::String(priority.clone()));
+    if let Some(e) = &entity {
+        labels.insert("entity".into(), Value::String(shorten(e, MAX_KEY_CHARS)));
+    }
+    if !tags.is_empty() {
+        labels.insert("tags".into(), Value::String(tags.join(",")));
+    }
+    let mut details = Map::new();
+    details.insert("details".into(), Value::Object(detail_map));
+    for (k, v) in [
+        ("description", &description),
+        ("user", &user),
+        ("note", &note),
+        ("entity", &entity),
+    ] {
+        if let Some(v) = v {
+            details.insert(k.into(), Value::String(v.clone()));
+        }
+    }
+    if !tags.is_empty() {
+        details.insert("tags".into(), json!(tags));
+    }
+    if !actions.is_empty() {
+        details.insert("actions".into(), json!(actions));
+    }
+    for list in ["responders", "visibleTo"] {
+        if let Some(v @ Value::Array(_)) = body.get(list) {
+            details.insert(list.into(), v.clone());
+        }
+    }
+    let dedup_key = alias
+        .as_deref()
+        .map_or_else(|| fresh_dedup.to_owned(), opsgenie_alias);
+    Ok(AlertEvent {
+        action: Action::Trigger,
+        group_key: dedup_key.clone(),
+        dedup_key,
+        summary: shorten(&message, MAX_SUMMARY_CHARS),
+        source: shorten(source.as_deref().unwrap_or("opsgenie"), MAX_KEY_CHARS),
+        severity: priority,
+        labels: Value::Object(labels),
+        details: Value::Object(details),
+        source_url: None,
+        starts_at: None,
+        raw: body.clone(),
+        service_hint: None,
+    })
+}
+
+/// An Opsgenie acknowledge or close of the alert with `alias`: the same event a PagerDuty
+/// acknowledge or resolve is.
+pub fn opsgenie_update(alias: &str, action: Action, body: &Value) -> AlertEvent {
+    let dedup_key = opsgenie_alias(alias);
+    AlertEvent {
+        action,
+        group_key: dedup_key.clone(),
+        dedup_key,
+        summary: String::new(),
+        source: String::new(),
+        severity: String::new(),
+        labels: json!({}),
+        details: json!({}),
+        source_url: None,
+        starts_at: None,
+        raw: body.clone(),
+        service_hint: None,
+    }
+}
+
 /// PagerDuty change events (`/v2/change/enqueue`): the routing key and the change.
 pub fn parse_change(body: &Value) -> Result<(String, ChangeEvent), Reasons> {
     if !body.is_object() {
@@ -718,6 +882,60 @@ mod tests {
         assert_eq!(
             parse_alertmanager(&a, false).unwrap()[0].dedup_key,
             parse_alertmanager(&b, false).unwrap()[0].dedup_key
+        );
+    }
+
+    #[test]
+    fn opsgenie_alerts_are_read_as_opsgenie_writes_them() {
+        let body = json!({"message": "Disk full", "alias": "db-7/disk", "priority": "P2",
+                          "tags": ["db", "disk"], "entity": "db-7", "details": {"mount": "/var"},
+                          "description": "91%", "actions": ["Clean"], "source": "zabbix",
+                          "responders": [{"name": "NOC", "type": "team"}]});
+        let e = parse_opsgenie(&body, "fresh").unwrap();
+        assert_eq!(e.action, Action::Trigger);
+        assert_eq!(
+            (e.dedup_key.as_str(), e.group_key.as_str()),
+            ("db-7/disk", "db-7/disk")
+        );
+        assert_eq!(
+            (e.summary.as_str(), e.severity.as_str(), e.source.as_str()),
+            ("Disk full", "P2", "zabbix")
+        );
+        assert_eq!(
+            e.labels,
+            json!({"priority": "P2", "entity": "db-7", "tags": "db,disk"})
+        );
+        assert_eq!(e.details["details"], json!({"mount": "/var"}));
+        assert_eq!(e.details["description"], "91%");
+        assert_eq!(e.details["responders"][0]["name"], "NOC");
+        // No alias: a fresh key; no priority: P3; no source: opsgenie.
+        let e = parse_opsgenie(&json!({"message": "m"}), "fresh").unwrap();
+        assert_eq!(
+            (e.dedup_key.as_str(), e.severity.as_str(), e.source.as_str()),
+            ("fresh", "P3", "opsgenie")
+        );
+        // An alias longer than Quell keeps is its hash, the same each time.
+        let long = "a".repeat(400);
+        let e = parse_opsgenie(&json!({"message": "m", "alias": long}), "fresh").unwrap();
+        assert!(e.dedup_key.starts_with("sha256:"));
+        assert_eq!(
+            opsgenie_update(&long, Action::Resolve, &json!({})).dedup_key,
+            e.dedup_key
+        );
+        let bad = parse_opsgenie(
+            &json!({"priority": "P0", "tags": "x", "details": [], "visibleTo": {}}),
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(
+            bad,
+            vec![
+                "Message can not be empty.",
+                "Priority should be one of [P1, P2, P3, P4, P5].",
+                "tags must be a list of at most 100 strings.",
+                "details must be an object of strings",
+                "visibleTo must be a list."
+            ]
         );
     }
 

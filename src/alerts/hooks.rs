@@ -520,3 +520,169 @@ pub async fn opsgenie_heartbeat(
         }
     }
 }
+
+/// Which alert an Opsgenie call names: `identifierType` `alias` (the dedup key) is what Quell
+/// reads; `id` and `tiny` name Opsgenie's own numbers, which Quell does not hand out.
+#[derive(serde::Deserialize, Default)]
+pub struct OpsgenieIdentifier {
+    #[serde(default, rename = "identifierType")]
+    identifier_type: Option<String>,
+}
+
+/// Opsgenie's answer: 202 with `{"result", "took", "requestId"}`, or its error shape
+/// `{"message", "took", "requestId"}` (a payload it cannot use is 422, as Opsgenie says).
+fn opsgenie_answer(started: std::time::Instant, done: Result<(), AppError>) -> Response {
+    let took = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    let request_id = Uuid::new_v4().to_string();
+    match done {
+        Ok(()) => accepted(json!({ "result": "Request will be processed", "took": took,
+                                   "requestId": request_id })),
+        Err(e) => {
+            let status = match &e {
+                AppError::BadRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+                other => other.status(),
+            };
+            if status.is_server_error() {
+                tracing::warn!(error = %e, "an Opsgenie call failed");
+            }
+            let message = match &e {
+                AppError::Unauthorized(m) | AppError::BadRequest { message: m, .. } => m.clone(),
+                other => other.public_message(),
+            };
+            let body = json!({ "message": message, "took": took, "requestId": request_id });
+            let mut res = (status, Json(body)).into_response();
+            if status == StatusCode::SERVICE_UNAVAILABLE
+                && let Ok(v) = HeaderValue::from_str(&RETRY_AFTER_SECS.to_string())
+            {
+                res.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            res
+        }
+    }
+}
+
+/// The integration key an Opsgenie client sends: `Authorization: GenieKey <key>`.
+fn genie_key(headers: &HeaderMap) -> Result<Credential, AppError> {
+    key_of(headers, "geniekey")
+        .map(|key| Credential::RoutingKey { key })
+        .ok_or_else(|| {
+            AppError::Unauthorized(
+                "Send the integration's key as Authorization: GenieKey <key>.".into(),
+            )
+        })
+}
+
+/// Stores one Opsgenie event; a wrong key is tallied in the audit log.
+async fn opsgenie_store(
+    state: &HookState,
+    sender: &Sender,
+    credential: Credential,
+    event: domain::AlertEvent,
+) -> Result<(), AppError> {
+    let stored = store(
+        state,
+        Submission {
+            format: Format::Opsgenie,
+            credential,
+            payload: Payload::Alerts(vec![event]),
+        },
+    )
+    .await;
+    if let Err(AppError::Unauthorized(_)) = &stored {
+        audit_unauthorized(state, sender, "GenieKey").await;
+    }
+    stored
+}
+
+/// Opsgenie's Alert API, `POST /v2/alerts`: creates an alert (the same alias while it is open:
+/// the same alert).
+pub async fn opsgenie_create(
+    State(state): State<HookState>,
+    sender: Sender,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let started = std::time::Instant::now();
+    let done = async {
+        let credential = genie_key(&headers)?;
+        let bytes = body_of(body)?;
+        let fresh = Uuid::new_v4().to_string();
+        let parsed = json_of(&bytes)
+            .map_err(|e| vec![e])
+            .and_then(|value| domain::parse_opsgenie(&value, &fresh));
+        drop(bytes);
+        let event = match parsed {
+            Ok(event) => event,
+            Err(reasons) => {
+                let refused = unreadable(&state, Format::Opsgenie, &credential, reasons).await;
+                if let AppError::Unauthorized(_) = &refused {
+                    audit_unauthorized(&state, &sender, "GenieKey").await;
+                }
+                return Err(refused);
+            }
+        };
+        opsgenie_store(&state, &sender, credential, event).await
+    }
+    .await;
+    opsgenie_answer(started, done)
+}
+
+/// `POST /v2/alerts/{identifier}/acknowledge` and `/close` (`identifierType=alias`): the alert
+/// with that alias is acknowledged, or resolved; its incident follows as a PagerDuty
+/// acknowledge or resolve makes it.
+async fn opsgenie_update(
+    state: HookState,
+    sender: Sender,
+    (identifier, query): (String, OpsgenieIdentifier),
+    headers: HeaderMap,
+    action: domain::Action,
+) -> Response {
+    let started = std::time::Instant::now();
+    let done = async {
+        let credential = genie_key(&headers)?;
+        let kind = query.identifier_type.as_deref().unwrap_or("id");
+        let refusal = match kind {
+            "alias" if identifier.trim().is_empty() => Some("The alias can not be empty.".to_owned()),
+            "alias" => None,
+            "id" | "tiny" => Some(format!(
+                "Quell names Opsgenie alerts by alias: call with identifierType=alias (identifierType {kind} is not supported)."
+            )),
+            other => Some(format!(
+                "identifierType {other:?} is not one of id, tiny or alias."
+            )),
+        };
+        if let Some(why) = refusal {
+            let refused = unreadable(&state, Format::Opsgenie, &credential, vec![why]).await;
+            if let AppError::Unauthorized(_) = &refused {
+                audit_unauthorized(&state, &sender, "GenieKey").await;
+            }
+            return Err(refused);
+        }
+        let event = domain::opsgenie_update(&identifier, action, &json!({ "alias": identifier }));
+        opsgenie_store(&state, &sender, credential, event).await
+    }
+    .await;
+    opsgenie_answer(started, done)
+}
+
+/// `POST /v2/alerts/{identifier}/{action}`: `acknowledge` or `close` (another Opsgenie action
+/// Quell does not take yet is a 404 in Opsgenie's shape).
+pub async fn opsgenie_action(
+    State(state): State<HookState>,
+    sender: Sender,
+    Path((identifier, action)): Path<(String, String)>,
+    axum::extract::Query(query): axum::extract::Query<OpsgenieIdentifier>,
+    headers: HeaderMap,
+) -> Response {
+    let action = match action.as_str() {
+        "acknowledge" => domain::Action::Acknowledge,
+        "close" => domain::Action::Resolve,
+        other => {
+            let why = format!(
+                "Quell takes acknowledge and close of an Opsgenie alert; not {other:?} (yet)."
+            );
+            return opsgenie_answer(std::time::Instant::now(), Err(AppError::NotFound(why)));
+        }
+    };
+    opsgenie_update(state, sender, (identifier, query), headers, action).await
+}

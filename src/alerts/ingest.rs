@@ -330,7 +330,7 @@ fn authenticate<'c>(
             known
                 .iter()
                 .find(|c| constant_time_eq(&hash, &c.key_hash))
-                .ok_or("the routing key matches no integration")?
+                .ok_or("the key matches no integration")?
         }
         Credential::Signed {
             integration_id,

@@ -21,6 +21,11 @@ pub fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
         .route("/hooks/{format}/{id}", post(hooks::hook))
         .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
+        .route("/v2/alerts", post(hooks::opsgenie_create))
+        .route(
+            "/v2/alerts/{identifier}/{action}",
+            post(hooks::opsgenie_action),
+        )
         .route(
             "/hooks/heartbeat/{id}",
             get(hooks::heartbeat).post(hooks::heartbeat),

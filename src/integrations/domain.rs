@@ -16,14 +16,17 @@ pub enum Format {
     PagerDuty,
     #[serde(rename = "generic")]
     Generic,
+    #[serde(rename = "opsgenie")]
+    Opsgenie,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Self::Alertmanager,
         Self::Grafana,
         Self::PagerDuty,
         Self::Generic,
+        Self::Opsgenie,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -32,6 +35,7 @@ impl Format {
             Self::Grafana => "grafana",
             Self::PagerDuty => "pagerduty-events-v2",
             Self::Generic => "generic",
+            Self::Opsgenie => "opsgenie",
         }
     }
 
@@ -41,6 +45,7 @@ impl Format {
             Self::Grafana => "Grafana",
             Self::PagerDuty => "PagerDuty Events API v2",
             Self::Generic => "Generic JSON",
+            Self::Opsgenie => "Opsgenie Alert API",
         }
     }
 
@@ -52,7 +57,7 @@ impl Format {
                 DomainError::invalid(
                     "format",
                     format!(
-                        "{value:?} is not a format; use alertmanager, grafana, pagerduty-events-v2 or generic"
+                        "{value:?} is not a format; use alertmanager, grafana, pagerduty-events-v2, generic or opsgenie"
                     ),
                 )
             })
@@ -62,6 +67,7 @@ impl Format {
     pub fn endpoint(self, id: &str) -> String {
         match self {
             Self::PagerDuty => "/v2/enqueue".to_owned(),
+            Self::Opsgenie => "/v2/alerts".to_owned(),
             other => format!("/hooks/{}/{id}", other.as_str()),
         }
     }

@@ -58,7 +58,7 @@ pub async fn list(ApiRequest(state, _): ApiRequest<Admin>) -> AppResult<Json<Int
 #[serde(deny_unknown_fields)]
 pub struct NewIntegration {
     name: String,
-    /// alertmanager, grafana, pagerduty-events-v2 or generic
+    /// alertmanager, grafana, pagerduty-events-v2, generic or opsgenie
     format: String,
     /// mitigate (default), resolve or nothing: what happens when every alert of an incident has resolved
     on_all_resolved: Option<String>,

@@ -42,7 +42,7 @@ pub struct Issued {
 pub struct IntegrationsPage {
     chrome: Chrome,
     rows: Vec<Row>,
-    formats: [Format; 4],
+    formats: [Format; 5],
     issued: Option<Issued>,
     errors: Vec<FieldError>,
     name: String,

@@ -357,14 +357,15 @@ pub fn check_grouping(fields: &[String], window_minutes: i32) -> Result<Vec<Stri
 }
 
 /// The severity an alert's own word stands for: `critical` → Sev1, `error` → Sev2,
-/// `warning` → Sev3, `info` → Sev4; `Sev2`, `2`, `P2` are read as written.
+/// `warning` → Sev3, `info` → Sev4; `Sev2`, `2`, `P2` are read as written, and Opsgenie's
+/// lowest, `P5`, as Sev4.
 pub fn severity_from_alert(word: &str) -> Option<Severity> {
     let w = word.trim().to_ascii_lowercase();
     match w.as_str() {
         "critical" | "crit" | "page" | "fatal" | "emergency" => Some(Severity::Sev1),
         "error" | "high" | "major" => Some(Severity::Sev2),
         "warning" | "warn" | "medium" | "minor" => Some(Severity::Sev3),
-        "info" | "low" | "informational" => Some(Severity::Sev4),
+        "info" | "low" | "informational" | "p5" => Some(Severity::Sev4),
         _ => Severity::parse("severity", w.strip_prefix('p').unwrap_or(&w)).ok(),
     }
 }
@@ -688,6 +689,8 @@ mod tests {
     #[test]
     fn alert_severity_words_map_to_severities() {
         assert_eq!(severity_from_alert("critical"), Some(Severity::Sev1));
+        assert_eq!(severity_from_alert("P1"), Some(Severity::Sev1));
+        assert_eq!(severity_from_alert("P5"), Some(Severity::Sev4));
         assert_eq!(severity_from_alert("error"), Some(Severity::Sev2));
         assert_eq!(severity_from_alert("Warning"), Some(Severity::Sev3));
         assert_eq!(severity_from_alert("info"), Some(Severity::Sev4));

@@ -27,6 +27,7 @@ mod merging;
 mod notify;
 mod oidc;
 mod oncall;
+mod opsgenie;
 mod pages;
 mod paging;
 mod plans;

@@ -429,7 +429,7 @@ pub async fn count_for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> App
 pub struct Alert {
     pub id: i64,
     pub integration: String,
-    /// The integration's format: alertmanager, grafana, pagerduty-events-v2 or generic
+    /// The integration's format: alertmanager, grafana, pagerduty-events-v2, generic or opsgenie
     pub integration_format: String,
     pub dedup_key: String,
     pub group_key: String,

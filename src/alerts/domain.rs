@@ -440,14 +440,12 @@ pub fn parse_opsgenie(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Rea
         return Err(vec!["The request body must be a JSON object.".into()]);
     }
     let mut reasons = Reasons::new();
+    // Text longer than Quell keeps is shortened, never refused: a sender such as Alertmanager
+    // lists a whole group in its description and does not retry a 422, so the page would be lost.
     let string = |name: &str, max: usize, reasons: &mut Reasons| match body.get(name) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) if s.chars().count() <= max => Some(s.trim().to_owned()),
-        Some(Value::String(_)) => {
-            reasons.push(format!("{name} can not be longer than {max} characters."));
-            None
-        }
+        Some(Value::String(s)) => Some(shorten(s.trim(), max)),
         Some(_) => {
             reasons.push(format!("{name} must be a string."));
             None
@@ -457,13 +455,21 @@ pub fn parse_opsgenie(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Rea
     if message.is_none() && !reasons.iter().any(|r| r.starts_with("message")) {
         reasons.push("Message can not be empty.".into());
     }
-    let alias = string("alias", 512, &mut reasons);
+    // An alias is kept whole (a long one as its hash): shortened, two would become one.
+    let alias = match body.get("alias") {
+        Some(Value::String(a)) if !a.trim().is_empty() => Some(a.trim().to_owned()),
+        None | Some(Value::Null) | Some(Value::String(_)) => None,
+        Some(_) => {
+            reasons.push("alias must be a string.".into());
+            None
+        }
+    };
     let description = string("description", 15_000, &mut reasons);
     let entity = string("entity", 512, &mut reasons);
     let source = string("source", 100, &mut reasons);
     let user = string("user", 100, &mut reasons);
     let note = string("note", 25_000, &mut reasons);
-    let priority = match string("priority", 2, &mut reasons) {
+    let priority = match string("priority", 10, &mut reasons).map(|p| p.to_ascii_uppercase()) {
         None => "P3".to_owned(),
         Some(p) if OPSGENIE_PRIORITIES.contains(&p.as_str()) => p,
         Some(_) => {
@@ -517,8 +523,8 @@ pub fn parse_opsgenie(body: &Value, fresh_dedup: &str) -> Result<AlertEvent, Rea
     if !tags.is_empty() {
         labels.insert("tags".into(), Value::String(tags.join(",")));
     }
-    let mut details = Map::new();
-    details.insert("details".into(), Value::Object(detail_map));
+    // Its details are the alert's details, as other formats' are (rules read them by name).
+    let mut details = detail_map;
     for (k, v) in [
         ("description", &description),
         ("user", &user),
@@ -905,15 +911,22 @@ mod tests {
             e.labels,
             json!({"priority": "P2", "entity": "db-7", "tags": "db,disk"})
         );
-        assert_eq!(e.details["details"], json!({"mount": "/var"}));
+        assert_eq!(e.details["mount"], "/var");
         assert_eq!(e.details["description"], "91%");
         assert_eq!(e.details["responders"][0]["name"], "NOC");
         // No alias: a fresh key; no priority: P3; no source: opsgenie.
+        let e = parse_opsgenie(&json!({"message": "m", "priority": "p4"}), "fresh").unwrap();
+        assert_eq!(e.severity, "P4", "read as Opsgenie's P4");
         let e = parse_opsgenie(&json!({"message": "m"}), "fresh").unwrap();
         assert_eq!(
             (e.dedup_key.as_str(), e.severity.as_str(), e.source.as_str()),
             ("fresh", "P3", "opsgenie")
         );
+        // Long text is shortened, never refused (a sender would drop the page).
+        let group = "firing alert\n".repeat(2_000);
+        let e = parse_opsgenie(&json!({"message": group, "description": group}), "f").unwrap();
+        assert!(e.summary.chars().count() <= MAX_SUMMARY_CHARS);
+        assert!(e.details["description"].as_str().unwrap().chars().count() <= 15_000);
         // An alias longer than Quell keeps is its hash, the same each time.
         let long = "a".repeat(400);
         let e = parse_opsgenie(&json!({"message": "m", "alias": long}), "fresh").unwrap();

@@ -531,9 +531,12 @@ pub struct OpsgenieIdentifier {
 
 /// Opsgenie's answer: 202 with `{"result", "took", "requestId"}`, or its error shape
 /// `{"message", "took", "requestId"}` (a payload it cannot use is 422, as Opsgenie says).
-fn opsgenie_answer(started: std::time::Instant, done: Result<(), AppError>) -> Response {
+fn opsgenie_answer(
+    (started, request_id): (std::time::Instant, Uuid),
+    done: Result<(), AppError>,
+) -> Response {
     let took = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    let request_id = Uuid::new_v4().to_string();
+    let request_id = request_id.to_string();
     match done {
         Ok(()) => accepted(json!({ "result": "Request will be processed", "took": took,
                                    "requestId": request_id })),
@@ -561,15 +564,22 @@ fn opsgenie_answer(started: std::time::Instant, done: Result<(), AppError>) -> R
     }
 }
 
-/// The integration key an Opsgenie client sends: `Authorization: GenieKey <key>`.
-fn genie_key(headers: &HeaderMap) -> Result<Credential, AppError> {
-    key_of(headers, "geniekey")
-        .map(|key| Credential::RoutingKey { key })
-        .ok_or_else(|| {
-            AppError::Unauthorized(
+/// The integration key an Opsgenie client sends, `Authorization: GenieKey <key>`; none is
+/// tallied in the audit log as a wrong one is.
+async fn genie_key(
+    state: &HookState,
+    sender: &Sender,
+    headers: &HeaderMap,
+) -> Result<Credential, AppError> {
+    match key_of(headers, "geniekey") {
+        Some(key) => Ok(Credential::RoutingKey { key }),
+        None => {
+            audit_unauthorized(state, sender, "GenieKey").await;
+            Err(AppError::Unauthorized(
                 "Send the integration's key as Authorization: GenieKey <key>.".into(),
-            )
-        })
+            ))
+        }
+    }
 }
 
 /// Stores one Opsgenie event; a wrong key is tallied in the audit log.
@@ -602,11 +612,12 @@ pub async fn opsgenie_create(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let started = std::time::Instant::now();
+    // One id for the request and, without an alias, for the alert it makes.
+    let request = (std::time::Instant::now(), Uuid::new_v4());
     let done = async {
-        let credential = genie_key(&headers)?;
+        let credential = genie_key(&state, &sender, &headers).await?;
         let bytes = body_of(body)?;
-        let fresh = Uuid::new_v4().to_string();
+        let fresh = format!("opsgenie-{}", request.1);
         let parsed = json_of(&bytes)
             .map_err(|e| vec![e])
             .and_then(|value| domain::parse_opsgenie(&value, &fresh));
@@ -624,7 +635,7 @@ pub async fn opsgenie_create(
         opsgenie_store(&state, &sender, credential, event).await
     }
     .await;
-    opsgenie_answer(started, done)
+    opsgenie_answer(request, done)
 }
 
 /// `POST /v2/alerts/{identifier}/acknowledge` and `/close` (`identifierType=alias`): the alert
@@ -634,12 +645,12 @@ async fn opsgenie_update(
     state: HookState,
     sender: Sender,
     (identifier, query): (String, OpsgenieIdentifier),
-    headers: HeaderMap,
+    (headers, body): (HeaderMap, Result<Bytes, BytesRejection>),
     action: domain::Action,
 ) -> Response {
-    let started = std::time::Instant::now();
+    let request = (std::time::Instant::now(), Uuid::new_v4());
     let done = async {
-        let credential = genie_key(&headers)?;
+        let credential = genie_key(&state, &sender, &headers).await?;
         let kind = query.identifier_type.as_deref().unwrap_or("id");
         let refusal = match kind {
             "alias" if identifier.trim().is_empty() => Some("The alias can not be empty.".to_owned()),
@@ -658,11 +669,18 @@ async fn opsgenie_update(
             }
             return Err(refused);
         }
-        let event = domain::opsgenie_update(&identifier, action, &json!({ "alias": identifier }));
+        // Who did it and their note (`user`, `note`, `source`) are kept with the event.
+        let mut raw = body_of(body)
+            .ok()
+            .and_then(|b| json_of(&b).ok())
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        raw["alias"] = json!(identifier);
+        let event = domain::opsgenie_update(&identifier, action, &raw);
         opsgenie_store(&state, &sender, credential, event).await
     }
     .await;
-    opsgenie_answer(started, done)
+    opsgenie_answer(request, done)
 }
 
 /// `POST /v2/alerts/{identifier}/{action}`: `acknowledge` or `close` (another Opsgenie action
@@ -673,6 +691,7 @@ pub async fn opsgenie_action(
     Path((identifier, action)): Path<(String, String)>,
     axum::extract::Query(query): axum::extract::Query<OpsgenieIdentifier>,
     headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let action = match action.as_str() {
         "acknowledge" => domain::Action::Acknowledge,
@@ -681,8 +700,10 @@ pub async fn opsgenie_action(
             let why = format!(
                 "Quell takes acknowledge and close of an Opsgenie alert; not {other:?} (yet)."
             );
-            return opsgenie_answer(std::time::Instant::now(), Err(AppError::NotFound(why)));
+            let request = (std::time::Instant::now(), Uuid::new_v4());
+            return opsgenie_answer(request, Err(AppError::NotFound(why)));
         }
     };
-    opsgenie_update(state, sender, (identifier, query), headers, action).await
+    let sent = (headers, body);
+    opsgenie_update(state, sender, (identifier, query), sent, action).await
 }

@@ -170,20 +170,20 @@ step = sys.argv[1]
 try:
     if step == "create":
         body = opsgenie_sdk.CreateAlertPayload(
-            message="Checkout latency over SLO", alias="checkout-latency",
+            message="Checkout latency over SLO", alias="checkout/latency eu",
             description="p99 above 800 ms for 10 minutes", priority="P2",
             tags=["checkout", "latency"], details={"region": "eu-west-1"},
             entity="checkout-api", source="prometheus", user="monitoring")
         r = api.create_alert(create_alert_payload=body)
     elif step == "acknowledge":
-        r = api.acknowledge_alert(identifier="checkout-latency", identifier_type="alias",
+        r = api.acknowledge_alert(identifier="checkout/latency eu", identifier_type="alias",
             acknowledge_alert_payload=opsgenie_sdk.AcknowledgeAlertPayload(user="ana", note="looking"))
     elif step == "close":
-        r = api.close_alert(identifier="checkout-latency", identifier_type="alias",
+        r = api.close_alert(identifier="checkout/latency eu", identifier_type="alias",
             close_alert_payload=opsgenie_sdk.CloseAlertPayload(user="ana", note="rolled back"))
     print("ok", r.result, r.request_id)
-except (opsgenie_sdk.ApiException, opsgenie_sdk.exceptions.AuthenticationException) as e:
-    print("refused", e.status, e.body)
+except opsgenie_sdk.exceptions.OpenApiException as e:
+    print("refused", getattr(e, "status", None), getattr(e, "body", None))
 "#;
     let out = std::process::Command::new(python)
         .args(["-c", script, step])

@@ -707,3 +707,14 @@ pub async fn opsgenie_action(
     let sent = (headers, body);
     opsgenie_update(state, sender, (identifier, query), sent, action).await
 }
+
+/// Any other method or path of Opsgenie's Alert API: a 404 in Opsgenie's shape, which its
+/// clients read, saying what Quell takes so far.
+pub async fn opsgenie_other(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    let why = format!(
+        "Quell does not take {method} {} of Opsgenie's Alert API yet; it takes POST /v2/alerts, and acknowledge and close by alias.",
+        uri.path()
+    );
+    let request = (std::time::Instant::now(), Uuid::new_v4());
+    opsgenie_answer(request, Err(AppError::NotFound(why)))
+}

@@ -2,7 +2,7 @@
 //! CSRF, their own keys), which reach the alert lanes through their own state.
 
 use axum::Router;
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use utoipa_axum::routes;
 
 use super::handlers as api;
@@ -21,10 +21,14 @@ pub fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
         .route("/hooks/{format}/{id}", post(hooks::hook))
         .route("/v2/enqueue", post(hooks::pagerduty_enqueue))
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
-        .route("/v2/alerts", post(hooks::opsgenie_create))
+        .route(
+            "/v2/alerts",
+            post(hooks::opsgenie_create).fallback(hooks::opsgenie_other),
+        )
+        .route("/v2/alerts/{identifier}", any(hooks::opsgenie_other))
         .route(
             "/v2/alerts/{identifier}/{action}",
-            post(hooks::opsgenie_action),
+            post(hooks::opsgenie_action).fallback(hooks::opsgenie_other),
         )
         .route(
             "/hooks/heartbeat/{id}",

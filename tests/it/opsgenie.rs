@@ -147,6 +147,36 @@ async fn opsgenie_refusals_come_in_opsgenies_shape_and_change_nothing(pool: PgPo
     )
     .await;
     assert!(refused(&snooze, StatusCode::NOT_FOUND).contains("acknowledge and close"));
+    // Other methods and paths answer in Opsgenie's shape too, which its SDK reads.
+    let auth = format!("GenieKey {}", og.key);
+    for (method, path) in [
+        (
+            axum::http::Method::GET,
+            "/v2/alerts/abc-123?identifierType=id",
+        ),
+        (axum::http::Method::DELETE, "/v2/alerts/abc-123"),
+        (axum::http::Method::GET, "/v2/alerts/requests/9c1f5c0e"),
+        (
+            axum::http::Method::PUT,
+            "/v2/alerts/x/message?identifierType=alias",
+        ),
+        (axum::http::Method::GET, "/v2/alerts"),
+    ] {
+        let req = axum::http::Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header("host", "quell.test")
+            .header("authorization", &auth)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from("{}"))
+            .unwrap();
+        let r = app.send(req).await;
+        let why = refused(&r, StatusCode::NOT_FOUND);
+        assert!(
+            why.contains(&format!("{method} ")) && why.contains("POST /v2/alerts"),
+            "{why}"
+        );
+    }
     assert!(app.incident_keys().await.is_empty());
     assert_eq!(app.stored_alerts().await, 0);
 }

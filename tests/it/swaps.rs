@@ -43,6 +43,18 @@ async fn spans(
         .collect()
 }
 
+/// The database's now, and the hour before it began as a layer's wall-clock start in UTC.
+async fn an_hour_ago(app: &TestApp) -> (DateTime<Utc>, String) {
+    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let start = (now - Duration::hours(1))
+        .format("%Y-%m-%dT%H:00:00")
+        .to_string();
+    (now, start)
+}
+
 #[sqlx::test]
 async fn a_swap_offered_and_taken_becomes_an_override_and_gaps_or_overlaps_are_refused(
     pool: PgPool,
@@ -51,14 +63,8 @@ async fn a_swap_offered_and_taken_becomes_an_override_and_gaps_or_overlaps_are_r
     let ana = app.account("ana@example.com", "responder").await;
     let ben = app.account("ben@example.com", "responder").await;
     let cy = app.account("cy@example.com", "responder").await;
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
     // Ana on call for the next two days, then Ben: daily shifts from a start that makes it so.
-    let start = (now - Duration::hours(1))
-        .format("%Y-%m-%dT%H:00:00")
-        .to_string();
+    let (_, start) = an_hour_ago(&app).await;
     let r = app
         .post(
             "/api/v1/schedules",
@@ -263,13 +269,7 @@ async fn a_swap_taken_late_covers_from_then_and_closes_overlapping_offers(pool: 
     let app = TestApp::new(pool).await;
     let ana = app.account("ana@example.com", "responder").await;
     let ben = app.account("ben@example.com", "responder").await;
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-    let start = (now - Duration::hours(1))
-        .format("%Y-%m-%dT%H:00:00")
-        .to_string();
+    let (now, start) = an_hour_ago(&app).await;
     let start_at = DateTime::parse_from_rfc3339(&format!("{start}Z"))
         .unwrap()
         .with_timezone(&Utc);

@@ -339,8 +339,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Deletes expired sessions, day-old idempotency keys and failed sign-ins, and webhook ids past
-/// their signature window, every 10 minutes. Every replica runs
+/// Deletes expired sessions, day-old idempotency keys and failed sign-ins, webhook ids past
+/// their signature window, and week-old Opsgenie request records, every 10 minutes. Every replica runs
 /// it; the deletes are idempotent.
 async fn sweep(pool: PgPool) {
     let store = auth::session_store::PgSessionStore::new(pool.clone());
@@ -364,6 +364,9 @@ async fn sweep(pool: PgPool) {
         }
         if let Err(err) = handoffs::db::purge_old(&pool).await {
             tracing::warn!(error = %err, "could not forget old hand-off notices");
+        }
+        if let Err(err) = alert_store::db::purge_requests(&pool).await {
+            tracing::warn!(error = %err, "could not forget old Opsgenie requests");
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::silences::domain::Set;
 use crate::timeline::{self, db::NewEvent, domain::Kind};
 
 /// Who alert-driven changes are attributed to on timelines and in the audit log.
-fn actor_of(c: &Credentials) -> Actor {
+pub fn actor_of(c: &Credentials) -> Actor {
     Actor::system(&format!("{} (alerts)", c.name))
 }
 

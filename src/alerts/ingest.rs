@@ -19,7 +19,7 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use super::domain::{AlertEvent, ChangeEvent};
+use super::domain::{AlertEvent, ChangeEvent, OpsgenieCall};
 use crate::alert_store::db;
 use crate::auth::domain::{constant_time_eq, token_hash};
 use crate::clock;
@@ -63,6 +63,13 @@ pub enum Credential {
 pub enum Payload {
     Alerts(Vec<AlertEvent>),
     Change(ChangeEvent),
+    /// One call of Opsgenie's Alert API: its event, and the request id it is answered with,
+    /// whose outcome is recorded in the same transaction for its client to read back.
+    Opsgenie {
+        event: AlertEvent,
+        request_id: Uuid,
+        call: OpsgenieCall,
+    },
 }
 
 /// One request, parsed.
@@ -78,7 +85,7 @@ impl Submission {
     fn weight(&self) -> usize {
         match &self.payload {
             Payload::Alerts(a) => a.len().max(1),
-            Payload::Change(_) => 1,
+            Payload::Change(_) | Payload::Opsgenie { .. } => 1,
         }
     }
 
@@ -89,9 +96,12 @@ impl Submission {
             | Credential::Signed { integration_id, .. } => integration_id.hash(&mut h),
             Credential::RoutingKey { key } => key.hash(&mut h),
         }
-        if let Payload::Alerts(a) = &self.payload
-            && let Some(first) = a.first()
-        {
+        let first = match &self.payload {
+            Payload::Alerts(a) => a.first(),
+            Payload::Opsgenie { event, .. } => Some(event),
+            Payload::Change(_) => None,
+        };
+        if let Some(first) = first {
             first.dedup_key.hash(&mut h);
         }
         (h.finish() % lanes as u64) as usize
@@ -387,10 +397,20 @@ pub async fn check_sender(
     format: Format,
     credential: &Credential,
 ) -> AppResult<Result<(), Refused>> {
+    Ok(sender_of(pool, format, credential).await?.map(|_| ()))
+}
+
+/// The integration a credential names, outside the write path (a call that reads alerts, or
+/// acts on one without the lanes), or why it is refused.
+pub async fn sender_of(
+    pool: &PgPool,
+    format: Format,
+    credential: &Credential,
+) -> AppResult<Result<Credentials, Refused>> {
     let known = known_senders(pool, std::iter::once(credential)).await?;
     let now = clock::now(pool).await?;
     Ok(authenticate(format, credential, &known, now)
-        .map(|_| ())
+        .cloned()
         .map_err(Refused::Unauthorized))
 }
 
@@ -447,6 +467,7 @@ impl Writer {
             .collect();
 
         let mut events: Vec<(&Credentials, &AlertEvent)> = Vec::new();
+        let mut requests: Vec<(db::NewRequest<'_>, OpsgenieCall)> = Vec::new();
         for (s, v) in subs.iter().zip(&verdicts) {
             let Ok(cred) = v else { continue };
             // A signed message seen before (a sender's retry, or a replay within the signature's
@@ -458,6 +479,20 @@ impl Writer {
             }
             match &s.payload {
                 Payload::Alerts(alerts) => events.extend(alerts.iter().map(|a| (*cred, a))),
+                Payload::Opsgenie {
+                    event,
+                    request_id,
+                    call,
+                } => {
+                    events.push((*cred, event));
+                    let request = db::NewRequest {
+                        request_id: *request_id,
+                        integration_id: cred.id,
+                        action: call.as_str(),
+                        alias: &event.dedup_key,
+                    };
+                    requests.push((request, *call));
+                }
                 Payload::Change(c) => {
                     crate::changes::actions::record_sent(
                         &mut tx,
@@ -493,10 +528,32 @@ impl Writer {
                 super::effects::apply(&mut tx, &run, judges, now).await?;
             }
         }
+        if !requests.is_empty() {
+            record_outcomes(&mut tx, requests).await?;
+        }
         tx.commit().await?;
         Ok(verdicts
             .into_iter()
             .map(|v| v.map(|_| ()).map_err(Refused::Unauthorized))
             .collect())
     }
+}
+
+/// Records what became of Opsgenie's requests, from their alerts as the batch left them.
+async fn record_outcomes(
+    conn: &mut sqlx::PgConnection,
+    requests: Vec<(db::NewRequest<'_>, OpsgenieCall)>,
+) -> AppResult<()> {
+    let (requests, calls): (Vec<_>, Vec<_>) = requests.into_iter().unzip();
+    let found = db::alerts_by_alias(&mut *conn, &requests).await?;
+    let done: Vec<_> = requests
+        .into_iter()
+        .zip(calls)
+        .zip(found)
+        .map(|((request, call), alert)| {
+            let (success, status) = call.outcome(alert.as_ref().map(|(_, s)| s.as_str()));
+            (request, alert.map(|(id, _)| id), success, status)
+        })
+        .collect();
+    db::record_requests(conn, &done).await
 }

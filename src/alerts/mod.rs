@@ -8,6 +8,7 @@ pub mod handlers;
 pub mod heartbeats;
 pub mod hooks;
 pub mod ingest;
+pub mod opsgenie;
 pub mod routes;
 pub mod settle;
 pub mod unsilence;

@@ -2,11 +2,11 @@
 //! CSRF, their own keys), which reach the alert lanes through their own state.
 
 use axum::Router;
-use axum::routing::{any, get, post};
+use axum::routing::{get, post};
 use utoipa_axum::routes;
 
 use super::handlers as api;
-use super::hooks::{self, HookState};
+use super::hooks::{self, HookState, opsgenie};
 use super::ingest::Ingestor;
 use crate::http::routes::Routes;
 use crate::state::AppState;
@@ -23,12 +23,19 @@ pub fn hooks(state: &AppState, ingest: Ingestor) -> Router<AppState> {
         .route("/v2/change/enqueue", post(hooks::pagerduty_change))
         .route(
             "/v2/alerts",
-            post(hooks::opsgenie_create).fallback(hooks::opsgenie_other),
+            post(opsgenie::create).fallback(opsgenie::other),
         )
-        .route("/v2/alerts/{identifier}", any(hooks::opsgenie_other))
+        .route(
+            "/v2/alerts/requests/{request_id}",
+            get(opsgenie::get_request).fallback(opsgenie::other),
+        )
+        .route(
+            "/v2/alerts/{identifier}",
+            get(opsgenie::get_alert).fallback(opsgenie::other),
+        )
         .route(
             "/v2/alerts/{identifier}/{action}",
-            post(hooks::opsgenie_action).fallback(hooks::opsgenie_other),
+            post(opsgenie::action).fallback(opsgenie::other),
         )
         .route(
             "/hooks/heartbeat/{id}",

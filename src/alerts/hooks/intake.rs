@@ -13,9 +13,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::domain::{self, Reasons};
-use super::ingest::Ingestor;
-use super::ingest::{Credential, Payload, RETRY_AFTER_SECS, Refused, Submission, check_sender};
+use crate::alerts::domain::{self, Reasons};
+use crate::alerts::ingest::Ingestor;
+use crate::alerts::ingest::{
+    Credential, Payload, RETRY_AFTER_SECS, Refused, Submission, check_sender,
+};
 use crate::error::AppError;
 use crate::http::extract;
 use crate::integrations::domain::Format;
@@ -29,20 +31,20 @@ pub struct HookState {
     pub ingest: Ingestor,
 }
 
-fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
+pub(super) fn body_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, AppError> {
     body.map_err(|e| extract::unreadable(e.status(), e.body_text(), AppError::too_large()))
 }
 
 /// The payload as JSON, with every NUL removed from its strings and keys: PostgreSQL cannot
 /// store one, an alert loses nothing without it, and refusing would lose the whole post.
-fn json_of(bytes: &[u8]) -> Result<Value, String> {
+pub(super) fn json_of(bytes: &[u8]) -> Result<Value, String> {
     let mut value =
         serde_json::from_slice(bytes).map_err(|e| format!("the body is not valid JSON: {e}"))?;
     crate::domain::strip_unstorable(&mut value);
     Ok(value)
 }
 
-fn invalid(reasons: Reasons) -> AppError {
+pub(super) fn invalid(reasons: Reasons) -> AppError {
     AppError::BadRequest {
         code: "invalid_payload",
         message: reasons.join("; "),
@@ -55,7 +57,7 @@ fn integration_id(id: &str) -> Result<Uuid, AppError> {
     Uuid::parse_str(id).map_err(|_| AppError::Unauthorized(WRONG_KEY.into()))
 }
 
-fn bearer(headers: &HeaderMap) -> Option<String> {
+pub(super) fn bearer(headers: &HeaderMap) -> Option<String> {
     key_of(headers, "bearer")
 }
 
@@ -83,7 +85,7 @@ impl axum::extract::FromRequestParts<HookState> for Sender {
 
 /// A wrong key or signature is a refused attempt: tallied in the audit log (one row per minute
 /// per route and address, however many arrive).
-async fn audit_unauthorized(state: &HookState, sender: &Sender, target: &str) {
+pub(super) async fn audit_unauthorized(state: &HookState, sender: &Sender, target: &str) {
     let actor = crate::audit::Actor {
         name: "webhook sender".into(),
         client_addr: sender.addr.clone(),
@@ -99,7 +101,7 @@ async fn audit_unauthorized(state: &HookState, sender: &Sender, target: &str) {
     }
 }
 
-fn answer(refused: Refused) -> AppError {
+pub(super) fn answer(refused: Refused) -> AppError {
     match refused {
         Refused::Unauthorized(why) => AppError::Unauthorized(why),
         Refused::Unstorable(why) => AppError::BadRequest {
@@ -113,13 +115,13 @@ fn answer(refused: Refused) -> AppError {
     }
 }
 
-fn accepted(body: Value) -> Response {
+pub(super) fn accepted(body: Value) -> Response {
     (StatusCode::ACCEPTED, Json(body)).into_response()
 }
 
 /// A payload that cannot be read is explained only to a sender whose key is right: anyone else
 /// hears that the key is wrong, and learns nothing of what Quell expects.
-async fn unreadable(
+pub(super) async fn unreadable(
     state: &HookState,
     format: Format,
     credential: &Credential,
@@ -133,7 +135,7 @@ async fn unreadable(
 }
 
 /// Stores what a webhook carried, answering once it is committed.
-async fn store(state: &HookState, submission: Submission) -> Result<(), AppError> {
+pub(super) async fn store(state: &HookState, submission: Submission) -> Result<(), AppError> {
     state.ingest.submit(submission).await.map_err(answer)
 }
 
@@ -428,7 +430,7 @@ pub async fn pagerduty_change(
 }
 
 /// The key after `scheme` in the Authorization header.
-fn key_of(headers: &HeaderMap, scheme: &str) -> Option<String> {
+pub(super) fn key_of(headers: &HeaderMap, scheme: &str) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (given, key) = value.trim().split_once(' ')?;
     given
@@ -462,7 +464,7 @@ async fn ping(
         }
     };
     let now = crate::clock::now(&mut *tx).await?;
-    super::heartbeats::pinged(&mut tx, &pinged, now).await?;
+    crate::alerts::heartbeats::pinged(&mut tx, &pinged, now).await?;
     tx.commit().await?;
     Ok(pinged)
 }
@@ -519,202 +521,4 @@ pub async fn opsgenie_heartbeat(
             (status, Json(body)).into_response()
         }
     }
-}
-
-/// Which alert an Opsgenie call names: `identifierType` `alias` (the dedup key) is what Quell
-/// reads; `id` and `tiny` name Opsgenie's own numbers, which Quell does not hand out.
-#[derive(serde::Deserialize, Default)]
-pub struct OpsgenieIdentifier {
-    #[serde(default, rename = "identifierType")]
-    identifier_type: Option<String>,
-}
-
-/// Opsgenie's answer: 202 with `{"result", "took", "requestId"}`, or its error shape
-/// `{"message", "took", "requestId"}` (a payload it cannot use is 422, as Opsgenie says).
-fn opsgenie_answer(
-    (started, request_id): (std::time::Instant, Uuid),
-    done: Result<(), AppError>,
-) -> Response {
-    let took = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    let request_id = request_id.to_string();
-    match done {
-        Ok(()) => accepted(json!({ "result": "Request will be processed", "took": took,
-                                   "requestId": request_id })),
-        Err(e) => {
-            let status = match &e {
-                AppError::BadRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-                other => other.status(),
-            };
-            if status.is_server_error() {
-                tracing::warn!(error = %e, "an Opsgenie call failed");
-            }
-            let message = match &e {
-                AppError::Unauthorized(m) | AppError::BadRequest { message: m, .. } => m.clone(),
-                other => other.public_message(),
-            };
-            let body = json!({ "message": message, "took": took, "requestId": request_id });
-            let mut res = (status, Json(body)).into_response();
-            if status == StatusCode::SERVICE_UNAVAILABLE
-                && let Ok(v) = HeaderValue::from_str(&RETRY_AFTER_SECS.to_string())
-            {
-                res.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            res
-        }
-    }
-}
-
-/// The integration key an Opsgenie client sends, `Authorization: GenieKey <key>`; none is
-/// tallied in the audit log as a wrong one is.
-async fn genie_key(
-    state: &HookState,
-    sender: &Sender,
-    headers: &HeaderMap,
-) -> Result<Credential, AppError> {
-    match key_of(headers, "geniekey") {
-        Some(key) => Ok(Credential::RoutingKey { key }),
-        None => {
-            audit_unauthorized(state, sender, "GenieKey").await;
-            Err(AppError::Unauthorized(
-                "Send the integration's key as Authorization: GenieKey <key>.".into(),
-            ))
-        }
-    }
-}
-
-/// Stores one Opsgenie event; a wrong key is tallied in the audit log.
-async fn opsgenie_store(
-    state: &HookState,
-    sender: &Sender,
-    credential: Credential,
-    event: domain::AlertEvent,
-) -> Result<(), AppError> {
-    let stored = store(
-        state,
-        Submission {
-            format: Format::Opsgenie,
-            credential,
-            payload: Payload::Alerts(vec![event]),
-        },
-    )
-    .await;
-    if let Err(AppError::Unauthorized(_)) = &stored {
-        audit_unauthorized(state, sender, "GenieKey").await;
-    }
-    stored
-}
-
-/// Opsgenie's Alert API, `POST /v2/alerts`: creates an alert (the same alias while it is open:
-/// the same alert).
-pub async fn opsgenie_create(
-    State(state): State<HookState>,
-    sender: Sender,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    // One id for the request and, without an alias, for the alert it makes.
-    let request = (std::time::Instant::now(), Uuid::new_v4());
-    let done = async {
-        let credential = genie_key(&state, &sender, &headers).await?;
-        let bytes = body_of(body)?;
-        let fresh = format!("opsgenie-{}", request.1);
-        let parsed = json_of(&bytes)
-            .map_err(|e| vec![e])
-            .and_then(|value| domain::parse_opsgenie(&value, &fresh));
-        drop(bytes);
-        let event = match parsed {
-            Ok(event) => event,
-            Err(reasons) => {
-                let refused = unreadable(&state, Format::Opsgenie, &credential, reasons).await;
-                if let AppError::Unauthorized(_) = &refused {
-                    audit_unauthorized(&state, &sender, "GenieKey").await;
-                }
-                return Err(refused);
-            }
-        };
-        opsgenie_store(&state, &sender, credential, event).await
-    }
-    .await;
-    opsgenie_answer(request, done)
-}
-
-/// `POST /v2/alerts/{identifier}/acknowledge` and `/close` (`identifierType=alias`): the alert
-/// with that alias is acknowledged, or resolved; its incident follows as a PagerDuty
-/// acknowledge or resolve makes it.
-async fn opsgenie_update(
-    state: HookState,
-    sender: Sender,
-    (identifier, query): (String, OpsgenieIdentifier),
-    (headers, body): (HeaderMap, Result<Bytes, BytesRejection>),
-    action: domain::Action,
-) -> Response {
-    let request = (std::time::Instant::now(), Uuid::new_v4());
-    let done = async {
-        let credential = genie_key(&state, &sender, &headers).await?;
-        let kind = query.identifier_type.as_deref().unwrap_or("id");
-        let refusal = match kind {
-            "alias" if identifier.trim().is_empty() => Some("The alias can not be empty.".to_owned()),
-            "alias" => None,
-            "id" | "tiny" => Some(format!(
-                "Quell names Opsgenie alerts by alias: call with identifierType=alias (identifierType {kind} is not supported)."
-            )),
-            other => Some(format!(
-                "identifierType {other:?} is not one of id, tiny or alias."
-            )),
-        };
-        if let Some(why) = refusal {
-            let refused = unreadable(&state, Format::Opsgenie, &credential, vec![why]).await;
-            if let AppError::Unauthorized(_) = &refused {
-                audit_unauthorized(&state, &sender, "GenieKey").await;
-            }
-            return Err(refused);
-        }
-        // Who did it and their note (`user`, `note`, `source`) are kept with the event.
-        let mut raw = body_of(body)
-            .ok()
-            .and_then(|b| json_of(&b).ok())
-            .filter(Value::is_object)
-            .unwrap_or_else(|| json!({}));
-        raw["alias"] = json!(identifier);
-        let event = domain::opsgenie_update(&identifier, action, &raw);
-        opsgenie_store(&state, &sender, credential, event).await
-    }
-    .await;
-    opsgenie_answer(request, done)
-}
-
-/// `POST /v2/alerts/{identifier}/{action}`: `acknowledge` or `close` (another Opsgenie action
-/// Quell does not take yet is a 404 in Opsgenie's shape).
-pub async fn opsgenie_action(
-    State(state): State<HookState>,
-    sender: Sender,
-    Path((identifier, action)): Path<(String, String)>,
-    axum::extract::Query(query): axum::extract::Query<OpsgenieIdentifier>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let action = match action.as_str() {
-        "acknowledge" => domain::Action::Acknowledge,
-        "close" => domain::Action::Resolve,
-        other => {
-            let why = format!(
-                "Quell takes acknowledge and close of an Opsgenie alert; not {other:?} (yet)."
-            );
-            let request = (std::time::Instant::now(), Uuid::new_v4());
-            return opsgenie_answer(request, Err(AppError::NotFound(why)));
-        }
-    };
-    let sent = (headers, body);
-    opsgenie_update(state, sender, (identifier, query), sent, action).await
-}
-
-/// Any other method or path of Opsgenie's Alert API: a 404 in Opsgenie's shape, which its
-/// clients read, saying what Quell takes so far.
-pub async fn opsgenie_other(method: axum::http::Method, uri: axum::http::Uri) -> Response {
-    let why = format!(
-        "Quell does not take {method} {} of Opsgenie's Alert API yet; it takes POST /v2/alerts, and acknowledge and close by alias.",
-        uri.path()
-    );
-    let request = (std::time::Instant::now(), Uuid::new_v4());
-    opsgenie_answer(request, Err(AppError::NotFound(why)))
 }

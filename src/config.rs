@@ -25,6 +25,37 @@ pub enum Command {
     Audit(AuditCommand),
     /// Print the API's OpenAPI description (what `/api/v1/openapi.json` serves) and exit.
     Openapi,
+    /// Import from another tool: a plan first (nothing changes without --apply).
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Users, schedules (layers, restrictions, overrides ahead), escalation policies, services
+    /// and their Events API v2 integrations (keeping their keys), read with an admin's REST API
+    /// token. Prints the plan; with --apply, does it. Running it again changes nothing; after a
+    /// change in PagerDuty it updates what it made.
+    Pagerduty(PagerDutyImportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PagerDutyImportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// A PagerDuty REST API token of an admin (read-only is enough).
+    #[arg(long, env = "PAGERDUTY_API_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// PagerDuty's API address.
+    #[arg(
+        long,
+        env = "PAGERDUTY_API_URL",
+        default_value = "https://api.pagerduty.com"
+    )]
+    pub api_url: String,
+    /// Make the changes the plan lists (without it, nothing changes).
+    #[arg(long)]
+    pub apply: bool,
 }
 
 #[derive(Debug, Subcommand)]

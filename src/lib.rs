@@ -24,6 +24,7 @@ pub mod handoffs;
 pub mod heartbeats;
 pub mod http;
 pub mod idempotency;
+pub mod imports;
 pub mod incident_ref;
 pub mod incidents;
 pub mod integrations;
@@ -150,6 +151,17 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 audit::db::OWNER_ROLE,
                 args.app_role
             );
+        }
+        Command::Import(config::ImportCommand::Pagerduty(args)) => {
+            let pool = connect(&args.db).await?;
+            MIGRATOR.run(&pool).await?;
+            let actor = audit::Actor::system("import from PagerDuty");
+            let source = (args.api_url.as_str(), args.token.as_str());
+            let plan = imports::actions::pagerduty(&pool, &actor, source, args.apply).await?;
+            print!("{}", plan.text());
+            if !args.apply {
+                println!("Nothing was changed. Run again with --apply to make these changes.");
+            }
         }
         Command::Migrate(db) => {
             let pool = connect(&db).await?;

@@ -551,6 +551,7 @@ async fn record_outcomes(
         .zip(calls)
         .zip(found)
         .map(|((request, call), alert)| {
+            let alert = alert.filter(|(_, status)| call.names(status));
             let (success, status) = call.outcome(alert.as_ref().map(|(_, s)| s.as_str()));
             (request, alert.map(|(id, _)| id), success, status)
         })

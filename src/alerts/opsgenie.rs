@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::domain::OpsgenieCall;
+use super::domain::{OpsgenieCall, opsgenie_id};
 use crate::alert_store::db::{self, NamedAlert, NewRequest, OpsgenieAlert, OpsgenieRequest};
 use crate::error::AppResult;
 use crate::incidents::actions::{self, Change};
@@ -70,11 +70,13 @@ pub async fn snooze(pool: &PgPool, on: OnAlert<'_>, minutes: i64, note: &str) ->
     let (mut success, mut status) = OpsgenieCall::Snooze.outcome(found);
     if let Some(a) = alert.as_ref().filter(|_| success) {
         let state = incident_of(&mut tx, a.incident_id).await?;
+        // Locked before its status is read: a person or a lane acting on it meanwhile waits.
+        let incident = crate::incidents::db::lock(&mut *tx, state.key).await?;
         let actor = super::effects::actor_of(on.sender);
         let change = Change::now(state.key, &actor);
-        match state.status {
+        match incident.status {
             Status::Triggered | Status::Acknowledged => {
-                if state.status == Status::Triggered {
+                if incident.status == Status::Triggered {
                     let why = "Acknowledged by the alert's sender, to snooze it";
                     actions::transition(&mut tx, &change, Transition::Acknowledge, why).await?;
                 }
@@ -155,8 +157,8 @@ pub fn alert_json(a: &OpsgenieAlert) -> Value {
         report.insert("closeTime".into(), json!(ms));
     }
     let mut data = json!({
-        "id": a.id.to_string(),
-        "tinyId": a.id.to_string(),
+        "id": opsgenie_id(a.id),
+        "tinyId": opsgenie_id(a.id),
         "alias": a.dedup_key,
         "message": a.summary,
         "status": if closed { "closed" } else { "open" },
@@ -194,7 +196,7 @@ pub fn request_json(r: &OpsgenieRequest) -> Value {
         "integrationId": r.integration_id,
         "isSuccess": r.success,
         "status": r.status,
-        "alertId": r.alert_id.map(|id| id.to_string()).unwrap_or_default(),
+        "alertId": r.alert_id.map(opsgenie_id).unwrap_or_default(),
         "alias": r.alias,
     })
 }

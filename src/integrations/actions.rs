@@ -10,7 +10,7 @@ use super::db::{self, Integration, NewIntegration};
 use super::domain::{Flapping, Format, OnAllResolved, check_name, key_from_bytes};
 use crate::audit::{self, Actor};
 use crate::auth::domain::token_hash;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 /// An integration with the secrets it was just given, shown this once.
 pub struct WithSecrets {
@@ -50,12 +50,65 @@ pub async fn create(
         None => OnAllResolved::Mitigate,
     };
     let flapping = flapping.unwrap_or_default().check()?;
-    let key = new_key();
+    let made = Made {
+        name: &name,
+        format,
+        on_all_resolved,
+        flapping,
+    };
+    make(conn, actor, made, new_key()).await
+}
+
+/// An integration keeping the key another tool gave its senders (an import from PagerDuty
+/// keeps each Events API v2 integration's key, so its senders need no change).
+pub async fn adopt(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    name: &str,
+    format: &str,
+    key: &str,
+) -> AppResult<WithSecrets> {
+    let name = check_name(name)?;
+    let format = Format::parse(format)?;
+    let key = key.trim();
+    if !(16..=200).contains(&key.len()) || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(AppError::invalid(
+            "key",
+            "16 to 200 visible characters, as another tool's integration key is",
+        ));
+    }
+    let made = Made {
+        name: &name,
+        format,
+        on_all_resolved: OnAllResolved::Mitigate,
+        flapping: Flapping::default().check()?,
+    };
+    make(conn, actor, made, key.to_owned()).await
+}
+
+struct Made<'a> {
+    name: &'a str,
+    format: Format,
+    on_all_resolved: OnAllResolved,
+    flapping: Flapping,
+}
+
+async fn make(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    Made {
+        name,
+        format,
+        on_all_resolved,
+        flapping,
+    }: Made<'_>,
+    key: String,
+) -> AppResult<WithSecrets> {
     let signing_secret = (format == Format::Generic).then(new_signing_secret);
     let integration = db::insert(
         &mut *conn,
         &NewIntegration {
-            name: &name,
+            name,
             format,
             key_hash: &token_hash(&key),
             key_prefix: &prefix(&key),

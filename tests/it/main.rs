@@ -19,6 +19,7 @@ mod grouping;
 mod handoffs;
 mod hardening;
 mod heartbeats;
+mod imports;
 mod incidents_api;
 mod lifecycle;
 mod live;

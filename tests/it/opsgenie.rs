@@ -252,6 +252,28 @@ async fn opsgenie_refusals_come_in_opsgenies_shape_and_change_nothing(pool: PgPo
             "{why}"
         );
     }
+    // Without the right key even those are only told that the key is wrong.
+    let wrong = app
+        .call_as(
+            &Default::default(),
+            axum::http::Method::DELETE,
+            "/v2/alerts/abc-123",
+            &[("authorization", "GenieKey not-a-key")],
+            None,
+        )
+        .await;
+    assert!(!refused(&wrong, StatusCode::UNAUTHORIZED).contains("POST /v2/alerts"));
+    // A control character in an identifier is refused (a NUL never reaches the handlers).
+    let nul = read(&app, &og.key, "/v2/alerts/a%01b?identifierType=alias").await;
+    assert!(refused(&nul, StatusCode::UNPROCESSABLE_ENTITY).contains("control"));
+    let nul = genie(
+        &app,
+        &og.key,
+        "/v2/alerts/a%01b/close?identifierType=alias",
+        &json!({}),
+    )
+    .await;
+    assert!(refused(&nul, StatusCode::UNPROCESSABLE_ENTITY).contains("control"));
     assert!(app.incident_keys().await.is_empty());
     assert_eq!(app.stored_alerts().await, 0);
 }
@@ -434,6 +456,18 @@ async fn opsgenie_alerts_are_named_by_id_tiny_id_or_alias_and_read_back_with_the
         (&json!(false), &json!("Alert does not exist"))
     );
     let lines = app.timeline(&key).await.len();
+    // Opsgenie's own tiny id from before the move (a bare number) names nothing either.
+    let old = genie(
+        &app,
+        &og.key,
+        "/v2/alerts/1/close?identifierType=tiny",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(
+        outcome(&app, &og.key, &old).await["status"],
+        "Alert does not exist"
+    );
     // The other integration cannot act on this one's alert by its number.
     let by_them = genie(&app, &other.key, &format!("/v2/alerts/{id}/notes"), &note).await;
     assert_eq!(
@@ -442,6 +476,75 @@ async fn opsgenie_alerts_are_named_by_id_tiny_id_or_alias_and_read_back_with_the
     );
     assert_eq!(app.incident_keys().await.len(), 1);
     assert_eq!(app.timeline(&key).await.len(), lines);
+}
+
+#[sqlx::test]
+async fn an_opsgenie_snooze_acknowledges_first_and_another_key_cannot_touch_the_alert(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let og = app.integration("legacy opsgenie", "opsgenie").await;
+    let other = app.integration("another team's opsgenie", "opsgenie").await;
+    let created = genie(&app, &og.key, "/v2/alerts", &example()).await;
+    assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.text);
+    let key = app.incident_keys().await[0].clone();
+    let alias = "Life%20is%20too%20short%20for%20no%20alias";
+    let end = (chrono::Utc::now() + chrono::Duration::minutes(30)).to_rfc3339();
+    let snooze = json!({"endTime": end, "user": "ana"});
+
+    // Another integration's key names no alert of this one, by alias either.
+    for (action, body) in [
+        ("acknowledge", json!({})),
+        ("close", json!({})),
+        ("snooze", snooze.clone()),
+    ] {
+        let path = format!("/v2/alerts/{alias}/{action}?identifierType=alias");
+        let r = genie(&app, &other.key, &path, &body).await;
+        let done = outcome(&app, &other.key, &r).await;
+        assert_eq!(done["status"], "Alert does not exist", "{action}: {done}");
+    }
+    let theirs = read(
+        &app,
+        &other.key,
+        &format!("/v2/alerts/{alias}?identifierType=alias"),
+    )
+    .await;
+    assert_eq!(
+        refused(&theirs, StatusCode::NOT_FOUND),
+        "Alert does not exist"
+    );
+    assert_eq!(app.incident_json(&key).await["status"], "triggered");
+
+    // Snoozing an alert nobody acknowledged acknowledges its incident first, and says so.
+    let path = format!("/v2/alerts/{alias}/snooze?identifierType=alias");
+    let r = genie(&app, &og.key, &path, &snooze).await;
+    assert_eq!(outcome(&app, &og.key, &r).await["status"], "Snoozed alert");
+    let incident = app.incident_json(&key).await;
+    assert_eq!(incident["status"], "acknowledged", "{incident}");
+    assert!(incident["snoozed_until"].is_string(), "{incident}");
+    let lines = app.timeline(&key).await;
+    assert!(
+        lines.iter().any(|e| e["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("to snooze it")),
+        "{lines:?}"
+    );
+    // Closed, its alert cannot be snoozed again.
+    let r = genie(
+        &app,
+        &og.key,
+        &format!("/v2/alerts/{alias}/close?identifierType=alias"),
+        &json!({}),
+    )
+    .await;
+    assert_eq!(outcome(&app, &og.key, &r).await["status"], "Closed alert");
+    let r = genie(&app, &og.key, &path, &snooze).await;
+    let done = outcome(&app, &og.key, &r).await;
+    assert_eq!(
+        (&done["isSuccess"], &done["status"]),
+        (&json!(false), &json!("Alert is already closed"))
+    );
 }
 
 /// Runs Opsgenie's own Python SDK (scripts/test installs it in target/opsgenie-venv) against
@@ -471,6 +574,11 @@ try:
     elif step == "acknowledge":
         r = api.acknowledge_alert(identifier="checkout/latency eu", identifier_type="alias",
             acknowledge_alert_payload=opsgenie_sdk.AcknowledgeAlertPayload(user="ana", note="looking"))
+    elif step == "snooze":
+        import datetime
+        end = datetime.datetime.utcnow() + datetime.timedelta(minutes=45)
+        r = api.snooze_alert(identifier="checkout/latency eu", identifier_type="alias",
+            snooze_alert_payload=opsgenie_sdk.SnoozeAlertPayload(end_time=end, user="ana"))
     elif step == "note":
         r = api.add_note(identifier="checkout/latency eu", identifier_type="alias",
             add_note_to_alert_payload=opsgenie_sdk.AddNoteToAlertPayload(
@@ -551,6 +659,10 @@ async fn opsgenies_own_sdk_works_with_only_its_host_changed(pool: PgPool) {
     let out = run("acknowledge", og.key.clone()).await.unwrap();
     assert!(out.starts_with("ok "), "{out}");
     assert_eq!(app.incident_json(&key).await["status"], "acknowledged");
+    // A snooze with a time as Python writes it (no offset: UTC).
+    let out = run("snooze", og.key.clone()).await.unwrap();
+    assert!(out.starts_with("ok "), "{out}");
+    assert!(app.incident_json(&key).await["snoozed_until"].is_string());
     let out = run("note", og.key.clone()).await.unwrap();
     assert!(out.starts_with("ok "), "{out}");
     let timeline = app.timeline(&key).await;

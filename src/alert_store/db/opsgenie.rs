@@ -51,12 +51,15 @@ pub async fn opsgenie_alert(
         NamedAlert::Number(n) => n,
         NamedAlert::Alias(alias) => {
             let found = sqlx::query_scalar!(
-                r#"select id from alerts where integration_id = $1 and dedup_key = $2
-                   order by (status <> 'resolved') desc, id desc limit 1"#,
+                r#"select coalesce(
+                       (select id from alerts where integration_id = $1 and dedup_key = $2
+                          and status <> 'resolved'),
+                       (select id from alerts where integration_id = $1 and dedup_key = $2
+                        order by received_at desc, id desc limit 1)) as "id?""#,
                 integration_id,
                 alias
             )
-            .fetch_optional(&mut *conn)
+            .fetch_one(&mut *conn)
             .await?;
             match found {
                 Some(id) => id,
@@ -116,9 +119,14 @@ pub async fn alerts_by_alias(
         r#"select r.n as "n!", a.id as "id?", a.status as "status?"
            from unnest($1::uuid[], $2::text[]) with ordinality as r(integration_id, alias, n)
            left join lateral (
-               select id, status from alerts
-               where integration_id = r.integration_id and dedup_key = r.alias
-               order by (status <> 'resolved') desc, id desc limit 1) a on true
+               (select id, status from alerts
+                where integration_id = r.integration_id and dedup_key = r.alias
+                  and status <> 'resolved')
+               union all
+               (select id, status from alerts
+                where integration_id = r.integration_id and dedup_key = r.alias
+                order by received_at desc, id desc limit 1)
+               limit 1) a on true
            order by r.n"#,
         &integrations,
         &aliases as &[&str]

@@ -200,6 +200,13 @@ impl OpsgenieCall {
         }
     }
 
+    /// Whether an alert in `status` is the one a request's outcome is about: a create's is only
+    /// an open one (a create that a silence held stored nothing; its alias may name an older,
+    /// closed alert).
+    pub fn names(self, status: &str) -> bool {
+        self != Self::Create || status != "resolved"
+    }
+
     /// What a request did, from the alert it named as it stands after it (`None`: no such
     /// alert): whether it succeeded, and the status line its client reads back.
     pub fn outcome(self, alert_status: Option<&str>) -> (bool, &'static str) {
@@ -221,10 +228,17 @@ impl OpsgenieCall {
     }
 }
 
+/// How Quell writes an alert's number as Opsgenie's `id` and `tinyId`: `q-1791`, which no id
+/// Opsgenie gave (a UUID, or a bare number for a tiny id) can be, so a script still holding
+/// one names nothing rather than another alert.
+pub fn opsgenie_id(number: i64) -> String {
+    format!("q-{number}")
+}
+
 /// Which alert a call names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Identified {
-    /// Quell's alert number: Opsgenie's `id` and `tinyId` of an alert Quell made are both it
+    /// Quell's alert number, written `q-<number>` as both `id` and `tinyId`
     Number(i64),
     Alias(String),
     /// An id that no alert of Quell's can have (Opsgenie's own, from before the move)
@@ -237,11 +251,14 @@ pub fn opsgenie_identifier(identifier: &str, kind: Option<&str>) -> Result<Ident
     if identifier.is_empty() {
         return Err("Identifier can not be empty.".into());
     }
+    if identifier.chars().any(char::is_control) {
+        return Err("Identifier can not contain control characters.".into());
+    }
     match kind.unwrap_or("id") {
         "alias" => Ok(Identified::Alias(opsgenie_alias(identifier))),
         "id" | "tiny" => Ok(identifier
-            .parse::<i64>()
-            .ok()
+            .strip_prefix("q-")
+            .and_then(|n| n.parse::<i64>().ok())
             .filter(|n| *n > 0)
             .map_or(Identified::Nothing, Identified::Number)),
         other => Err(format!(
@@ -256,11 +273,21 @@ pub fn opsgenie_snooze(body: &Value, now: DateTime<Utc>) -> Result<i64, String> 
     let Some(end) = body.get("endTime") else {
         return Err("endTime can not be empty.".into());
     };
+    // A time without an offset (Python's isoformat() of a naive datetime) is UTC.
     let end = end
         .as_str()
-        .and_then(|t| DateTime::parse_from_rfc3339(t.trim()).ok())
-        .ok_or("endTime should be a date and time such as 2027-01-05T14:30:00Z.")?
-        .with_timezone(&Utc);
+        .map(str::trim)
+        .and_then(|t| {
+            DateTime::parse_from_rfc3339(t)
+                .map(|t| t.with_timezone(&Utc))
+                .ok()
+                .or_else(|| {
+                    chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f")
+                        .ok()
+                        .map(|t| t.and_utc())
+                })
+        })
+        .ok_or("endTime should be a date and time such as 2027-01-05T14:30:00Z.")?;
     let seconds = (end - now).num_seconds();
     if seconds <= 0 {
         return Err("endTime should be in the future.".into());
@@ -359,17 +386,27 @@ mod tests {
 
     #[test]
     fn calls_name_alerts_by_number_or_alias_and_say_what_became_of_them() {
-        assert_eq!(opsgenie_identifier("42", None), Ok(Identified::Number(42)));
         assert_eq!(
-            opsgenie_identifier(" 42 ", Some("tiny")),
+            opsgenie_identifier("q-42", None),
             Ok(Identified::Number(42))
         );
+        assert_eq!(
+            opsgenie_identifier(" q-42 ", Some("tiny")),
+            Ok(Identified::Number(42))
+        );
+        assert_eq!(opsgenie_id(42), "q-42");
+        // Opsgenie's own tiny ids from before the move are bare numbers: they name nothing.
+        assert_eq!(
+            opsgenie_identifier("1791", Some("tiny")),
+            Ok(Identified::Nothing)
+        );
+        assert!(opsgenie_identifier("a\0b", Some("alias")).is_err());
         assert_eq!(
             opsgenie_identifier("70413a06-38d6-4c85-92b8-5ebc900d42e2", Some("id")),
             Ok(Identified::Nothing)
         );
         assert_eq!(
-            opsgenie_identifier("-3", Some("id")),
+            opsgenie_identifier("q--3", Some("id")),
             Ok(Identified::Nothing)
         );
         assert_eq!(
@@ -385,6 +422,7 @@ mod tests {
         use OpsgenieCall::*;
         assert_eq!(Create.outcome(Some("firing")), (true, "Created alert"));
         assert!(Create.outcome(None).0, "a held alert was still received");
+        assert!(!Create.names("resolved") && Create.names("firing") && Close.names("resolved"));
         for call in [Acknowledge, Close, AddNote, Snooze] {
             assert_eq!(call.outcome(None), (false, "Alert does not exist"));
         }
@@ -401,6 +439,7 @@ mod tests {
         let at = |t: &str| opsgenie_snooze(&json!({ "endTime": t }), now);
         assert_eq!(at("2027-01-05T12:30:00Z"), Ok(30));
         assert_eq!(at("2027-01-05T12:30:01Z"), Ok(31));
+        assert_eq!(at("2027-01-05T12:45:00.123456"), Ok(45), "no offset: UTC");
         assert_eq!(
             at("2027-01-05T13:00:00+01:00").unwrap_err(),
             "endTime should be in the future."

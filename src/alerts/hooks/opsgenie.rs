@@ -8,7 +8,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -34,6 +34,15 @@ use crate::integrations::domain::Format;
 pub struct OpsgenieIdentifier {
     #[serde(default, rename = "identifierType")]
     identifier_type: Option<String>,
+}
+
+/// The `identifierType` a query asks for; a query that cannot be read asks for one no alert
+/// has, which is refused (after the key is checked) as any wrong type is.
+fn kind_of(query: Result<Query<OpsgenieIdentifier>, QueryRejection>) -> Option<String> {
+    match query {
+        Ok(Query(q)) => q.identifier_type,
+        Err(e) => Some(format!("(unreadable: {})", e.body_text())),
+    }
 }
 
 /// When a call began, and the id it is answered with.
@@ -195,12 +204,12 @@ pub async fn action(
     State(state): State<HookState>,
     sender: Sender,
     Path((identifier, action)): Path<(String, String)>,
-    Query(query): Query<OpsgenieIdentifier>,
+    query: Result<Query<OpsgenieIdentifier>, QueryRejection>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let request = begin();
-    let named = (identifier, query.identifier_type);
+    let named = (identifier, kind_of(query));
     let done = async {
         let call = match action.as_str() {
             "acknowledge" => OpsgenieCall::Acknowledge,
@@ -356,13 +365,13 @@ pub async fn get_alert(
     State(state): State<HookState>,
     sender: Sender,
     Path(identifier): Path<String>,
-    Query(query): Query<OpsgenieIdentifier>,
+    query: Result<Query<OpsgenieIdentifier>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
     let request = begin();
     let found = async {
         let from = integration(&state, &sender, &headers).await?;
-        let named = domain::opsgenie_identifier(&identifier, query.identifier_type.as_deref())
+        let named = domain::opsgenie_identifier(&identifier, kind_of(query).as_deref())
             .map_err(|why| invalid(vec![why]))?;
         let named = match &named {
             Identified::Number(n) => NamedAlert::Number(*n),
@@ -406,13 +415,23 @@ pub async fn get_request(
 }
 
 /// Any other method or path of Opsgenie's Alert API: a 404 in Opsgenie's shape, which its
-/// clients read, saying what Quell takes.
-pub async fn other(method: Method, uri: Uri) -> Response {
+/// clients read, saying what Quell takes (to a sender whose key is right).
+pub async fn other(
+    State(state): State<HookState>,
+    sender: Sender,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let request = begin();
+    if let Err(refused) = integration(&state, &sender, &headers).await {
+        return processed(request, Err(refused));
+    }
     let why = format!(
         "Quell does not take {method} {} of Opsgenie's Alert API; it takes POST /v2/alerts, \
          GET /v2/alerts/{{identifier}}, GET /v2/alerts/requests/{{requestId}}, and acknowledge, \
          close, notes and snooze of an alert.",
         uri.path()
     );
-    processed(begin(), Err(AppError::NotFound(why)))
+    processed(request, Err(AppError::NotFound(why)))
 }

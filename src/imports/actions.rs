@@ -1,0 +1,782 @@
+//! An import from PagerDuty: read everything through its REST API first, then, in one
+//! transaction, make or update in Quell what each object becomes, through the same actions a
+//! person's changes take (audited). A dry run is the same work rolled back, so its plan is
+//! exactly what a run would do. What an import made is remembered with a digest of what it
+//! was made from: run again, nothing changes; after a change on PagerDuty's side, what it made
+//! is updated. Objects already in Quell under the same name that no import made are left alone
+//! and named in the plan.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::{PgConnection, PgPool};
+
+use super::db::{self, Imported};
+use super::domain::{self as pd, first_difference, rendered, schedule_layers};
+use super::vendor::PagerDuty;
+use crate::audit::Actor;
+use crate::error::AppResult;
+use crate::oncall::domain::ScheduleDraft;
+use crate::paging::domain::{PolicyDraft, Step as PolicyStep, Target};
+use crate::services::domain::ServiceDraft;
+
+const VENDOR: &str = "pagerduty";
+/// How far ahead overrides are read, and imported schedules compared with PagerDuty's own
+/// rendering.
+const OVERRIDES_AHEAD_DAYS: i64 = 365;
+pub const COMPARED_DAYS: i64 = 28;
+
+/// What the import does with one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verb {
+    Create,
+    Update,
+    Unchanged,
+    /// An object already in Quell is taken as this one (a person with the same email)
+    Link,
+    /// Not imported; `detail` says why
+    Skip,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Unchanged => "unchanged",
+            Self::Link => "link",
+            Self::Skip => "skip",
+        }
+    }
+}
+
+/// One line of the plan.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct PlanStep {
+    pub verb: Verb,
+    /// person, schedule, escalation policy, service, integration
+    pub kind: &'static str,
+    /// What it is (or would be) called in Quell
+    pub name: String,
+    /// PagerDuty's object: its kind, id and name
+    pub source: String,
+    /// How it maps, what differs, or why it is skipped
+    pub detail: String,
+}
+
+/// What an import did, or (a dry run) would do.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Plan {
+    pub vendor: &'static str,
+    /// false: a dry run, nothing was changed
+    pub applied: bool,
+    pub steps: Vec<PlanStep>,
+    /// Requests PagerDuty turned away for its rate limit, each tried again after the wait
+    pub rate_limited: u32,
+}
+
+impl Plan {
+    /// How many steps do `verb`.
+    pub fn count(&self, verb: Verb) -> usize {
+        self.steps.iter().filter(|s| s.verb == verb).count()
+    }
+
+    /// The plan as lines for a terminal.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "PagerDuty import {}: {} to create, {} to update, {} unchanged, {} linked, {} skipped\n",
+            if self.applied {
+                "done"
+            } else {
+                "plan (dry run: nothing changed)"
+            },
+            self.count(Verb::Create),
+            self.count(Verb::Update),
+            self.count(Verb::Unchanged),
+            self.count(Verb::Link),
+            self.count(Verb::Skip),
+        );
+        for s in &self.steps {
+            out.push_str(&format!(
+                "{:<9} {:<17} {:<32} ← {}\n",
+                s.verb.as_str(),
+                s.kind,
+                s.name,
+                s.source
+            ));
+            if !s.detail.is_empty() {
+                out.push_str(&format!("{:>28}{}\n", "", s.detail));
+            }
+        }
+        if self.rate_limited > 0 {
+            out.push_str(&format!(
+                "PagerDuty's rate limit turned {} requests away; each was tried again after the wait it asked for.\n",
+                self.rate_limited
+            ));
+        }
+        out
+    }
+}
+
+/// Everything read from PagerDuty before anything is written.
+struct Read {
+    users: Vec<pd::User>,
+    schedules: Vec<(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)>,
+    policies: Vec<pd::Policy>,
+    services: Vec<(pd::Service, Vec<pd::Integration>)>,
+}
+
+async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
+    let users = api.users().await?;
+    let mut schedules = Vec::new();
+    for s in api.schedules().await? {
+        let ahead = now + Duration::days(OVERRIDES_AHEAD_DAYS);
+        let overrides = api.overrides(&s.id, now, ahead).await?;
+        let until = now + Duration::days(COMPARED_DAYS);
+        let entries = api.rendered(&s.id, now, until).await?;
+        schedules.push((s, overrides, entries));
+    }
+    let policies = api.policies().await?;
+    let mut services = Vec::new();
+    for s in api.services().await? {
+        let mut integrations = Vec::new();
+        for i in s
+            .integrations
+            .iter()
+            .filter(|i| pd::speaks_events_v2(&i.kind))
+        {
+            integrations.push(api.integration(&s.id, &i.id).await?);
+        }
+        services.push((s, integrations));
+    }
+    Ok(Read {
+        users,
+        schedules,
+        policies,
+        services,
+    })
+}
+
+fn digest(v: &impl Serialize) -> String {
+    let bytes = serde_json::to_vec(v).unwrap_or_default();
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// Imports from PagerDuty at `api_url` with `token`; a dry run (`apply` false) changes nothing.
+pub async fn pagerduty(
+    pool: &PgPool,
+    actor: &Actor,
+    (api_url, token): (&str, &str),
+    apply: bool,
+) -> AppResult<Plan> {
+    let api = PagerDuty::new(api_url, token)?;
+    let now = crate::clock::now(pool).await?;
+    let read = read_all(&api, now).await?;
+    let mut tx = crate::transaction::begin(pool).await?;
+    db::take_turn(&mut *tx, VENDOR).await?;
+    let known = db::all(&mut *tx, VENDOR).await?;
+    let mut work = Work {
+        conn: &mut tx,
+        actor,
+        known: known
+            .into_iter()
+            .map(|i| ((i.kind.clone(), i.external_id.clone()), i))
+            .collect(),
+        steps: Vec::new(),
+        now,
+    };
+    let handles = work.people(&read.users).await?;
+    let schedules = work.schedules(&read.schedules, &handles).await?;
+    let policies = work.policies(&read.policies, &handles, &schedules).await?;
+    work.services(&read.services, &policies).await?;
+    let steps = work.steps;
+    if apply {
+        tx.commit().await?;
+    } else {
+        tx.rollback().await?;
+    }
+    Ok(Plan {
+        vendor: VENDOR,
+        applied: apply,
+        steps,
+        rate_limited: api.waits.load(std::sync::atomic::Ordering::Relaxed),
+    })
+}
+
+/// One object's writes, as [`Work::settled`] records them.
+struct Object<'s> {
+    /// How `imported_objects` and the plan name its kind
+    kind: (&'static str, &'static str),
+    id: &'s str,
+    name: &'s str,
+    source: String,
+    detail: String,
+    digest: &'s str,
+}
+
+struct Work<'a, 'c> {
+    conn: &'c mut PgConnection,
+    actor: &'a Actor,
+    known: HashMap<(String, String), Imported>,
+    steps: Vec<PlanStep>,
+    now: DateTime<Utc>,
+}
+
+impl Work<'_, '_> {
+    fn step(&mut self, verb: Verb, kind: &'static str, name: &str, source: String, detail: String) {
+        self.steps.push(PlanStep {
+            verb,
+            kind,
+            name: name.to_owned(),
+            source,
+            detail,
+        });
+    }
+
+    /// What an earlier import made of their object `id` and from what (its id, among `ids` of
+    /// those still there, and the digest).
+    fn made(&self, kind: &str, id: &str, ids: &[i64]) -> Option<(i64, String)> {
+        let k = self.known(kind, id)?;
+        let quell: i64 = k.quell_id.parse().ok()?;
+        ids.contains(&quell).then(|| (quell, k.digest.clone()))
+    }
+
+    /// Skips an object whose name a Quell object no import made already has.
+    fn taken(&mut self, kind: &'static str, name: &str, source: String) {
+        let why = format!(
+            "Quell has a {kind} of this name that no import made; rename one and run again"
+        );
+        self.step(Verb::Skip, kind, name, source, why);
+    }
+
+    /// Settles one object's writes since [`db::mark`]: kept, remembered and in the plan; or
+    /// undone and skipped with the reason. Whether they were kept.
+    async fn settled(
+        &mut self,
+        done: AppResult<(Verb, Option<i64>)>,
+        o: Object<'_>,
+    ) -> AppResult<bool> {
+        db::settle(&mut *self.conn, done.is_ok()).await?;
+        let (store, label) = o.kind;
+        match done {
+            Ok((verb, id)) => {
+                if let Some(id) = id {
+                    self.remember(store, o.id, &id.to_string(), o.digest)
+                        .await?;
+                }
+                self.step(verb, label, o.name, o.source, o.detail);
+                Ok(true)
+            }
+            Err(e) => {
+                self.step(Verb::Skip, label, o.name, o.source, e.to_string());
+                Ok(false)
+            }
+        }
+    }
+
+    fn known(&self, kind: &str, id: &str) -> Option<&Imported> {
+        self.known.get(&(kind.to_owned(), id.to_owned()))
+    }
+
+    async fn remember(
+        &mut self,
+        kind: &str,
+        id: &str,
+        quell_id: &str,
+        digest: &str,
+    ) -> AppResult<()> {
+        db::remember(&mut *self.conn, VENDOR, kind, id, (quell_id, digest)).await
+    }
+
+    /// Users become people (one with the same email in Quell already is linked); their handles
+    /// by PagerDuty user id.
+    async fn people(&mut self, users: &[pd::User]) -> AppResult<HashMap<String, String>> {
+        let everyone = crate::people::db::list(&mut *self.conn).await?;
+        let mut handles = HashMap::new();
+        for u in users {
+            let source = format!("user {} {:?} <{}>", u.id, u.name, u.email);
+            let earlier = self.known("user", &u.id).and_then(|k| {
+                everyone
+                    .iter()
+                    .find(|p| p.id.to_string() == k.quell_id)
+                    .map(|p| p.handle.clone())
+            });
+            if let Some(handle) = earlier {
+                self.step(Verb::Unchanged, "person", &handle, source, String::new());
+                handles.insert(u.id.clone(), handle);
+                continue;
+            }
+            let same = everyone
+                .iter()
+                .find(|p| p.email.eq_ignore_ascii_case(u.email.trim()));
+            let (verb, person, detail) = match same {
+                Some(p) => (
+                    Verb::Link,
+                    p.clone(),
+                    "a person with this email is in Quell".to_owned(),
+                ),
+                None => {
+                    db::mark(&mut *self.conn).await?;
+                    let p = crate::people::actions::add_for_email(
+                        &mut *self.conn,
+                        Some(u.name.trim()),
+                        u.email.trim(),
+                    )
+                    .await;
+                    db::settle(&mut *self.conn, p.is_ok()).await?;
+                    match p {
+                        Ok(p) => (Verb::Create, p, String::new()),
+                        Err(e) => {
+                            self.step(Verb::Skip, "person", &u.email, source, e.to_string());
+                            continue;
+                        }
+                    }
+                }
+            };
+            // A new person keeps the time zone PagerDuty knew them by (one Quell does not know
+            // leaves theirs as it is).
+            if let Some(zone) = u.time_zone.as_deref().filter(|_| verb == Verb::Create) {
+                let now = crate::people::db::preferences(&mut *self.conn, person.id).await?;
+                let asked = crate::people::domain::Preferences {
+                    time_zone: zone.to_owned(),
+                    ..now
+                };
+                db::mark(&mut *self.conn).await?;
+                let set = crate::people::actions::set_preferences(
+                    &mut *self.conn,
+                    self.actor,
+                    person.id,
+                    asked,
+                )
+                .await;
+                db::settle(&mut *self.conn, set.is_ok()).await?;
+            }
+            self.remember("user", &u.id, &person.id.to_string(), "")
+                .await?;
+            self.step(verb, "person", &person.handle, source, detail);
+            handles.insert(u.id.clone(), person.handle);
+        }
+        Ok(handles)
+    }
+
+    /// Schedules; the names of those imported, by PagerDuty schedule id.
+    async fn schedules(
+        &mut self,
+        schedules: &[(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)],
+        handles: &HashMap<String, String>,
+    ) -> AppResult<HashMap<String, String>> {
+        let existing = crate::oncall::db::list(&mut *self.conn, None).await?;
+        let mut names = HashMap::new();
+        for (s, overrides, entries) in schedules {
+            let source = format!("schedule {} {:?}", s.id, s.name);
+            let theirs = rendered(entries, handles);
+            let until = self.now + Duration::days(COMPARED_DAYS);
+            // PagerDuty lists a schedule's layers highest first; should an account list them
+            // the other way, its own rendering says which order is meant.
+            let mut tried = Vec::new();
+            for highest_first in [true, false] {
+                let layers = match schedule_layers(s, overrides, handles, self.now, highest_first) {
+                    Ok(l) => l,
+                    Err(why) => {
+                        tried.push(Err(why));
+                        break;
+                    }
+                };
+                let draft = ScheduleDraft {
+                    name: s.name.trim().to_owned(),
+                    team: String::new(),
+                    layers: layers.layers.clone(),
+                    overrides: layers.overrides.clone(),
+                };
+                let spans = match draft.schedule() {
+                    Ok(rules) => rules.spans(self.now, until),
+                    Err(e) => {
+                        tried.push(Err(crate::error::AppError::from(e).to_string()));
+                        break;
+                    }
+                };
+                let difference = first_difference(&spans, &theirs);
+                let agrees = difference.is_none();
+                tried.push(Ok((draft, layers.caveats, difference)));
+                if agrees || s.schedule_layers.len() < 2 {
+                    break;
+                }
+            }
+            let chosen = tried
+                .iter()
+                .find(|t| matches!(t, Ok((_, _, None))))
+                .or(tried.first())
+                .cloned();
+            let (draft, mut caveats, difference) = match chosen {
+                Some(Ok(c)) => c,
+                Some(Err(why)) => {
+                    self.step(
+                        Verb::Skip,
+                        "schedule",
+                        &s.name,
+                        source,
+                        format!("cannot map: {why}"),
+                    );
+                    continue;
+                }
+                None => continue,
+            };
+            caveats.insert(
+                0,
+                format!(
+                    "{} layer(s), {} override(s) ahead; {}",
+                    draft.layers.len(),
+                    draft.overrides.len(),
+                    match &difference {
+                        None => format!(
+                            "who is on call over the next {COMPARED_DAYS} days matches PagerDuty's own rendering"
+                        ),
+                        Some(d) => format!(
+                            "differs from PagerDuty's own rendering of the next {COMPARED_DAYS} days: {d}"
+                        ),
+                    }
+                ),
+            );
+            let detail = caveats.join("; ");
+            let sum = digest(&draft);
+            let ids: Vec<i64> = existing.iter().map(|e| e.id).collect();
+            let earlier = self.made("schedule", &s.id, &ids);
+            let taken = existing
+                .iter()
+                .any(|e| e.name.eq_ignore_ascii_case(draft.name.trim()));
+            if earlier.is_none() && taken {
+                self.taken("schedule", &draft.name, source);
+                continue;
+            }
+            db::mark(&mut *self.conn).await?;
+            let done = match earlier {
+                Some((_, d)) if d == sum => Ok((Verb::Unchanged, None)),
+                Some((id, _)) => {
+                    crate::oncall::actions::update(&mut *self.conn, self.actor, id, None, &draft)
+                        .await
+                        .map(|_| (Verb::Update, Some(id)))
+                }
+                None => crate::oncall::actions::create(&mut *self.conn, self.actor, &draft)
+                    .await
+                    .map(|id| (Verb::Create, Some(id))),
+            };
+            let object = Object {
+                kind: ("schedule", "schedule"),
+                id: &s.id,
+                name: &draft.name,
+                source,
+                detail,
+                digest: &sum,
+            };
+            if !self.settled(done, object).await? {
+                continue;
+            }
+            names.insert(s.id.clone(), draft.name.clone());
+        }
+        Ok(names)
+    }
+
+    /// Escalation policies; the names of those imported, by PagerDuty policy id.
+    async fn policies(
+        &mut self,
+        policies: &[pd::Policy],
+        handles: &HashMap<String, String>,
+        schedules: &HashMap<String, String>,
+    ) -> AppResult<HashMap<String, String>> {
+        let existing = crate::paging::db::list(&mut *self.conn, None).await?;
+        let mut names = HashMap::new();
+        for p in policies {
+            let source = format!("escalation policy {} {:?}", p.id, p.name);
+            let mut caveats = Vec::new();
+            let steps: Vec<PolicyStep> = p
+                .escalation_rules
+                .iter()
+                .map(|r| PolicyStep {
+                    targets: r
+                        .targets
+                        .iter()
+                        .filter_map(|t| {
+                            let kind = t.kind.trim_end_matches("_reference");
+                            let found = match kind {
+                                "user" => handles.get(&t.id).cloned().map(Target::Person),
+                                "schedule" => schedules.get(&t.id).cloned().map(Target::Schedule),
+                                _ => None,
+                            };
+                            if found.is_none() {
+                                caveats.push(format!("{kind} {} is not imported; left out", t.id));
+                            }
+                            found
+                        })
+                        .collect(),
+                    delay_minutes: r.escalation_delay_in_minutes.clamp(1, 1440) as u32,
+                })
+                .filter(|s| !s.targets.is_empty())
+                .collect();
+            let draft = PolicyDraft {
+                name: p.name.trim().to_owned(),
+                team: String::new(),
+                steps,
+                repeat: p.num_loops.clamp(0, 9) as u32,
+            };
+            if p.num_loops > 9 {
+                caveats.push(format!(
+                    "repeats {} times in PagerDuty; Quell at most 9",
+                    p.num_loops
+                ));
+            }
+            let mut detail = format!(
+                "{} step(s), repeated {} time(s)",
+                draft.steps.len(),
+                draft.repeat
+            );
+            for c in &caveats {
+                detail.push_str("; ");
+                detail.push_str(c);
+            }
+            if draft.steps.is_empty() {
+                self.step(
+                    Verb::Skip,
+                    "escalation policy",
+                    &draft.name,
+                    source,
+                    format!("no step pages anyone imported; {detail}"),
+                );
+                continue;
+            }
+            let sum = digest(&draft);
+            let ids: Vec<i64> = existing.iter().map(|e| e.id).collect();
+            let earlier = self.made("escalation_policy", &p.id, &ids);
+            let taken = existing
+                .iter()
+                .any(|e| e.name.eq_ignore_ascii_case(&draft.name));
+            if earlier.is_none() && taken {
+                self.taken("escalation policy", &draft.name, source);
+                continue;
+            }
+            db::mark(&mut *self.conn).await?;
+            let done = match earlier {
+                Some((_, d)) if d == sum => Ok((Verb::Unchanged, None)),
+                Some((id, _)) => {
+                    crate::paging::actions::update(&mut *self.conn, self.actor, id, None, &draft)
+                        .await
+                        .map(|_| (Verb::Update, Some(id)))
+                }
+                None => crate::paging::actions::create(&mut *self.conn, self.actor, &draft)
+                    .await
+                    .map(|id| (Verb::Create, Some(id))),
+            };
+            let object = Object {
+                kind: ("escalation_policy", "escalation policy"),
+                id: &p.id,
+                name: &draft.name,
+                source,
+                detail,
+                digest: &sum,
+            };
+            if self.settled(done, object).await? {
+                names.insert(p.id.clone(), draft.name.clone());
+            }
+        }
+        Ok(names)
+    }
+
+    /// Services with their policies, and their Events API v2 integrations (keeping their keys,
+    /// each with a routing rule to its service).
+    async fn services(
+        &mut self,
+        services: &[(pd::Service, Vec<pd::Integration>)],
+        policies: &HashMap<String, String>,
+    ) -> AppResult<()> {
+        let mut taken: HashSet<String> = HashSet::new();
+        for (s, integrations) in services {
+            let source = format!("service {} {:?}", s.id, s.name);
+            let mut name = pd::service_name(&s.name);
+            let base = name.clone();
+            let mut n = 2;
+            while !taken.insert(name.clone()) {
+                name = format!("{}-{n}", base.chars().take(60).collect::<String>());
+                n += 1;
+            }
+            let policy = s
+                .escalation_policy
+                .as_ref()
+                .and_then(|p| policies.get(&p.id))
+                .cloned();
+            let draft = ServiceDraft {
+                name: name.clone(),
+                tier: 2,
+                description: s
+                    .description
+                    .clone()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(2000)
+                    .collect(),
+                ..Default::default()
+            };
+            let sum = digest(&(&draft.name, &draft.description, &policy));
+            let mut detail = match &policy {
+                Some(p) => format!("paged through escalation policy {p:?}"),
+                None => "no imported escalation policy pages it".to_owned(),
+            };
+            let found = crate::services::db::find_by_name(&mut *self.conn, &name).await?;
+            let earlier = self.known("service", &s.id).map(|k| k.digest.clone());
+            db::mark(&mut *self.conn).await?;
+            let verb = match (earlier, found) {
+                (Some(d), Some(_)) if d == sum => Verb::Unchanged,
+                (Some(_), Some(current)) => {
+                    let d = ServiceDraft {
+                        tier: current.tier.into(),
+                        ..draft.clone()
+                    };
+                    match crate::services::actions::update(
+                        &mut *self.conn,
+                        self.actor,
+                        &current,
+                        current.version,
+                        &d,
+                    )
+                    .await
+                    {
+                        Ok(_) => Verb::Update,
+                        Err(e) => {
+                            db::settle(&mut *self.conn, false).await?;
+                            self.step(Verb::Skip, "service", &name, source, e.to_string());
+                            continue;
+                        }
+                    }
+                }
+                (None, Some(_)) => {
+                    db::settle(&mut *self.conn, false).await?;
+                    self.taken("service", &name, source);
+                    continue;
+                }
+                (_, None) => {
+                    match crate::services::actions::create(&mut *self.conn, self.actor, &draft)
+                        .await
+                    {
+                        Ok(_) => Verb::Create,
+                        Err(e) => {
+                            db::settle(&mut *self.conn, false).await?;
+                            self.step(Verb::Skip, "service", &name, source, e.to_string());
+                            continue;
+                        }
+                    }
+                }
+            };
+            if verb != Verb::Unchanged {
+                let assigned = crate::paging::actions::assign(
+                    &mut *self.conn,
+                    self.actor,
+                    &name,
+                    policy.as_deref(),
+                )
+                .await;
+                db::settle(&mut *self.conn, assigned.is_ok()).await?;
+                if let Err(e) = assigned {
+                    self.step(Verb::Skip, "service", &name, source, e.to_string());
+                    continue;
+                }
+                self.remember("service", &s.id, &name, &sum).await?;
+            } else {
+                db::settle(&mut *self.conn, true).await?;
+            }
+            let others = s.integrations.len() - integrations.len();
+            if others > 0 {
+                detail.push_str(&format!(
+                    "; {others} integration(s) of other kinds (email, Events API v1, vendor-specific) are not imported: Quell takes PagerDuty's Events API v2"
+                ));
+            }
+            self.step(verb, "service", &name, source, detail);
+            for i in integrations {
+                self.integration(&name, i).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn integration(&mut self, service: &str, i: &pd::Integration) -> AppResult<()> {
+        let label = if i.name.trim().is_empty() {
+            "Events API v2"
+        } else {
+            i.name.trim()
+        };
+        let source = format!("integration {} {:?}", i.id, label);
+        let name: String = format!("{service}: {label}").chars().take(100).collect();
+        let Some(key) = i.integration_key.as_deref() else {
+            self.step(
+                Verb::Skip,
+                "integration",
+                &name,
+                source,
+                "PagerDuty did not give its key".into(),
+            );
+            return Ok(());
+        };
+        let sum = digest(&(service, key));
+        if let Some(k) = self.known("integration", &i.id) {
+            let (verb, detail) = if k.digest == sum {
+                (
+                    Verb::Unchanged,
+                    "keeps its key: Events API v2 senders need no change".to_owned(),
+                )
+            } else {
+                (
+                    Verb::Skip,
+                    "its key or service changed in PagerDuty; delete the Quell integration and run again to take the new one".to_owned(),
+                )
+            };
+            self.step(verb, "integration", &name, source, detail);
+            return Ok(());
+        }
+        db::mark(&mut *self.conn).await?;
+        let made = self.keyed(&name, service, key).await;
+        db::settle(&mut *self.conn, made.is_ok()).await?;
+        let made = match made {
+            Ok(m) => m,
+            Err(e) => {
+                self.step(Verb::Skip, "integration", &name, source, e.to_string());
+                return Ok(());
+            }
+        };
+        self.remember("integration", &i.id, &made.integration.id.to_string(), &sum)
+            .await?;
+        self.step(
+            Verb::Create,
+            "integration",
+            &name,
+            source,
+            format!("keeps its key (…{}), so Events API v2 senders need no change; a routing rule takes its alerts to {service}", key.chars().rev().take(4).collect::<String>().chars().rev().collect::<String>()),
+        );
+        Ok(())
+    }
+
+    /// An Events API v2 integration keeping `key`, and a routing rule taking its alerts to
+    /// `service`.
+    async fn keyed(
+        &mut self,
+        name: &str,
+        service: &str,
+        key: &str,
+    ) -> AppResult<crate::integrations::actions::WithSecrets> {
+        let made = crate::integrations::actions::adopt(
+            &mut *self.conn,
+            self.actor,
+            name,
+            "pagerduty-events-v2",
+            key,
+        )
+        .await?;
+        let rule = crate::routing::actions::RuleDraft {
+            name: format!("PagerDuty: {name}").chars().take(100).collect(),
+            conditions: vec![format!("integration = \"{name}\"")],
+            service: service.to_owned(),
+            ..Default::default()
+        };
+        crate::routing::actions::create(&mut *self.conn, self.actor, &rule).await?;
+        Ok(made)
+    }
+}

@@ -1,0 +1,8 @@
+//! Imports from the tools teams move from: PagerDuty's users, schedules, escalation policies,
+//! services and Events API v2 integrations, read through its REST API and made in Quell, with a
+//! plan first.
+
+pub mod actions;
+pub mod db;
+pub mod domain;
+pub mod vendor;

@@ -56,6 +56,11 @@ pub struct PagerDutyImportArgs {
     /// Make the changes the plan lists (without it, nothing changes).
     #[arg(long)]
     pub apply: bool,
+    /// Import a schedule even where who is on call over the next 28 days differs from
+    /// PagerDuty's own rendering (without it, such a schedule is skipped and the difference
+    /// named).
+    #[arg(long)]
+    pub accept_differences: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -157,7 +157,12 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             MIGRATOR.run(&pool).await?;
             let actor = audit::Actor::system("import from PagerDuty");
             let source = (args.api_url.as_str(), args.token.as_str());
-            let plan = imports::actions::pagerduty(&pool, &actor, source, args.apply).await?;
+            let options = imports::actions::Options {
+                apply: args.apply,
+                accept_differences: args.accept_differences,
+                pinned: None,
+            };
+            let plan = imports::actions::pagerduty(&pool, &actor, source, options).await?;
             print!("{}", plan.text());
             if !args.apply {
                 println!("Nothing was changed. Run again with --apply to make these changes.");

@@ -99,16 +99,22 @@ impl Plan {
             self.count(Verb::Link),
             self.count(Verb::Skip),
         );
+        // What PagerDuty's users wrote reaches a terminal: no control characters.
+        let clean = |t: &str| -> String {
+            t.chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect()
+        };
         for s in &self.steps {
             out.push_str(&format!(
                 "{:<9} {:<17} {:<32} ← {}\n",
                 s.verb.as_str(),
                 s.kind,
-                s.name,
-                s.source
+                clean(&s.name),
+                clean(&s.source)
             ));
             if !s.detail.is_empty() {
-                out.push_str(&format!("{:>28}{}\n", "", s.detail));
+                out.push_str(&format!("{:>28}{}\n", "", clean(&s.detail)));
             }
         }
         if self.rate_limited > 0 {
@@ -135,8 +141,10 @@ async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
     for s in api.schedules().await? {
         let ahead = now + Duration::days(OVERRIDES_AHEAD_DAYS);
         let overrides = api.overrides(&s.id, now, ahead).await?;
-        let until = now + Duration::days(COMPARED_DAYS);
-        let entries = api.rendered(&s.id, now, until).await?;
+        let since = to_the_minute(now);
+        let entries = api
+            .rendered(&s.id, since, since + Duration::days(COMPARED_DAYS))
+            .await?;
         schedules.push((s, overrides, entries));
     }
     let policies = api.policies().await?;
@@ -160,19 +168,38 @@ async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
     })
 }
 
+/// Schedules are compared from the minute (PagerDuty renders whole seconds).
+fn to_the_minute(t: DateTime<Utc>) -> DateTime<Utc> {
+    t - Duration::seconds(t.timestamp().rem_euclid(60))
+        - Duration::nanoseconds(i64::from(t.timestamp_subsec_nanos()))
+}
+
 fn digest(v: &impl Serialize) -> String {
     let bytes = serde_json::to_vec(v).unwrap_or_default();
     format!("{:x}", Sha256::digest(bytes))
 }
 
-/// Imports from PagerDuty at `api_url` with `token`; a dry run (`apply` false) changes nothing.
+/// How an import runs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Make the changes (otherwise a dry run: the same work, rolled back)
+    pub apply: bool,
+    /// Import a schedule even where it differs from PagerDuty's own rendering
+    pub accept_differences: bool,
+    /// The addresses the API's host was checked to resolve to, which requests then go to
+    /// (an import started from a page); `None` resolves as usual (the command line)
+    pub pinned: Option<Vec<std::net::SocketAddr>>,
+}
+
+/// Imports from PagerDuty at `api_url` with `token`; a dry run changes nothing.
 pub async fn pagerduty(
     pool: &PgPool,
     actor: &Actor,
     (api_url, token): (&str, &str),
-    apply: bool,
+    options: Options,
 ) -> AppResult<Plan> {
-    let api = PagerDuty::new(api_url, token)?;
+    let apply = options.apply;
+    let api = PagerDuty::new(api_url, token, options.pinned.as_deref())?;
     let now = crate::clock::now(pool).await?;
     let read = read_all(&api, now).await?;
     let mut tx = crate::transaction::begin(pool).await?;
@@ -189,7 +216,9 @@ pub async fn pagerduty(
         now,
     };
     let handles = work.people(&read.users).await?;
-    let schedules = work.schedules(&read.schedules, &handles).await?;
+    let schedules = work
+        .schedules(&read.schedules, &handles, options.accept_differences)
+        .await?;
     let policies = work.policies(&read.policies, &handles, &schedules).await?;
     work.services(&read.services, &policies).await?;
     let steps = work.steps;
@@ -236,14 +265,6 @@ impl Work<'_, '_> {
         });
     }
 
-    /// What an earlier import made of their object `id` and from what (its id, among `ids` of
-    /// those still there, and the digest).
-    fn made(&self, kind: &str, id: &str, ids: &[i64]) -> Option<(i64, String)> {
-        let k = self.known(kind, id)?;
-        let quell: i64 = k.quell_id.parse().ok()?;
-        ids.contains(&quell).then(|| (quell, k.digest.clone()))
-    }
-
     /// Skips an object whose name a Quell object no import made already has.
     fn taken(&mut self, kind: &'static str, name: &str, source: String) {
         let why = format!(
@@ -252,20 +273,21 @@ impl Work<'_, '_> {
         self.step(Verb::Skip, kind, name, source, why);
     }
 
-    /// Settles one object's writes since [`db::mark`]: kept, remembered and in the plan; or
-    /// undone and skipped with the reason. Whether they were kept.
+    /// Settles one object's writes since [`db::mark`]: kept, remembered (with the version it
+    /// left the object at) and in the plan; or undone and skipped with the reason. Whether
+    /// they were kept.
     async fn settled(
         &mut self,
-        done: AppResult<(Verb, Option<i64>)>,
+        done: AppResult<(Verb, i64, Option<i32>)>,
         o: Object<'_>,
     ) -> AppResult<bool> {
         db::settle(&mut *self.conn, done.is_ok()).await?;
         let (store, label) = o.kind;
         match done {
-            Ok((verb, id)) => {
-                if let Some(id) = id {
-                    self.remember(store, o.id, &id.to_string(), o.digest)
-                        .await?;
+            Ok((verb, id, version)) => {
+                if let Some(version) = version {
+                    let sum = format!("{}@{version}", o.digest);
+                    self.remember(store, o.id, &id.to_string(), &sum).await?;
                 }
                 self.step(verb, label, o.name, o.source, o.detail);
                 Ok(true)
@@ -289,6 +311,18 @@ impl Work<'_, '_> {
         digest: &str,
     ) -> AppResult<()> {
         db::remember(&mut *self.conn, VENDOR, kind, id, (quell_id, digest)).await
+    }
+
+    /// A new person for a user, audited.
+    async fn person(&mut self, u: &pd::User) -> AppResult<crate::people::db::Person> {
+        let p = crate::people::actions::add_for_email(
+            &mut *self.conn,
+            Some(u.name.trim()),
+            u.email.trim(),
+        )
+        .await?;
+        crate::audit::created(&mut *self.conn, self.actor, "person.create", &p.handle, &p).await?;
+        Ok(p)
     }
 
     /// Users become people (one with the same email in Quell already is linked); their handles
@@ -320,12 +354,7 @@ impl Work<'_, '_> {
                 ),
                 None => {
                     db::mark(&mut *self.conn).await?;
-                    let p = crate::people::actions::add_for_email(
-                        &mut *self.conn,
-                        Some(u.name.trim()),
-                        u.email.trim(),
-                    )
-                    .await;
+                    let p = self.person(u).await;
                     db::settle(&mut *self.conn, p.is_ok()).await?;
                     match p {
                         Ok(p) => (Verb::Create, p, String::new()),
@@ -362,18 +391,71 @@ impl Work<'_, '_> {
         Ok(handles)
     }
 
-    /// Schedules; the names of those imported, by PagerDuty schedule id.
+    /// What the import made earlier of their object `id`, if it is still in Quell at the
+    /// version the import left it: `Ok(Some((quell id, digest of its source)))`; `Err(version)`
+    /// when someone changed it in Quell since (the import then leaves it alone).
+    fn earlier(
+        &self,
+        kind: &str,
+        id: &str,
+        versions: &HashMap<i64, i32>,
+    ) -> Result<Option<(i64, String)>, i32> {
+        let Some(k) = self.known(kind, id) else {
+            return Ok(None);
+        };
+        let Ok(quell) = k.quell_id.parse::<i64>() else {
+            return Ok(None);
+        };
+        let Some(now) = versions.get(&quell) else {
+            return Ok(None);
+        };
+        let (digest, left) = k.digest.rsplit_once('@').unwrap_or((&k.digest, ""));
+        if left.parse::<i32>().ok() != Some(*now) {
+            return Err(*now);
+        }
+        Ok(Some((quell, digest.to_owned())))
+    }
+
+    /// The Quell id an import gave their object `id`.
+    fn quell_id(&self, kind: &str, id: &str) -> Option<i64> {
+        self.known(kind, id)?.quell_id.parse().ok()
+    }
+
+    /// The plan's line for an object changed in Quell since the import made it.
+    fn edited(&mut self, kind: &'static str, name: &str, source: String, version: i32) {
+        let why = format!(
+            "changed in Quell since the import made it (now version {version}); the import leaves it as it is"
+        );
+        self.step(Verb::Skip, kind, name, source, why);
+    }
+
+    /// Schedules; the names of those in Quell from this import or an earlier one, by
+    /// PagerDuty schedule id.
     async fn schedules(
         &mut self,
         schedules: &[(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)],
         handles: &HashMap<String, String>,
+        accept_differences: bool,
     ) -> AppResult<HashMap<String, String>> {
         let existing = crate::oncall::db::list(&mut *self.conn, None).await?;
+        let versions: HashMap<i64, i32> = existing.iter().map(|e| (e.id, e.version)).collect();
         let mut names = HashMap::new();
+        let from = to_the_minute(self.now);
+        let until = from + Duration::days(COMPARED_DAYS);
         for (s, overrides, entries) in schedules {
             let source = format!("schedule {} {:?}", s.id, s.name);
+            let earlier = self.earlier("schedule", &s.id, &versions);
+            // What an import made stays a target, changed in Quell since or not.
+            if let Some(id) = self.quell_id("schedule", &s.id)
+                && let Some(e) = existing.iter().find(|e| e.id == id)
+            {
+                names.insert(s.id.clone(), e.name.clone());
+            }
+            if let Err(version) = earlier {
+                self.edited("schedule", &s.name, source, version);
+                continue;
+            }
             let theirs = rendered(entries, handles);
-            let until = self.now + Duration::days(COMPARED_DAYS);
             // PagerDuty lists a schedule's layers highest first; should an account list them
             // the other way, its own rendering says which order is meant.
             let mut tried = Vec::new();
@@ -392,7 +474,7 @@ impl Work<'_, '_> {
                     overrides: layers.overrides.clone(),
                 };
                 let spans = match draft.schedule() {
-                    Ok(rules) => rules.spans(self.now, until),
+                    Ok(rules) => rules.spans(from, until),
                     Err(e) => {
                         tried.push(Err(crate::error::AppError::from(e).to_string()));
                         break;
@@ -413,37 +495,49 @@ impl Work<'_, '_> {
             let (draft, mut caveats, difference) = match chosen {
                 Some(Ok(c)) => c,
                 Some(Err(why)) => {
-                    self.step(
-                        Verb::Skip,
-                        "schedule",
-                        &s.name,
-                        source,
-                        format!("cannot map: {why}"),
-                    );
+                    let why = format!("cannot map: {why}");
+                    self.step(Verb::Skip, "schedule", &s.name, source, why);
                     continue;
                 }
                 None => continue,
             };
+            let compared = match &difference {
+                None => format!(
+                    "who is on call over the next {COMPARED_DAYS} days matches PagerDuty's own rendering"
+                ),
+                Some(d) => format!(
+                    "differs from PagerDuty's own rendering of the next {COMPARED_DAYS} days: {d}"
+                ),
+            };
             caveats.insert(
                 0,
                 format!(
-                    "{} layer(s), {} override(s) ahead; {}",
+                    "{} layer(s), {} override(s) ahead; {compared}",
                     draft.layers.len(),
-                    draft.overrides.len(),
-                    match &difference {
-                        None => format!(
-                            "who is on call over the next {COMPARED_DAYS} days matches PagerDuty's own rendering"
-                        ),
-                        Some(d) => format!(
-                            "differs from PagerDuty's own rendering of the next {COMPARED_DAYS} days: {d}"
-                        ),
-                    }
+                    draft.overrides.len()
                 ),
             );
             let detail = caveats.join("; ");
-            let sum = digest(&draft);
-            let ids: Vec<i64> = existing.iter().map(|e| e.id).collect();
-            let earlier = self.made("schedule", &s.id, &ids);
+            if difference.is_some() && !accept_differences {
+                let why = format!("{detail}; not imported unless differences are accepted");
+                self.step(Verb::Skip, "schedule", &draft.name, source, why);
+                continue;
+            }
+            // The layers are compared by digest; the overrides as they stand ahead (those
+            // passed drop out of both as time goes by).
+            let sum = digest(&draft.layers);
+            let earlier = earlier.ok().flatten();
+            let same = earlier.as_ref().is_some_and(|(id, d)| {
+                *d == sum
+                    && existing.iter().any(|e| {
+                        e.id == *id
+                            && e.name == draft.name
+                            && e.overrides
+                                .iter()
+                                .filter(|o| o.to > self.now)
+                                .eq(draft.overrides.iter())
+                    })
+            });
             let taken = existing
                 .iter()
                 .any(|e| e.name.eq_ignore_ascii_case(draft.name.trim()));
@@ -453,15 +547,21 @@ impl Work<'_, '_> {
             }
             db::mark(&mut *self.conn).await?;
             let done = match earlier {
-                Some((_, d)) if d == sum => Ok((Verb::Unchanged, None)),
+                Some((id, _)) if same => Ok((Verb::Unchanged, id, None)),
                 Some((id, _)) => {
-                    crate::oncall::actions::update(&mut *self.conn, self.actor, id, None, &draft)
+                    let version = versions.get(&id).copied();
+                    crate::oncall::actions::update(&mut *self.conn, self.actor, id, version, &draft)
                         .await
-                        .map(|_| (Verb::Update, Some(id)))
+                        .map(|s| (Verb::Update, id, Some(s.version)))
                 }
-                None => crate::oncall::actions::create(&mut *self.conn, self.actor, &draft)
+                None => match crate::oncall::actions::create(&mut *self.conn, self.actor, &draft)
                     .await
-                    .map(|id| (Verb::Create, Some(id))),
+                {
+                    Ok(id) => crate::oncall::db::get(&mut *self.conn, id)
+                        .await
+                        .map(|s| (Verb::Create, id, Some(s.version))),
+                    Err(e) => Err(e),
+                },
             };
             let object = Object {
                 kind: ("schedule", "schedule"),
@@ -471,15 +571,15 @@ impl Work<'_, '_> {
                 detail,
                 digest: &sum,
             };
-            if !self.settled(done, object).await? {
-                continue;
+            if self.settled(done, object).await? {
+                names.insert(s.id.clone(), draft.name.clone());
             }
-            names.insert(s.id.clone(), draft.name.clone());
         }
         Ok(names)
     }
 
-    /// Escalation policies; the names of those imported, by PagerDuty policy id.
+    /// Escalation policies; the names of those in Quell from this import or an earlier one,
+    /// by PagerDuty policy id.
     async fn policies(
         &mut self,
         policies: &[pd::Policy],
@@ -487,10 +587,22 @@ impl Work<'_, '_> {
         schedules: &HashMap<String, String>,
     ) -> AppResult<HashMap<String, String>> {
         let existing = crate::paging::db::list(&mut *self.conn, None).await?;
+        let versions: HashMap<i64, i32> = existing.iter().map(|e| (e.id, e.version)).collect();
         let mut names = HashMap::new();
         for p in policies {
             let source = format!("escalation policy {} {:?}", p.id, p.name);
-            let mut caveats = Vec::new();
+            let earlier = self.earlier("escalation_policy", &p.id, &versions);
+            // What an import made stays a target, changed in Quell since or not.
+            if let Some(id) = self.quell_id("escalation_policy", &p.id)
+                && let Some(e) = existing.iter().find(|e| e.id == id)
+            {
+                names.insert(p.id.clone(), e.name.clone());
+            }
+            if let Err(version) = earlier {
+                self.edited("escalation policy", &p.name, source, version);
+                continue;
+            }
+            let mut missing = Vec::new();
             let steps: Vec<PolicyStep> = p
                 .escalation_rules
                 .iter()
@@ -506,14 +618,13 @@ impl Work<'_, '_> {
                                 _ => None,
                             };
                             if found.is_none() {
-                                caveats.push(format!("{kind} {} is not imported; left out", t.id));
+                                missing.push(format!("{kind} {}", t.id));
                             }
                             found
                         })
                         .collect(),
                     delay_minutes: r.escalation_delay_in_minutes.clamp(1, 1440) as u32,
                 })
-                .filter(|s| !s.targets.is_empty())
                 .collect();
             let draft = PolicyDraft {
                 name: p.name.trim().to_owned(),
@@ -521,34 +632,31 @@ impl Work<'_, '_> {
                 steps,
                 repeat: p.num_loops.clamp(0, 9) as u32,
             };
-            if p.num_loops > 9 {
-                caveats.push(format!(
-                    "repeats {} times in PagerDuty; Quell at most 9",
-                    p.num_loops
-                ));
-            }
             let mut detail = format!(
                 "{} step(s), repeated {} time(s)",
                 draft.steps.len(),
                 draft.repeat
             );
-            for c in &caveats {
-                detail.push_str("; ");
-                detail.push_str(c);
+            if !missing.is_empty() {
+                detail.push_str(&format!(
+                    "; pages {} which are not imported",
+                    missing.join(", ")
+                ));
             }
-            if draft.steps.is_empty() {
-                self.step(
-                    Verb::Skip,
-                    "escalation policy",
-                    &draft.name,
-                    source,
-                    format!("no step pages anyone imported; {detail}"),
-                );
+            if p.num_loops > 9 {
+                detail.push_str(&format!(
+                    "; repeats {} times in PagerDuty, Quell at most 9",
+                    p.num_loops
+                ));
+            }
+            // A step that would page nobody would hand straight to the next: not imported.
+            if draft.steps.is_empty() || draft.steps.iter().any(|s| s.targets.is_empty()) {
+                let why = format!("a step would page nobody imported; {detail}");
+                self.step(Verb::Skip, "escalation policy", &draft.name, source, why);
                 continue;
             }
             let sum = digest(&draft);
-            let ids: Vec<i64> = existing.iter().map(|e| e.id).collect();
-            let earlier = self.made("escalation_policy", &p.id, &ids);
+            let earlier = earlier.ok().flatten();
             let taken = existing
                 .iter()
                 .any(|e| e.name.eq_ignore_ascii_case(&draft.name));
@@ -558,15 +666,21 @@ impl Work<'_, '_> {
             }
             db::mark(&mut *self.conn).await?;
             let done = match earlier {
-                Some((_, d)) if d == sum => Ok((Verb::Unchanged, None)),
+                Some((id, d)) if d == sum => Ok((Verb::Unchanged, id, None)),
                 Some((id, _)) => {
-                    crate::paging::actions::update(&mut *self.conn, self.actor, id, None, &draft)
+                    let version = versions.get(&id).copied();
+                    crate::paging::actions::update(&mut *self.conn, self.actor, id, version, &draft)
                         .await
-                        .map(|_| (Verb::Update, Some(id)))
+                        .map(|p| (Verb::Update, id, Some(p.version)))
                 }
-                None => crate::paging::actions::create(&mut *self.conn, self.actor, &draft)
+                None => match crate::paging::actions::create(&mut *self.conn, self.actor, &draft)
                     .await
-                    .map(|id| (Verb::Create, Some(id))),
+                {
+                    Ok(id) => crate::paging::db::get(&mut *self.conn, id)
+                        .await
+                        .map(|p| (Verb::Create, id, Some(p.version))),
+                    Err(e) => Err(e),
+                },
             };
             let object = Object {
                 kind: ("escalation_policy", "escalation policy"),
@@ -584,118 +698,147 @@ impl Work<'_, '_> {
     }
 
     /// Services with their policies, and their Events API v2 integrations (keeping their keys,
-    /// each with a routing rule to its service).
+    /// each with a routing rule to its service, ahead of the other rules).
     async fn services(
         &mut self,
         services: &[(pd::Service, Vec<pd::Integration>)],
         policies: &HashMap<String, String>,
     ) -> AppResult<()> {
+        let existing = crate::services::db::list(&mut *self.conn).await?;
+        let versions: HashMap<i64, i32> = existing.iter().map(|e| (e.id, e.version)).collect();
         let mut taken: HashSet<String> = HashSet::new();
         for (s, integrations) in services {
             let source = format!("service {} {:?}", s.id, s.name);
+            let earlier = match self.earlier("service", &s.id, &versions) {
+                Ok(e) => e,
+                Err(version) => {
+                    self.edited("service", &s.name, source, version);
+                    continue;
+                }
+            };
+            let current = earlier
+                .as_ref()
+                .and_then(|(id, _)| existing.iter().find(|e| e.id == *id))
+                .cloned();
             let mut name = pd::service_name(&s.name);
             let base = name.clone();
             let mut n = 2;
+            // Two of theirs that read alike: the later in PagerDuty's list takes -2, -3, …
             while !taken.insert(name.clone()) {
                 name = format!("{}-{n}", base.chars().take(60).collect::<String>());
                 n += 1;
+            }
+            // A Quell service of that name the import did not make keeps it.
+            let mine = current.as_ref().map(|c| c.id);
+            if existing
+                .iter()
+                .any(|e| e.name == name && Some(e.id) != mine)
+            {
+                self.taken("service", &name, source);
+                continue;
             }
             let policy = s
                 .escalation_policy
                 .as_ref()
                 .and_then(|p| policies.get(&p.id))
                 .cloned();
-            let draft = ServiceDraft {
-                name: name.clone(),
-                tier: 2,
-                description: s
-                    .description
-                    .clone()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(2000)
-                    .collect(),
-                ..Default::default()
-            };
-            let sum = digest(&(&draft.name, &draft.description, &policy));
+            let description: String = s
+                .description
+                .clone()
+                .unwrap_or_default()
+                .chars()
+                .take(2000)
+                .collect();
+            let sum = digest(&(&name, &description, &policy));
             let mut detail = match &policy {
                 Some(p) => format!("paged through escalation policy {p:?}"),
                 None => "no imported escalation policy pages it".to_owned(),
             };
-            let found = crate::services::db::find_by_name(&mut *self.conn, &name).await?;
-            let earlier = self.known("service", &s.id).map(|k| k.digest.clone());
-            db::mark(&mut *self.conn).await?;
-            let verb = match (earlier, found) {
-                (Some(d), Some(_)) if d == sum => Verb::Unchanged,
-                (Some(_), Some(current)) => {
-                    let d = ServiceDraft {
-                        tier: current.tier.into(),
-                        ..draft.clone()
-                    };
-                    match crate::services::actions::update(
-                        &mut *self.conn,
-                        self.actor,
-                        &current,
-                        current.version,
-                        &d,
-                    )
-                    .await
-                    {
-                        Ok(_) => Verb::Update,
-                        Err(e) => {
-                            db::settle(&mut *self.conn, false).await?;
-                            self.step(Verb::Skip, "service", &name, source, e.to_string());
-                            continue;
-                        }
-                    }
-                }
-                (None, Some(_)) => {
-                    db::settle(&mut *self.conn, false).await?;
-                    self.taken("service", &name, source);
-                    continue;
-                }
-                (_, None) => {
-                    match crate::services::actions::create(&mut *self.conn, self.actor, &draft)
-                        .await
-                    {
-                        Ok(_) => Verb::Create,
-                        Err(e) => {
-                            db::settle(&mut *self.conn, false).await?;
-                            self.step(Verb::Skip, "service", &name, source, e.to_string());
-                            continue;
-                        }
-                    }
-                }
-            };
-            if verb != Verb::Unchanged {
-                let assigned = crate::paging::actions::assign(
-                    &mut *self.conn,
-                    self.actor,
-                    &name,
-                    policy.as_deref(),
-                )
-                .await;
-                db::settle(&mut *self.conn, assigned.is_ok()).await?;
-                if let Err(e) = assigned {
-                    self.step(Verb::Skip, "service", &name, source, e.to_string());
-                    continue;
-                }
-                self.remember("service", &s.id, &name, &sum).await?;
-            } else {
-                db::settle(&mut *self.conn, true).await?;
-            }
             let others = s.integrations.len() - integrations.len();
             if others > 0 {
                 detail.push_str(&format!(
                     "; {others} integration(s) of other kinds (email, Events API v1, vendor-specific) are not imported: Quell takes PagerDuty's Events API v2"
                 ));
             }
-            self.step(verb, "service", &name, source, detail);
+            db::mark(&mut *self.conn).await?;
+            let done = match (&earlier, &current) {
+                (Some((_, d)), Some(c)) if *d == sum => Ok((Verb::Unchanged, c.id, None)),
+                (Some(_), Some(c)) => {
+                    // Only what the import sets changes; what Quell keeps of its own stays.
+                    let draft = ServiceDraft {
+                        name: name.clone(),
+                        description: description.clone(),
+                        ..c.draft()
+                    };
+                    match crate::services::actions::update(
+                        &mut *self.conn,
+                        self.actor,
+                        c,
+                        c.version,
+                        &draft,
+                    )
+                    .await
+                    {
+                        Ok(Some(_)) => {
+                            self.assigned(&name, policy.as_deref(), Verb::Update, c.id)
+                                .await
+                        }
+                        Ok(None) => Err(crate::error::AppError::Stale {
+                            current_version: c.version,
+                        }),
+                        Err(e) => Err(e),
+                    }
+                }
+                _ => {
+                    let draft = ServiceDraft {
+                        name: name.clone(),
+                        tier: 2,
+                        description: description.clone(),
+                        ..Default::default()
+                    };
+                    match crate::services::actions::create(&mut *self.conn, self.actor, &draft)
+                        .await
+                    {
+                        Ok(made) => {
+                            self.assigned(&name, policy.as_deref(), Verb::Create, made.id)
+                                .await
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            let object = Object {
+                kind: ("service", "service"),
+                id: &s.id,
+                name: &name,
+                source,
+                detail,
+                digest: &sum,
+            };
+            if !self.settled(done, object).await? {
+                continue;
+            }
             for i in integrations {
                 self.integration(&name, i).await?;
             }
         }
         Ok(())
+    }
+
+    /// Points a service the import made or updated at its policy (one no longer imported
+    /// leaves the assignment as it is); the service's version after.
+    async fn assigned(
+        &mut self,
+        name: &str,
+        policy: Option<&str>,
+        verb: Verb,
+        id: i64,
+    ) -> AppResult<(Verb, i64, Option<i32>)> {
+        if policy.is_some() {
+            crate::paging::actions::assign(&mut *self.conn, self.actor, name, policy).await?;
+        }
+        let after = crate::services::db::get_by_name(&mut *self.conn, name).await?;
+        Ok((verb, id, Some(after.version)))
     }
 
     async fn integration(&mut self, service: &str, i: &pd::Integration) -> AppResult<()> {
@@ -707,55 +850,56 @@ impl Work<'_, '_> {
         let source = format!("integration {} {:?}", i.id, label);
         let name: String = format!("{service}: {label}").chars().take(100).collect();
         let Some(key) = i.integration_key.as_deref() else {
-            self.step(
-                Verb::Skip,
-                "integration",
-                &name,
-                source,
-                "PagerDuty did not give its key".into(),
-            );
+            let why = "PagerDuty did not give its key".to_owned();
+            self.step(Verb::Skip, "integration", &name, source, why);
             return Ok(());
         };
         let sum = digest(&(service, key));
-        if let Some(k) = self.known("integration", &i.id) {
-            let (verb, detail) = if k.digest == sum {
-                (
-                    Verb::Unchanged,
-                    "keeps its key: Events API v2 senders need no change".to_owned(),
-                )
-            } else {
-                (
-                    Verb::Skip,
-                    "its key or service changed in PagerDuty; delete the Quell integration and run again to take the new one".to_owned(),
-                )
+        let kept = "keeps its key, so Events API v2 senders need no change".to_owned();
+        if let Some(k) = self.known("integration", &i.id).cloned() {
+            let still = match uuid::Uuid::parse_str(&k.quell_id) {
+                Ok(id) => crate::integrations::db::get(&mut *self.conn, id)
+                    .await
+                    .is_ok(),
+                Err(_) => false,
             };
-            self.step(verb, "integration", &name, source, detail);
-            return Ok(());
+            if still {
+                let (verb, detail) = if k.digest.split('@').next() == Some(sum.as_str()) {
+                    (Verb::Unchanged, kept)
+                } else {
+                    (
+                        Verb::Skip,
+                        "its key or service changed in PagerDuty; Quell keeps the one it has (delete it in Quell and run again to take the new one)".to_owned(),
+                    )
+                };
+                self.step(verb, "integration", &name, source, detail);
+                return Ok(());
+            }
         }
         db::mark(&mut *self.conn).await?;
         let made = self.keyed(&name, service, key).await;
         db::settle(&mut *self.conn, made.is_ok()).await?;
-        let made = match made {
-            Ok(m) => m,
-            Err(e) => {
-                self.step(Verb::Skip, "integration", &name, source, e.to_string());
-                return Ok(());
+        match made {
+            Ok(m) => {
+                let id = m.integration.id.to_string();
+                self.remember("integration", &i.id, &id, &sum).await?;
+                let tail: String = key
+                    .chars()
+                    .skip(key.chars().count().saturating_sub(4))
+                    .collect();
+                let detail = format!(
+                    "{kept} (…{tail}); a routing rule ahead of the others takes its alerts to {service}"
+                );
+                self.step(Verb::Create, "integration", &name, source, detail);
             }
-        };
-        self.remember("integration", &i.id, &made.integration.id.to_string(), &sum)
-            .await?;
-        self.step(
-            Verb::Create,
-            "integration",
-            &name,
-            source,
-            format!("keeps its key (…{}), so Events API v2 senders need no change; a routing rule takes its alerts to {service}", key.chars().rev().take(4).collect::<String>().chars().rev().collect::<String>()),
-        );
+            Err(e) => self.step(Verb::Skip, "integration", &name, source, e.to_string()),
+        }
         Ok(())
     }
 
     /// An Events API v2 integration keeping `key`, and a routing rule taking its alerts to
-    /// `service`.
+    /// `service`, put first (PagerDuty sends an integration's events to its service whatever
+    /// else is configured).
     async fn keyed(
         &mut self,
         name: &str,
@@ -776,7 +920,15 @@ impl Work<'_, '_> {
             service: service.to_owned(),
             ..Default::default()
         };
-        crate::routing::actions::create(&mut *self.conn, self.actor, &rule).await?;
+        let rule = crate::routing::actions::create(&mut *self.conn, self.actor, &rule).await?;
+        let mut order: Vec<i64> = crate::routing::db::list(&mut *self.conn)
+            .await?
+            .into_iter()
+            .filter(|r| !r.is_default && r.id != rule.id)
+            .map(|r| r.id)
+            .collect();
+        order.insert(0, rule.id);
+        crate::routing::actions::reorder(&mut *self.conn, self.actor, &order).await?;
         Ok(made)
     }
 }

@@ -327,13 +327,38 @@ pub fn schedule_layers(
                 "layer {label:?} ends at {end} in PagerDuty; Quell's layers do not end, so it keeps rotating after"
             ));
         }
-        if l.start > now {
+        let mut start = l.rotation_virtual_start.with_timezone(&zone).naive_local();
+        let mut people = people;
+        // A layer that starts later starts at its first handoff from then, with whoever's
+        // turn that is first (the part turn before it is said).
+        if l.start > now && l.start > l.rotation_virtual_start && !people.is_empty() {
+            let turn = l.rotation_turn_length_seconds;
+            let turns = (l.start - l.rotation_virtual_start)
+                .num_seconds()
+                .div_euclid(turn)
+                + i64::from((l.start - l.rotation_virtual_start).num_seconds() % turn != 0);
+            start = match length {
+                ShiftLength::Day => start + Duration::days(turns),
+                ShiftLength::Week => start + Duration::weeks(turns),
+                ShiftLength::Hours { .. } => (l.rotation_virtual_start
+                    + Duration::seconds(turns * turn))
+                .with_timezone(&zone)
+                .naive_local(),
+            };
+            let by = turns.rem_euclid(people.len() as i64) as usize;
+            people.rotate_left(by);
             caveats.push(format!(
-                "layer {label:?} starts at {} in PagerDuty; in Quell it rotates from its virtual start",
-                l.start
+                "layer {label:?} starts at {} in PagerDuty; in Quell from its first handoff after that, {start} {}",
+                l.start, s.time_zone
             ));
         }
-        let start = l.rotation_virtual_start.with_timezone(&zone).naive_local();
+        if matches!(length, ShiftLength::Hours { .. }) && observes_dst(zone) {
+            caveats.push(format!(
+                "layer {label:?} turns every {} hours, counted as hours across daylight-saving changes in {}",
+                l.rotation_turn_length_seconds / 3600,
+                s.time_zone
+            ));
+        }
         for restriction in windows(&l.restrictions).map_err(|e| format!("layer {label:?}: {e}"))? {
             layers.push(LayerDoc {
                 length,
@@ -366,11 +391,40 @@ pub fn schedule_layers(
         }
     }
     kept.sort_by_key(|o| o.from);
+    // Overrides that overlap: the later one takes over from its start.
+    let mut clipped = 0;
+    for n in 1..kept.len() {
+        let next = kept[n].from;
+        if kept[n - 1].to > next {
+            kept[n - 1].to = next;
+            clipped += 1;
+        }
+    }
+    kept.retain(|o| o.from < o.to);
+    if clipped > 0 {
+        caveats.push(format!(
+            "{clipped} override(s) overlapped the next; each ends where the next begins"
+        ));
+    }
     Ok(Layers {
         layers,
         overrides: kept,
         caveats,
     })
+}
+
+/// Whether a zone's offset changes over the year (daylight-saving time).
+fn observes_dst(zone: chrono_tz::Tz) -> bool {
+    use chrono::{Offset, TimeZone};
+    let at = |m| {
+        zone.offset_from_utc_datetime(
+            &chrono::NaiveDate::from_ymd_opt(2027, m, 1)
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .unwrap_or_default(),
+        )
+        .fix()
+    };
+    at(1) != at(7)
 }
 
 /// PagerDuty's rendering as spans of handles, adjacent entries of one person joined; an entry
@@ -561,6 +615,109 @@ mod tests {
             first_difference(&spans[..1], &other)
                 .unwrap()
                 .contains("PagerDuty has 1 more")
+        );
+    }
+
+    fn at(t: &str) -> DateTime<FixedOffset> {
+        DateTime::parse_from_rfc3339(t).unwrap()
+    }
+
+    #[test]
+    fn a_later_layer_starts_at_its_first_handoff_and_overlapping_overrides_give_way() {
+        let user = |id: &str| LayerUser {
+            user: Reference {
+                id: id.into(),
+                ..Default::default()
+            },
+        };
+        let layer = |start: &str, turn: i64| Layer {
+            id: "L".into(),
+            name: "Layer 1".into(),
+            start: at(start),
+            end: None,
+            rotation_virtual_start: at("2030-01-07T09:00:00+01:00"),
+            rotation_turn_length_seconds: turn,
+            users: vec![user("A"), user("B"), user("C")],
+            restrictions: vec![],
+        };
+        let handles: HashMap<String, String> = [("A", "ana"), ("B", "bo"), ("C", "cy")]
+            .into_iter()
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            .collect();
+        let now = at("2030-01-01T00:00:00Z").to_utc();
+        let s = Schedule {
+            id: "S".into(),
+            name: "Primary".into(),
+            time_zone: "Europe/Berlin".into(),
+            description: None,
+            // Starts on the 8th at noon: its first handoff after is the 9th at 09:00, Cy's.
+            schedule_layers: vec![layer("2030-01-08T12:00:00+01:00", 86_400)],
+        };
+        let o = |from: &str, to: &str, who: &str| PdOverride {
+            id: String::new(),
+            start: at(from),
+            end: at(to),
+            user: Reference {
+                id: who.into(),
+                ..Default::default()
+            },
+        };
+        let overrides = vec![
+            o("2030-01-20T08:00:00Z", "2030-01-20T18:00:00Z", "A"),
+            o("2030-01-20T12:00:00Z", "2030-01-20T14:00:00Z", "B"),
+            o("2029-12-20T08:00:00Z", "2029-12-21T08:00:00Z", "C"),
+        ];
+        let l = schedule_layers(&s, &overrides, &handles, now, true).unwrap();
+        let first = &l.layers[0];
+        assert_eq!(first.start.to_string(), "2030-01-09 09:00:00");
+        assert_eq!(first.people, vec!["cy", "ana", "bo"]);
+        assert!(
+            l.caveats.iter().any(|c| c.contains("first handoff")),
+            "{:?}",
+            l.caveats
+        );
+        // The past override is gone; the first of the two ends where the second begins.
+        let spans: Vec<(String, String)> = l
+            .overrides
+            .iter()
+            .map(|o| {
+                (
+                    o.with.clone(),
+                    format!("{}–{}", o.from.format("%d %H:%M"), o.to.format("%d %H:%M")),
+                )
+            })
+            .collect();
+        assert_eq!(
+            spans,
+            vec![
+                ("ana".to_owned(), "20 08:00–20 12:00".to_owned()),
+                ("bo".to_owned(), "20 12:00–20 14:00".to_owned())
+            ]
+        );
+        // Twelve-hour turns in a zone with daylight saving are said to count hours.
+        let twelve = Schedule {
+            schedule_layers: vec![layer("2029-01-01T00:00:00Z", 43_200)],
+            ..s.clone()
+        };
+        let l = schedule_layers(&twelve, &[], &handles, now, true).unwrap();
+        assert!(
+            l.caveats.iter().any(|c| c.contains("daylight-saving")),
+            "{:?}",
+            l.caveats
+        );
+        let utc = Schedule {
+            time_zone: "UTC".into(),
+            ..twelve
+        };
+        let l = schedule_layers(&utc, &[], &handles, now, true).unwrap();
+        assert!(l.caveats.is_empty(), "{:?}", l.caveats);
+        // A user not imported cannot be in a layer.
+        let mut fewer = handles.clone();
+        fewer.remove("B");
+        assert!(
+            schedule_layers(&s, &[], &fewer, now, true)
+                .unwrap_err()
+                .contains("user B")
         );
     }
 }

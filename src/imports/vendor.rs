@@ -35,10 +35,67 @@ fn refused(message: String) -> AppError {
     }
 }
 
+/// Refuses an API address inside this network unless an admin listed it
+/// (`QUELL_WEBHOOK_ALLOW`), or not https (the token would travel in clear) unless it is such a
+/// listed place: an import started from a page must not make Quell read its own network. The
+/// addresses the host resolves to now, which the requests are then pinned to.
+pub async fn check_reachable(
+    base: &str,
+    allow: &crate::egress::Allow,
+) -> AppResult<Vec<std::net::SocketAddr>> {
+    let refuse = |why: String| AppError::invalid("api_url", why);
+    if let Some(why) = crate::egress::refusal(base, allow) {
+        return Err(refuse(why));
+    }
+    let url = url::Url::parse(base).map_err(|e| refuse(format!("not a URL ({e})")))?;
+    let listed = match url.host() {
+        Some(url::Host::Domain(d)) => allow.allows_host(d),
+        Some(url::Host::Ipv4(ip)) => allow.allows_ip(ip.into()),
+        Some(url::Host::Ipv6(ip)) => allow.allows_ip(ip.into()),
+        None => false,
+    };
+    if url.scheme() != "https" && !(url.scheme() == "http" && listed) {
+        return Err(refuse(
+            "an https:// address (the key must not travel in clear)".into(),
+        ));
+    }
+    let mut pinned = Vec::new();
+    if let Some(url::Host::Domain(host)) = url.host() {
+        let port = url.port_or_known_default().unwrap_or(443);
+        let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| refuse(format!("{host} does not resolve ({e})")))?
+            .collect();
+        if found.is_empty() || found.iter().any(|a| !allow.may_reach(host, a.ip())) {
+            return Err(refuse(format!(
+                "{host} resolves inside this network; imports read public addresses unless an \
+                 admin lists the place in QUELL_WEBHOOK_ALLOW"
+            )));
+        }
+        pinned = found;
+    }
+    Ok(pinned)
+}
+
 impl PagerDuty {
-    pub fn new(base: &str, token: &str) -> AppResult<Self> {
-        let http = reqwest::Client::builder()
+    /// A reader of the API at `base`; with `pinned`, requests go only to those addresses
+    /// (checked by [`check_reachable`]), whatever the name resolves to later.
+    pub fn new(
+        base: &str,
+        token: &str,
+        pinned: Option<&[std::net::SocketAddr]>,
+    ) -> AppResult<Self> {
+        let mut builder = reqwest::Client::builder();
+        if let Some(addrs) = pinned
+            && let Ok(url) = url::Url::parse(base)
+            && let Some(url::Host::Domain(host)) = url.host()
+        {
+            builder = builder.resolve_to_addrs(host, addrs).no_proxy();
+        }
+        let http = builder
             .timeout(Duration::from_secs(30))
+            // A redirect could lead anywhere; PagerDuty's API answers where it is asked.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("quell-import/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| AppError::Internal(format!("an HTTP client: {e}")))?;
@@ -172,7 +229,12 @@ impl PagerDuty {
         until: DateTime<Utc>,
     ) -> AppResult<Vec<PdOverride>> {
         let path = format!("/schedules/{schedule}/overrides");
-        let query = [("since", since.to_rfc3339()), ("until", until.to_rfc3339())];
+        // Whole overrides, not cut at `since` (one going on keeps its start).
+        let query = [
+            ("since", since.to_rfc3339()),
+            ("until", until.to_rfc3339()),
+            ("overflow", "true".to_owned()),
+        ];
         let page = self.get(&path, &query).await?;
         let items = page["overrides"].as_array().cloned().unwrap_or_default();
         items.into_iter().map(|o| read(&path, o)).collect()

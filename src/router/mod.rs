@@ -82,6 +82,7 @@ pub fn capabilities() -> Routes {
         runbooks::routes::routes(),
         alerts::routes::routes(),
         integrations::routes::routes(),
+        imports::routes::routes(),
         routing::routes::routes(),
         silences::routes::routes(),
         heartbeats::routes::routes(),

@@ -187,6 +187,8 @@ const WIDTH: i64 = 480;
 const ROW: i64 = 26;
 const BAR: i64 = 16;
 const FONT: f64 = 14.0;
+/// How much wider bold figures run than [`crate::domain::text_width`] estimates.
+const BOLD: f64 = 1.17;
 
 /// The chart of `rows` (a name, its parts and the figure to write): names as wide as the widest
 /// needs (at most a third of the chart, longer ones shortened), the figure after each bar.
@@ -204,7 +206,14 @@ pub fn chart(rows: &[(String, Vec<f64>, String)]) -> Chart {
     };
     let labels: Vec<String> = rows.iter().map(|(l, _, _)| short(l)).collect();
     let left = labels.iter().map(|l| width_of(l)).max().unwrap_or(0) + 8;
-    let room = rows.iter().map(|(_, _, v)| width_of(v)).max().unwrap_or(0) + 6;
+    // The figures are bold (600): in the fonts browsers fall back to (DejaVu Sans Bold) a
+    // sixth wider than the estimate, which is for regular text.
+    let room = rows
+        .iter()
+        .map(|(_, _, v)| (width_of(v) as f64 * BOLD).ceil() as i64)
+        .max()
+        .unwrap_or(0)
+        + 6;
     let plot = (WIDTH - left - room).max(1);
     let max = rows
         .iter()

@@ -480,6 +480,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/admin/integrations", "admin"),
     ("POST", "/admin/integrations/{id}", "admin"),
     ("POST", "/admin/integrations/{id}/rotate", "admin"),
+    ("GET", "/admin/import", "admin"),
+    ("POST", "/admin/import", "admin"),
     ("GET", "/admin/channels", "admin"),
     ("POST", "/admin/channels", "admin"),
     ("GET", "/admin/channels/{id}/delete", "admin"),

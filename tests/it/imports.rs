@@ -190,6 +190,20 @@ fn data(now: DateTime<Utc>) -> Data {
         )],
     );
     let at = |d: Duration| (now + d).duration_trunc_minutes().to_rfc3339();
+    // Cover that ends in ten days: Quell's layers do not end, so its rendering differs.
+    let mut cover = layer(
+        "PL5",
+        "Cover",
+        "2026-11-01T00:00:00Z",
+        86_400,
+        &[
+            p("PXPGF42", "Earline Greenholt"),
+            p("PAM4FGS", "Kyler Kuhn"),
+        ],
+        json!([]),
+    );
+    cover["end"] = json!(at(Duration::days(10)));
+    let holiday = schedule("PHOL001", "Holiday cover", "UTC", vec![cover]);
     let overrides = HashMap::from([(
         "PI7DH85".to_owned(),
         vec![
@@ -241,7 +255,7 @@ fn data(now: DateTime<Utc>) -> Data {
     })];
     Data {
         users,
-        schedules: vec![payments, database, odd],
+        schedules: vec![payments, database, odd, holiday],
         overrides,
         policies,
         services,
@@ -312,7 +326,8 @@ fn on_call(s: &Value, overrides: &[Value], at: DateTime<Utc>) -> Option<String> 
         let start = time(&l["start"]);
         let users = l["users"].as_array().unwrap();
         let restrictions = l["restrictions"].as_array().unwrap();
-        if at < start || !allowed(restrictions, local) {
+        let ended = l["end"].as_str().is_some_and(|_| at >= time(&l["end"]));
+        if at < start || ended || !allowed(restrictions, local) {
             continue;
         }
         let turn = l["rotation_turn_length_seconds"].as_i64().unwrap();
@@ -459,6 +474,13 @@ async fn fixture(now: DateTime<Utc>) -> (String, Fixture) {
     (format!("http://{addr}"), f)
 }
 
+/// An instant `hours` before now (after, when negative), as RFC 3339.
+fn ago_iso(hours: i64) -> String {
+    (Utc::now() - Duration::hours(hours))
+        .duration_trunc_minutes()
+        .to_rfc3339()
+}
+
 /// Runs `quell import pagerduty` as a person would, against this test's database.
 async fn command(pool: &PgPool, base: &str, apply: bool) -> String {
     let database: String = sqlx::query_scalar("select current_database()")
@@ -500,21 +522,25 @@ async fn count(pool: &PgPool, table: &str) -> i64 {
         .unwrap()
 }
 
+/// Quell's schedule `name`, as its API shows it.
+async fn schedule_named(app: &TestApp, name: &str) -> Value {
+    let list = app.get("/api/v1/schedules").await.json();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no schedule {name}: {list}"))
+        .clone()
+}
+
 /// Quell's spans of schedule `name` over four weeks from `from`, as (handle, from, to).
 async fn quell_spans(
     app: &TestApp,
     name: &str,
     from: DateTime<Utc>,
 ) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> {
-    let list = app.get("/api/v1/schedules").await.json();
-    let id = list["items"]
-        .as_array()
-        .or(list.as_array())
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no schedule {name}: {list}"))["id"]
-        .clone();
+    let id = schedule_named(app, name).await["id"].clone();
     let to = from + Duration::days(28);
     let q = format!(
         "/api/v1/schedules/{id}/on-call?from={}&to={}",
@@ -588,6 +614,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         ("create", "Payments primary"),
         ("create", "Database nights"),
         ("skip", "Odd turns"),
+        ("skip", "Holiday cover"),
         ("create", "Payments escalation"),
         ("skip", "Legacy odd"),
         ("create", "payments-gateway"),
@@ -601,7 +628,12 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         "{plan}"
     );
     assert!(plan.contains("matches PagerDuty's own rendering"), "{plan}");
-    assert!(!plan.contains("differs from PagerDuty"), "{plan}");
+    // A schedule whose rendering differs is named with where, and not imported.
+    assert!(plan.contains("layer \"Cover\" ends at"), "{plan}");
+    assert!(
+        plan.contains("not imported unless differences are accepted"),
+        "{plan}"
+    );
     assert!(plan.contains("1 integration(s) of other kinds"), "{plan}");
     assert!(plan.contains("rate limit turned 1 requests away"), "{plan}");
     assert_eq!(count(&pool, "people").await, people);
@@ -612,7 +644,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     let done = command(&pool, &base, true).await;
     assert!(
         done.starts_with(
-            "PagerDuty import done: 10 to create, 0 to update, 0 unchanged, 1 linked, 2 skipped"
+            "PagerDuty import done: 10 to create, 0 to update, 0 unchanged, 1 linked, 3 skipped"
         ),
         "{done}"
     );
@@ -637,14 +669,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         assert_eq!(ours, theirs, "{name}");
     }
     // The override ahead is Dev's; the one past is not imported.
-    let list = app.get("/api/v1/schedules").await.json();
-    let payments = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "Payments primary")
-        .unwrap()
-        .clone();
+    let payments = schedule_named(&app, "Payments primary").await;
     let three = (now + Duration::days(3)).duration_trunc_minutes();
     assert_eq!(
         payments["overrides"].as_array().unwrap().len(),
@@ -679,7 +704,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     let again = command(&pool, &base, true).await;
     assert!(
         again.starts_with(
-            "PagerDuty import done: 0 to create, 0 to update, 11 unchanged, 0 linked, 2 skipped"
+            "PagerDuty import done: 0 to create, 0 to update, 11 unchanged, 0 linked, 3 skipped"
         ),
         "{again}"
     );
@@ -687,7 +712,34 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     assert_eq!(count(&pool, "schedules").await, 2);
     assert_eq!(count(&pool, "integrations").await, 1);
 
-    // Dev leaves the nights rota in PagerDuty: the next run updates that schedule alone.
+    // Someone changes the payments rota in Quell: the import leaves it alone from then on.
+    let mine = schedule_named(&app, "Payments primary").await;
+    let edited = json!({"name": "Payments primary", "layers": mine["layers"],
+                        "overrides": [{"from": ago_iso(-20), "to": ago_iso(-21), "with": "kyler"}]});
+    let path = format!("/api/v1/schedules/{}", mine["id"]);
+    let etag = format!("\"v{}\"", mine["version"]);
+    let r = app
+        .call_as(
+            &app.admin,
+            axum::http::Method::PUT,
+            &path,
+            &[("if-match", &etag)],
+            Some(&edited.to_string()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let left = command(&pool, &base, true).await;
+    let kept = line(&left, "skip", "Payments primary");
+    assert!(
+        left.contains("changed in Quell since the import made it"),
+        "{left}"
+    );
+    assert!(kept.contains("Payments primary"));
+    let after = app.get(&path).await.json();
+    assert_eq!(after["overrides"][0]["with"], "kyler", "the edit stays");
+
+    // Dev leaves the nights rota in PagerDuty, and the database service is renamed: the next
+    // run updates those alone.
     {
         let mut d = f.data.lock().unwrap();
         let nights = d
@@ -698,12 +750,27 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         nights["schedule_layers"][0]["users"] = json!([{"user": reference("user", "PAM4FGS", "Kyler Kuhn")},
                                                        {"user": reference("user", "PXPGF42", "Earline Greenholt")}]);
     }
+    {
+        let mut d = f.data.lock().unwrap();
+        let db = d
+            .services
+            .iter_mut()
+            .find(|s| s["id"] == "PDBSVC1")
+            .unwrap();
+        db["name"] = json!("Database Primary");
+    }
     let changed = command(&pool, &base, true).await;
     assert!(
-        changed.starts_with("PagerDuty import done: 0 to create, 1 to update, 10 unchanged"),
+        changed.starts_with("PagerDuty import done: 0 to create, 2 to update, 8 unchanged"),
         "{changed}"
     );
     line(&changed, "update", "Database nights");
+    line(&changed, "update", "database-primary");
+    let services = app.get("/api/v1/services").await.text;
+    assert!(
+        services.contains("\"database-primary\"") && !services.contains("\"database\""),
+        "{services}"
+    );
     let ours = quell_spans(&app, "Database nights", now).await;
     assert_eq!(ours, pagerduty_spans(&f, "PDB0001", now, &handles));
     assert!(!ours.iter().any(|(p, _, _)| p == "dev.okafor"));
@@ -717,11 +784,114 @@ async fn a_wrong_token_is_told_and_nothing_changes(pool: PgPool) {
         .unwrap();
     let (base, _f) = fixture(now).await;
     let actor = quell::audit::Actor::system("test");
-    let err = quell::imports::actions::pagerduty(&pool, &actor, (&base, "wrong"), true)
+    let apply = quell::imports::actions::Options {
+        apply: true,
+        ..Default::default()
+    };
+    let err = quell::imports::actions::pagerduty(&pool, &actor, (&base, "wrong"), apply)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
     assert!(err.to_string().contains("token"), "{err}");
     assert_eq!(count(&pool, "imported_objects").await, 0);
     assert_eq!(count(&pool, "people").await, 0);
+}
+
+#[sqlx::test]
+async fn an_admin_sees_the_plan_and_imports_from_the_page(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let (base, _f) = fixture(now).await;
+
+    let page = app.get("/admin/import").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text.contains("https://api.pagerduty.com"),
+        "{}",
+        page.text
+    );
+    let fields = |apply: &'static str| {
+        [
+            ("token", TOKEN),
+            ("api_url", base.as_str()),
+            ("apply", apply),
+        ]
+    };
+    let plan = app.form("/admin/import", &fields("")).await;
+    assert_eq!(plan.status, StatusCode::OK, "{}", plan.text);
+    assert!(
+        plan.text.contains("The plan (nothing was changed)"),
+        "{}",
+        plan.text
+    );
+    assert!(
+        plan.text
+            .contains("11 to create, 0 to update, 0 unchanged, 0 linked, 3 skipped"),
+        "{}",
+        plan.text
+    );
+    assert!(plan.text.contains("Payments primary") && plan.text.contains("matches PagerDuty"));
+    assert!(!plan.text.contains(TOKEN), "the key is never shown back");
+    assert_eq!(count(&pool, "schedules").await, 0);
+
+    // Accepting the differences takes the holiday cover too.
+    let mut accepting = fields("on").to_vec();
+    accepting.push(("accept_differences", "on"));
+    let done = app.form("/admin/import", &accepting).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert!(done.text.contains("<h2>Imported</h2>"), "{}", done.text);
+    assert!(done.text.contains("12 to create"), "{}", done.text);
+    assert_eq!(count(&pool, "schedules").await, 3);
+    // Who did it is in the audit log.
+    let audited: i64 = sqlx::query_scalar(
+        "select count(*) from audit_log where action = 'schedule.create' and actor_id is not null",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(audited, 3);
+
+    // A wrong key, an address inside the network: said, nothing changed.
+    let wrong = app
+        .form(
+            "/admin/import",
+            &[
+                ("token", "nope"),
+                ("api_url", base.as_str()),
+                ("apply", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        wrong.text.contains("401") && wrong.text.contains("wrong or revoked"),
+        "{}",
+        wrong.text
+    );
+    let inside = app
+        .form(
+            "/admin/import",
+            &[
+                ("token", TOKEN),
+                ("api_url", "http://10.1.2.3/"),
+                ("apply", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(inside.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        inside.text.contains("inside this network"),
+        "{}",
+        inside.text
+    );
+    assert_eq!(count(&pool, "schedules").await, 3);
+    // Only admins.
+    let responder = app.account("rin@example.com", "responder").await;
+    let r = app
+        .form_as(&responder, "/admin/import", &fields("on"))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
 }

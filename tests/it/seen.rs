@@ -176,6 +176,7 @@ fn pages(w: &World) -> Vec<String> {
         "/admin/policies",
         "/admin/credits",
         "/admin/integrations",
+        "/admin/import",
         "/admin/routing",
         "/admin/trackers",
         "/admin/audit",

@@ -130,6 +130,7 @@ impl Plan {
 /// Everything read from PagerDuty before anything is written.
 struct Read {
     users: Vec<pd::User>,
+    teams: Vec<(pd::Team, Vec<pd::TeamMember>)>,
     schedules: Vec<(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)>,
     policies: Vec<pd::Policy>,
     services: Vec<(pd::Service, Vec<pd::Integration>)>,
@@ -137,6 +138,11 @@ struct Read {
 
 async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
     let users = api.users().await?;
+    let mut teams = Vec::new();
+    for t in api.teams().await? {
+        let members = api.members(&t.id).await?;
+        teams.push((t, members));
+    }
     let mut schedules = Vec::new();
     for s in api.schedules().await? {
         let ahead = now + Duration::days(OVERRIDES_AHEAD_DAYS);
@@ -162,10 +168,16 @@ async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
     }
     Ok(Read {
         users,
+        teams,
         schedules,
         policies,
         services,
     })
+}
+
+/// A description as Quell keeps one: at most 2000 characters.
+fn described(text: Option<&str>) -> String {
+    text.unwrap_or_default().chars().take(2000).collect()
 }
 
 /// Schedules are compared from the minute (PagerDuty renders whole seconds).
@@ -214,8 +226,10 @@ pub async fn pagerduty(
             .collect(),
         steps: Vec::new(),
         now,
+        owners: HashMap::new(),
     };
     let handles = work.people(&read.users).await?;
+    work.owners = work.teams(&read.teams, &handles).await?;
     let schedules = work
         .schedules(&read.schedules, &handles, options.accept_differences)
         .await?;
@@ -252,6 +266,8 @@ struct Work<'a, 'c> {
     known: HashMap<(String, String), Imported>,
     steps: Vec<PlanStep>,
     now: DateTime<Utc>,
+    /// Imported teams' slugs, by PagerDuty team id
+    owners: HashMap<String, String>,
 }
 
 impl Work<'_, '_> {
@@ -429,6 +445,160 @@ impl Work<'_, '_> {
         self.step(Verb::Skip, kind, name, source, why);
     }
 
+    /// The team that owns an object PagerDuty gives to exactly one team, when that team was
+    /// imported; otherwise the installation's.
+    fn owner(&self, teams: &[pd::Reference]) -> String {
+        match teams {
+            [one] => self.owners.get(&one.id).cloned().unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    /// Teams with their members (PagerDuty's managers lead); the imported teams' slugs by
+    /// PagerDuty team id. Members are added or given their role, never taken out.
+    async fn teams(
+        &mut self,
+        teams: &[(pd::Team, Vec<pd::TeamMember>)],
+        handles: &HashMap<String, String>,
+    ) -> AppResult<HashMap<String, String>> {
+        use crate::teams::domain::{TeamDraft, TeamRole, slug_of};
+        let existing = crate::teams::db::list(&mut *self.conn, None).await?;
+        let versions: HashMap<i64, i32> = existing.iter().map(|e| (e.id, e.version)).collect();
+        let mut slugs = HashMap::new();
+        for (t, members) in teams {
+            let source = format!("team {} {:?}", t.id, t.name);
+            if let Some(id) = self.quell_id("team", &t.id)
+                && let Some(e) = existing.iter().find(|e| e.id == id)
+            {
+                slugs.insert(t.id.clone(), e.slug.clone());
+            }
+            let earlier = match self.earlier("team", &t.id, &versions) {
+                Ok(e) => e,
+                Err(version) => {
+                    self.edited("team", &t.name, source, version);
+                    continue;
+                }
+            };
+            let mut wanted: Vec<(String, TeamRole)> = members
+                .iter()
+                .filter_map(|m| {
+                    let role = if m.role == "manager" {
+                        TeamRole::Lead
+                    } else {
+                        TeamRole::Member
+                    };
+                    handles.get(&m.user.id).map(|h| (h.clone(), role))
+                })
+                .collect();
+            wanted.sort_by(|a, b| a.0.cmp(&b.0));
+            let name = t.name.trim().to_owned();
+            let description = described(t.description.as_deref());
+            let roles: Vec<(&str, &str)> = wanted
+                .iter()
+                .map(|(h, r)| (h.as_str(), r.as_str()))
+                .collect();
+            let sum = digest(&(&name, &description, &roles));
+            let current = earlier
+                .as_ref()
+                .and_then(|(id, _)| existing.iter().find(|e| e.id == *id))
+                .cloned();
+            let clash = existing.iter().any(|e| {
+                Some(e.id) != current.as_ref().map(|c| c.id)
+                    && (e.name.eq_ignore_ascii_case(&name) || e.slug == slug_of(&name))
+            });
+            if clash {
+                self.taken("team", &name, source);
+                continue;
+            }
+            let detail = format!(
+                "{} member(s), {} lead(s)",
+                wanted.len(),
+                wanted.iter().filter(|(_, r)| *r == TeamRole::Lead).count()
+            );
+            db::mark(&mut *self.conn).await?;
+            let done = match (&earlier, current) {
+                (Some((_, d)), Some(c)) if *d == sum => Ok((Verb::Unchanged, c)),
+                (_, current) => {
+                    let made = match current {
+                        Some(c) => {
+                            let draft = TeamDraft {
+                                name: name.clone(),
+                                description: description.clone(),
+                                ..c.draft()
+                            };
+                            let version = Some(c.version);
+                            crate::teams::actions::update(
+                                &mut *self.conn,
+                                self.actor,
+                                &c,
+                                version,
+                                &draft,
+                            )
+                            .await
+                            .map(|t| (Verb::Update, t))
+                        }
+                        None => {
+                            let draft = TeamDraft {
+                                name: name.clone(),
+                                description: description.clone(),
+                                ..Default::default()
+                            };
+                            crate::teams::actions::create(&mut *self.conn, self.actor, &draft)
+                                .await
+                                .map(|t| (Verb::Create, t))
+                        }
+                    };
+                    match made {
+                        Ok((verb, mut team)) => {
+                            let mut failed = None;
+                            for (handle, role) in &wanted {
+                                if team.part_of(handle) == Some(*role) {
+                                    continue;
+                                }
+                                match crate::teams::actions::set_member(
+                                    &mut *self.conn,
+                                    self.actor,
+                                    &team,
+                                    handle,
+                                    *role,
+                                )
+                                .await
+                                {
+                                    Ok(t) => team = t,
+                                    Err(e) => {
+                                        failed = Some(e);
+                                        break;
+                                    }
+                                }
+                            }
+                            match failed {
+                                Some(e) => Err(e),
+                                None => Ok((verb, team)),
+                            }
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            let slug = done.as_ref().ok().map(|(_, t)| t.slug.clone());
+            let done = done.map(|(verb, t)| (verb, t.id, Some(t.version)));
+            let object = Object {
+                kind: ("team", "team"),
+                id: &t.id,
+                name: &name,
+                source,
+                detail,
+                digest: &sum,
+            };
+            if self.settled(done, object).await?
+                && let Some(slug) = slug
+            {
+                slugs.insert(t.id.clone(), slug);
+            }
+        }
+        Ok(slugs)
+    }
+
     /// Schedules; the names of those in Quell from this import or an earlier one, by
     /// PagerDuty schedule id.
     async fn schedules(
@@ -469,7 +639,7 @@ impl Work<'_, '_> {
                 };
                 let draft = ScheduleDraft {
                     name: s.name.trim().to_owned(),
-                    team: String::new(),
+                    team: self.owner(&s.teams),
                     layers: layers.layers.clone(),
                     overrides: layers.overrides.clone(),
                 };
@@ -628,7 +798,7 @@ impl Work<'_, '_> {
                 .collect();
             let draft = PolicyDraft {
                 name: p.name.trim().to_owned(),
-                team: String::new(),
+                team: self.owner(&p.teams),
                 steps,
                 repeat: p.num_loops.clamp(0, 9) as u32,
             };
@@ -742,13 +912,7 @@ impl Work<'_, '_> {
                 .as_ref()
                 .and_then(|p| policies.get(&p.id))
                 .cloned();
-            let description: String = s
-                .description
-                .clone()
-                .unwrap_or_default()
-                .chars()
-                .take(2000)
-                .collect();
+            let description = described(s.description.as_deref());
             let sum = digest(&(&name, &description, &policy));
             let mut detail = match &policy {
                 Some(p) => format!("paged through escalation policy {p:?}"),
@@ -793,6 +957,7 @@ impl Work<'_, '_> {
                     let draft = ServiceDraft {
                         name: name.clone(),
                         tier: 2,
+                        team: self.owner(&s.teams),
                         description: description.clone(),
                         ..Default::default()
                     };

@@ -31,6 +31,22 @@ pub struct User {
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct Team {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// One member of a team: `manager` (a lead in Quell), `responder` or `observer`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct TeamMember {
+    pub user: Reference,
+    #[serde(default)]
+    pub role: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct LayerUser {
     pub user: Reference,
 }
@@ -72,6 +88,8 @@ pub struct Schedule {
     pub description: Option<String>,
     #[serde(default)]
     pub schedule_layers: Vec<Layer>,
+    #[serde(default)]
+    pub teams: Vec<Reference>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -104,6 +122,8 @@ pub struct Policy {
     pub escalation_rules: Vec<Rule>,
     #[serde(default)]
     pub num_loops: i64,
+    #[serde(default)]
+    pub teams: Vec<Reference>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -116,6 +136,8 @@ pub struct Service {
     pub escalation_policy: Option<Reference>,
     #[serde(default)]
     pub integrations: Vec<Reference>,
+    #[serde(default)]
+    pub teams: Vec<Reference>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -646,6 +668,7 @@ mod tests {
             .collect();
         let now = at("2030-01-01T00:00:00Z").to_utc();
         let s = Schedule {
+            teams: vec![],
             id: "S".into(),
             name: "Primary".into(),
             time_zone: "Europe/Berlin".into(),

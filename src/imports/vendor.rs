@@ -10,7 +10,9 @@ use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::domain::{Entry, Integration, PdOverride, Policy, Schedule, Service, User};
+use super::domain::{
+    Entry, Integration, PdOverride, Policy, Schedule, Service, Team, TeamMember, User,
+};
 use crate::error::{AppError, AppResult};
 
 /// PagerDuty's API address unless another is given.
@@ -207,6 +209,15 @@ impl PagerDuty {
 
     pub async fn users(&self) -> AppResult<Vec<User>> {
         self.list("/users", "users", &[]).await
+    }
+
+    pub async fn teams(&self) -> AppResult<Vec<Team>> {
+        self.list("/teams", "teams", &[]).await
+    }
+
+    pub async fn members(&self, team: &str) -> AppResult<Vec<TeamMember>> {
+        self.list(&format!("/teams/{team}/members"), "members", &[])
+            .await
     }
 
     pub async fn schedules(&self) -> AppResult<Vec<Schedule>> {

@@ -29,6 +29,9 @@ const KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
 /// What the fixture holds, in PagerDuty's shapes; tests change it between imports.
 struct Data {
     users: Vec<Value>,
+    teams: Vec<Value>,
+    /// By team id: `{"user", "role"}`
+    members: HashMap<String, Vec<Value>>,
     schedules: Vec<Value>,
     /// By schedule id
     overrides: HashMap<String, Vec<Value>>,
@@ -49,6 +52,7 @@ fn reference(kind: &str, id: &str, summary: &str) -> Value {
         "user" => "users",
         "schedule" => "schedules",
         "escalation_policy" => "escalation_policies",
+        "team" => "teams",
         _ => "services",
     };
     json!({
@@ -226,7 +230,8 @@ fn data(now: DateTime<Utc>) -> Data {
                    rule(15, vec![target("schedule", "PI7DH85", "Payments primary")]),
                    rule(30, vec![target("user", "PXPGF42", "Earline Greenholt"),
                                  target("schedule", "PDB0001", "Database nights")])],
-               "services": [], "num_loops": 2, "teams": []}),
+               "services": [], "num_loops": 2,
+               "teams": [reference("team", "PQ9K7I8", "Payments")]}),
         json!({"id": "PLEGACY", "type": "escalation_policy", "name": "Legacy odd",
                "summary": "Legacy odd", "escalation_rules": [
                    rule(10, vec![target("schedule", "PODD001", "Odd turns")])],
@@ -253,8 +258,29 @@ fn data(now: DateTime<Utc>) -> Data {
         "service": reference("service", "PIJ90N7", "Payments Gateway"),
         "created_at": "2025-10-14T13:33:02-07:00"
     })];
+    let team = json!({"id": "PQ9K7I8", "type": "team", "summary": "Payments", "name": "Payments",
+                      "description": "Card payments on call",
+                      "self": "https://api.pagerduty.com/teams/PQ9K7I8",
+                      "html_url": "https://subdomain.pagerduty.com/teams/PQ9K7I8",
+                      "default_role": "manager", "parent": null});
+    let member =
+        |id: &str, n: &str, role: &str| json!({"user": reference("user", id, n), "role": role});
+    let members = HashMap::from([(
+        "PQ9K7I8".to_owned(),
+        vec![
+            member("PANA001", "Ana Ribeiro", "manager"),
+            member("PDEV002", "Dev Okafor", "responder"),
+            member("PXPGF42", "Earline Greenholt", "observer"),
+        ],
+    )]);
+    let mut payments = payments;
+    payments["teams"] = json!([reference("team", "PQ9K7I8", "Payments")]);
+    let mut services = services;
+    services[0]["teams"] = json!([reference("team", "PQ9K7I8", "Payments")]);
     Data {
         users,
+        teams: vec![team],
+        members,
         schedules: vec![payments, database, odd, holiday],
         overrides,
         policies,
@@ -402,6 +428,11 @@ async fn answer(
     let parts: Vec<&str> = path.split('/').collect();
     let body = match parts[..] {
         ["users"] => page(&d.users, "users", &q),
+        ["teams"] => page(&d.teams, "teams", &q),
+        ["teams", id, "members"] => {
+            let members = d.members.get(id).cloned().unwrap_or_default();
+            page(&members, "members", &q)
+        }
         ["schedules"] => {
             let listed: Vec<Value> = d
                 .schedules
@@ -611,6 +642,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         ("create", "ana.ribeiro"),
         ("create", "dev.okafor"),
         ("link", "kept"),
+        ("create", "Payments"),
         ("create", "Payments primary"),
         ("create", "Database nights"),
         ("skip", "Odd turns"),
@@ -644,7 +676,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     let done = command(&pool, &base, true).await;
     assert!(
         done.starts_with(
-            "PagerDuty import done: 10 to create, 0 to update, 0 unchanged, 1 linked, 3 skipped"
+            "PagerDuty import done: 11 to create, 0 to update, 0 unchanged, 1 linked, 3 skipped"
         ),
         "{done}"
     );
@@ -668,6 +700,39 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
         assert!(ours.len() > 20, "{name}: {ours:?}");
         assert_eq!(ours, theirs, "{name}");
     }
+    // The team, its members (PagerDuty's manager leads), and what it owns.
+    let team = app.get("/api/v1/teams/payments").await;
+    assert_eq!(team.status, StatusCode::OK, "{}", team.text);
+    let roles: Vec<(String, String)> = team.json()["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["handle"].as_str().unwrap().to_owned(),
+                m["role"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for (handle, role) in [
+        ("ana.ribeiro", "lead"),
+        ("dev.okafor", "member"),
+        ("earline", "member"),
+    ] {
+        assert!(
+            roles.contains(&(handle.to_owned(), role.to_owned())),
+            "{roles:?}"
+        );
+    }
+    assert_eq!(
+        schedule_named(&app, "Payments primary").await["team"],
+        "payments"
+    );
+    assert_eq!(
+        schedule_named(&app, "Database nights").await["team"],
+        Value::Null
+    );
+
     // The override ahead is Dev's; the one past is not imported.
     let payments = schedule_named(&app, "Payments primary").await;
     let three = (now + Duration::days(3)).duration_trunc_minutes();
@@ -704,7 +769,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     let again = command(&pool, &base, true).await;
     assert!(
         again.starts_with(
-            "PagerDuty import done: 0 to create, 0 to update, 11 unchanged, 0 linked, 3 skipped"
+            "PagerDuty import done: 0 to create, 0 to update, 12 unchanged, 0 linked, 3 skipped"
         ),
         "{again}"
     );
@@ -761,7 +826,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     }
     let changed = command(&pool, &base, true).await;
     assert!(
-        changed.starts_with("PagerDuty import done: 0 to create, 2 to update, 8 unchanged"),
+        changed.starts_with("PagerDuty import done: 0 to create, 2 to update, 9 unchanged"),
         "{changed}"
     );
     line(&changed, "update", "Database nights");
@@ -829,7 +894,7 @@ async fn an_admin_sees_the_plan_and_imports_from_the_page(pool: PgPool) {
     );
     assert!(
         plan.text
-            .contains("11 to create, 0 to update, 0 unchanged, 0 linked, 3 skipped"),
+            .contains("12 to create, 0 to update, 0 unchanged, 0 linked, 3 skipped"),
         "{}",
         plan.text
     );
@@ -843,7 +908,7 @@ async fn an_admin_sees_the_plan_and_imports_from_the_page(pool: PgPool) {
     let done = app.form("/admin/import", &accepting).await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.text);
     assert!(done.text.contains("<h2>Imported</h2>"), "{}", done.text);
-    assert!(done.text.contains("12 to create"), "{}", done.text);
+    assert!(done.text.contains("13 to create"), "{}", done.text);
     assert_eq!(count(&pool, "schedules").await, 3);
     // Who did it is in the audit log.
     let audited: i64 = sqlx::query_scalar(

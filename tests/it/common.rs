@@ -886,3 +886,53 @@ pub fn held_peak<T>(work: impl FnOnce() -> T) -> (T, usize) {
     let peak = PEAK.with(|p| p.get());
     (out, (peak - base).max(0) as usize)
 }
+
+/// The database's now: the clock Quell trusts.
+pub async fn db_now(pool: &PgPool) -> DateTime<Utc> {
+    sqlx::query_scalar("select now()")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// What a finished command printed, once it is checked to have succeeded (what it printed to
+/// either stream shown if not).
+pub fn printed(out: std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// Who schedule `id` names from `from` to `to`, as its API writes them: (handle, from, to).
+pub async fn on_call_spans(
+    app: &TestApp,
+    id: i64,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(String, String, String)> {
+    let iso = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let r = app
+        .get(&format!(
+            "/api/v1/schedules/{id}/on-call?from={}&to={}",
+            iso(from),
+            iso(to)
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    r.json()["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["person"].as_str().unwrap().to_owned(),
+                s["from"].as_str().unwrap().to_owned(),
+                s["to"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}

@@ -21,7 +21,7 @@ use chrono::{DateTime, Datelike, Duration, FixedOffset, TimeZone, Timelike, Utc}
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-use crate::common::TestApp;
+use crate::common::{TestApp, at, db_now, on_call_spans, printed};
 
 const TOKEN: &str = "u+fixture-token-abcdef";
 const KEY: &str = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
@@ -531,13 +531,7 @@ async fn command(pool: &PgPool, base: &str, apply: bool) -> String {
         .output()
         .await
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    printed(out)
 }
 
 fn line<'a>(plan: &'a str, verb: &str, name: &str) -> &'a str {
@@ -571,26 +565,12 @@ async fn quell_spans(
     name: &str,
     from: DateTime<Utc>,
 ) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> {
-    let id = schedule_named(app, name).await["id"].clone();
+    let id = schedule_named(app, name).await["id"].as_i64().unwrap();
     let to = from + Duration::days(28);
-    let q = format!(
-        "/api/v1/schedules/{id}/on-call?from={}&to={}",
-        from.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        to.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    );
-    let r = app.get(&q).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.json()["spans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["person"].as_str().unwrap().to_owned(),
-                time(&s["from"]),
-                time(&s["to"]),
-            )
-        })
+    on_call_spans(app, id, from, to)
+        .await
+        .into_iter()
+        .map(|(person, from, to)| (person, at(&from), at(&to)))
         .collect()
 }
 
@@ -618,10 +598,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
     let app = TestApp::new(pool.clone()).await;
     // Someone already in Quell is linked by email, not made twice.
     app.person("Kept Person", "kept").await;
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let now = db_now(&pool).await;
     let now = now.with_nanosecond(0).unwrap();
     let (base, f) = fixture(now).await;
     let people = count(&pool, "people").await;
@@ -843,10 +820,7 @@ async fn a_pagerduty_account_is_planned_imported_and_imported_again_without_chan
 
 #[sqlx::test]
 async fn a_wrong_token_is_told_and_nothing_changes(pool: PgPool) {
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let now = db_now(&pool).await;
     let (base, _f) = fixture(now).await;
     let actor = quell::audit::Actor::system("test");
     let apply = quell::imports::actions::Options {
@@ -865,10 +839,7 @@ async fn a_wrong_token_is_told_and_nothing_changes(pool: PgPool) {
 #[sqlx::test]
 async fn an_admin_sees_the_plan_and_imports_from_the_page(pool: PgPool) {
     let app = TestApp::new(pool.clone()).await;
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let now = db_now(&pool).await;
     let (base, _f) = fixture(now).await;
 
     let page = app.get("/admin/import").await;

@@ -605,13 +605,7 @@ except opsgenie_sdk.exceptions.OpenApiException as e:
         .env("KEY", key)
         .output()
         .expect("Opsgenie's SDK (scripts/test installs it in target/opsgenie-venv)");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    crate::common::printed(out)
 }
 
 #[sqlx::test]

@@ -8,47 +8,15 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
-use crate::common::{Creds, TestApp};
+use crate::common::{Creds, TestApp, on_call_spans};
 
 fn iso(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// Who the schedule names from `from` to `to`: (handle, from, to).
-async fn spans(
-    app: &TestApp,
-    id: i64,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-) -> Vec<(String, String, String)> {
-    let r = app
-        .get(&format!(
-            "/api/v1/schedules/{id}/on-call?from={}&to={}",
-            iso(from),
-            iso(to)
-        ))
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    r.json()["spans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["person"].as_str().unwrap().to_owned(),
-                s["from"].as_str().unwrap().to_owned(),
-                s["to"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 /// The database's now, and the hour before it began as a layer's wall-clock start in UTC.
 async fn an_hour_ago(app: &TestApp) -> (DateTime<Utc>, String) {
-    let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let now = crate::common::db_now(&app.pool).await;
     let start = (now - Duration::hours(1))
         .format("%Y-%m-%dT%H:00:00")
         .to_string();
@@ -180,7 +148,7 @@ async fn a_swap_offered_and_taken_becomes_an_override_and_gaps_or_overlaps_are_r
         s["overrides"],
         json!([{"from": iso(hour(10)), "to": iso(hour(20)), "replaces": "ana", "with": "ben"}])
     );
-    let named = spans(&app, id, hour(5), hour(30)).await;
+    let named = on_call_spans(&app, id, hour(5), hour(30)).await;
     let who: Vec<&str> = named.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(who, ["ana", "ben", "ana"], "{named:?}");
     assert_eq!(named[1].1, iso(hour(10)));

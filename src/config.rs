@@ -37,6 +37,36 @@ pub enum ImportCommand {
     /// token. Prints the plan; with --apply, does it. Running it again changes nothing; after a
     /// change in PagerDuty it updates what it made.
     Pagerduty(PagerDutyImportArgs),
+    /// Users, teams (with their routing to escalations), schedules (rotations, time
+    /// restrictions, overrides ahead), escalations and API integrations (keeping their keys),
+    /// read with an Opsgenie API key. Prints the plan; with --apply, does it. Running it again
+    /// changes nothing; after a change in Opsgenie it updates what it made.
+    Opsgenie(OpsgenieImportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OpsgenieImportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// An Opsgenie API key with the Read and Configuration access rights (Settings → API key
+    /// management).
+    #[arg(long, env = "OPSGENIE_API_KEY", hide_env_values = true)]
+    pub key: String,
+    /// Opsgenie's API address (https://api.eu.opsgenie.com in its EU region).
+    #[arg(
+        long,
+        env = "OPSGENIE_API_URL",
+        default_value = "https://api.opsgenie.com"
+    )]
+    pub api_url: String,
+    /// Make the changes the plan lists (without it, nothing changes).
+    #[arg(long)]
+    pub apply: bool,
+    /// Import a schedule even where who is on call over the next 28 days differs from
+    /// Opsgenie's own timeline (without it, such a schedule is skipped and the difference
+    /// named).
+    #[arg(long)]
+    pub accept_differences: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -139,6 +139,39 @@ fn serving_pool(db: &DbArgs) -> Result<PgPool, RunError> {
         .connect_lazy_with(options))
 }
 
+/// `quell import …`: the plan, or with `--apply` the import.
+async fn import(command: config::ImportCommand) -> Result<(), RunError> {
+    use config::ImportCommand::{Opsgenie, Pagerduty};
+    let (db, apply, accept_differences) = match &command {
+        Pagerduty(a) => (&a.db, a.apply, a.accept_differences),
+        Opsgenie(a) => (&a.db, a.apply, a.accept_differences),
+    };
+    let pool = connect(db).await?;
+    MIGRATOR.run(&pool).await?;
+    let options = imports::actions::Options {
+        apply,
+        accept_differences,
+        pinned: None,
+    };
+    let plan = match &command {
+        Pagerduty(a) => {
+            let actor = audit::Actor::system("import from PagerDuty");
+            let source = (a.api_url.as_str(), a.token.as_str());
+            imports::actions::pagerduty(&pool, &actor, source, options).await?
+        }
+        Opsgenie(a) => {
+            let actor = audit::Actor::system("import from Opsgenie");
+            let source = (a.api_url.as_str(), a.key.as_str());
+            imports::actions::opsgenie(&pool, &actor, source, options).await?
+        }
+    };
+    print!("{}", plan.text());
+    if !apply {
+        println!("Nothing was changed. Run again with --apply to make these changes.");
+    }
+    Ok(())
+}
+
 pub async fn run(cli: Cli) -> Result<(), RunError> {
     match cli.command {
         Command::Openapi => println!("{}", router::openapi_json()),
@@ -152,22 +185,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                 args.app_role
             );
         }
-        Command::Import(config::ImportCommand::Pagerduty(args)) => {
-            let pool = connect(&args.db).await?;
-            MIGRATOR.run(&pool).await?;
-            let actor = audit::Actor::system("import from PagerDuty");
-            let source = (args.api_url.as_str(), args.token.as_str());
-            let options = imports::actions::Options {
-                apply: args.apply,
-                accept_differences: args.accept_differences,
-                pinned: None,
-            };
-            let plan = imports::actions::pagerduty(&pool, &actor, source, options).await?;
-            print!("{}", plan.text());
-            if !args.apply {
-                println!("Nothing was changed. Run again with --apply to make these changes.");
-            }
-        }
+        Command::Import(command) => import(command).await?,
         Command::Migrate(db) => {
             let pool = connect(&db).await?;
             MIGRATOR.run(&pool).await?;

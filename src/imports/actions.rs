@@ -1,8 +1,8 @@
-//! An import from PagerDuty: read everything through its REST API first, then, in one
+//! An import from PagerDuty or Opsgenie: read everything through its REST API first, then, in one
 //! transaction, make or update in Quell what each object becomes, through the same actions a
 //! person's changes take (audited). A dry run is the same work rolled back, so its plan is
 //! exactly what a run would do. What an import made is remembered with a digest of what it
-//! was made from: run again, nothing changes; after a change on PagerDuty's side, what it made
+//! was made from: run again, nothing changes; after a change on the vendor's side, what it made
 //! is updated. Objects already in Quell under the same name that no import made are left alone
 //! and named in the plan.
 
@@ -14,16 +14,18 @@ use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, PgPool};
 
 use super::db::{self, Imported};
-use super::domain::{self as pd, first_difference, rendered, schedule_layers};
-use super::vendor::PagerDuty;
+use super::domain::{
+    self as pd, OPSGENIE, PAGERDUTY, Source, Vendor, first_difference, opsgenie, rendered,
+    schedule_layers,
+};
+use super::vendor::{Opsgenie, PagerDuty};
 use crate::audit::Actor;
 use crate::error::AppResult;
 use crate::oncall::domain::ScheduleDraft;
 use crate::paging::domain::{PolicyDraft, Step as PolicyStep, Target};
 use crate::services::domain::ServiceDraft;
 
-const VENDOR: &str = "pagerduty";
-/// How far ahead overrides are read, and imported schedules compared with PagerDuty's own
+/// How far ahead overrides are read, and imported schedules compared with the vendor's own
 /// rendering.
 const OVERRIDES_AHEAD_DAYS: i64 = 365;
 pub const COMPARED_DAYS: i64 = 28;
@@ -61,7 +63,7 @@ pub struct PlanStep {
     pub kind: &'static str,
     /// What it is (or would be) called in Quell
     pub name: String,
-    /// PagerDuty's object: its kind, id and name
+    /// The vendor's object: its kind, id and name
     pub source: String,
     /// How it maps, what differs, or why it is skipped
     pub detail: String,
@@ -70,11 +72,15 @@ pub struct PlanStep {
 /// What an import did, or (a dry run) would do.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Plan {
+    /// pagerduty, opsgenie
     pub vendor: &'static str,
+    /// How a person calls the vendor
+    #[serde(skip)]
+    pub vendor_name: &'static str,
     /// false: a dry run, nothing was changed
     pub applied: bool,
     pub steps: Vec<PlanStep>,
-    /// Requests PagerDuty turned away for its rate limit, each tried again after the wait
+    /// Requests the vendor turned away for its rate limit, each tried again after the wait
     pub rate_limited: u32,
 }
 
@@ -87,7 +93,8 @@ impl Plan {
     /// The plan as lines for a terminal.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "PagerDuty import {}: {} to create, {} to update, {} unchanged, {} linked, {} skipped\n",
+            "{} import {}: {} to create, {} to update, {} unchanged, {} linked, {} skipped\n",
+            self.vendor_name,
             if self.applied {
                 "done"
             } else {
@@ -99,7 +106,7 @@ impl Plan {
             self.count(Verb::Link),
             self.count(Verb::Skip),
         );
-        // What PagerDuty's users wrote reaches a terminal: no control characters.
+        // What the vendor's users wrote reaches a terminal: no control characters.
         let clean = |t: &str| -> String {
             t.chars()
                 .map(|c| if c.is_control() { '\u{fffd}' } else { c })
@@ -119,8 +126,8 @@ impl Plan {
         }
         if self.rate_limited > 0 {
             out.push_str(&format!(
-                "PagerDuty's rate limit turned {} requests away; each was tried again after the wait it asked for.\n",
-                self.rate_limited
+                "{}'s rate limit turned {} requests away; each was tried again after the wait it asked for.\n",
+                self.vendor_name, self.rate_limited
             ));
         }
         out
@@ -128,15 +135,7 @@ impl Plan {
 }
 
 /// Everything read from PagerDuty before anything is written.
-struct Read {
-    users: Vec<pd::User>,
-    teams: Vec<(pd::Team, Vec<pd::TeamMember>)>,
-    schedules: Vec<(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)>,
-    policies: Vec<pd::Policy>,
-    services: Vec<(pd::Service, Vec<pd::Integration>)>,
-}
-
-async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
+async fn read_pagerduty(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Source> {
     let users = api.users().await?;
     let mut teams = Vec::new();
     for t in api.teams().await? {
@@ -166,12 +165,13 @@ async fn read_all(api: &PagerDuty, now: DateTime<Utc>) -> AppResult<Read> {
         }
         services.push((s, integrations));
     }
-    Ok(Read {
+    Ok(Source {
         users,
         teams,
         schedules,
         policies,
         services,
+        unmapped: Vec::new(),
     })
 }
 
@@ -180,7 +180,7 @@ fn described(text: Option<&str>) -> String {
     text.unwrap_or_default().chars().take(2000).collect()
 }
 
-/// Schedules are compared from the minute (PagerDuty renders whole seconds).
+/// Schedules are compared from the minute (the vendors render whole seconds).
 fn to_the_minute(t: DateTime<Utc>) -> DateTime<Utc> {
     t - Duration::seconds(t.timestamp().rem_euclid(60))
         - Duration::nanoseconds(i64::from(t.timestamp_subsec_nanos()))
@@ -196,7 +196,7 @@ fn digest(v: &impl Serialize) -> String {
 pub struct Options {
     /// Make the changes (otherwise a dry run: the same work, rolled back)
     pub apply: bool,
-    /// Import a schedule even where it differs from PagerDuty's own rendering
+    /// Import a schedule even where it differs from the vendor's own rendering
     pub accept_differences: bool,
     /// The addresses the API's host was checked to resolve to, which requests then go to
     /// (an import started from a page); `None` resolves as usual (the command line)
@@ -210,16 +210,46 @@ pub async fn pagerduty(
     (api_url, token): (&str, &str),
     options: Options,
 ) -> AppResult<Plan> {
-    let apply = options.apply;
     let api = PagerDuty::new(api_url, token, options.pinned.as_deref())?;
     let now = crate::clock::now(pool).await?;
-    let read = read_all(&api, now).await?;
+    let source = read_pagerduty(&api, now).await?;
+    let waits = api.api.rate_limited();
+    import(pool, actor, (PAGERDUTY, source, waits), &options, now).await
+}
+
+/// Imports from Opsgenie at `api_url` with an API key `key`; a dry run changes nothing.
+pub async fn opsgenie(
+    pool: &PgPool,
+    actor: &Actor,
+    (api_url, key): (&str, &str),
+    options: Options,
+) -> AppResult<Plan> {
+    let api = Opsgenie::new(api_url, key, options.pinned.as_deref())?;
+    let now = crate::clock::now(pool).await?;
+    let since = to_the_minute(now);
+    let account = api.account(since, COMPARED_DAYS).await?;
+    let source = opsgenie::source(&account, (since, since + Duration::days(COMPARED_DAYS)));
+    let waits = api.api.rate_limited();
+    import(pool, actor, (OPSGENIE, source, waits), &options, now).await
+}
+
+/// Makes in Quell what `source` (read from `vendor`, whose rate limit turned `waits` requests
+/// away) becomes, in one transaction, kept only with `options.apply`.
+async fn import(
+    pool: &PgPool,
+    actor: &Actor,
+    (vendor, read, waits): (Vendor, Source, u32),
+    options: &Options,
+    now: DateTime<Utc>,
+) -> AppResult<Plan> {
+    let apply = options.apply;
     let mut tx = crate::transaction::begin(pool).await?;
-    db::take_turn(&mut *tx, VENDOR).await?;
-    let known = db::all(&mut *tx, VENDOR).await?;
+    db::take_turn(&mut *tx, vendor.key).await?;
+    let known = db::all(&mut *tx, vendor.key).await?;
     let mut work = Work {
         conn: &mut tx,
         actor,
+        vendor,
         known: known
             .into_iter()
             .map(|i| ((i.kind.clone(), i.external_id.clone()), i))
@@ -228,6 +258,10 @@ pub async fn pagerduty(
         now,
         owners: HashMap::new(),
     };
+    for u in &read.unmapped {
+        let (source, why) = (u.source.clone(), u.why.clone());
+        work.step(Verb::Skip, u.kind, &u.name, source, why);
+    }
     let handles = work.people(&read.users).await?;
     work.owners = work.teams(&read.teams, &handles).await?;
     let schedules = work
@@ -242,10 +276,11 @@ pub async fn pagerduty(
         tx.rollback().await?;
     }
     Ok(Plan {
-        vendor: VENDOR,
+        vendor: vendor.key,
+        vendor_name: vendor.name,
         applied: apply,
         steps,
-        rate_limited: api.waits.load(std::sync::atomic::Ordering::Relaxed),
+        rate_limited: waits,
     })
 }
 
@@ -263,10 +298,11 @@ struct Object<'s> {
 struct Work<'a, 'c> {
     conn: &'c mut PgConnection,
     actor: &'a Actor,
+    vendor: Vendor,
     known: HashMap<(String, String), Imported>,
     steps: Vec<PlanStep>,
     now: DateTime<Utc>,
-    /// Imported teams' slugs, by PagerDuty team id
+    /// Imported teams' slugs, by the vendor's team id
     owners: HashMap<String, String>,
 }
 
@@ -326,7 +362,8 @@ impl Work<'_, '_> {
         quell_id: &str,
         digest: &str,
     ) -> AppResult<()> {
-        db::remember(&mut *self.conn, VENDOR, kind, id, (quell_id, digest)).await
+        let vendor = self.vendor.key;
+        db::remember(&mut *self.conn, vendor, kind, id, (quell_id, digest)).await
     }
 
     /// A new person for a user, audited.
@@ -342,7 +379,7 @@ impl Work<'_, '_> {
     }
 
     /// Users become people (one with the same email in Quell already is linked); their handles
-    /// by PagerDuty user id.
+    /// by the vendor's user id.
     async fn people(&mut self, users: &[pd::User]) -> AppResult<HashMap<String, String>> {
         let everyone = crate::people::db::list(&mut *self.conn).await?;
         let mut handles = HashMap::new();
@@ -381,7 +418,7 @@ impl Work<'_, '_> {
                     }
                 }
             };
-            // A new person keeps the time zone PagerDuty knew them by (one Quell does not know
+            // A new person keeps the time zone the vendor knew them by (one Quell does not know
             // leaves theirs as it is).
             if let Some(zone) = u.time_zone.as_deref().filter(|_| verb == Verb::Create) {
                 let now = crate::people::db::preferences(&mut *self.conn, person.id).await?;
@@ -445,7 +482,7 @@ impl Work<'_, '_> {
         self.step(Verb::Skip, kind, name, source, why);
     }
 
-    /// The team that owns an object PagerDuty gives to exactly one team, when that team was
+    /// The team that owns an object the vendor gives to exactly one team, when that team was
     /// imported; otherwise the installation's.
     fn owner(&self, teams: &[pd::Reference]) -> String {
         match teams {
@@ -454,8 +491,8 @@ impl Work<'_, '_> {
         }
     }
 
-    /// Teams with their members (PagerDuty's managers lead); the imported teams' slugs by
-    /// PagerDuty team id. Members are added or given their role, never taken out.
+    /// Teams with their members (PagerDuty's managers and Opsgenie's admins lead); the
+    /// imported teams' slugs by the vendor's team id. Members are added or given their role, never taken out.
     async fn teams(
         &mut self,
         teams: &[(pd::Team, Vec<pd::TeamMember>)],
@@ -600,7 +637,7 @@ impl Work<'_, '_> {
     }
 
     /// Schedules; the names of those in Quell from this import or an earlier one, by
-    /// PagerDuty schedule id.
+    /// the vendor's schedule id.
     async fn schedules(
         &mut self,
         schedules: &[(pd::Schedule, Vec<pd::PdOverride>, Vec<pd::Entry>)],
@@ -650,7 +687,7 @@ impl Work<'_, '_> {
                         break;
                     }
                 };
-                let difference = first_difference(&spans, &theirs);
+                let difference = first_difference(&spans, &theirs, self.vendor.name);
                 let agrees = difference.is_none();
                 tried.push(Ok((draft, layers.caveats, difference)));
                 if agrees || s.schedule_layers.len() < 2 {
@@ -673,10 +710,12 @@ impl Work<'_, '_> {
             };
             let compared = match &difference {
                 None => format!(
-                    "who is on call over the next {COMPARED_DAYS} days matches PagerDuty's own rendering"
+                    "who is on call over the next {COMPARED_DAYS} days matches {}'s own rendering",
+                    self.vendor.name
                 ),
                 Some(d) => format!(
-                    "differs from PagerDuty's own rendering of the next {COMPARED_DAYS} days: {d}"
+                    "differs from {}'s own rendering of the next {COMPARED_DAYS} days: {d}",
+                    self.vendor.name
                 ),
             };
             caveats.insert(
@@ -749,7 +788,7 @@ impl Work<'_, '_> {
     }
 
     /// Escalation policies; the names of those in Quell from this import or an earlier one,
-    /// by PagerDuty policy id.
+    /// by the vendor's policy id.
     async fn policies(
         &mut self,
         policies: &[pd::Policy],
@@ -788,7 +827,12 @@ impl Work<'_, '_> {
                                 _ => None,
                             };
                             if found.is_none() {
-                                missing.push(format!("{kind} {}", t.id));
+                                let named = if t.summary.is_empty() {
+                                    &t.id
+                                } else {
+                                    &t.summary
+                                };
+                                missing.push(format!("{kind} {named}"));
                             }
                             found
                         })
@@ -809,14 +853,17 @@ impl Work<'_, '_> {
             );
             if !missing.is_empty() {
                 detail.push_str(&format!(
-                    "; pages {} which are not imported",
+                    "; pages {}, not imported or not something a Quell step pages (people and schedules)",
                     missing.join(", ")
                 ));
             }
+            for note in &p.notes {
+                detail.push_str(&format!("; {note}"));
+            }
             if p.num_loops > 9 {
                 detail.push_str(&format!(
-                    "; repeats {} times in PagerDuty, Quell at most 9",
-                    p.num_loops
+                    "; repeats {} times in {}, Quell at most 9",
+                    p.num_loops, self.vendor.name
                 ));
             }
             // A step that would page nobody would hand straight to the next: not imported.
@@ -867,7 +914,7 @@ impl Work<'_, '_> {
         Ok(names)
     }
 
-    /// Services with their policies, and their Events API v2 integrations (keeping their keys,
+    /// Services with their policies, and their integrations (keeping their keys,
     /// each with a routing rule to its service, ahead of the other rules).
     async fn services(
         &mut self,
@@ -893,7 +940,7 @@ impl Work<'_, '_> {
             let mut name = pd::service_name(&s.name);
             let base = name.clone();
             let mut n = 2;
-            // Two of theirs that read alike: the later in PagerDuty's list takes -2, -3, …
+            // Two of theirs that read alike: the later in the vendor's list takes -2, -3, …
             while !taken.insert(name.clone()) {
                 name = format!("{}-{n}", base.chars().take(60).collect::<String>());
                 n += 1;
@@ -918,6 +965,9 @@ impl Work<'_, '_> {
                 Some(p) => format!("paged through escalation policy {p:?}"),
                 None => "no imported escalation policy pages it".to_owned(),
             };
+            for note in &s.notes {
+                detail.push_str(&format!("; {note}"));
+            }
             let others = s.integrations.len() - integrations.len();
             if others > 0 {
                 detail.push_str(&format!(
@@ -1008,19 +1058,22 @@ impl Work<'_, '_> {
 
     async fn integration(&mut self, service: &str, i: &pd::Integration) -> AppResult<()> {
         let label = if i.name.trim().is_empty() {
-            "Events API v2"
+            self.vendor.api
         } else {
             i.name.trim()
         };
         let source = format!("integration {} {:?}", i.id, label);
         let name: String = format!("{service}: {label}").chars().take(100).collect();
         let Some(key) = i.integration_key.as_deref() else {
-            let why = "PagerDuty did not give its key".to_owned();
+            let why = format!("{} did not give its key", self.vendor.name);
             self.step(Verb::Skip, "integration", &name, source, why);
             return Ok(());
         };
         let sum = digest(&(service, key));
-        let kept = "keeps its key, so Events API v2 senders need no change".to_owned();
+        let kept = format!(
+            "keeps its key, so {} senders need no change",
+            self.vendor.api
+        );
         if let Some(k) = self.known("integration", &i.id).cloned() {
             let still = match uuid::Uuid::parse_str(&k.quell_id) {
                 Ok(id) => crate::integrations::db::get(&mut *self.conn, id)
@@ -1034,7 +1087,10 @@ impl Work<'_, '_> {
                 } else {
                     (
                         Verb::Skip,
-                        "its key or service changed in PagerDuty; Quell keeps the one it has (delete it in Quell and run again to take the new one)".to_owned(),
+                        format!(
+                            "its key or service changed in {}; Quell keeps the one it has (delete it in Quell and run again to take the new one)",
+                            self.vendor.name
+                        ),
                     )
                 };
                 self.step(verb, "integration", &name, source, detail);
@@ -1062,8 +1118,8 @@ impl Work<'_, '_> {
         Ok(())
     }
 
-    /// An Events API v2 integration keeping `key`, and a routing rule taking its alerts to
-    /// `service`, put first (PagerDuty sends an integration's events to its service whatever
+    /// An integration keeping `key`, and a routing rule taking its alerts to `service`, put
+    /// first (the vendors send an integration's alerts to its service or team whatever
     /// else is configured).
     async fn keyed(
         &mut self,
@@ -1075,12 +1131,15 @@ impl Work<'_, '_> {
             &mut *self.conn,
             self.actor,
             name,
-            "pagerduty-events-v2",
+            self.vendor.format,
             key,
         )
         .await?;
         let rule = crate::routing::actions::RuleDraft {
-            name: format!("PagerDuty: {name}").chars().take(100).collect(),
+            name: format!("{}: {name}", self.vendor.name)
+                .chars()
+                .take(100)
+                .collect(),
             conditions: vec![format!("integration = \"{name}\"")],
             service: service.to_owned(),
             ..Default::default()

@@ -1,4 +1,5 @@
-//! The admins' import page: PagerDuty's API token (never kept), the plan, and the import.
+//! The admins' import page: the vendor (PagerDuty or Opsgenie), its API key (never kept), the
+//! plan, and the import.
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -7,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::actions::{self, Plan};
-use super::vendor::{PAGERDUTY_API, check_reachable};
+use super::vendor::{OPSGENIE_API, PAGERDUTY_API, check_reachable};
 use crate::error::{AppError, FieldError};
 use crate::http::access::Admin;
 use crate::http::extract::PageForm;
@@ -18,34 +19,44 @@ use crate::http::request::PageRequest;
 #[template(path = "admin/import.html")]
 pub struct ImportPage {
     chrome: Chrome,
+    vendor: String,
     api_url: String,
     plan: Option<Plan>,
     errors: Vec<FieldError>,
     days: i64,
+    pagerduty_api: &'static str,
+    opsgenie_api: &'static str,
 }
 
 fn page(
     chrome: Chrome,
-    api_url: String,
+    (vendor, api_url): (String, String),
     plan: Option<Plan>,
     errors: Vec<FieldError>,
 ) -> ImportPage {
     ImportPage {
         chrome,
+        vendor,
         api_url,
         plan,
         errors,
         days: actions::COMPARED_DAYS,
+        pagerduty_api: PAGERDUTY_API,
+        opsgenie_api: OPSGENIE_API,
     }
 }
 
 pub async fn show(PageRequest(_, chrome, _): PageRequest<Admin>) -> ImportPage {
-    page(chrome, PAGERDUTY_API.to_owned(), None, vec![])
+    page(chrome, ("pagerduty".into(), String::new()), None, vec![])
 }
 
 #[derive(Deserialize)]
 pub struct ImportForm {
+    /// pagerduty or opsgenie
+    vendor: String,
     token: String,
+    /// empty: the vendor's own address
+    #[serde(default)]
     api_url: String,
     /// present: make the changes; absent: the plan only
     apply: Option<String>,
@@ -58,22 +69,39 @@ pub async fn run(
     PageRequest(state, chrome, auth): PageRequest<Admin>,
     PageForm(form): PageForm<ImportForm>,
 ) -> PageResult<Response> {
-    let api_url = form.api_url.trim().to_owned();
+    let given = form.api_url.trim().to_owned();
     let apply = form.apply.as_deref().is_some_and(|a| !a.is_empty());
-    let done = match check_reachable(&api_url, &state.config.webhook_allow).await {
+    let vendor = form.vendor.trim().to_owned();
+    let (default, opsgenie) = match vendor.as_str() {
+        "pagerduty" => (PAGERDUTY_API, false),
+        "opsgenie" => (OPSGENIE_API, true),
+        _ => {
+            let why = AppError::invalid("vendor", "pagerduty or opsgenie");
+            return Err(PageError(why));
+        }
+    };
+    let api_url = if given.is_empty() { default } else { &given };
+    let done = match check_reachable(api_url, &state.config.webhook_allow).await {
         Ok(pinned) => {
-            let source = (api_url.as_str(), form.token.as_str());
+            let source = (api_url, form.token.as_str());
             let options = actions::Options {
                 apply,
                 accept_differences: form.accept_differences.is_some(),
                 pinned: Some(pinned),
             };
-            actions::pagerduty(&state.pool, &auth.actor, source, options).await
+            if opsgenie {
+                actions::opsgenie(&state.pool, &auth.actor, source, options).await
+            } else {
+                actions::pagerduty(&state.pool, &auth.actor, source, options).await
+            }
         }
         Err(e) => Err(e),
     };
     let errors = match done {
-        Ok(plan) => return Ok(page(chrome, api_url, Some(plan), vec![]).into_response()),
+        Ok(plan) => {
+            let shown = page(chrome, (vendor, given), Some(plan), vec![]);
+            return Ok(shown.into_response());
+        }
         Err(AppError::Validation(errors)) => errors,
         Err(AppError::BadRequest { message, .. }) => vec![FieldError {
             field: "token".into(),
@@ -81,6 +109,6 @@ pub async fn run(
         }],
         Err(other) => return Err(PageError(other)),
     };
-    let refused = page(chrome, api_url, None, errors);
+    let refused = page(chrome, (vendor, given), None, errors);
     Ok((StatusCode::UNPROCESSABLE_ENTITY, refused).into_response())
 }

@@ -29,6 +29,7 @@ mod notify;
 mod oidc;
 mod oncall;
 mod opsgenie;
+mod opsgenie_import;
 mod pages;
 mod paging;
 mod plans;

@@ -1,5 +1,6 @@
-//! Pure rules of importing from PagerDuty: its REST API's objects as it documents them, and
-//! what each becomes in Quell — a user a person, a schedule's layers Quell's layers (a
+//! Pure rules of importing from PagerDuty: its REST API's objects as it documents them (the
+//! shapes other vendors' objects are read into too, see `opsgenie`), and what each becomes in
+//! Quell — a user a person, a schedule's layers Quell's layers (a
 //! restriction Quell's windows, one layer per distinct window), an override ahead an override,
 //! an escalation policy a policy, a service a service, an Events API v2 integration a Quell
 //! integration keeping its key — or why it cannot. No I/O.
@@ -90,6 +91,9 @@ pub struct Schedule {
     pub schedule_layers: Vec<Layer>,
     #[serde(default)]
     pub teams: Vec<Reference>,
+    /// What reading another vendor's object into this shape could not keep, each a sentence
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -124,6 +128,9 @@ pub struct Policy {
     pub num_loops: i64,
     #[serde(default)]
     pub teams: Vec<Reference>,
+    /// What reading another vendor's object into this shape could not keep, each a sentence
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -138,6 +145,9 @@ pub struct Service {
     pub integrations: Vec<Reference>,
     #[serde(default)]
     pub teams: Vec<Reference>,
+    /// What reading another vendor's object into this shape could not keep, each a sentence
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -314,7 +324,7 @@ pub fn schedule_layers(
         .time_zone
         .parse()
         .map_err(|_| format!("its time zone {:?} is not one Quell knows", s.time_zone))?;
-    let mut caveats = Vec::new();
+    let mut caveats = s.notes.clone();
     let mut ordered: Vec<&Layer> = s.schedule_layers.iter().collect();
     if highest_first {
         ordered.reverse();
@@ -458,7 +468,7 @@ pub fn rendered(entries: &[Entry], handles: &HashMap<String, String>) -> Vec<Spa
         let person = handles
             .get(&user.id)
             .cloned()
-            .unwrap_or_else(|| format!("pagerduty:{}", user.id));
+            .unwrap_or_else(|| format!("{} (not imported)", user.id));
         let (from, to) = (e.start.with_timezone(&Utc), e.end.with_timezone(&Utc));
         match out.last_mut() {
             Some(last) if last.person == person && last.to == from => last.to = to,
@@ -470,11 +480,20 @@ pub fn rendered(entries: &[Entry], handles: &HashMap<String, String>) -> Vec<Spa
 
 /// Where two renderings of the same period first differ, said for a person; `None` when they
 /// agree.
-pub fn first_difference(ours: &[Span], theirs: &[Span]) -> Option<String> {
+pub fn first_difference(ours: &[Span], theirs: &[Span], vendor: &str) -> Option<String> {
+    // Quell has one person on call at a time; a vendor may have several.
+    if let Some(w) = theirs.windows(2).find(|w| w[1].from < w[0].to) {
+        return Some(format!(
+            "{} and {} are on call at once in {vendor} from {}; Quell has one person on call at a time",
+            w[0].person,
+            w[1].person,
+            w[1].from.format("%Y-%m-%d %H:%M")
+        ));
+    }
     for (n, (a, b)) in ours.iter().zip(theirs).enumerate() {
         if a != b {
             return Some(format!(
-                "shift {} is {} {}–{} in Quell but {} {}–{} in PagerDuty",
+                "shift {} is {} {}–{} in Quell but {} {}–{} in {vendor}",
                 n + 1,
                 a.person,
                 a.from.format("%Y-%m-%d %H:%M"),
@@ -488,12 +507,12 @@ pub fn first_difference(ours: &[Span], theirs: &[Span]) -> Option<String> {
     match ours.len().cmp(&theirs.len()) {
         std::cmp::Ordering::Equal => None,
         std::cmp::Ordering::Greater => Some(format!(
-            "Quell has {} more shifts than PagerDuty, from {}",
+            "Quell has {} more shifts than {vendor}, from {}",
             ours.len() - theirs.len(),
             ours[theirs.len()].from.format("%Y-%m-%d %H:%M")
         )),
         std::cmp::Ordering::Less => Some(format!(
-            "PagerDuty has {} more shifts than Quell, from {}",
+            "{vendor} has {} more shifts than Quell, from {}",
             theirs.len() - ours.len(),
             theirs[ours.len()].from.format("%Y-%m-%d %H:%M")
         )),
@@ -625,16 +644,19 @@ mod tests {
             from: at(a).to_utc(),
             to: at(b).to_utc(),
         };
-        assert_eq!(spans, vec![span("ana", 0, 9), span("pagerduty:P2", 10, 12)]);
-        assert_eq!(first_difference(&spans, &spans), None);
+        assert_eq!(
+            spans,
+            vec![span("ana", 0, 9), span("P2 (not imported)", 10, 12)]
+        );
+        assert_eq!(first_difference(&spans, &spans, "PagerDuty"), None);
         let other = vec![span("ana", 0, 9), span("dev", 10, 12)];
         assert!(
-            first_difference(&spans, &other)
+            first_difference(&spans, &other, "PagerDuty")
                 .unwrap()
                 .starts_with("shift 2 is")
         );
         assert!(
-            first_difference(&spans[..1], &other)
+            first_difference(&spans[..1], &other, "PagerDuty")
                 .unwrap()
                 .contains("PagerDuty has 1 more")
         );
@@ -669,6 +691,7 @@ mod tests {
         let now = at("2030-01-01T00:00:00Z").to_utc();
         let s = Schedule {
             teams: vec![],
+            notes: vec![],
             id: "S".into(),
             name: "Primary".into(),
             time_zone: "Europe/Berlin".into(),

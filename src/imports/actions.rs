@@ -244,7 +244,7 @@ async fn import(
 ) -> AppResult<Plan> {
     let apply = options.apply;
     let mut tx = crate::transaction::begin(pool).await?;
-    db::take_turn(&mut *tx, vendor.key).await?;
+    db::take_turn(&mut *tx).await?;
     let known = db::all(&mut *tx, vendor.key).await?;
     let mut work = Work {
         conn: &mut tx,
@@ -667,7 +667,14 @@ impl Work<'_, '_> {
             // the other way, its own rendering says which order is meant.
             let mut tried = Vec::new();
             for highest_first in [true, false] {
-                let layers = match schedule_layers(s, overrides, handles, self.now, highest_first) {
+                let layers = match schedule_layers(
+                    self.vendor.name,
+                    s,
+                    overrides,
+                    handles,
+                    self.now,
+                    highest_first,
+                ) {
                     Ok(l) => l,
                     Err(why) => {
                         tried.push(Err(why));
@@ -828,9 +835,9 @@ impl Work<'_, '_> {
                             };
                             if found.is_none() {
                                 let named = if t.summary.is_empty() {
-                                    &t.id
+                                    t.id.clone()
                                 } else {
-                                    &t.summary
+                                    format!("{:?} ({})", t.summary, t.id)
                                 };
                                 missing.push(format!("{kind} {named}"));
                             }

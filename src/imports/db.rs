@@ -50,14 +50,12 @@ pub async fn remember(
     Ok(())
 }
 
-/// Serialises imports from one vendor (a transaction-scoped advisory lock).
-pub async fn take_turn(e: impl PgExecutor<'_>, vendor: &str) -> AppResult<()> {
-    sqlx::query!(
-        "select pg_advisory_xact_lock(hashtext('quell-import-' || $1::text))",
-        vendor
-    )
-    .execute(e)
-    .await?;
+/// Serialises imports, from any vendor (a transaction-scoped advisory lock): two at once
+/// would both put their routing rules first.
+pub async fn take_turn(e: impl PgExecutor<'_>) -> AppResult<()> {
+    sqlx::query!("select pg_advisory_xact_lock(hashtext('quell-import'))")
+        .execute(e)
+        .await?;
     Ok(())
 }
 

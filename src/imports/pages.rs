@@ -52,7 +52,8 @@ pub async fn show(PageRequest(_, chrome, _): PageRequest<Admin>) -> ImportPage {
 
 #[derive(Deserialize)]
 pub struct ImportForm {
-    /// pagerduty or opsgenie
+    /// pagerduty (when not given) or opsgenie
+    #[serde(default = "pagerduty")]
     vendor: String,
     token: String,
     /// empty: the vendor's own address
@@ -62,6 +63,10 @@ pub struct ImportForm {
     apply: Option<String>,
     /// present: import schedules that differ from PagerDuty's rendering too
     accept_differences: Option<String>,
+}
+
+fn pagerduty() -> String {
+    "pagerduty".into()
 }
 
 /// Plans the import, or (with `apply`) does it; the token is used for this request only.

@@ -551,9 +551,13 @@ pub(crate) async fn run_import(
     printed(out)
 }
 
+/// The plan's line that does `verb` to the object called exactly `name` in Quell.
 pub(crate) fn line<'a>(plan: &'a str, verb: &str, name: &str) -> &'a str {
     plan.lines()
-        .find(|l| l.starts_with(verb) && l.contains(name))
+        .find(|l| {
+            let called = l.split(" ← ").next().unwrap_or_default();
+            l.starts_with(verb) && called.chars().skip(28).collect::<String>().trim() == name
+        })
         .unwrap_or_else(|| panic!("no {verb} {name} in:\n{plan}"))
 }
 

@@ -85,11 +85,13 @@ pub struct OgRoutingRule {
 pub struct OgInterval {
     #[serde(default)]
     pub start_day: Option<String>,
+    #[serde(default)]
     pub start_hour: u32,
     #[serde(default)]
     pub start_min: u32,
     #[serde(default)]
     pub end_day: Option<String>,
+    #[serde(default)]
     pub end_hour: u32,
     #[serde(default)]
     pub end_min: u32,
@@ -205,6 +207,8 @@ pub struct OgRepeat {
     pub wait_interval: i64,
     #[serde(default)]
     pub count: i64,
+    #[serde(default)]
+    pub close_alert_after_all: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -234,6 +238,30 @@ pub struct OgIntegration {
     pub api_key: Option<String>,
     #[serde(default)]
     pub owner_team: Option<OgRef>,
+    /// The owner team's id, as the list gives it
+    #[serde(default)]
+    pub team_id: Option<String>,
+    /// Whom its alerts notify besides (teams, users, escalations, schedules)
+    #[serde(default)]
+    pub responders: Vec<OgRef>,
+}
+
+impl OgIntegration {
+    /// The team its alerts go to: its owner, else its one team responder.
+    pub fn team(&self) -> Option<&str> {
+        let owner = self.owner_team.as_ref().map(|t| t.id.as_str());
+        let owner = owner.or(self.team_id.as_deref()).filter(|t| !t.is_empty());
+        let teams: Vec<&OgRef> = self
+            .responders
+            .iter()
+            .filter(|r| r.kind == "team")
+            .collect();
+        match (owner, teams.as_slice()) {
+            (Some(t), _) => Some(t),
+            (None, [one]) if !one.id.is_empty() => Some(one.id.as_str()),
+            _ => None,
+        }
+    }
 }
 
 /// Everything read from an Opsgenie account: each team with its routing rules, each schedule
@@ -331,13 +359,13 @@ pub fn restrictions(r: &OgTimeRestriction) -> Result<Vec<PdRestriction>, String>
 
 /// A rotation's turn in seconds; `None` for a type Opsgenie does not document.
 fn turn_seconds(kind: &str, length: i64) -> Option<i64> {
-    let unit = match kind {
+    let unit: i64 = match kind {
         "hourly" => 3600,
         "daily" => 86_400,
         "weekly" => 604_800,
         _ => return None,
     };
-    (length >= 1).then_some(unit * length)
+    (length >= 1).then(|| unit.checked_mul(length)).flatten()
 }
 
 fn reference(id: &str, kind: &str) -> Reference {
@@ -372,10 +400,15 @@ fn schedule(
     for r in &s.rotations {
         let label = if r.name.is_empty() { &r.id } else { &r.name };
         if let Some(p) = r.participants.iter().find(|p| p.kind != "user") {
-            return Err(format!(
-                "rotation {label:?} rotates a participant of type {:?}; Quell's rotas are people",
-                p.kind
+            let what = if p.kind == "none" {
+                "an empty turn (none)".to_owned()
+            } else {
+                format!("a participant of type {:?}", p.kind)
+            };
+            notes.push(format!(
+                "rotation {label:?} rotates {what}; Quell's rotas are people, so it is not imported"
             ));
+            continue;
         }
         if r.participants.is_empty() {
             notes.push(format!(
@@ -409,6 +442,14 @@ fn schedule(
                 .collect(),
             restrictions,
         });
+    }
+    if layers.is_empty() {
+        let why = if notes.is_empty() {
+            "it has no rotations".to_owned()
+        } else {
+            notes.join("; ")
+        };
+        return Err(why);
     }
     if layers.len() > 1 {
         notes.push(format!(
@@ -483,7 +524,19 @@ fn policy(e: &OgEscalation) -> Result<Policy, String> {
             "days" => DAY_MINUTES,
             other => return Err(format!("a rule's delay is in {other:?}")),
         };
-        rules.push((r.delay.time_amount.max(0) * per, r));
+        let minutes = r
+            .delay
+            .time_amount
+            .max(0)
+            .checked_mul(per)
+            .filter(|m| *m <= 366 * DAY_MINUTES)
+            .ok_or_else(|| {
+                format!(
+                    "a rule's delay of {} {}",
+                    r.delay.time_amount, r.delay.time_unit
+                )
+            })?;
+        rules.push((minutes, r));
     }
     rules.sort_by_key(|(d, _)| *d);
     if let Some((first, _)) = rules.first()
@@ -539,6 +592,19 @@ fn policy(e: &OgEscalation) -> Result<Policy, String> {
             Some(next) => next - delays[n],
             None => wait,
         };
+        if step.escalation_delay_in_minutes > DAY_MINUTES {
+            notes.push(format!(
+                "step {} waits {} minutes in Opsgenie; Quell's steps wait at most {DAY_MINUTES}",
+                n + 1,
+                step.escalation_delay_in_minutes
+            ));
+        }
+    }
+    if repeat.is_some_and(|r| r.close_alert_after_all) {
+        notes.push(
+            "Opsgenie closes the alert after the last repeat; Quell leaves the incident open"
+                .into(),
+        );
     }
     Ok(Policy {
         id: e.id.clone(),
@@ -648,13 +714,20 @@ pub fn source(account: &Account, (from, until): (DateTime<Utc>, DateTime<Utc>)) 
         let mine: Vec<Integration> = account
             .integrations
             .iter()
-            .filter(|i| {
-                i.enabled
-                    && speaks_alert_api(&i.kind)
-                    && i.owner_team.as_ref().is_some_and(|o| o.id == t.id)
-            })
+            .filter(|i| i.enabled && speaks_alert_api(&i.kind) && i.team() == Some(&t.id))
             .map(|i| {
                 homed.insert(i.id.clone());
+                let others = i
+                    .responders
+                    .iter()
+                    .filter(|r| !(r.kind == "team" && r.id == t.id))
+                    .count();
+                if others > 0 {
+                    notes.push(format!(
+                        "integration {:?} also notifies {others} other responder(s) in Opsgenie; Quell sends its alerts to this service alone",
+                        i.name
+                    ));
+                }
                 Integration {
                     id: i.id.clone(),
                     kind: i.kind.clone(),
@@ -688,7 +761,7 @@ pub fn source(account: &Account, (from, until): (DateTime<Utc>, DateTime<Utc>)) 
         } else if !i.enabled {
             "disabled in Opsgenie".to_owned()
         } else {
-            "belongs to no team, so nothing in Opsgenie says where its alerts go; add an opsgenie integration and a routing rule in Quell".to_owned()
+            "belongs to no team and notifies no one team, so no one service is where its alerts go; add an opsgenie integration and a routing rule in Quell".to_owned()
         };
         unmapped.push(skip("integration", &i.name, source, why));
     }
@@ -818,6 +891,7 @@ mod tests {
             repeat: Some(OgRepeat {
                 wait_interval: 10,
                 count: 2,
+                close_alert_after_all: false,
             }),
         };
         let p = policy(&e).unwrap();
@@ -881,6 +955,8 @@ mod tests {
             enabled: true,
             api_key: Some(format!("{id}-key-0123456789")),
             owner_team: team.map(|t| recipient("team", t)),
+            team_id: None,
+            responders: vec![],
         };
         let account = Account {
             teams: vec![(team, vec![default])],
@@ -905,6 +981,82 @@ mod tests {
         assert_eq!(skipped, vec!["mail", "loose"]);
     }
 
+    fn rotation(kind: &str, length: i64, participants: Vec<OgRef>) -> OgRotation {
+        OgRotation {
+            id: "R".into(),
+            name: "Rota".into(),
+            start_date: DateTime::parse_from_rfc3339("2026-01-05T09:00:00Z").unwrap(),
+            end_date: None,
+            kind: kind.into(),
+            length,
+            participants,
+            time_restriction: None,
+        }
+    }
+
+    #[test]
+    fn a_rotation_of_no_people_is_left_out_and_a_schedule_of_none_refused() {
+        let s = |rotations| OgSchedule {
+            id: "S".into(),
+            name: "S".into(),
+            description: None,
+            timezone: "UTC".into(),
+            enabled: true,
+            owner_team: None,
+            rotations,
+        };
+        let now = Utc::now();
+        let people = rotation("daily", 2, vec![recipient("user", "ana")]);
+        let teams = rotation("weekly", 1, vec![recipient("team", "T")]);
+        let (made, _, _) = schedule(
+            &s(vec![people.clone(), teams.clone()]),
+            &[],
+            &[],
+            (now, now),
+        )
+        .unwrap();
+        assert_eq!(made.schedule_layers.len(), 1);
+        assert_eq!(
+            made.schedule_layers[0].rotation_turn_length_seconds,
+            2 * 86_400
+        );
+        assert!(
+            made.notes.iter().any(|n| n.contains("type \"team\"")),
+            "{:?}",
+            made.notes
+        );
+        let why = schedule(&s(vec![teams]), &[], &[], (now, now)).unwrap_err();
+        assert!(why.contains("not imported"), "{why}");
+        // A length that overflows is refused, not wrapped.
+        let huge = rotation("weekly", i64::MAX / 2, vec![recipient("user", "ana")]);
+        assert!(schedule(&s(vec![huge]), &[], &[], (now, now)).is_err());
+    }
+
+    #[test]
+    fn an_integration_of_no_team_goes_to_its_one_team_responder() {
+        let i = OgIntegration {
+            id: "I".into(),
+            name: "I".into(),
+            kind: "API".into(),
+            enabled: true,
+            api_key: None,
+            owner_team: None,
+            team_id: None,
+            responders: vec![recipient("team", "T"), recipient("user", "U")],
+        };
+        assert_eq!(i.team(), Some("T"));
+        let two = OgIntegration {
+            responders: vec![recipient("team", "T"), recipient("team", "V")],
+            ..i.clone()
+        };
+        assert_eq!(two.team(), None);
+        let listed = OgIntegration {
+            team_id: Some("L".into()),
+            ..two
+        };
+        assert_eq!(listed.team(), Some("L"));
+    }
+
     #[test]
     fn two_people_on_call_at_once_are_named_as_the_difference() {
         let t = |h: i64| DateTime::<Utc>::UNIX_EPOCH + chrono::Duration::hours(h);
@@ -920,5 +1072,14 @@ mod tests {
             said.contains("ana and eve are on call at once in Opsgenie"),
             "{said}"
         );
+        // One person in two rotations at once is one person on call.
+        let entry = |a, b| Entry {
+            start: t(a).fixed_offset(),
+            end: t(b).fixed_offset(),
+            user: Some(reference("A", "user_reference")),
+        };
+        let handles = std::collections::HashMap::from([("A".to_owned(), "ana".to_owned())]);
+        let joined = super::super::rendered(&[entry(0, 24), entry(9, 17), entry(24, 30)], &handles);
+        assert_eq!(joined, vec![span("ana", 0, 30)]);
     }
 }

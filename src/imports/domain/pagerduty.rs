@@ -314,6 +314,7 @@ pub struct Layers {
 /// wins) and its overrides still ahead at `now`, with people named by `handles` (PagerDuty's
 /// user id → handle). An error says why the schedule cannot be imported at all.
 pub fn schedule_layers(
+    vendor: &str,
     s: &Schedule,
     overrides: &[PdOverride],
     handles: &HashMap<String, String>,
@@ -356,7 +357,7 @@ pub fn schedule_layers(
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(end) = l.end {
             caveats.push(format!(
-                "layer {label:?} ends at {end} in PagerDuty; Quell's layers do not end, so it keeps rotating after"
+                "layer {label:?} ends at {end} in {vendor}; Quell's layers do not end, so it keeps rotating after"
             ));
         }
         let mut start = l.rotation_virtual_start.with_timezone(&zone).naive_local();
@@ -380,7 +381,7 @@ pub fn schedule_layers(
             let by = turns.rem_euclid(people.len() as i64) as usize;
             people.rotate_left(by);
             caveats.push(format!(
-                "layer {label:?} starts at {} in PagerDuty; in Quell from its first handoff after that, {start} {}",
+                "layer {label:?} starts at {} in {vendor}; in Quell from its first handoff after that, {start} {}",
                 l.start, s.time_zone
             ));
         }
@@ -459,7 +460,8 @@ fn observes_dst(zone: chrono_tz::Tz) -> bool {
     at(1) != at(7)
 }
 
-/// PagerDuty's rendering as spans of handles, adjacent entries of one person joined; an entry
+/// A vendor's rendering (in order of start) as spans of handles, one person's entries that
+/// touch or overlap joined; an entry
 /// with nobody is a gap.
 pub fn rendered(entries: &[Entry], handles: &HashMap<String, String>) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::new();
@@ -470,8 +472,9 @@ pub fn rendered(entries: &[Entry], handles: &HashMap<String, String>) -> Vec<Spa
             .cloned()
             .unwrap_or_else(|| format!("{} (not imported)", user.id));
         let (from, to) = (e.start.with_timezone(&Utc), e.end.with_timezone(&Utc));
+        // One person's entries that touch or overlap (two rotations at once) are one span.
         match out.last_mut() {
-            Some(last) if last.person == person && last.to == from => last.to = to,
+            Some(last) if last.person == person && from <= last.to => last.to = last.to.max(to),
             _ => out.push(Span { person, from, to }),
         }
     }
@@ -482,7 +485,10 @@ pub fn rendered(entries: &[Entry], handles: &HashMap<String, String>) -> Vec<Spa
 /// agree.
 pub fn first_difference(ours: &[Span], theirs: &[Span], vendor: &str) -> Option<String> {
     // Quell has one person on call at a time; a vendor may have several.
-    if let Some(w) = theirs.windows(2).find(|w| w[1].from < w[0].to) {
+    if let Some(w) = theirs
+        .windows(2)
+        .find(|w| w[1].from < w[0].to && w[1].person != w[0].person)
+    {
         return Some(format!(
             "{} and {} are on call at once in {vendor} from {}; Quell has one person on call at a time",
             w[0].person,
@@ -713,7 +719,7 @@ mod tests {
             o("2030-01-20T12:00:00Z", "2030-01-20T14:00:00Z", "B"),
             o("2029-12-20T08:00:00Z", "2029-12-21T08:00:00Z", "C"),
         ];
-        let l = schedule_layers(&s, &overrides, &handles, now, true).unwrap();
+        let l = schedule_layers("PagerDuty", &s, &overrides, &handles, now, true).unwrap();
         let first = &l.layers[0];
         assert_eq!(first.start.to_string(), "2030-01-09 09:00:00");
         assert_eq!(first.people, vec!["cy", "ana", "bo"]);
@@ -745,7 +751,7 @@ mod tests {
             schedule_layers: vec![layer("2029-01-01T00:00:00Z", 43_200)],
             ..s.clone()
         };
-        let l = schedule_layers(&twelve, &[], &handles, now, true).unwrap();
+        let l = schedule_layers("PagerDuty", &twelve, &[], &handles, now, true).unwrap();
         assert!(
             l.caveats.iter().any(|c| c.contains("daylight-saving")),
             "{:?}",
@@ -755,13 +761,13 @@ mod tests {
             time_zone: "UTC".into(),
             ..twelve
         };
-        let l = schedule_layers(&utc, &[], &handles, now, true).unwrap();
+        let l = schedule_layers("PagerDuty", &utc, &[], &handles, now, true).unwrap();
         assert!(l.caveats.is_empty(), "{:?}", l.caveats);
         // A user not imported cannot be in a layer.
         let mut fewer = handles.clone();
         fewer.remove("B");
         assert!(
-            schedule_layers(&s, &[], &fewer, now, true)
+            schedule_layers("PagerDuty", &s, &[], &fewer, now, true)
                 .unwrap_err()
                 .contains("user B")
         );

@@ -65,6 +65,23 @@ pub async fn check_reachable(
     Ok(pinned)
 }
 
+/// An id the vendor gave, checked fit to stand as one segment of a path (their ids are letters,
+/// digits and dashes), so no id can change which request is made.
+pub fn segment(id: &str) -> AppResult<&str> {
+    let fits = !id.is_empty()
+        && id.len() <= 100
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if fits {
+        Ok(id)
+    } else {
+        Err(refused(format!(
+            "the API gave an id {id:?}, which is not one it documents"
+        )))
+    }
+}
+
 /// One vendor's API at one address, with one key.
 pub struct Client {
     http: reqwest::Client,

@@ -4,13 +4,12 @@
 
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-use super::http::{Client, refused};
+use super::http::{Client, refused, segment};
 use crate::error::AppResult;
 use crate::imports::domain::opsgenie::{
     Account, OgEscalation, OgIntegration, OgOverride, OgPeriod, OgRoutingRule, OgSchedule, OgTeam,
-    OgUser,
+    OgUser, speaks_alert_api,
 };
 
 /// Opsgenie's API address unless another is given (accounts in its EU region use
@@ -42,16 +41,28 @@ impl Opsgenie {
     ) -> AppResult<Vec<T>> {
         let mut out = Vec::new();
         let mut offset = 0usize;
+        let mut seen = std::collections::HashSet::new();
         loop {
             let mut query = vec![("limit", "100".to_owned()), ("offset", offset.to_string())];
             query.extend(extra.iter().cloned());
             let page = self.api.get(path, &query).await?;
             let items = page["data"].as_array().cloned().unwrap_or_default();
             let n = items.len();
+            let mut fresh = false;
             for item in items {
+                // A page that repeats what was read (an `offset` not heeded) ends the list.
+                let id = item["id"].as_str().unwrap_or_default().to_owned();
+                if !id.is_empty() && !seen.insert(id) {
+                    continue;
+                }
+                fresh = true;
                 out.push(self.api.read(path, item)?);
             }
-            if page["paging"]["next"].as_str().is_none_or(str::is_empty) || n == 0 {
+            let total = page["totalCount"].as_u64().map(|t| t as usize);
+            let next = page["paging"]["next"]
+                .as_str()
+                .is_some_and(|n| !n.is_empty());
+            if !next || !fresh || total.is_some_and(|t| offset + n >= t) {
                 return Ok(out);
             }
             offset += n;
@@ -74,19 +85,21 @@ impl Opsgenie {
         let users: Vec<OgUser> = self.list("/v2/users", &[]).await?;
         let mut teams = Vec::new();
         for t in self.list::<OgTeam>("/v2/teams", &[]).await? {
-            let whole: OgTeam = self.one(&format!("/v2/teams/{}", t.id), &[]).await?;
+            let id = segment(&t.id)?;
+            let whole: OgTeam = self.one(&format!("/v2/teams/{id}"), &[]).await?;
             let rules: Vec<OgRoutingRule> = self
-                .list(&format!("/v2/teams/{}/routing-rules", t.id), &[])
+                .list(&format!("/v2/teams/{id}/routing-rules"), &[])
                 .await?;
             teams.push((whole, rules));
         }
         let mut schedules = Vec::new();
         let expand = [("expand", "rotation".to_owned())];
         for s in self.list::<OgSchedule>("/v2/schedules", &expand).await? {
+            let id = segment(&s.id)?;
             let overrides: Vec<OgOverride> = self
-                .list(&format!("/v2/schedules/{}/overrides", s.id), &[])
+                .list(&format!("/v2/schedules/{id}/overrides"), &[])
                 .await?;
-            let path = format!("/v2/schedules/{}/timeline", s.id);
+            let path = format!("/v2/schedules/{id}/timeline");
             let query = [
                 ("date", since.to_rfc3339()),
                 ("interval", days.to_string()),
@@ -98,18 +111,29 @@ impl Opsgenie {
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
-            for r in rotations {
+            for r in rotations.iter().filter(|r| !r["periods"].is_null()) {
                 let these: Vec<OgPeriod> = self.api.read(&path, r["periods"].clone())?;
                 periods.extend(these);
             }
             schedules.push((s, overrides, periods));
         }
         let escalations: Vec<OgEscalation> = self.list("/v2/escalations", &[]).await?;
+        // The list leaves out keys: an integration Quell takes is read whole. One that cannot
+        // be read is kept as listed (without its key, which the plan then says).
         let mut integrations = Vec::new();
-        for i in self.list::<Value>("/v2/integrations", &[]).await? {
-            let id = i["id"].as_str().unwrap_or_default();
-            let whole: OgIntegration = self.one(&format!("/v2/integrations/{id}"), &[]).await?;
-            integrations.push(whole);
+        for listed in self.list::<OgIntegration>("/v2/integrations", &[]).await? {
+            if !speaks_alert_api(&listed.kind) {
+                integrations.push(listed);
+                continue;
+            }
+            let path = format!("/v2/integrations/{}", segment(&listed.id)?);
+            match self.one::<OgIntegration>(&path, &[]).await {
+                Ok(whole) => integrations.push(whole),
+                Err(e) => {
+                    tracing::warn!(error = %e, integration = listed.id, "an Opsgenie integration could not be read");
+                    integrations.push(listed);
+                }
+            }
         }
         Ok(Account {
             users,

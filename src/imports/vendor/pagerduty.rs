@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::http::{Client, refused};
+use super::http::{Client, refused, segment};
 use crate::error::AppResult;
 use crate::imports::domain::{
     Entry, Integration, PdOverride, Policy, Schedule, Service, Team, TeamMember, User,
@@ -76,6 +76,7 @@ impl PagerDuty {
     }
 
     pub async fn members(&self, team: &str) -> AppResult<Vec<TeamMember>> {
+        let team = segment(team)?;
         self.list(&format!("/teams/{team}/members"), "members", &[])
             .await
     }
@@ -86,7 +87,9 @@ impl PagerDuty {
         let mut out = Vec::new();
         for s in listed {
             let id = s["id"].as_str().unwrap_or_default();
-            let whole = self.get(&format!("/schedules/{id}"), &[]).await?;
+            let whole = self
+                .get(&format!("/schedules/{}", segment(id)?), &[])
+                .await?;
             out.push(
                 self.api
                     .read("/schedules/{id}", whole["schedule"].clone())?,
@@ -102,7 +105,7 @@ impl PagerDuty {
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> AppResult<Vec<PdOverride>> {
-        let path = format!("/schedules/{schedule}/overrides");
+        let path = format!("/schedules/{}/overrides", segment(schedule)?);
         // Whole overrides, not cut at `since` (one going on keeps its start).
         let query = [
             ("since", since.to_rfc3339()),
@@ -121,7 +124,7 @@ impl PagerDuty {
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> AppResult<Vec<Entry>> {
-        let path = format!("/schedules/{schedule}");
+        let path = format!("/schedules/{}", segment(schedule)?);
         let query = [
             ("since", since.to_rfc3339()),
             ("until", until.to_rfc3339()),
@@ -143,7 +146,11 @@ impl PagerDuty {
 
     /// One integration of a service, with its key.
     pub async fn integration(&self, service: &str, id: &str) -> AppResult<Integration> {
-        let path = format!("/services/{service}/integrations/{id}");
+        let path = format!(
+            "/services/{}/integrations/{}",
+            segment(service)?,
+            segment(id)?
+        );
         let whole = self.get(&path, &[]).await?;
         self.api.read(&path, whole["integration"].clone())
     }

@@ -937,6 +937,18 @@ impl Work<'_, '_> {
                 Ok(e) => e,
                 Err(version) => {
                     self.edited("service", &s.name, source, version);
+                    // Its integrations still reach it, as it is named now.
+                    let now = self.quell_id("service", &s.id).and_then(|id| {
+                        existing.iter().find(|e| e.id == id).map(|e| e.name.clone())
+                    });
+                    match now {
+                        Some(name) => {
+                            for i in integrations {
+                                self.integration(&name, i).await?;
+                            }
+                        }
+                        None => self.homeless(integrations),
+                    }
                     continue;
                 }
             };
@@ -959,6 +971,7 @@ impl Work<'_, '_> {
                 .any(|e| e.name == name && Some(e.id) != mine)
             {
                 self.taken("service", &name, source);
+                self.homeless(integrations);
                 continue;
             }
             let policy = s
@@ -1038,6 +1051,7 @@ impl Work<'_, '_> {
                 digest: &sum,
             };
             if !self.settled(done, object).await? {
+                self.homeless(integrations);
                 continue;
             }
             for i in integrations {
@@ -1045,6 +1059,15 @@ impl Work<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The plan's lines for the integrations of a service that is not imported.
+    fn homeless(&mut self, integrations: &[pd::Integration]) {
+        for i in integrations {
+            let source = format!("integration {} {:?}", i.id, i.name);
+            let why = "its service is not imported, so nothing says where its alerts go; import the service, or add an integration on /admin/integrations and a routing rule".to_owned();
+            self.step(Verb::Skip, "integration", &i.name, source, why);
+        }
     }
 
     /// Points a service the import made or updated at its policy (one no longer imported
@@ -1095,7 +1118,7 @@ impl Work<'_, '_> {
                     (
                         Verb::Skip,
                         format!(
-                            "its key or service changed in {}; Quell keeps the one it has (delete it in Quell and run again to take the new one)",
+                            "its key or service changed in {}; Quell keeps the one it has (for the new key, add an integration on /admin/integrations and a routing rule by hand)",
                             self.vendor.name
                         ),
                     )

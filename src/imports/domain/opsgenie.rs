@@ -708,7 +708,7 @@ pub fn source(account: &Account, (from, until): (DateTime<Utc>, DateTime<Utc>)) 
         let others = rules.iter().filter(|r| !r.is_default).count();
         if others > 0 {
             notes.push(format!(
-                "{others} routing rule(s) with conditions are not imported; Quell's routing rules (Settings → Routing) send alerts to services by their fields"
+                "{others} routing rule(s) with conditions are not imported; Quell's routing rules (/admin/routing) send alerts to services by their fields"
             ));
         }
         let mine: Vec<Integration> = account

@@ -202,7 +202,9 @@ impl Client {
                     .unwrap_or_default();
                 let hint = match status {
                     StatusCode::UNAUTHORIZED => " (the key is wrong or revoked)",
-                    StatusCode::FORBIDDEN => " (the key may not read this; use an admin's)",
+                    StatusCode::FORBIDDEN => {
+                        " (the key may not read this: PagerDuty needs an admin's key, Opsgenie one with Configuration access)"
+                    }
                     _ => "",
                 };
                 return Err(refused(format!(

@@ -50,6 +50,7 @@ pub mod services;
 pub mod silences;
 pub mod sla;
 pub mod state;
+pub mod statuspage;
 pub mod swaps;
 pub mod teams;
 pub mod telemetry;

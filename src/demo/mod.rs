@@ -8,6 +8,7 @@ mod orbitpay;
 mod paging;
 mod postmortem;
 mod quiet;
+mod status;
 mod teams;
 pub mod world;
 
@@ -175,6 +176,7 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     orbitpay::load(&mut tx).await?;
     runbooks(&mut tx).await?;
     challenges::load(&mut tx, INC_1187).await?;
+    status::load(&mut tx, INC_1187).await?;
     // Work items link to their trackers: INC-1187's AB#2311 … AB#2318 to Azure Boards.
     let trackers = crate::trackers::db::all(&mut *tx).await?;
     for (prefix, name, template) in TRACKERS {

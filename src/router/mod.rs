@@ -45,7 +45,8 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
         (name = "challenges", description = "Investigation challenges built from past incidents, and credits"),
         (name = "alerts", description = "Alert integrations, routing rules and the alerts grouped into incidents"),
         (name = "postmortems", description = "Postmortems and their action items"),
-        (name = "changes", description = "Deploys and configuration changes to services")
+        (name = "changes", description = "Deploys and configuration changes to services"),
+        (name = "status", description = "The public status page: components and published incidents")
     )
 )]
 struct ApiDoc;
@@ -83,6 +84,7 @@ pub fn capabilities() -> Routes {
         alerts::routes::routes(),
         integrations::routes::routes(),
         imports::routes::routes(),
+        statuspage::routes::routes(),
         routing::routes::routes(),
         silences::routes::routes(),
         heartbeats::routes::routes(),

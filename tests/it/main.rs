@@ -46,6 +46,7 @@ mod services_api;
 mod silences;
 mod sla;
 mod snooze;
+mod status_page;
 mod swaps;
 mod teams;
 mod timers;

@@ -1,0 +1,338 @@
+//! The status page's rows: its settings, components (with the services they stand for),
+//! publications (with how they affect components), and what the public may read of published
+//! incidents — never one restricted to some people, whatever was published before.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgConnection, PgExecutor};
+
+use super::domain::{ComponentDraft, PublicationDraft};
+use crate::domain::IncidentKey;
+use crate::error::{AppError, AppResult};
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Settings {
+    /// The page's heading: the installation's name
+    pub name: String,
+    /// A short text under it
+    pub intro: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn settings(e: impl PgExecutor<'_>) -> AppResult<Settings> {
+    Ok(sqlx::query_as!(
+        Settings,
+        "select name, intro, updated_at from status_settings"
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+pub async fn set_settings(e: impl PgExecutor<'_>, name: &str, intro: &str) -> AppResult<Settings> {
+    Ok(sqlx::query_as!(
+        Settings,
+        r#"update status_settings set name = $1, intro = $2, updated_at = now()
+           returning name, intro, updated_at"#,
+        name,
+        intro
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Component {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    /// The group it is shown under; empty: on its own
+    pub group: String,
+    pub position: i32,
+    /// The services it stands for, by name
+    pub services: Vec<String>,
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Every component, in the order the page shows them (by position, then name).
+pub async fn components(e: impl PgExecutor<'_>) -> AppResult<Vec<Component>> {
+    Ok(sqlx::query_as!(
+        Component,
+        r#"select c.id, c.name, c.description, c.group_name as "group", c.position,
+                  coalesce(array(select s.name from status_component_services cs
+                                 join services s on s.id = cs.service_id
+                                 where cs.component_id = c.id order by s.name), '{}')
+                      as "services!",
+                  c.version, c.created_at, c.updated_at
+           from status_components c
+           order by c.position, lower(c.name)"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Points a component at its services, by name; an unknown name is refused, naming it.
+async fn set_services(conn: &mut PgConnection, id: i64, services: &[String]) -> AppResult<()> {
+    let found: Vec<String> =
+        sqlx::query_scalar!("select name from services where name = any($1)", services)
+            .fetch_all(&mut *conn)
+            .await?;
+    if let Some(missing) = services.iter().find(|s| !found.contains(s)) {
+        return Err(AppError::invalid(
+            "services",
+            format!("there is no service {missing:?}"),
+        ));
+    }
+    sqlx::query!(
+        "delete from status_component_services where component_id = $1",
+        id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"insert into status_component_services (component_id, service_id)
+           select $1, id from services where name = any($2)"#,
+        id,
+        services
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+fn named_twice(e: sqlx::Error, name: &str) -> AppError {
+    match &e {
+        sqlx::Error::Database(d) if d.constraint() == Some("status_components_name_key") => {
+            AppError::invalid("name", format!("a component is already called {name:?}"))
+        }
+        _ => e.into(),
+    }
+}
+
+pub async fn insert_component(conn: &mut PgConnection, d: &ComponentDraft) -> AppResult<i64> {
+    let id = sqlx::query_scalar!(
+        r#"insert into status_components (name, description, group_name, position)
+           values ($1, $2, $3, $4) returning id"#,
+        d.name,
+        d.description,
+        d.group,
+        d.position
+    )
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| named_twice(e, &d.name))?;
+    set_services(conn, id, &d.services).await?;
+    Ok(id)
+}
+
+/// Changes a component if it is still at `version`; whether it was.
+pub async fn update_component(
+    conn: &mut PgConnection,
+    id: i64,
+    version: i32,
+    d: &ComponentDraft,
+) -> AppResult<bool> {
+    let done = sqlx::query!(
+        r#"update status_components
+           set name = $3, description = $4, group_name = $5, position = $6,
+               version = version + 1, updated_at = now()
+           where id = $1 and version = $2"#,
+        id,
+        version,
+        d.name,
+        d.description,
+        d.group,
+        d.position
+    )
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| named_twice(e, &d.name))?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    set_services(conn, id, &d.services).await?;
+    Ok(true)
+}
+
+pub async fn delete_component(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    let done = sqlx::query!("delete from status_components where id = $1", id)
+        .execute(e)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// What the page's rows last changed: anything that moves this moves the page.
+pub async fn changed_at(e: impl PgExecutor<'_>) -> AppResult<Option<DateTime<Utc>>> {
+    Ok(sqlx::query_scalar!(
+        r#"select greatest(
+               (select updated_at from status_settings),
+               (select max(updated_at) from status_components),
+               (select max(updated_at) from status_publications))"#
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// A published incident as the public may see it, and (for the comms lead) as it stands.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Publication {
+    pub incident_id: i64,
+    #[schema(value_type = String)]
+    pub key: IncidentKey,
+    /// The public title
+    pub title: String,
+    /// Said publicly when it resolves
+    pub closing: String,
+    pub published_at: DateTime<Utc>,
+    pub published_by: String,
+    pub updated_at: DateTime<Utc>,
+    /// First customer impact
+    pub started_at: DateTime<Utc>,
+    pub mitigated_at: Option<DateTime<Utc>>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Restricted since it was published: the public sees it no more
+    #[serde(skip)]
+    pub restricted: bool,
+}
+
+/// The publication of one incident, if it was published.
+pub async fn publication(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+) -> AppResult<Option<Publication>> {
+    Ok(sqlx::query_as!(
+        Publication,
+        r#"-- every incident: the comms lead's view of one they may already see
+           select p.incident_id, i.number as "key!: IncidentKey", p.title, p.closing,
+                  p.published_at, p.published_by, p.updated_at, i.started_at, i.mitigated_at,
+                  i.resolved_at, i.restricted
+           from status_publications p join incidents i on i.id = p.incident_id
+           where p.incident_id = $1"#,
+        incident_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// Published incidents the public may see: every one still unresolved, and those resolved
+/// since `since`; newest first.
+pub async fn public_incidents(
+    e: impl PgExecutor<'_>,
+    since: DateTime<Utc>,
+) -> AppResult<Vec<Publication>> {
+    Ok(sqlx::query_as!(
+        Publication,
+        r#"-- every incident: the public's, which is only those never restricted
+           select p.incident_id, i.number as "key!: IncidentKey", p.title, p.closing,
+                  p.published_at, p.published_by, p.updated_at, i.started_at, i.mitigated_at,
+                  i.resolved_at, i.restricted
+           from status_publications p join incidents i on i.id = p.incident_id
+           where not i.restricted and (i.resolved_at is null or i.resolved_at >= $1)
+           order by p.published_at desc"#,
+        since
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Publishes an incident (or changes what its publication says), with how it affects which
+/// components; a component that is gone is refused, naming it.
+pub async fn publish(
+    conn: &mut PgConnection,
+    incident_id: i64,
+    d: &PublicationDraft,
+    by: &str,
+) -> AppResult<()> {
+    sqlx::query!(
+        r#"insert into status_publications (incident_id, title, closing, published_by)
+           values ($1, $2, $3, $4)
+           on conflict (incident_id) do update
+           set title = excluded.title, closing = excluded.closing, updated_at = now()"#,
+        incident_id,
+        d.title,
+        d.closing,
+        by
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "delete from status_publication_components where incident_id = $1",
+        incident_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    for (component, status) in &d.components {
+        let added = sqlx::query!(
+            r#"insert into status_publication_components (incident_id, component_id, status)
+               select $1, id, $3 from status_components where id = $2"#,
+            incident_id,
+            component,
+            status.as_str()
+        )
+        .execute(&mut *conn)
+        .await?;
+        if added.rows_affected() == 0 {
+            return Err(AppError::invalid(
+                "components",
+                format!("there is no component {component}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Takes an incident off the page; whether it was on it.
+pub async fn unpublish(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<bool> {
+    let done = sqlx::query!(
+        "delete from status_publications where incident_id = $1",
+        incident_id
+    )
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// How published incidents affect components.
+#[derive(Debug, Clone)]
+pub struct Affected {
+    pub incident_id: i64,
+    pub component_id: i64,
+    pub status: String,
+}
+
+pub async fn affected(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<Vec<Affected>> {
+    Ok(sqlx::query_as!(
+        Affected,
+        r#"select incident_id, component_id, status from status_publication_components
+           where incident_id = any($1) order by incident_id, component_id"#,
+        incidents
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// A public update: a stakeholder update for the customers audience.
+#[derive(Debug, Clone)]
+pub struct PublicUpdate {
+    pub id: i64,
+    pub incident_id: i64,
+    pub body: String,
+    pub sent_at: DateTime<Utc>,
+}
+
+/// The public updates of these incidents, newest first.
+pub async fn public_updates(
+    e: impl PgExecutor<'_>,
+    incidents: &[i64],
+) -> AppResult<Vec<PublicUpdate>> {
+    Ok(sqlx::query_as!(
+        PublicUpdate,
+        r#"select id, incident_id, body, sent_at from stakeholder_updates
+           where audience = 'customers' and incident_id = any($1)
+           order by sent_at desc, id desc"#,
+        incidents
+    )
+    .fetch_all(e)
+    .await?)
+}

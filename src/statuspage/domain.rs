@@ -1,0 +1,372 @@
+//! Pure rules of the public status page: a component's status and the page's, a published
+//! incident's public status at any instant (from its own timestamps), its impact, and what an
+//! admin or a comms lead may write. No I/O.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::domain::DomainError;
+
+/// How a component is, worst last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ComponentStatus {
+    Operational,
+    UnderMaintenance,
+    DegradedPerformance,
+    PartialOutage,
+    MajorOutage,
+}
+
+impl ComponentStatus {
+    pub const ALL: [Self; 5] = [
+        Self::Operational,
+        Self::UnderMaintenance,
+        Self::DegradedPerformance,
+        Self::PartialOutage,
+        Self::MajorOutage,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Operational => "operational",
+            Self::UnderMaintenance => "under_maintenance",
+            Self::DegradedPerformance => "degraded_performance",
+            Self::PartialOutage => "partial_outage",
+            Self::MajorOutage => "major_outage",
+        }
+    }
+
+    /// As a person reads it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Operational => "Operational",
+            Self::UnderMaintenance => "Under maintenance",
+            Self::DegradedPerformance => "Degraded performance",
+            Self::PartialOutage => "Partial outage",
+            Self::MajorOutage => "Major outage",
+        }
+    }
+
+    /// What an incident may say of a component it affects (an outage of some degree).
+    pub fn parse_affected(field: &str, text: &str) -> Result<Self, DomainError> {
+        match text.trim() {
+            "degraded_performance" => Ok(Self::DegradedPerformance),
+            "partial_outage" => Ok(Self::PartialOutage),
+            "major_outage" => Ok(Self::MajorOutage),
+            other => Err(DomainError::invalid(
+                field,
+                format!(
+                    "{other:?} is not how an incident affects a component; use degraded_performance, partial_outage or major_outage"
+                ),
+            )),
+        }
+    }
+
+    /// Read back from the database, which only holds what [`parse_affected`] takes.
+    pub fn stored(text: &str) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .unwrap_or(Self::MajorOutage)
+    }
+}
+
+/// Statuspage's word for how bad something is: `none`, `minor`, `major`, `critical`, or
+/// `maintenance` (the page only).
+pub fn indicator(worst: ComponentStatus) -> (&'static str, &'static str) {
+    match worst {
+        ComponentStatus::Operational => ("none", "All Systems Operational"),
+        ComponentStatus::UnderMaintenance => ("maintenance", "Service Under Maintenance"),
+        ComponentStatus::DegradedPerformance => ("minor", "Minor Service Outage"),
+        ComponentStatus::PartialOutage => ("major", "Partial System Outage"),
+        ComponentStatus::MajorOutage => ("critical", "Major System Outage"),
+    }
+}
+
+/// A published incident's impact, from what it says of its components: Statuspage's `none`,
+/// `minor`, `major` or `critical`.
+pub fn impact(affected: &[ComponentStatus]) -> &'static str {
+    match affected.iter().max() {
+        None | Some(ComponentStatus::Operational | ComponentStatus::UnderMaintenance) => "none",
+        Some(ComponentStatus::DegradedPerformance) => "minor",
+        Some(ComponentStatus::PartialOutage) => "major",
+        Some(ComponentStatus::MajorOutage) => "critical",
+    }
+}
+
+/// Where a published incident stands, in Statuspage's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PublicStatus {
+    Investigating,
+    Monitoring,
+    Resolved,
+}
+
+impl PublicStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Investigating => "investigating",
+            Self::Monitoring => "monitoring",
+            Self::Resolved => "resolved",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Investigating => "Investigating",
+            Self::Monitoring => "Monitoring",
+            Self::Resolved => "Resolved",
+        }
+    }
+
+    /// At `t`, for an incident mitigated and resolved when it was: until mitigation it is
+    /// being investigated, until resolution the fix is watched, then it is resolved.
+    pub fn at(
+        t: DateTime<Utc>,
+        mitigated_at: Option<DateTime<Utc>>,
+        resolved_at: Option<DateTime<Utc>>,
+    ) -> Self {
+        if resolved_at.is_some_and(|r| r <= t) {
+            Self::Resolved
+        } else if mitigated_at.is_some_and(|m| m <= t) {
+            Self::Monitoring
+        } else {
+            Self::Investigating
+        }
+    }
+}
+
+/// How many days of history each component shows.
+pub const HISTORY_DAYS: i64 = 90;
+
+/// A component's last `days` days up to `today` (UTC), oldest first, each at the worst status
+/// any of `spans` (an incident's impact window: first impact until resolved, and how it
+/// affected the component) gave it that day.
+pub fn day_bars(
+    today: chrono::NaiveDate,
+    days: i64,
+    spans: &[(DateTime<Utc>, DateTime<Utc>, ComponentStatus)],
+) -> Vec<(chrono::NaiveDate, ComponentStatus)> {
+    (0..days)
+        .rev()
+        .map(|back| {
+            let day = today - chrono::Duration::days(back);
+            let from = day.and_time(chrono::NaiveTime::MIN).and_utc();
+            let to = from + chrono::Duration::days(1);
+            let worst = spans
+                .iter()
+                .filter(|(a, b, _)| *a < to && *b > from)
+                .map(|(_, _, s)| *s)
+                .max()
+                .unwrap_or(ComponentStatus::Operational);
+            (day, worst)
+        })
+        .collect()
+}
+
+/// What is said publicly when an incident resolves, unless the comms lead says otherwise.
+pub const DEFAULT_CLOSING: &str = "This incident has been resolved.";
+
+/// A component as an admin writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentDraft {
+    pub name: String,
+    pub description: String,
+    pub group: String,
+    pub position: i32,
+    /// The services it stands for, by name
+    pub services: Vec<String>,
+}
+
+/// Checks a component, trimming what it says.
+pub fn check_component(d: ComponentDraft) -> Result<ComponentDraft, DomainError> {
+    let name = d.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(DomainError::invalid("name", "1 to 100 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(DomainError::invalid("name", "no control characters"));
+    }
+    let description = d.description.trim().to_owned();
+    if description.chars().count() > 500 {
+        return Err(DomainError::invalid(
+            "description",
+            "at most 500 characters",
+        ));
+    }
+    let group = d.group.trim().to_owned();
+    if group.chars().count() > 100 || group.chars().any(char::is_control) {
+        return Err(DomainError::invalid(
+            "group",
+            "at most 100 characters, no control characters",
+        ));
+    }
+    if !(0..=10_000).contains(&d.position) {
+        return Err(DomainError::invalid("position", "0 to 10000"));
+    }
+    let mut services: Vec<String> = d
+        .services
+        .iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    services.sort();
+    services.dedup();
+    Ok(ComponentDraft {
+        name,
+        description,
+        group,
+        position: d.position,
+        services,
+    })
+}
+
+/// A publication as the comms lead writes it: the public title, the last word said when the
+/// incident resolves, and how it affects which components (by id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicationDraft {
+    pub title: String,
+    pub closing: String,
+    pub components: Vec<(i64, ComponentStatus)>,
+}
+
+/// Checks a publication: a public title (never the internal one by default: it is written
+/// for the public), a closing word (the default when empty), each component once.
+pub fn check_publication(d: PublicationDraft) -> Result<PublicationDraft, DomainError> {
+    let title = d.title.trim().to_owned();
+    if title.is_empty() || title.chars().count() > 200 {
+        return Err(DomainError::invalid(
+            "title",
+            "a public title of 1 to 200 characters",
+        ));
+    }
+    if title.chars().any(char::is_control) {
+        return Err(DomainError::invalid("title", "no control characters"));
+    }
+    let closing = match d.closing.trim() {
+        "" => DEFAULT_CLOSING.to_owned(),
+        c if c.chars().count() > 2000 => {
+            return Err(DomainError::invalid("closing", "at most 2000 characters"));
+        }
+        c => c.to_owned(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (id, _) in &d.components {
+        if !seen.insert(*id) {
+            return Err(DomainError::invalid(
+                "components",
+                format!("component {id} is named twice"),
+            ));
+        }
+    }
+    Ok(PublicationDraft {
+        title,
+        closing,
+        components: d.components,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_worst_component_says_how_the_page_is() {
+        use ComponentStatus::*;
+        assert_eq!(indicator(Operational).1, "All Systems Operational");
+        assert_eq!(indicator(MajorOutage).0, "critical");
+        assert!(UnderMaintenance < DegradedPerformance && PartialOutage < MajorOutage);
+        assert_eq!(impact(&[]), "none");
+        assert_eq!(impact(&[DegradedPerformance, PartialOutage]), "major");
+        assert!(ComponentStatus::parse_affected("s", "operational").is_err());
+        assert_eq!(
+            ComponentStatus::parse_affected("s", "partial_outage").unwrap(),
+            PartialOutage
+        );
+    }
+
+    #[test]
+    fn a_published_incident_is_investigated_then_monitored_then_resolved() {
+        let t = |m: i64| Utc.timestamp_opt(1_800_000_000 + m * 60, 0).unwrap();
+        let (mitigated, resolved) = (Some(t(30)), Some(t(90)));
+        assert_eq!(
+            PublicStatus::at(t(10), mitigated, resolved),
+            PublicStatus::Investigating
+        );
+        assert_eq!(
+            PublicStatus::at(t(30), mitigated, resolved),
+            PublicStatus::Monitoring
+        );
+        assert_eq!(
+            PublicStatus::at(t(95), mitigated, resolved),
+            PublicStatus::Resolved
+        );
+        assert_eq!(
+            PublicStatus::at(t(95), None, None),
+            PublicStatus::Investigating
+        );
+    }
+
+    #[test]
+    fn each_day_shows_the_worst_impact_that_touched_it() {
+        use ComponentStatus::*;
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 12, 5).unwrap();
+        let at = |d: u32, h: u32| Utc.with_ymd_and_hms(2026, 12, d, h, 0, 0).unwrap();
+        // Across midnight on the 3rd, and a worse one on the 4th.
+        let spans = [
+            (at(2, 22), at(3, 2), DegradedPerformance),
+            (at(4, 10), at(4, 11), MajorOutage),
+            (at(4, 12), at(4, 13), PartialOutage),
+        ];
+        let bars = day_bars(today, 5, &spans);
+        let statuses: Vec<ComponentStatus> = bars.iter().map(|b| b.1).collect();
+        assert_eq!(
+            statuses,
+            vec![
+                Operational,
+                DegradedPerformance,
+                DegradedPerformance,
+                MajorOutage,
+                Operational
+            ]
+        );
+        assert_eq!(bars[0].0.to_string(), "2026-12-01");
+        // An impact ending exactly at midnight does not touch the next day.
+        let edge = [(at(1, 12), at(2, 0), PartialOutage)];
+        assert_eq!(day_bars(today, 5, &edge)[1].1, Operational);
+    }
+
+    fn field(e: DomainError) -> String {
+        match e {
+            DomainError::Invalid { field, .. } => field,
+            DomainError::Conflict(c) => c,
+        }
+    }
+
+    #[test]
+    fn a_publication_needs_a_public_title_and_names_each_component_once() {
+        let d = |title: &str, components| PublicationDraft {
+            title: title.into(),
+            closing: String::new(),
+            components,
+        };
+        let ok = check_publication(d(" Checkout errors ", vec![])).unwrap();
+        assert_eq!(ok.title, "Checkout errors");
+        assert_eq!(ok.closing, DEFAULT_CLOSING);
+        assert_eq!(
+            field(check_publication(d("  ", vec![])).unwrap_err()),
+            "title"
+        );
+        let twice = vec![
+            (1, ComponentStatus::MajorOutage),
+            (1, ComponentStatus::PartialOutage),
+        ];
+        assert_eq!(
+            field(check_publication(d("x", twice)).unwrap_err()),
+            "components"
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! The status page's API: `/api/v1/status/…` (admins arrange components and name the page;
+//! everyone signed in reads them), `/api/v1/incidents/{key}/publication` (responders publish an
+//! incident), and the public JSON in Atlassian Statuspage's shapes under `/status/api/v2/`, so
+//! status widgets and monitors made for Statuspage read Quell's unchanged.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::actions;
+use super::db::{self, Component, Publication, Settings};
+use super::domain::{ComponentDraft, ComponentStatus, PublicationDraft};
+use super::public::{self, ComponentView, IncidentView, MaintenanceView, View};
+use crate::domain::IncidentKey;
+use crate::error::{AppError, AppResult};
+use crate::http::access::{Admin, Responder, Viewer};
+use crate::http::extract::ApiJson;
+use crate::http::request::ApiRequest;
+use crate::state::AppState;
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ComponentList {
+    /// In the order the page shows them
+    pub items: Vec<Component>,
+}
+
+/// A component as an admin writes it.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentBody {
+    /// Its public name
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The heading it is shown under; empty: on its own
+    #[serde(default)]
+    pub group: String,
+    /// Smaller first
+    #[serde(default)]
+    pub position: i32,
+    /// The services it stands for, by name (their maintenance puts it under maintenance)
+    #[serde(default)]
+    pub services: Vec<String>,
+    /// The version it was read at, to refuse a change made from an older copy
+    #[serde(default)]
+    pub version: Option<i32>,
+}
+
+impl ComponentBody {
+    fn draft(&self) -> ComponentDraft {
+        ComponentDraft {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            group: self.group.clone(),
+            position: self.position,
+            services: self.services.clone(),
+        }
+    }
+}
+
+fn component_id(raw: &str) -> AppResult<i64> {
+    raw.trim()
+        .parse()
+        .map_err(|_| AppError::NotFound(format!("There is no component {raw:?}.")))
+}
+
+/// The status page's components.
+#[utoipa::path(get, path = "/api/v1/status/components", operation_id = "listStatusComponents", tag = "status",
+    responses((status = 200, description = "OK", body = ComponentList)))]
+pub async fn components(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+) -> AppResult<Json<ComponentList>> {
+    Ok(Json(ComponentList {
+        items: db::components(&state.pool).await?,
+    }))
+}
+
+/// Add a component.
+#[utoipa::path(post, path = "/api/v1/status/components", operation_id = "createStatusComponent", tag = "status",
+    request_body = ComponentBody,
+    responses((status = 201, description = "Created", body = Component), crate::http::openapi::Invalid))]
+pub async fn create_component(
+    ApiRequest(state, auth): ApiRequest<Admin>,
+    body: ApiJson<ComponentBody>,
+) -> AppResult<Response> {
+    let draft = body.value.draft();
+    let made = crate::transaction::write(&state.pool, |tx, _| {
+        let (actor, draft) = (&auth.actor, draft.clone());
+        Box::pin(actions::create_component(tx, actor, draft))
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
+/// Change a component (`version` refuses a change made from an older copy).
+#[utoipa::path(put, path = "/api/v1/status/components/{id}", operation_id = "replaceStatusComponent", tag = "status",
+    params(("id" = i64, Path, description = "Component id")),
+    request_body = ComponentBody,
+    responses((status = 200, description = "OK", body = Component), crate::http::openapi::NotFound,
+              (status = 409, description = "Changed meanwhile", body = crate::error::ErrorBody),
+              crate::http::openapi::Invalid))]
+pub async fn replace_component(
+    ApiRequest(state, auth): ApiRequest<Admin>,
+    Path(id): Path<String>,
+    body: ApiJson<ComponentBody>,
+) -> AppResult<Json<Component>> {
+    let id = component_id(&id)?;
+    let (draft, version) = (body.value.draft(), body.value.version);
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let (actor, draft) = (&auth.actor, draft.clone());
+        Box::pin(actions::update_component(tx, actor, id, version, draft))
+    })
+    .await?;
+    Ok(Json(done))
+}
+
+/// Remove a component (incidents that named it no longer do).
+#[utoipa::path(delete, path = "/api/v1/status/components/{id}", operation_id = "deleteStatusComponent", tag = "status",
+    params(("id" = i64, Path, description = "Component id")),
+    responses((status = 204, description = "Removed"), crate::http::openapi::NotFound))]
+pub async fn delete_component(
+    ApiRequest(state, auth): ApiRequest<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = component_id(&id)?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::delete_component(tx, &auth.actor, id))
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The page's name and the text under it.
+#[utoipa::path(get, path = "/api/v1/status/settings", operation_id = "getStatusSettings", tag = "status",
+    responses((status = 200, description = "OK", body = Settings)))]
+pub async fn settings(ApiRequest(state, _): ApiRequest<Viewer>) -> AppResult<Json<Settings>> {
+    Ok(Json(db::settings(&state.pool).await?))
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsBody {
+    /// The page's heading: the installation's name (1 to 100 characters)
+    pub name: String,
+    /// A short text under it (at most 2000 characters)
+    #[serde(default)]
+    pub intro: String,
+}
+
+/// Name the page.
+#[utoipa::path(put, path = "/api/v1/status/settings", operation_id = "replaceStatusSettings", tag = "status",
+    request_body = SettingsBody,
+    responses((status = 200, description = "OK", body = Settings), crate::http::openapi::Invalid))]
+pub async fn set_settings(
+    ApiRequest(state, auth): ApiRequest<Admin>,
+    body: ApiJson<SettingsBody>,
+) -> AppResult<Json<Settings>> {
+    let b = &body.value;
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::set_settings(tx, &auth.actor, &b.name, &b.intro))
+    })
+    .await?;
+    Ok(Json(done))
+}
+
+fn parse_key(raw: &str) -> AppResult<IncidentKey> {
+    IncidentKey::parse(raw)
+        .ok_or_else(|| AppError::NotFound(format!("There is no incident {raw}.")))
+}
+
+/// How an incident affects one component.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AffectedBody {
+    pub component: i64,
+    /// degraded_performance, partial_outage or major_outage
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationBody {
+    /// The public title (the incident's own is never shown)
+    pub title: String,
+    /// Said publicly when it resolves; empty: "This incident has been resolved."
+    #[serde(default)]
+    pub closing: String,
+    #[serde(default)]
+    pub components: Vec<AffectedBody>,
+}
+
+impl PublicationBody {
+    pub fn draft(&self) -> AppResult<PublicationDraft> {
+        let components = self
+            .components
+            .iter()
+            .enumerate()
+            .map(|(n, a)| {
+                let field = format!("components[{n}].status");
+                ComponentStatus::parse_affected(&field, &a.status).map(|s| (a.component, s))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PublicationDraft {
+            title: self.title.clone(),
+            closing: self.closing.clone(),
+            components,
+        })
+    }
+}
+
+/// The incident's publication on the status page, if it is published.
+#[utoipa::path(get, path = "/api/v1/incidents/{key}/publication", operation_id = "getPublication", tag = "status",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 200, description = "OK", body = Publication), crate::http::openapi::NotFound))]
+pub async fn publication(
+    ApiRequest(state, _): ApiRequest<Viewer>,
+    Path(key): Path<String>,
+) -> AppResult<Json<Publication>> {
+    let key = parse_key(&key)?;
+    let incident = crate::incidents::db::get(&state.pool, key).await?;
+    db::publication(&state.pool, incident.id)
+        .await?
+        .filter(|p| !p.restricted)
+        .map(Json)
+        .ok_or_else(|| AppError::NotFound(format!("{key} is not on the status page.")))
+}
+
+/// Publish the incident to the status page, or change what its publication says. Its public
+/// updates are its stakeholder updates for the customers audience. A restricted incident is
+/// refused (409).
+#[utoipa::path(put, path = "/api/v1/incidents/{key}/publication", operation_id = "publishIncident", tag = "status",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    request_body = PublicationBody,
+    responses((status = 200, description = "Published", body = Publication), crate::http::openapi::NotFound,
+              (status = 409, description = "The incident is restricted", body = crate::error::ErrorBody),
+              crate::http::openapi::Invalid))]
+pub async fn publish(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+    body: ApiJson<PublicationBody>,
+) -> AppResult<Json<Publication>> {
+    let key = parse_key(&key)?;
+    let draft = body.value.draft()?;
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let (actor, draft) = (&auth.actor, draft.clone());
+        Box::pin(actions::publish(tx, actor, key, draft))
+    })
+    .await?;
+    Ok(Json(done))
+}
+
+/// Take the incident off the status page.
+#[utoipa::path(delete, path = "/api/v1/incidents/{key}/publication", operation_id = "unpublishIncident", tag = "status",
+    params(("key" = String, Path, description = "Incident key, e.g. INC-1187")),
+    responses((status = 204, description = "Taken off"), crate::http::openapi::NotFound))]
+pub async fn unpublish(
+    ApiRequest(state, auth): ApiRequest<Responder>,
+    Path(key): Path<String>,
+) -> AppResult<StatusCode> {
+    let key = parse_key(&key)?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::unpublish(tx, &auth.actor, key))
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+// --- Statuspage's public shapes -------------------------------------------------------------
+
+const PAGE_ID: &str = "quell";
+
+fn page_object(v: &View, base: &str) -> Value {
+    json!({
+        "id": PAGE_ID,
+        "name": v.settings.name,
+        "url": format!("{}/status", base.trim_end_matches('/')),
+        "time_zone": "Etc/UTC",
+        "updated_at": v.updated_at,
+    })
+}
+
+fn component_object(c: &ComponentView, group_id: Option<&str>) -> Value {
+    json!({
+        "id": format!("c{}", c.id),
+        "name": c.name,
+        "status": c.status.as_str(),
+        "created_at": c.created_at,
+        "updated_at": c.updated_at,
+        "position": c.position,
+        "description": if c.description.is_empty() { Value::Null } else { json!(c.description) },
+        "showcase": true,
+        "start_date": Value::Null,
+        "group_id": group_id,
+        "page_id": PAGE_ID,
+        "group": false,
+        "only_show_if_degraded": false,
+    })
+}
+
+/// Components as Statuspage lists them: each group a component of its own (`group: true`,
+/// naming its members), its members pointing back at it.
+fn component_objects(v: &View) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (n, g) in v.groups.iter().enumerate() {
+        if g.name.is_empty() {
+            out.extend(g.components.iter().map(|c| component_object(c, None)));
+            continue;
+        }
+        let id = format!("g{}", n + 1);
+        let worst = g
+            .components
+            .iter()
+            .map(|c| c.status)
+            .max()
+            .unwrap_or(ComponentStatus::Operational);
+        let first = g.components.first();
+        out.push(json!({
+            "id": id,
+            "name": g.name,
+            "status": worst.as_str(),
+            "created_at": first.map(|c| c.created_at),
+            "updated_at": g.components.iter().map(|c| c.updated_at).max(),
+            "position": first.map_or(0, |c| c.position),
+            "description": Value::Null,
+            "showcase": false,
+            "start_date": Value::Null,
+            "group_id": Value::Null,
+            "page_id": PAGE_ID,
+            "group": true,
+            "only_show_if_degraded": false,
+            "components": g.components.iter().map(|c| format!("c{}", c.id)).collect::<Vec<_>>(),
+        }));
+        out.extend(g.components.iter().map(|c| component_object(c, Some(&id))));
+    }
+    out
+}
+
+fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
+    let id = i.number.to_string();
+    let affected: Vec<Value> = i
+        .components
+        .iter()
+        .map(|(cid, name, status)| {
+            json!({"code": format!("c{cid}"), "name": name, "old_status": "operational",
+                   "new_status": status.as_str()})
+        })
+        .collect();
+    let updates: Vec<Value> = i
+        .updates
+        .iter()
+        .map(|u| {
+            json!({
+                "id": u.id, "status": u.status.as_str(), "body": u.body, "incident_id": id,
+                "created_at": u.at, "updated_at": u.at, "display_at": u.at,
+                "affected_components": affected, "deliver_notifications": true,
+                "custom_tweet": Value::Null, "tweet_id": Value::Null,
+            })
+        })
+        .collect();
+    let components: Vec<Value> = i
+        .components
+        .iter()
+        .filter_map(|(cid, _, _)| v.components.iter().find(|c| c.id == *cid))
+        .map(|c| component_object(c, None))
+        .collect();
+    json!({
+        "id": id,
+        "name": i.title,
+        "status": i.status.as_str(),
+        "created_at": i.published_at,
+        "updated_at": i.updated_at,
+        "monitoring_at": i.mitigated_at,
+        "resolved_at": i.resolved_at,
+        "impact": i.impact,
+        "shortlink": format!("{}/status/incidents/{}", base.trim_end_matches('/'), i.number),
+        "started_at": i.started_at,
+        "page_id": PAGE_ID,
+        "incident_updates": updates,
+        "components": components,
+    })
+}
+
+fn maintenance_object(m: &MaintenanceView, v: &View, base: &str) -> Value {
+    let components: Vec<Value> = m
+        .components
+        .iter()
+        .filter_map(|(cid, _)| v.components.iter().find(|c| c.id == *cid))
+        .map(|c| component_object(c, None))
+        .collect();
+    json!({
+        "id": m.id,
+        "name": m.name,
+        "status": m.status,
+        "created_at": m.starts_at,
+        "updated_at": m.starts_at,
+        "monitoring_at": Value::Null,
+        "resolved_at": Value::Null,
+        "impact": "maintenance",
+        "shortlink": format!("{}/status", base.trim_end_matches('/')),
+        "started_at": m.starts_at,
+        "page_id": PAGE_ID,
+        "incident_updates": [],
+        "components": components,
+        "scheduled_for": m.starts_at,
+        "scheduled_until": m.ends_at,
+    })
+}
+
+/// A public answer: cacheable for a short while by anyone, with an ETag of its bytes, and a
+/// 304 to a client that has them.
+pub fn public_answer(headers: &HeaderMap, content_type: &'static str, body: Vec<u8>) -> Response {
+    let tag = format!("\"{:x}\"", Sha256::digest(&body));
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+    let mut res = if fresh {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (StatusCode::OK, body).into_response()
+    };
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=10"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&tag) {
+        h.insert(header::ETAG, v);
+    }
+    res
+}
+
+fn json_answer(headers: &HeaderMap, v: Value) -> Response {
+    let body = serde_json::to_vec(&v).unwrap_or_default();
+    public_answer(headers, "application/json", body)
+}
+
+/// `/status/api/v2/{name}.json` and `/status/api/v2/incidents/unresolved.json`.
+pub async fn statuspage(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    let v = public::view(&state.pool).await?;
+    let base = &state.config.base_url;
+    let page = page_object(&v, base);
+    let status = json!({"indicator": v.indicator, "description": v.description});
+    let open: Vec<Value> = v
+        .open
+        .iter()
+        .map(|i| incident_object(i, &v, base))
+        .collect();
+    let maintenance: Vec<Value> = v
+        .maintenance
+        .iter()
+        .map(|m| maintenance_object(m, &v, base))
+        .collect();
+    let body = match name.as_str() {
+        "summary.json" => json!({
+            "page": page, "components": component_objects(&v), "incidents": open,
+            "scheduled_maintenances": maintenance, "status": status,
+        }),
+        "status.json" => json!({"page": page, "status": status}),
+        "components.json" => json!({"page": page, "components": component_objects(&v)}),
+        "incidents.json" => {
+            let all: Vec<Value> = v
+                .open
+                .iter()
+                .chain(v.past.iter())
+                .take(50)
+                .map(|i| incident_object(i, &v, base))
+                .collect();
+            json!({"page": page, "incidents": all})
+        }
+        "scheduled-maintenances.json" => {
+            json!({"page": page, "scheduled_maintenances": maintenance})
+        }
+        _ => return Err(AppError::NotFound(format!("There is no {name}."))),
+    };
+    Ok(json_answer(&headers, body))
+}
+
+/// `/status/api/v2/incidents/unresolved.json`.
+pub async fn unresolved(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    let v = public::view(&state.pool).await?;
+    let base = &state.config.base_url;
+    let open: Vec<Value> = v
+        .open
+        .iter()
+        .map(|i| incident_object(i, &v, base))
+        .collect();
+    Ok(json_answer(
+        &headers,
+        json!({"page": page_object(&v, base), "incidents": open}),
+    ))
+}

@@ -1,0 +1,42 @@
+//! The status page's routes: the public page and JSON (no sign-in), its API, the admins' page
+//! and an incident's publish form.
+
+use axum::routing::{get, post};
+use utoipa_axum::routes;
+
+use super::{handlers as api, pages};
+use crate::http::routes::Routes;
+
+pub fn routes() -> Routes {
+    Routes::new()
+        .api(routes!(api::components, api::create_component))
+        .api(routes!(api::replace_component, api::delete_component))
+        .api(routes!(api::settings, api::set_settings))
+        .api(routes!(api::publication, api::publish, api::unpublish))
+        .open("/status", get(pages::page))
+        .open("/status/incidents/{number}", get(pages::incident))
+        .open(
+            "/status/api/v2/incidents/unresolved.json",
+            get(api::unresolved),
+        )
+        .open("/status/api/v2/{name}", get(api::statuspage))
+        .page("/admin/status", get(pages::admin))
+        .page("/admin/status/settings", post(pages::settings))
+        .page("/admin/status/components", post(pages::create_component))
+        .page(
+            "/admin/status/components/{id}",
+            post(pages::update_component),
+        )
+        .page(
+            "/admin/status/components/{id}/delete",
+            post(pages::delete_component),
+        )
+        .page(
+            "/incidents/{key}/publication",
+            get(pages::publication).post(pages::publish),
+        )
+        .page(
+            "/incidents/{key}/publication/delete",
+            post(pages::unpublish),
+        )
+}

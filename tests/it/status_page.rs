@@ -1,0 +1,383 @@
+//! The public status page as a comms lead uses it: components arranged by an admin, an
+//! incident published with a public title, its customers-audience updates on the page and in
+//! Statuspage's JSON shapes, resolved with a closing word; a restricted or unpublished
+//! incident's title in no public output; ETags for a crowd.
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+
+use crate::common::{TestApp, ago};
+
+const SECRET: &str = "db-primary OOM in rack 7 (internal)";
+const HIDDEN: &str = "Tenant acme-corp data export stuck";
+
+/// Every public output, as (address, body), read without signing in.
+async fn public_outputs(app: &TestApp) -> Vec<(String, String)> {
+    let anonymous = app.signed_out_browser().await;
+    let mut out = Vec::new();
+    let mut paths: Vec<String> = [
+        "/status",
+        "/status/api/v2/summary.json",
+        "/status/api/v2/status.json",
+        "/status/api/v2/components.json",
+        "/status/api/v2/incidents.json",
+        "/status/api/v2/incidents/unresolved.json",
+        "/status/api/v2/scheduled-maintenances.json",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let incidents = app
+        .call_as(
+            &anonymous,
+            Method::GET,
+            "/status/api/v2/incidents.json",
+            &[],
+            None,
+        )
+        .await
+        .json();
+    for i in incidents["incidents"].as_array().unwrap() {
+        paths.push(format!("/status/incidents/{}", i["id"].as_str().unwrap()));
+    }
+    for p in paths {
+        let r = app.call_as(&anonymous, Method::GET, &p, &[], None).await;
+        assert_eq!(r.status, StatusCode::OK, "{p}: {}", r.text);
+        out.push((p, r.text));
+    }
+    out
+}
+
+fn none_says(outputs: &[(String, String)], text: &str) {
+    for (path, body) in outputs {
+        assert!(!body.contains(text), "{path} shows {text:?}:\n{body}");
+    }
+}
+
+async fn update(app: &TestApp, key: &str, audience: &str, body: &str) {
+    let r = app
+        .post(
+            &format!("/api/v1/incidents/{key}/updates"),
+            json!({"audience": audience, "body": body}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+}
+
+/// Puts `body` as the admin.
+async fn put(app: &TestApp, path: &str, body: &Value) -> crate::common::Res {
+    app.call_as(&app.admin, Method::PUT, path, &[], Some(&body.to_string()))
+        .await
+}
+
+async fn step(app: &TestApp, key: &str, action: &str) {
+    let r = app
+        .post_empty(&format!("/api/v1/incidents/{key}/{action}"))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{action}: {}", r.text);
+}
+
+#[sqlx::test]
+async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly_that(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    app.service("checkout").await;
+    app.service("search").await;
+    let r = app
+        .call_as(
+            &app.admin,
+            Method::PUT,
+            "/api/v1/status/settings",
+            &[],
+            Some(
+                &json!({"name": "Acme Status", "intro": "How our services are doing."}).to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let component = |name: &str, group: &str, position: i32, services: Vec<&str>| json!({"name": name, "group": group, "position": position, "services": services});
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            component("Checkout", "Shop", 1, vec!["checkout"]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let checkout = r.json()["id"].as_i64().unwrap();
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            component("Search", "Shop", 2, vec!["search"]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let r = app
+        .post("/api/v1/status/components", component("API", "", 3, vec![]))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    // Bad input is told and changes nothing.
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            component("checkout", "", 4, vec![]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("already called"), "{}", r.text);
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            component("Mail", "", 4, vec!["nope"]),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("services"), "{}", r.text);
+
+    let started = ago(20);
+    let key = app
+        .incident(
+            json!({"title": SECRET, "severity": "Sev2", "service": "checkout",
+                         "started_at": started, "detected_at": started}),
+        )
+        .await;
+    update(
+        &app,
+        &key,
+        "internal",
+        "Internal: rolled back 4f2a, watching heap",
+    )
+    .await;
+    update(
+        &app,
+        &key,
+        "customers",
+        "We are investigating elevated checkout errors.",
+    )
+    .await;
+
+    // Not yet published: nothing of it is public.
+    let before = public_outputs(&app).await;
+    none_says(&before, SECRET);
+    none_says(&before, "We are investigating");
+    let summary: Value = serde_json::from_str(&before[1].1).unwrap();
+    assert_eq!(summary["status"]["indicator"], "none");
+    assert_eq!(summary["status"]["description"], "All Systems Operational");
+
+    // Published with a public title and how it affects checkout.
+    let publication = |status: &str| {
+        json!({"title": "Elevated checkout errors",
+               "components": [{"component": checkout, "status": status}]})
+    };
+    let path = format!("/api/v1/incidents/{key}/publication");
+    let r = put(&app, &path, &publication("partial_outage")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let r = put(&app, &path, &publication("operational")).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("components[0].status"), "{}", r.text);
+
+    update(&app, &key, "customers", "A fix is being rolled out.").await;
+    update(&app, &key, "executives", "Revenue impact about 2%").await;
+    let during = public_outputs(&app).await;
+    none_says(&during, SECRET);
+    none_says(&during, "rolled back 4f2a");
+    none_says(&during, "Revenue impact");
+    let page = &during[0].1;
+    assert!(
+        page.contains("Acme Status") && page.contains("How our services are doing."),
+        "{page}"
+    );
+    assert!(page.contains("Elevated checkout errors"), "{page}");
+    assert!(
+        page.contains("Partial outage") && page.contains("Partial System Outage"),
+        "{page}"
+    );
+    // Newest first.
+    let fix = page.find("A fix is being rolled out.").unwrap();
+    let first = page
+        .find("We are investigating elevated checkout errors.")
+        .unwrap();
+    assert!(fix < first, "{page}");
+
+    // Statuspage's shapes.
+    let summary: Value = serde_json::from_str(&during[1].1).unwrap();
+    assert_eq!(summary["page"]["name"], "Acme Status");
+    assert_eq!(summary["status"]["indicator"], "major");
+    let components = summary["components"].as_array().unwrap();
+    let group = components.iter().find(|c| c["name"] == "Shop").unwrap();
+    assert_eq!(group["group"], true);
+    assert_eq!(group["status"], "partial_outage");
+    let c = components.iter().find(|c| c["name"] == "Checkout").unwrap();
+    assert_eq!(c["status"], "partial_outage");
+    assert_eq!(c["group_id"], group["id"]);
+    for field in [
+        "id",
+        "name",
+        "status",
+        "created_at",
+        "updated_at",
+        "position",
+        "page_id",
+        "only_show_if_degraded",
+    ] {
+        assert!(c.get(field).is_some(), "{field} in {c}");
+    }
+    let incident = &summary["incidents"][0];
+    assert_eq!(incident["name"], "Elevated checkout errors");
+    assert_eq!(incident["status"], "investigating");
+    assert_eq!(incident["impact"], "major");
+    let updates = incident["incident_updates"].as_array().unwrap();
+    assert_eq!(updates.len(), 2, "{incident}");
+    assert_eq!(updates[0]["body"], "A fix is being rolled out.");
+    assert_eq!(
+        updates[0]["affected_components"][0]["new_status"],
+        "partial_outage"
+    );
+
+    // Mitigated, then resolved: the closing word is the last update.
+    step(&app, &key, "acknowledge").await;
+    step(&app, &key, "mitigate").await;
+    let unresolved = app
+        .get("/status/api/v2/incidents/unresolved.json")
+        .await
+        .json();
+    assert_eq!(unresolved["incidents"][0]["status"], "monitoring");
+    step(&app, &key, "resolve").await;
+    let after = public_outputs(&app).await;
+    none_says(&after, SECRET);
+    let summary: Value = serde_json::from_str(&after[1].1).unwrap();
+    assert_eq!(summary["status"]["indicator"], "none");
+    assert_eq!(summary["incidents"], json!([]));
+    let incidents: Value = serde_json::from_str(&after[4].1).unwrap();
+    let resolved = &incidents["incidents"][0];
+    assert_eq!(resolved["status"], "resolved");
+    assert!(resolved["resolved_at"].is_string());
+    assert_eq!(
+        resolved["incident_updates"][0]["body"],
+        "This incident has been resolved."
+    );
+    assert_eq!(resolved["incident_updates"][0]["status"], "resolved");
+    assert_eq!(resolved["incident_updates"].as_array().unwrap().len(), 3);
+    let unresolved: Value = serde_json::from_str(&after[5].1).unwrap();
+    assert_eq!(unresolved["incidents"], json!([]));
+    // The incident's own page, and the day's bar shows the outage.
+    let number = resolved["id"].as_str().unwrap();
+    let own = after
+        .iter()
+        .find(|(p, _)| p == &format!("/status/incidents/{number}"))
+        .unwrap();
+    assert!(
+        own.1.contains("This incident has been resolved.") && own.1.contains("Resolved"),
+        "{}",
+        own.1
+    );
+    // Today (and yesterday too, just after midnight) shows it; the other days are quiet.
+    let page = &after[0].1;
+    let quiet = (88..=89).any(|n| page.contains(&format!("{n} of 90 days without an incident")));
+    assert!(page.contains("Past incidents") && quiet, "{page}");
+}
+
+#[sqlx::test]
+async fn a_restricted_incident_never_reaches_any_public_output(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("exports").await;
+    app.person("Sam Ruiz", "sam").await;
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            json!({"name": "Exports", "services": ["exports"]}),
+        )
+        .await;
+    let exports = r.json()["id"].as_i64().unwrap();
+    let started = ago(10);
+    let key = app
+        .incident(
+            json!({"title": HIDDEN, "severity": "Sev3", "service": "exports",
+                         "started_at": started, "detected_at": started}),
+        )
+        .await;
+    update(
+        &app,
+        &key,
+        "customers",
+        "Exports are delayed for one customer.",
+    )
+    .await;
+    let publication = json!({"title": "Delayed exports",
+                             "components": [{"component": exports, "status": "degraded_performance"}]});
+    let path = format!("/api/v1/incidents/{key}/publication");
+    let r = put(&app, &path, &publication).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let shown = public_outputs(&app).await;
+    assert!(shown[0].1.contains("Delayed exports"));
+
+    // Restricted since: gone from every public output, and it cannot be published again.
+    let r = app
+        .call_as(
+            &app.admin,
+            Method::PUT,
+            &format!("/api/v1/incidents/{key}/access"),
+            &[],
+            Some(&json!({"restricted": true, "people": ["sam"]}).to_string()),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let hidden = public_outputs(&app).await;
+    for text in [HIDDEN, "Delayed exports", "Exports are delayed"] {
+        none_says(&hidden, text);
+    }
+    let summary: Value = serde_json::from_str(&hidden[1].1).unwrap();
+    assert_eq!(summary["status"]["indicator"], "none");
+    let r = put(&app, &path, &publication).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    let number = key.trim_start_matches("INC-");
+    let anonymous = app.signed_out_browser().await;
+    let r = app
+        .call_as(
+            &anonymous,
+            Method::GET,
+            &format!("/status/incidents/{number}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[sqlx::test]
+async fn the_public_answers_carry_an_etag_and_a_304_costs_nothing_to_send(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    let anonymous = app.signed_out_browser().await;
+    for path in ["/status", "/status/api/v2/summary.json"] {
+        let r = app.call_as(&anonymous, Method::GET, path, &[], None).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let tag = r.headers["etag"].to_str().unwrap().to_owned();
+        assert!(
+            r.headers["cache-control"]
+                .to_str()
+                .unwrap()
+                .contains("public")
+        );
+        let again = app
+            .call_as(
+                &anonymous,
+                Method::GET,
+                path,
+                &[("if-none-match", &tag)],
+                None,
+            )
+            .await;
+        assert_eq!(again.status, StatusCode::NOT_MODIFIED, "{path}");
+        assert!(again.text.is_empty());
+    }
+    let r = app
+        .call_as(
+            &anonymous,
+            Method::GET,
+            "/status/api/v2/nothing.json",
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+}

@@ -42,6 +42,9 @@ create table status_component_services (
 create table status_publications (
     incident_id bigint constraint status_publications_pkey primary key
         constraint status_publications_incident_fkey references incidents (id) on delete cascade,
+    -- how the public names it: random, so it says nothing of how many incidents there are
+    public_id text not null default substr(md5(random()::text || clock_timestamp()::text), 1, 12)
+        constraint status_publications_public_id_key unique,
     title text not null constraint status_publications_title_check
         check (length(btrim(title)) between 1 and 200),
     -- said publicly when the incident resolves
@@ -63,3 +66,15 @@ create table status_publication_components (
     constraint status_publication_components_pkey primary key (incident_id, component_id)
 );
 create index status_publication_components_component on status_publication_components (component_id);
+
+-- Maintenance windows an admin announced on the page (no other window is public, nor any
+-- window's own name or comment).
+create table status_announcements (
+    window_id bigint constraint status_announcements_pkey primary key
+        constraint status_announcements_window_fkey references maintenance_windows (id) on delete cascade,
+    -- how the public names its occurrences: random, as publications
+    public_id text not null default substr(md5(random()::text || clock_timestamp()::text), 1, 12)
+        constraint status_announcements_public_id_key unique,
+    announced_by text not null,
+    announced_at timestamptz not null default now()
+);

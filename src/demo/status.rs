@@ -62,6 +62,6 @@ pub async fn load(conn: &mut PgConnection, inc_1187: IncidentKey) -> AppResult<(
             .into_iter()
             .collect(),
     };
-    crate::statuspage::actions::publish(conn, &actor, inc_1187, publication).await?;
+    crate::statuspage::actions::publish(conn, &actor, inc_1187, (publication, None)).await?;
     Ok(())
 }

@@ -90,8 +90,16 @@ pub async fn update_component(
     Ok(after)
 }
 
+/// Removes a component, unless an unresolved published incident names it (the public would
+/// lose what it affects).
 pub async fn delete_component(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
     let before = component(&mut *conn, id).await?;
+    if db::in_use(&mut *conn, id).await? {
+        return Err(AppError::Conflict(format!(
+            "an unresolved incident on the status page affects {:?}; take it off that incident first",
+            before.name
+        )));
+    }
     db::delete_component(&mut *conn, id).await?;
     audit::deleted(
         conn,
@@ -104,13 +112,14 @@ pub async fn delete_component(conn: &mut PgConnection, actor: &Actor, id: i64) -
 }
 
 /// Publishes incident `key` to the status page, or changes what its publication says: the
-/// public title, the closing word, how it affects which components. A restricted incident is
-/// refused.
+/// public title, the closing word, how it affects which components; with `message`, also
+/// posts it as a stakeholder update for customers (its first public update). A restricted
+/// incident is refused.
 pub async fn publish(
     conn: &mut PgConnection,
     actor: &Actor,
     key: IncidentKey,
-    draft: PublicationDraft,
+    (draft, message): (PublicationDraft, Option<&str>),
 ) -> AppResult<Publication> {
     let draft = domain::check_publication(draft)?;
     let incident = crate::incidents::db::lock(&mut *conn, key).await?;
@@ -121,6 +130,18 @@ pub async fn publish(
     }
     let before = db::publication(&mut *conn, incident.id).await?;
     db::publish(&mut *conn, incident.id, &draft, &actor.name).await?;
+    if let Some(text) = message.map(str::trim).filter(|m| !m.is_empty()) {
+        let change = crate::incidents::actions::Change::now(key, actor);
+        crate::incidents::actions::add_stakeholder_update(conn, &change, "customers", text)
+            .await
+            .map_err(|e| match e {
+                AppError::Validation(mut f) => {
+                    f.iter_mut().for_each(|f| f.field = "message".into());
+                    AppError::Validation(f)
+                }
+                other => other,
+            })?;
+    }
     let after = db::publication(&mut *conn, incident.id)
         .await?
         .ok_or_else(|| AppError::Internal("a publication just written is gone".into()))?;
@@ -142,4 +163,28 @@ pub async fn unpublish(conn: &mut PgConnection, actor: &Actor, key: IncidentKey)
     };
     db::unpublish(&mut *conn, incident.id).await?;
     audit::deleted(conn, actor, "status.unpublish", &key.to_string(), &before).await
+}
+
+/// Announces maintenance window `id` on the status page (its occurrences over components'
+/// services, named by those components only).
+pub async fn announce(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    if !db::announce(&mut *conn, id, &actor.name).await? {
+        return Err(AppError::invalid(
+            "window",
+            format!("there is no maintenance window {id}"),
+        ));
+    }
+    let target = format!("maintenance window {id}");
+    audit::record(conn, actor, "status.announce", &target, None, None).await
+}
+
+/// Withdraws maintenance window `id` from the status page.
+pub async fn withdraw(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    if !db::withdraw(&mut *conn, id).await? {
+        return Err(AppError::NotFound(format!(
+            "Maintenance window {id} is not on the status page."
+        )));
+    }
+    let target = format!("maintenance window {id}");
+    audit::record(conn, actor, "status.withdraw", &target, None, None).await
 }

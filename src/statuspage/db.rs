@@ -155,6 +155,19 @@ pub async fn update_component(
     Ok(true)
 }
 
+/// Whether an unresolved publication names the component (it may not go while one does).
+pub async fn in_use(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"-- every incident: whether any unresolved one names the component
+           select exists(select 1 from status_publication_components pc
+                         join incidents i on i.id = pc.incident_id
+                         where pc.component_id = $1 and i.resolved_at is null) as "used!""#,
+        id
+    )
+    .fetch_one(e)
+    .await?)
+}
+
 pub async fn delete_component(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
     let done = sqlx::query!("delete from status_components where id = $1", id)
         .execute(e)
@@ -165,10 +178,13 @@ pub async fn delete_component(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool
 /// What the page's rows last changed: anything that moves this moves the page.
 pub async fn changed_at(e: impl PgExecutor<'_>) -> AppResult<Option<DateTime<Utc>>> {
     Ok(sqlx::query_scalar!(
-        r#"select greatest(
+        r#"-- every incident: the public's, which is only those never restricted
+           select greatest(
                (select updated_at from status_settings),
                (select max(updated_at) from status_components),
-               (select max(updated_at) from status_publications))"#
+               (select max(announced_at) from status_announcements),
+               (select max(p.updated_at) from status_publications p
+                join incidents i on i.id = p.incident_id where not i.restricted))"#
     )
     .fetch_one(e)
     .await?)
@@ -178,6 +194,8 @@ pub async fn changed_at(e: impl PgExecutor<'_>) -> AppResult<Option<DateTime<Utc
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Publication {
     pub incident_id: i64,
+    /// How the public names it (random)
+    pub public_id: String,
     #[schema(value_type = String)]
     pub key: IncidentKey,
     /// The public title
@@ -204,7 +222,7 @@ pub async fn publication(
     Ok(sqlx::query_as!(
         Publication,
         r#"-- every incident: the comms lead's view of one they may already see
-           select p.incident_id, i.number as "key!: IncidentKey", p.title, p.closing,
+           select p.incident_id, p.public_id, i.number as "key!: IncidentKey", p.title, p.closing,
                   p.published_at, p.published_by, p.updated_at, i.started_at, i.mitigated_at,
                   i.resolved_at, i.restricted
            from status_publications p join incidents i on i.id = p.incident_id
@@ -224,7 +242,7 @@ pub async fn public_incidents(
     Ok(sqlx::query_as!(
         Publication,
         r#"-- every incident: the public's, which is only those never restricted
-           select p.incident_id, i.number as "key!: IncidentKey", p.title, p.closing,
+           select p.incident_id, p.public_id, i.number as "key!: IncidentKey", p.title, p.closing,
                   p.published_at, p.published_by, p.updated_at, i.started_at, i.mitigated_at,
                   i.resolved_at, i.restricted
            from status_publications p join incidents i on i.id = p.incident_id
@@ -321,18 +339,97 @@ pub struct PublicUpdate {
     pub sent_at: DateTime<Utc>,
 }
 
-/// The public updates of these incidents, newest first.
+/// The public updates of these incidents: those for customers recorded since the incident was
+/// published (earlier ones were written before anyone chose to go public), oldest first.
 pub async fn public_updates(
     e: impl PgExecutor<'_>,
     incidents: &[i64],
 ) -> AppResult<Vec<PublicUpdate>> {
     Ok(sqlx::query_as!(
         PublicUpdate,
-        r#"select id, incident_id, body, sent_at from stakeholder_updates
-           where audience = 'customers' and incident_id = any($1)
-           order by sent_at desc, id desc"#,
+        r#"select u.id, u.incident_id, u.body, u.sent_at from stakeholder_updates u
+           join status_publications p on p.incident_id = u.incident_id
+           where u.audience = 'customers' and u.incident_id = any($1)
+             and u.recorded_at >= p.published_at
+           order by u.id"#,
         incidents
     )
     .fetch_all(e)
     .await?)
+}
+
+/// A change of an incident's state, as its timeline has it: mitigated, resolved or reopened.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub incident_id: i64,
+    pub kind: String,
+    pub at: DateTime<Utc>,
+}
+
+/// The mitigations, resolutions and reopenings of these incidents, in order.
+pub async fn turns(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<Vec<Turn>> {
+    Ok(sqlx::query_as!(
+        Turn,
+        r#"select incident_id, kind, occurred_at as at from timeline_events
+           where incident_id = any($1) and kind in ('mitigated', 'resolved', 'reopened')
+           order by occurred_at, id"#,
+        incidents
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Whether a publication the public may see has this public id.
+pub async fn is_public(e: impl PgExecutor<'_>, public_id: &str) -> AppResult<bool> {
+    Ok(sqlx::query_scalar!(
+        r#"-- every incident: the public's, which is only those never restricted
+           select exists(select 1 from status_publications p join incidents i on i.id = p.incident_id
+                         where p.public_id = $1 and not i.restricted) as "found!""#,
+        public_id
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// A maintenance window announced on the page.
+#[derive(Debug, Clone)]
+pub struct Announcement {
+    pub window_id: i64,
+    pub public_id: String,
+}
+
+pub async fn announcements(e: impl PgExecutor<'_>) -> AppResult<Vec<Announcement>> {
+    Ok(sqlx::query_as!(
+        Announcement,
+        "select window_id, public_id from status_announcements order by window_id"
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Announces a window; whether there is such a window.
+pub async fn announce(e: impl PgExecutor<'_>, window_id: i64, by: &str) -> AppResult<bool> {
+    let found = sqlx::query_scalar!(
+        r#"with made as (
+               insert into status_announcements (window_id, announced_by)
+               select id, $2 from maintenance_windows where id = $1
+               on conflict (window_id) do nothing returning 1)
+           select exists(select 1 from maintenance_windows where id = $1) as "found!""#,
+        window_id,
+        by
+    )
+    .fetch_one(e)
+    .await?;
+    Ok(found)
+}
+
+/// Withdraws a window's announcement; whether it was announced.
+pub async fn withdraw(e: impl PgExecutor<'_>, window_id: i64) -> AppResult<bool> {
+    let done = sqlx::query!(
+        "delete from status_announcements where window_id = $1",
+        window_id
+    )
+    .execute(e)
+    .await?;
+    Ok(done.rows_affected() > 0)
 }

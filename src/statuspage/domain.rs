@@ -121,20 +121,21 @@ impl PublicStatus {
         }
     }
 
-    /// At `t`, for an incident mitigated and resolved when it was: until mitigation it is
-    /// being investigated, until resolution the fix is watched, then it is resolved.
-    pub fn at(
-        t: DateTime<Utc>,
-        mitigated_at: Option<DateTime<Utc>>,
-        resolved_at: Option<DateTime<Utc>>,
-    ) -> Self {
-        if resolved_at.is_some_and(|r| r <= t) {
-            Self::Resolved
-        } else if mitigated_at.is_some_and(|m| m <= t) {
-            Self::Monitoring
-        } else {
-            Self::Investigating
+    /// At `t`, for an incident whose timeline turned as `turns` says (`mitigated`,
+    /// `resolved`, `reopened`, in order): investigated until mitigated, the fix watched until
+    /// resolved, resolved until reopened — so what the public read stays true when an
+    /// incident is reopened later.
+    pub fn at(t: DateTime<Utc>, turns: &[(&str, DateTime<Utc>)]) -> Self {
+        let mut now = Self::Investigating;
+        for (kind, _) in turns.iter().filter(|(_, at)| *at <= t) {
+            now = match *kind {
+                "mitigated" => Self::Monitoring,
+                "resolved" => Self::Resolved,
+                "reopened" => Self::Investigating,
+                _ => now,
+            };
         }
+        now
     }
 }
 
@@ -144,15 +145,19 @@ pub const HISTORY_DAYS: i64 = 90;
 /// A component's last `days` days up to `today` (UTC), oldest first, each at the worst status
 /// any of `spans` (an incident's impact window: first impact until resolved, and how it
 /// affected the component) gave it that day.
+/// Days before `since` (the component's first) have no status.
 pub fn day_bars(
-    today: chrono::NaiveDate,
+    (since, today): (chrono::NaiveDate, chrono::NaiveDate),
     days: i64,
     spans: &[(DateTime<Utc>, DateTime<Utc>, ComponentStatus)],
-) -> Vec<(chrono::NaiveDate, ComponentStatus)> {
+) -> Vec<(chrono::NaiveDate, Option<ComponentStatus>)> {
     (0..days)
         .rev()
         .map(|back| {
             let day = today - chrono::Duration::days(back);
+            if day < since {
+                return (day, None);
+            }
             let from = day.and_time(chrono::NaiveTime::MIN).and_utc();
             let to = from + chrono::Duration::days(1);
             let worst = spans
@@ -161,7 +166,7 @@ pub fn day_bars(
                 .map(|(_, _, s)| *s)
                 .max()
                 .unwrap_or(ComponentStatus::Operational);
-            (day, worst)
+            (day, Some(worst))
         })
         .collect()
 }
@@ -291,23 +296,20 @@ mod tests {
     #[test]
     fn a_published_incident_is_investigated_then_monitored_then_resolved() {
         let t = |m: i64| Utc.timestamp_opt(1_800_000_000 + m * 60, 0).unwrap();
-        let (mitigated, resolved) = (Some(t(30)), Some(t(90)));
+        let turns = [
+            ("mitigated", t(30)),
+            ("resolved", t(90)),
+            ("reopened", t(120)),
+        ];
+        assert_eq!(PublicStatus::at(t(10), &turns), PublicStatus::Investigating);
+        assert_eq!(PublicStatus::at(t(30), &turns), PublicStatus::Monitoring);
+        assert_eq!(PublicStatus::at(t(95), &turns), PublicStatus::Resolved);
+        // Reopened later: what was said in between keeps the status it had then.
         assert_eq!(
-            PublicStatus::at(t(10), mitigated, resolved),
+            PublicStatus::at(t(125), &turns),
             PublicStatus::Investigating
         );
-        assert_eq!(
-            PublicStatus::at(t(30), mitigated, resolved),
-            PublicStatus::Monitoring
-        );
-        assert_eq!(
-            PublicStatus::at(t(95), mitigated, resolved),
-            PublicStatus::Resolved
-        );
-        assert_eq!(
-            PublicStatus::at(t(95), None, None),
-            PublicStatus::Investigating
-        );
+        assert_eq!(PublicStatus::at(t(95), &[]), PublicStatus::Investigating);
     }
 
     #[test]
@@ -321,22 +323,27 @@ mod tests {
             (at(4, 10), at(4, 11), MajorOutage),
             (at(4, 12), at(4, 13), PartialOutage),
         ];
-        let bars = day_bars(today, 5, &spans);
-        let statuses: Vec<ComponentStatus> = bars.iter().map(|b| b.1).collect();
+        let first = chrono::NaiveDate::from_ymd_opt(2026, 12, 2).unwrap();
+        let bars = day_bars((first, today), 5, &spans);
+        let statuses: Vec<Option<ComponentStatus>> = bars.iter().map(|b| b.1).collect();
         assert_eq!(
             statuses,
             vec![
-                Operational,
-                DegradedPerformance,
-                DegradedPerformance,
-                MajorOutage,
-                Operational
+                None,
+                Some(DegradedPerformance),
+                Some(DegradedPerformance),
+                Some(MajorOutage),
+                Some(Operational)
             ]
         );
         assert_eq!(bars[0].0.to_string(), "2026-12-01");
         // An impact ending exactly at midnight does not touch the next day.
         let edge = [(at(1, 12), at(2, 0), PartialOutage)];
-        assert_eq!(day_bars(today, 5, &edge)[1].1, Operational);
+        let long_ago = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap();
+        assert_eq!(
+            day_bars((long_ago, today), 5, &edge)[1].1,
+            Some(Operational)
+        );
     }
 
     fn field(e: DomainError) -> String {

@@ -191,6 +191,9 @@ pub struct PublicationBody {
     pub closing: String,
     #[serde(default)]
     pub components: Vec<AffectedBody>,
+    /// Posted as a stakeholder update for customers: the first (or next) public update
+    #[serde(default)]
+    pub message: String,
 }
 
 impl PublicationBody {
@@ -247,7 +250,8 @@ pub async fn publish(
     let draft = body.value.draft()?;
     let done = crate::transaction::write(&state.pool, |tx, _| {
         let (actor, draft) = (&auth.actor, draft.clone());
-        Box::pin(actions::publish(tx, actor, key, draft))
+        let message = Some(body.value.message.as_str());
+        Box::pin(actions::publish(tx, actor, key, (draft, message)))
     })
     .await?;
     Ok(Json(done))
@@ -283,6 +287,12 @@ fn page_object(v: &View, base: &str) -> Value {
     })
 }
 
+/// A group's id: the same for the same name, however components move.
+fn group_id(name: &str) -> String {
+    let sum = format!("{:x}", Sha256::digest(name.as_bytes()));
+    format!("g{}", &sum[..12])
+}
+
 fn component_object(c: &ComponentView, group_id: Option<&str>) -> Value {
     json!({
         "id": format!("c{}", c.id),
@@ -305,12 +315,12 @@ fn component_object(c: &ComponentView, group_id: Option<&str>) -> Value {
 /// naming its members), its members pointing back at it.
 fn component_objects(v: &View) -> Vec<Value> {
     let mut out = Vec::new();
-    for (n, g) in v.groups.iter().enumerate() {
+    for g in &v.groups {
         if g.name.is_empty() {
             out.extend(g.components.iter().map(|c| component_object(c, None)));
             continue;
         }
-        let id = format!("g{}", n + 1);
+        let id = group_id(&g.name);
         let worst = g
             .components
             .iter()
@@ -340,7 +350,7 @@ fn component_objects(v: &View) -> Vec<Value> {
 }
 
 fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
-    let id = i.number.to_string();
+    let id = &i.public_id;
     let affected: Vec<Value> = i
         .components
         .iter()
@@ -349,14 +359,22 @@ fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
                    "new_status": status.as_str()})
         })
         .collect();
+    // The components changed with the first update (newest first: the last).
+    let first = i.updates.len().saturating_sub(1);
     let updates: Vec<Value> = i
         .updates
         .iter()
-        .map(|u| {
+        .enumerate()
+        .map(|(n, u)| {
+            let changed = if n == first {
+                json!(affected)
+            } else {
+                Value::Null
+            };
             json!({
                 "id": u.id, "status": u.status.as_str(), "body": u.body, "incident_id": id,
                 "created_at": u.at, "updated_at": u.at, "display_at": u.at,
-                "affected_components": affected, "deliver_notifications": true,
+                "affected_components": changed, "deliver_notifications": true,
                 "custom_tweet": Value::Null, "tweet_id": Value::Null,
             })
         })
@@ -365,7 +383,7 @@ fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
         .components
         .iter()
         .filter_map(|(cid, _, _)| v.components.iter().find(|c| c.id == *cid))
-        .map(|c| component_object(c, None))
+        .map(|c| component_object(c, grouped(c).as_deref()))
         .collect();
     json!({
         "id": id,
@@ -376,7 +394,7 @@ fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
         "monitoring_at": i.mitigated_at,
         "resolved_at": i.resolved_at,
         "impact": i.impact,
-        "shortlink": format!("{}/status/incidents/{}", base.trim_end_matches('/'), i.number),
+        "shortlink": format!("{}/status/incidents/{}", base.trim_end_matches('/'), i.public_id),
         "started_at": i.started_at,
         "page_id": PAGE_ID,
         "incident_updates": updates,
@@ -384,13 +402,30 @@ fn incident_object(i: &IncidentView, v: &View, base: &str) -> Value {
     })
 }
 
+/// The group id of a component in one.
+fn grouped(c: &ComponentView) -> Option<String> {
+    (!c.group.is_empty()).then(|| group_id(&c.group))
+}
+
 fn maintenance_object(m: &MaintenanceView, v: &View, base: &str) -> Value {
     let components: Vec<Value> = m
         .components
         .iter()
         .filter_map(|(cid, _)| v.components.iter().find(|c| c.id == *cid))
-        .map(|c| component_object(c, None))
+        .map(|c| component_object(c, grouped(c).as_deref()))
         .collect();
+    let said = format!(
+        "{} from {} to {} UTC.",
+        m.name,
+        m.starts_at.format("%Y-%m-%d %H:%M"),
+        m.ends_at.format("%Y-%m-%d %H:%M")
+    );
+    let update = json!({
+        "id": format!("{}-1", m.id), "status": m.status, "body": said, "incident_id": m.id,
+        "created_at": m.starts_at, "updated_at": m.starts_at, "display_at": m.starts_at,
+        "affected_components": Value::Null, "deliver_notifications": true,
+        "custom_tweet": Value::Null, "tweet_id": Value::Null,
+    });
     json!({
         "id": m.id,
         "name": m.name,
@@ -403,7 +438,7 @@ fn maintenance_object(m: &MaintenanceView, v: &View, base: &str) -> Value {
         "shortlink": format!("{}/status", base.trim_end_matches('/')),
         "started_at": m.starts_at,
         "page_id": PAGE_ID,
-        "incident_updates": [],
+        "incident_updates": [update],
         "components": components,
         "scheduled_for": m.starts_at,
         "scheduled_until": m.ends_at,

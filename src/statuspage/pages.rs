@@ -54,18 +54,22 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap) -> AppResul
 /// `/status/incidents/{number}`: one published incident, open or past.
 pub async fn incident(
     State(state): State<AppState>,
-    Path(number): Path<String>,
+    Path(id): Path<String>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let missing = || AppError::NotFound("There is no such incident on this page.".into());
-    let n: i64 = number.trim().parse().map_err(|_| missing())?;
-    // Only what the public may see: published, never restricted, within the page's history.
+    // Only what the public may see: published, never restricted, within the page's history;
+    // a name that is no publication costs one small query.
+    let id = id.trim();
+    if id.len() > 40 || !db::is_public(&state.pool, id).await? {
+        return Err(missing());
+    }
     let v = public::view(&state.pool).await?;
     let i = v
         .open
         .iter()
         .chain(v.past.iter())
-        .find(|i| i.number == n)
+        .find(|i| i.public_id == id)
         .ok_or_else(missing)?;
     html(&headers, PublicIncident { v: &v, i }.render())
 }
@@ -77,6 +81,8 @@ pub struct AdminPage {
     settings: db::Settings,
     components: Vec<Component>,
     services: Vec<String>,
+    /// Maintenance windows: (id, name, services, announced)
+    windows: Vec<(i64, String, String, bool)>,
     errors: Vec<FieldError>,
 }
 
@@ -85,7 +91,18 @@ async fn admin_page(
     chrome: Chrome,
     errors: Vec<FieldError>,
 ) -> PageResult<AdminPage> {
+    let announced = db::announcements(&state.pool).await?;
+    let windows = crate::maintenance::db::list(&state.pool, None)
+        .await?
+        .into_iter()
+        .filter(|w| w.cancelled_at.is_none())
+        .map(|w| {
+            let on = announced.iter().any(|a| a.window_id == w.id);
+            (w.id, w.name, w.services.join(", "), on)
+        })
+        .collect();
     Ok(AdminPage {
+        windows,
         chrome,
         settings: db::settings(&state.pool).await?,
         components: db::components(&state.pool).await?,
@@ -226,6 +243,46 @@ pub async fn update_component(
     .await
 }
 
+#[derive(Deserialize)]
+pub struct AnnounceForm {
+    window: String,
+}
+
+/// Announces a maintenance window on the page.
+pub async fn announce(
+    PageRequest(state, chrome, auth): PageRequest<Admin>,
+    PageForm(form): PageForm<AnnounceForm>,
+) -> PageResult<Response> {
+    let tried = match form.window.trim().parse::<i64>() {
+        Ok(id) => {
+            crate::transaction::write(&state.pool, |tx, _| {
+                Box::pin(actions::announce(tx, &auth.actor, id))
+            })
+            .await
+        }
+        Err(_) => Err(AppError::invalid("window", "choose a maintenance window")),
+    };
+    submitted(
+        tried,
+        |_| "/admin/status#maintenance".into(),
+        async |errors| admin_page(&state, chrome, errors).await,
+    )
+    .await
+}
+
+/// Withdraws a maintenance window from the page.
+pub async fn withdraw(
+    PageRequest(state, _, auth): PageRequest<Admin>,
+    Path(id): Path<String>,
+) -> PageResult<Redirect> {
+    let id = component_id(&id)?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::withdraw(tx, &auth.actor, id))
+    })
+    .await?;
+    Ok(Redirect::to("/admin/status#maintenance"))
+}
+
 pub async fn delete_component(
     PageRequest(state, _, auth): PageRequest<Admin>,
     Path(id): Path<String>,
@@ -321,6 +378,9 @@ pub struct PublishForm {
     title: String,
     #[serde(default)]
     closing: String,
+    /// Posted as a stakeholder update for customers
+    #[serde(default)]
+    message: String,
     #[serde(flatten)]
     rest: std::collections::HashMap<String, String>,
 }
@@ -363,7 +423,13 @@ pub async fn publish(
     let tried = match form.draft() {
         Ok(draft) => {
             crate::transaction::write(&state.pool, |tx, _| {
-                Box::pin(actions::publish(tx, &auth.actor, key, draft.clone()))
+                let message = Some(form.message.as_str());
+                Box::pin(actions::publish(
+                    tx,
+                    &auth.actor,
+                    key,
+                    (draft.clone(), message),
+                ))
             })
             .await
         }
@@ -373,7 +439,7 @@ pub async fn publish(
         Ok(_) => Ok(Redirect::to(&format!("/incidents/{key}/publication")).into_response()),
         Err(AppError::Conflict(message)) => {
             let errors = vec![FieldError {
-                field: "title".into(),
+                field: "incident".into(),
                 message,
             }];
             let page = publish_page(&state, chrome, key, Some((&form, errors))).await?;

@@ -2,8 +2,8 @@
 //! an unresolved published incident says of them, or under maintenance while a maintenance
 //! window covers their services), published incidents with their public updates newest first
 //! (the customers-audience stakeholder updates, and the closing word once resolved), each
-//! component's last 90 days, and maintenance ahead — named only by the components it touches,
-//! never by the window's own name.
+//! component's last 90 days, and maintenance an admin announced — named only by the
+//! components it touches, never by the window's own name.
 
 use std::collections::HashMap;
 
@@ -24,7 +24,8 @@ pub const MAINTENANCE_AHEAD_DAYS: i64 = 14;
 #[derive(Debug, Clone, Serialize)]
 pub struct Day {
     pub date: NaiveDate,
-    pub status: ComponentStatus,
+    /// None: before the component was made
+    pub status: Option<ComponentStatus>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -39,8 +40,10 @@ pub struct ComponentView {
     pub updated_at: DateTime<Utc>,
     /// The last 90 days, oldest first
     pub days: Vec<Day>,
-    /// Days of the 90 on which nothing touched it
+    /// Days of the 90 (since it was made) on which nothing touched it
     pub quiet_days: usize,
+    /// Days of the 90 since it was made
+    pub known_days: usize,
 }
 
 /// Components under one heading (the empty heading: on their own).
@@ -52,7 +55,7 @@ pub struct Group {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateView {
-    /// `u<id>` for an update, `closing` for the closing word
+    /// `<incident's public id>-<n>` for the n-th update, `…-resolved` for the closing word
     pub id: String,
     pub status: PublicStatus,
     pub body: String,
@@ -61,7 +64,8 @@ pub struct UpdateView {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct IncidentView {
-    pub number: i64,
+    /// How the public names it (random)
+    pub public_id: String,
     pub title: String,
     pub status: PublicStatus,
     /// none, minor, major or critical
@@ -110,36 +114,44 @@ pub struct View {
 fn incident_view(
     p: &Publication,
     affected: &[(i64, String, ComponentStatus)],
-    updates: &[db::PublicUpdate],
+    updates: &[&db::PublicUpdate],
+    turns: &[(&str, DateTime<Utc>)],
     now: DateTime<Utc>,
 ) -> IncidentView {
+    // Numbered in the order they were written (ids only grow), shown newest first.
     let mut said: Vec<UpdateView> = updates
         .iter()
-        .filter(|u| u.incident_id == p.incident_id)
-        .map(|u| UpdateView {
-            id: format!("u{}", u.id),
-            status: PublicStatus::at(u.sent_at, p.mitigated_at, p.resolved_at),
+        .enumerate()
+        .map(|(n, u)| UpdateView {
+            id: format!("{}-{}", p.public_id, n + 1),
+            status: PublicStatus::at(u.sent_at, turns),
             body: u.body.clone(),
             at: u.sent_at,
         })
         .collect();
-    if let Some(resolved) = p.resolved_at {
-        said.push(UpdateView {
-            id: "closing".into(),
-            status: PublicStatus::Resolved,
-            body: p.closing.clone(),
-            at: resolved,
-        });
-    }
     said.sort_by_key(|u| std::cmp::Reverse(u.at));
+    // Resolved: the closing word is the last said, whatever was sent after.
+    if let Some(resolved) = p.resolved_at {
+        said.insert(
+            0,
+            UpdateView {
+                id: format!("{}-resolved", p.public_id),
+                status: PublicStatus::Resolved,
+                body: p.closing.clone(),
+                at: resolved,
+            },
+        );
+    }
     let latest = said
-        .first()
-        .map_or(p.updated_at, |u| u.at.max(p.updated_at));
+        .iter()
+        .map(|u| u.at)
+        .max()
+        .map_or(p.updated_at, |at| at.max(p.updated_at));
     let statuses: Vec<ComponentStatus> = affected.iter().map(|a| a.2).collect();
     IncidentView {
-        number: p.key.0,
+        public_id: p.public_id.clone(),
         title: p.title.clone(),
-        status: PublicStatus::at(now, p.mitigated_at, p.resolved_at),
+        status: PublicStatus::at(now, turns),
         impact: domain::impact(&statuses),
         started_at: p.started_at,
         published_at: p.published_at,
@@ -161,14 +173,23 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
     let ids: Vec<i64> = published.iter().map(|p| p.incident_id).collect();
     let affected = db::affected(pool, &ids).await?;
     let updates = db::public_updates(pool, &ids).await?;
+    let turns = db::turns(pool, &ids).await?;
     let names: HashMap<i64, &str> = components.iter().map(|c| (c.id, c.name.as_str())).collect();
 
-    // Maintenance: windows over the components' services, now and ahead.
-    let windows = crate::maintenance::db::list(pool, None).await?;
+    // Maintenance: the windows an admin announced, over the components' services.
+    let announced = db::announcements(pool).await?;
+    let windows = if announced.is_empty() {
+        vec![]
+    } else {
+        crate::maintenance::db::list(pool, None).await?
+    };
     let ahead = now + Duration::days(MAINTENANCE_AHEAD_DAYS);
     let mut under: Vec<i64> = Vec::new();
     let mut maintenance = Vec::new();
-    for w in &windows {
+    for (w, a) in windows.iter().filter_map(|w| {
+        let a = announced.iter().find(|a| a.window_id == w.id)?;
+        Some((w, a))
+    }) {
         let touched: Vec<(i64, String)> = components
             .iter()
             .filter(|c| c.services.iter().any(|s| w.services.contains(s)))
@@ -185,7 +206,7 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
             }
             let list: Vec<&str> = touched.iter().map(|t| t.1.as_str()).collect();
             maintenance.push(MaintenanceView {
-                id: format!("{}-{}", w.id, from.timestamp()),
+                id: format!("{}-{}", a.public_id, from.timestamp()),
                 name: format!("Scheduled maintenance: {}", list.join(", ")),
                 starts_at: from,
                 ends_at: to,
@@ -200,6 +221,8 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
     let mut past = Vec::new();
     let mut spans: HashMap<i64, Vec<Impact>> = HashMap::new();
     let mut now_worst: HashMap<i64, ComponentStatus> = HashMap::new();
+    // How bad the open incidents are, those naming no component too.
+    let mut open_worst = ComponentStatus::Operational;
     for p in &published {
         let mine: Vec<(i64, String, ComponentStatus)> = affected
             .iter()
@@ -214,7 +237,8 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
             })
             .collect();
         for (id, _, status) in &mine {
-            let end = p.resolved_at.unwrap_or(now);
+            // Its impact lasted from the first until mitigation.
+            let end = p.mitigated_at.or(p.resolved_at).unwrap_or(now);
             spans
                 .entry(*id)
                 .or_default()
@@ -224,8 +248,23 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
                 *slot = (*slot).max(*status);
             }
         }
-        let v = incident_view(p, &mine, &updates, now);
+        let said: Vec<&db::PublicUpdate> = updates
+            .iter()
+            .filter(|u| u.incident_id == p.incident_id)
+            .collect();
+        let turned: Vec<(&str, DateTime<Utc>)> = turns
+            .iter()
+            .filter(|t| t.incident_id == p.incident_id)
+            .map(|t| (t.kind.as_str(), t.at))
+            .collect();
+        let v = incident_view(p, &mine, &said, &turned, now);
         if p.resolved_at.is_none() {
+            let worst = mine
+                .iter()
+                .map(|m| m.2)
+                .max()
+                .unwrap_or(ComponentStatus::DegradedPerformance);
+            open_worst = open_worst.max(worst);
             open.push(v);
         } else {
             past.push(v);
@@ -245,14 +284,15 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
                 status = status.max(ComponentStatus::UnderMaintenance);
             }
             let bars = domain::day_bars(
-                today,
+                (c.created_at.date_naive(), today),
                 HISTORY_DAYS,
                 spans.get(&c.id).map_or(&[][..], |v| v.as_slice()),
             );
             let quiet_days = bars
                 .iter()
-                .filter(|b| b.1 == ComponentStatus::Operational)
+                .filter(|b| b.1 == Some(ComponentStatus::Operational))
                 .count();
+            let known_days = bars.iter().filter(|b| b.1.is_some()).count();
             ComponentView {
                 id: c.id,
                 name: c.name.clone(),
@@ -267,6 +307,7 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
                     .map(|(date, status)| Day { date, status })
                     .collect(),
                 quiet_days,
+                known_days,
             }
         })
         .collect();
@@ -287,7 +328,8 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
         .iter()
         .map(|c| c.status)
         .max()
-        .unwrap_or(ComponentStatus::Operational);
+        .unwrap_or(ComponentStatus::Operational)
+        .max(open_worst);
     let (indicator, description) = domain::indicator(worst);
     let changed = db::changed_at(pool).await?.unwrap_or(settings.updated_at);
     let updated_at = open

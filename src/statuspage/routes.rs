@@ -14,7 +14,7 @@ pub fn routes() -> Routes {
         .api(routes!(api::settings, api::set_settings))
         .api(routes!(api::publication, api::publish, api::unpublish))
         .open("/status", get(pages::page))
-        .open("/status/incidents/{number}", get(pages::incident))
+        .open("/status/incidents/{id}", get(pages::incident))
         .open(
             "/status/api/v2/incidents/unresolved.json",
             get(api::unresolved),
@@ -30,6 +30,11 @@ pub fn routes() -> Routes {
         .page(
             "/admin/status/components/{id}/delete",
             post(pages::delete_component),
+        )
+        .page("/admin/status/announcements", post(pages::announce))
+        .page(
+            "/admin/status/announcements/{id}/delete",
+            post(pages::withdraw),
         )
         .page(
             "/incidents/{key}/publication",

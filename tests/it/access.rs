@@ -496,6 +496,8 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/admin/status/components", "admin"),
     ("POST", "/admin/status/components/{id}", "admin"),
     ("POST", "/admin/status/components/{id}/delete", "admin"),
+    ("POST", "/admin/status/announcements", "admin"),
+    ("POST", "/admin/status/announcements/{id}/delete", "admin"),
     ("GET", "/incidents/{key}/publication", "viewer"),
     ("POST", "/incidents/{key}/publication", "responder"),
     ("POST", "/incidents/{key}/publication/delete", "responder"),

@@ -148,18 +148,13 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
         "Internal: rolled back 4f2a, watching heap",
     )
     .await;
-    update(
-        &app,
-        &key,
-        "customers",
-        "We are investigating elevated checkout errors.",
-    )
-    .await;
+    // Written for customers before anyone chose to go public: it stays unpublished.
+    update(&app, &key, "customers", "Draft for Acme Corp only").await;
 
     // Not yet published: nothing of it is public.
     let before = public_outputs(&app).await;
     none_says(&before, SECRET);
-    none_says(&before, "We are investigating");
+    none_says(&before, "Draft for Acme");
     let summary: Value = serde_json::from_str(&before[1].1).unwrap();
     assert_eq!(summary["status"]["indicator"], "none");
     assert_eq!(summary["status"]["description"], "All Systems Operational");
@@ -167,7 +162,8 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     // Published with a public title and how it affects checkout.
     let publication = |status: &str| {
         json!({"title": "Elevated checkout errors",
-               "components": [{"component": checkout, "status": status}]})
+               "components": [{"component": checkout, "status": status}],
+               "message": "We are investigating elevated checkout errors."})
     };
     let path = format!("/api/v1/incidents/{key}/publication");
     let r = put(&app, &path, &publication("partial_outage")).await;
@@ -182,6 +178,19 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     none_says(&during, SECRET);
     none_says(&during, "rolled back 4f2a");
     none_says(&during, "Revenue impact");
+    none_says(&during, "Draft for Acme");
+    // A component an unresolved incident names cannot go.
+    let gone = format!("/api/v1/status/components/{checkout}");
+    let r = app
+        .call_as(&app.admin, Method::DELETE, &gone, &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text);
+    // The refused "Mail" was not made.
+    let listed = app.get("/api/v1/status/components").await.text;
+    assert!(
+        !listed.contains("Mail") && listed.contains("Checkout"),
+        "{listed}"
+    );
     let page = &during[0].1;
     assert!(
         page.contains("Acme Status") && page.contains("How our services are doing."),
@@ -229,10 +238,15 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     let updates = incident["incident_updates"].as_array().unwrap();
     assert_eq!(updates.len(), 2, "{incident}");
     assert_eq!(updates[0]["body"], "A fix is being rolled out.");
+    assert_eq!(updates[0]["affected_components"], Value::Null);
     assert_eq!(
-        updates[0]["affected_components"][0]["new_status"],
+        updates[1]["affected_components"][0]["new_status"],
         "partial_outage"
     );
+    // Public ids say nothing of the incident's number.
+    let number = key.trim_start_matches("INC-");
+    assert_ne!(incident["id"], number);
+    assert!(!incident["shortlink"].as_str().unwrap().ends_with(number));
 
     // Mitigated, then resolved: the closing word is the last update.
     step(&app, &key, "acknowledge").await;
@@ -271,10 +285,39 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
         "{}",
         own.1
     );
-    // Today (and yesterday too, just after midnight) shows it; the other days are quiet.
+    // Checkout, made today, has one day on the page, and it had an incident.
     let page = &after[0].1;
-    let quiet = (88..=89).any(|n| page.contains(&format!("{n} of 90 days without an incident")));
-    assert!(page.contains("Past incidents") && quiet, "{page}");
+    let checkout_row = &page[page.find("id=\"c").unwrap()..];
+    assert!(
+        checkout_row.contains("0 of 1 days without an incident"),
+        "{page}"
+    );
+    assert!(page.contains("Past incidents"), "{page}");
+
+    // Reopened: open again, and what the public read while it was mitigated still says so.
+    step(&app, &key, "reopen").await;
+    let unresolved = app
+        .get("/status/api/v2/incidents/unresolved.json")
+        .await
+        .json();
+    let again = &unresolved["incidents"][0];
+    assert_eq!(again["status"], "investigating", "{again}");
+    let said: Vec<(&str, &str)> = again["incident_updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["status"].as_str().unwrap(), u["body"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("investigating", "A fix is being rolled out."),
+            (
+                "investigating",
+                "We are investigating elevated checkout errors."
+            )
+        ]
+    );
 }
 
 #[sqlx::test]
@@ -296,20 +339,14 @@ async fn a_restricted_incident_never_reaches_any_public_output(pool: PgPool) {
                          "started_at": started, "detected_at": started}),
         )
         .await;
-    update(
-        &app,
-        &key,
-        "customers",
-        "Exports are delayed for one customer.",
-    )
-    .await;
-    let publication = json!({"title": "Delayed exports",
+    let publication = json!({"title": "Delayed exports", "message": "Exports are delayed.",
                              "components": [{"component": exports, "status": "degraded_performance"}]});
     let path = format!("/api/v1/incidents/{key}/publication");
     let r = put(&app, &path, &publication).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     let shown = public_outputs(&app).await;
-    assert!(shown[0].1.contains("Delayed exports"));
+    assert!(shown[0].1.contains("Delayed exports") && shown[0].1.contains("Exports are delayed."));
+    none_says(&shown, HIDDEN);
 
     // Restricted since: gone from every public output, and it cannot be published again.
     let r = app
@@ -323,7 +360,7 @@ async fn a_restricted_incident_never_reaches_any_public_output(pool: PgPool) {
         .await;
     assert!(r.status.is_success(), "{}", r.text);
     let hidden = public_outputs(&app).await;
-    for text in [HIDDEN, "Delayed exports", "Exports are delayed"] {
+    for text in [HIDDEN, "Delayed exports", "Exports are delayed."] {
         none_says(&hidden, text);
     }
     let summary: Value = serde_json::from_str(&hidden[1].1).unwrap();
@@ -370,14 +407,86 @@ async fn the_public_answers_carry_an_etag_and_a_304_costs_nothing_to_send(pool: 
         assert_eq!(again.status, StatusCode::NOT_MODIFIED, "{path}");
         assert!(again.text.is_empty());
     }
+    // A change makes a new tag; the old one is answered in full.
+    let summary = "/status/api/v2/summary.json";
     let r = app
-        .call_as(
-            &anonymous,
-            Method::GET,
-            "/status/api/v2/nothing.json",
-            &[],
-            None,
-        )
+        .call_as(&anonymous, Method::GET, summary, &[], None)
+        .await;
+    let old = r.headers["etag"].to_str().unwrap().to_owned();
+    let r = put(&app, "/api/v1/status/settings", &json!({"name": "Renamed"})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let asked = [("if-none-match", old.as_str())];
+    let r = app
+        .call_as(&anonymous, Method::GET, summary, &asked, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_ne!(r.headers["etag"].to_str().unwrap(), old);
+    assert!(r.text.contains("Renamed"));
+    let nothing = "/status/api/v2/nothing.json";
+    let r = app
+        .call_as(&anonymous, Method::GET, nothing, &[], None)
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[sqlx::test]
+async fn maintenance_reaches_the_page_only_when_announced_and_never_by_its_own_name(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.service("db").await;
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            json!({"name": "Database", "services": ["db"]}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let now: String =
+        sqlx::query_scalar("select to_char(now() at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let secret = "Patch db-7 kernel CVE-2026-1234";
+    let r = app
+        .post(
+            "/api/v1/maintenance-windows",
+            json!({"name": secret, "services": ["db"], "mode": "quiet", "starts_at": now,
+                   "duration": "2h", "comment": "ticket OPS-99"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let window = r.json()["id"].as_i64().unwrap();
+
+    // Not announced: nothing of it is public.
+    let quiet = public_outputs(&app).await;
+    none_says(&quiet, "Scheduled maintenance");
+    none_says(&quiet, "under_maintenance");
+    none_says(&quiet, secret);
+
+    let r = app
+        .form(
+            "/admin/status/announcements",
+            &[("window", &window.to_string())],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    let shown = public_outputs(&app).await;
+    none_says(&shown, secret);
+    none_says(&shown, "OPS-99");
+    none_says(&shown, &format!("\"{window}-"));
+    let summary: Value = serde_json::from_str(&shown[1].1).unwrap();
+    assert_eq!(summary["status"]["indicator"], "maintenance", "{summary}");
+    assert_eq!(summary["components"][0]["status"], "under_maintenance");
+    let m = &summary["scheduled_maintenances"][0];
+    assert_eq!(m["name"], "Scheduled maintenance: Database");
+    assert_eq!(m["status"], "in_progress");
+    assert_eq!(m["impact"], "maintenance");
+    assert!(m["scheduled_until"].is_string() && m["incident_updates"][0]["body"].is_string());
+    assert!(shown[0].1.contains("Under maintenance"), "{}", shown[0].1);
+
+    // Withdrawn: gone again.
+    let r = app
+        .form(&format!("/admin/status/announcements/{window}/delete"), &[])
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
+    none_says(&public_outputs(&app).await, "Scheduled maintenance");
 }

@@ -538,3 +538,77 @@ pub async fn unresolved(State(state): State<AppState>, headers: HeaderMap) -> Ap
         json!({"page": page_object(&v, base), "incidents": open}),
     ))
 }
+
+/// Text as XML character data (and attribute values).
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no place for other control characters.
+            c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `/status/history.atom`: an Atom feed of the published incidents of the last 90 days, one
+/// entry each, its content the public updates newest first.
+pub async fn feed(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
+    let v = public::view(&state.pool).await?;
+    let base = state.config.base_url.trim_end_matches('/');
+    let host = url::Url::parse(base)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "quell".into());
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");
+    out.push_str("<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en\">\n");
+    out.push_str(&format!(
+        "<id>tag:{},2026:status</id>\n<title>{} — incident history</title>\n<updated>{}</updated>\n",
+        xml(&host),
+        xml(&v.settings.name),
+        v.updated_at.to_rfc3339()
+    ));
+    out.push_str(&format!(
+        "<link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n<link rel=\"self\" type=\"application/atom+xml\" href=\"{}\"/>\n",
+        xml(&format!("{base}/status")),
+        xml(&format!("{base}/status/history.atom"))
+    ));
+    out.push_str(&format!(
+        "<author><name>{}</name></author>\n",
+        xml(&v.settings.name)
+    ));
+    for i in v.open.iter().chain(v.past.iter()) {
+        let link = format!("{base}/status/incidents/{}", i.public_id);
+        let mut content = String::new();
+        for u in &i.updates {
+            content.push_str(&format!(
+                "<p><small>{}</small><br><strong>{}</strong> - {}</p>",
+                u.at.format("%Y-%m-%d %H:%M UTC"),
+                u.status.label(),
+                xml(&u.body)
+            ));
+        }
+        out.push_str(&format!(
+            "<entry>\n<id>tag:{},2026:incident/{}</id>\n<title>{}</title>\n<published>{}</published>\n<updated>{}</updated>\n<link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n<content type=\"html\">{}</content>\n</entry>\n",
+            xml(&host),
+            xml(&i.public_id),
+            xml(&i.title),
+            i.published_at.to_rfc3339(),
+            i.updated_at.to_rfc3339(),
+            xml(&link),
+            xml(&content)
+        ));
+    }
+    out.push_str("</feed>\n");
+    Ok(public_answer(
+        &headers,
+        "application/atom+xml; charset=utf-8",
+        out.into_bytes(),
+    ))
+}

@@ -15,6 +15,7 @@ pub fn routes() -> Routes {
         .api(routes!(api::publication, api::publish, api::unpublish))
         .open("/status", get(pages::page))
         .open("/status/incidents/{id}", get(pages::incident))
+        .open("/status/history.atom", get(api::feed))
         .open(
             "/status/api/v2/incidents/unresolved.json",
             get(api::unresolved),

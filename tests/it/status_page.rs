@@ -490,3 +490,105 @@ async fn maintenance_reaches_the_page_only_when_announced_and_never_by_its_own_n
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text);
     none_says(&public_outputs(&app).await, "Scheduled maintenance");
 }
+
+/// Parses an Atom document with Python's feedparser (Debian's python3-feedparser, which
+/// scripts/test installs): (bozo, feed title, entries as title, link, id, summary).
+async fn feedparser(doc: &str) -> Value {
+    use tokio::io::AsyncWriteExt;
+    let script = "import sys, json, feedparser\n\
+                  f = feedparser.parse(sys.stdin.buffer.read())\n\
+                  print(json.dumps({'bozo': f.bozo, 'version': f.version, 'title': f.feed.get('title'),\n\
+                    'entries': [{'title': e.title, 'link': e.link, 'id': e.id, 'updated': e.updated,\n\
+                                 'summary': e.summary} for e in f.entries]}))";
+    let mut child = tokio::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 with feedparser (scripts/test installs python3-feedparser)");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(doc.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[sqlx::test]
+async fn the_atom_feed_reads_in_a_real_feed_parser_and_holds_only_what_is_public(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("checkout").await;
+    app.person("Sam Ruiz", "sam").await;
+    let r = app
+        .post(
+            "/api/v1/status/components",
+            json!({"name": "Checkout", "services": ["checkout"]}),
+        )
+        .await;
+    let checkout = r.json()["id"].as_i64().unwrap();
+    let started = ago(15);
+    let key = app
+        .incident(
+            json!({"title": SECRET, "severity": "Sev2", "service": "checkout",
+                         "started_at": started, "detected_at": started}),
+        )
+        .await;
+    update(&app, &key, "internal", "Internal: heap at 97% <script>").await;
+    let path = format!("/api/v1/incidents/{key}/publication");
+    let publication = json!({"title": "Checkout errors & <timeouts>",
+                             "message": "We are looking into \"failed\" payments.",
+                             "components": [{"component": checkout, "status": "major_outage"}]});
+    let r = put(&app, &path, &publication).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    update(&app, &key, "customers", "Payments are recovering.").await;
+
+    let anonymous = app.signed_out_browser().await;
+    let atom = "/status/history.atom";
+    let r = app.call_as(&anonymous, Method::GET, atom, &[], None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/atom+xml")
+    );
+    assert!(
+        !r.text.contains(SECRET) && !r.text.contains("heap at 97%"),
+        "{}",
+        r.text
+    );
+    let feed = feedparser(&r.text).await;
+    assert_eq!(feed["bozo"], false, "{feed}");
+    assert_eq!(feed["version"], "atom10", "{feed}");
+    assert_eq!(feed["title"], "Status — incident history");
+    let entries = feed["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{feed}");
+    let e = &entries[0];
+    assert_eq!(e["title"], "Checkout errors & <timeouts>");
+    assert!(e["link"].as_str().unwrap().contains("/status/incidents/"));
+    let summary = e["summary"].as_str().unwrap();
+    let recovering = summary.find("Payments are recovering.").unwrap();
+    let looking = summary
+        .find("We are looking into &quot;failed&quot; payments.")
+        .or_else(|| summary.find("We are looking into \"failed\" payments."))
+        .unwrap();
+    assert!(recovering < looking, "newest first: {summary}");
+
+    // Restricted: the feed has no entry for it.
+    let r = put(
+        &app,
+        &format!("/api/v1/incidents/{key}/access"),
+        &json!({"restricted": true, "people": ["sam"]}),
+    )
+    .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let r = app.call_as(&anonymous, Method::GET, atom, &[], None).await;
+    let feed = feedparser(&r.text).await;
+    assert_eq!(feed["entries"], json!([]), "{feed}");
+    assert!(!r.text.contains("Checkout errors"));
+}

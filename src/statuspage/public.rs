@@ -283,11 +283,16 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
             if under.contains(&c.id) {
                 status = status.max(ComponentStatus::UnderMaintenance);
             }
-            let bars = domain::day_bars(
-                (c.created_at.date_naive(), today),
-                HISTORY_DAYS,
-                spans.get(&c.id).map_or(&[][..], |v| v.as_slice()),
-            );
+            // Its history begins when it was made, or with the first impact published on it.
+            let impacts = spans.get(&c.id).map_or(&[][..], |v| v.as_slice());
+            let since = impacts
+                .iter()
+                .map(|i| i.0)
+                .chain(std::iter::once(c.created_at))
+                .min()
+                .unwrap_or(c.created_at)
+                .date_naive();
+            let bars = domain::day_bars((since, today), HISTORY_DAYS, impacts);
             let quiet_days = bars
                 .iter()
                 .filter(|b| b.1 == Some(ComponentStatus::Operational))

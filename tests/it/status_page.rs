@@ -289,7 +289,7 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     let page = &after[0].1;
     let checkout_row = &page[page.find("id=\"c").unwrap()..];
     assert!(
-        checkout_row.contains("0 of 1 days without an incident"),
+        checkout_row.contains("0 of 1 day without an incident"),
         "{page}"
     );
     assert!(page.contains("Past incidents"), "{page}");

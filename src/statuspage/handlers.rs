@@ -15,10 +15,9 @@ use super::actions;
 use super::db::{self, Component, Publication, Settings};
 use super::domain::{ComponentDraft, ComponentStatus, PublicationDraft};
 use super::public::{self, ComponentView, IncidentView, MaintenanceView, View};
-use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult};
 use crate::http::access::{Admin, Responder, Viewer};
-use crate::http::extract::ApiJson;
+use crate::http::extract::{ApiJson, incident_key, parse_id};
 use crate::http::request::ApiRequest;
 use crate::state::AppState;
 
@@ -62,12 +61,6 @@ impl ComponentBody {
     }
 }
 
-fn component_id(raw: &str) -> AppResult<i64> {
-    raw.trim()
-        .parse()
-        .map_err(|_| AppError::NotFound(format!("There is no component {raw:?}.")))
-}
-
 /// The status page's components.
 #[utoipa::path(get, path = "/api/v1/status/components", operation_id = "listStatusComponents", tag = "status",
     responses((status = 200, description = "OK", body = ComponentList)))]
@@ -108,7 +101,7 @@ pub async fn replace_component(
     Path(id): Path<String>,
     body: ApiJson<ComponentBody>,
 ) -> AppResult<Json<Component>> {
-    let id = component_id(&id)?;
+    let id = parse_id(&id, "component")?;
     let (draft, version) = (body.value.draft(), body.value.version);
     let done = crate::transaction::write(&state.pool, |tx, _| {
         let (actor, draft) = (&auth.actor, draft.clone());
@@ -126,7 +119,7 @@ pub async fn delete_component(
     ApiRequest(state, auth): ApiRequest<Admin>,
     Path(id): Path<String>,
 ) -> AppResult<StatusCode> {
-    let id = component_id(&id)?;
+    let id = parse_id(&id, "component")?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::delete_component(tx, &auth.actor, id))
     })
@@ -165,11 +158,6 @@ pub async fn set_settings(
     })
     .await?;
     Ok(Json(done))
-}
-
-fn parse_key(raw: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(raw)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {raw}.")))
 }
 
 /// How an incident affects one component.
@@ -223,7 +211,7 @@ pub async fn publication(
     ApiRequest(state, _): ApiRequest<Viewer>,
     Path(key): Path<String>,
 ) -> AppResult<Json<Publication>> {
-    let key = parse_key(&key)?;
+    let key = incident_key(&key)?;
     let incident = crate::incidents::db::get(&state.pool, key).await?;
     db::publication(&state.pool, incident.id)
         .await?
@@ -246,7 +234,7 @@ pub async fn publish(
     Path(key): Path<String>,
     body: ApiJson<PublicationBody>,
 ) -> AppResult<Json<Publication>> {
-    let key = parse_key(&key)?;
+    let key = incident_key(&key)?;
     let draft = body.value.draft()?;
     let done = crate::transaction::write(&state.pool, |tx, _| {
         let (actor, draft) = (&auth.actor, draft.clone());
@@ -265,7 +253,7 @@ pub async fn unpublish(
     ApiRequest(state, auth): ApiRequest<Responder>,
     Path(key): Path<String>,
 ) -> AppResult<StatusCode> {
-    let key = parse_key(&key)?;
+    let key = incident_key(&key)?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::unpublish(tx, &auth.actor, key))
     })

@@ -18,7 +18,7 @@ use super::public::{self, IncidentView, View};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult, FieldError};
 use crate::http::access::{Admin, Responder, Viewer};
-use crate::http::extract::PageForm;
+use crate::http::extract::{PageForm, incident_key, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult, form_again, submitted};
 use crate::http::request::PageRequest;
 use crate::state::AppState;
@@ -207,18 +207,12 @@ pub async fn create_component(
     .await
 }
 
-fn component_id(raw: &str) -> AppResult<i64> {
-    raw.trim()
-        .parse()
-        .map_err(|_| AppError::NotFound(format!("There is no component {raw:?}.")))
-}
-
 pub async fn update_component(
     PageRequest(state, chrome, auth): PageRequest<Admin>,
     Path(id): Path<String>,
     PageForm(form): PageForm<ComponentForm>,
 ) -> PageResult<Response> {
-    let id = component_id(&id)?;
+    let id = parse_id(&id, "component")?;
     let tried = match form.draft() {
         Ok(draft) => {
             crate::transaction::write(&state.pool, |tx, _| {
@@ -275,7 +269,7 @@ pub async fn withdraw(
     PageRequest(state, _, auth): PageRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<Redirect> {
-    let id = component_id(&id)?;
+    let id = parse_id(&id, "maintenance window")?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::withdraw(tx, &auth.actor, id))
     })
@@ -287,7 +281,7 @@ pub async fn delete_component(
     PageRequest(state, _, auth): PageRequest<Admin>,
     Path(id): Path<String>,
 ) -> PageResult<Redirect> {
-    let id = component_id(&id)?;
+    let id = parse_id(&id, "component")?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::delete_component(tx, &auth.actor, id))
     })
@@ -308,11 +302,6 @@ pub struct PublishPage {
     title: String,
     closing: String,
     errors: Vec<FieldError>,
-}
-
-fn parse_key(raw: &str) -> AppResult<IncidentKey> {
-    IncidentKey::parse(raw)
-        .ok_or_else(|| AppError::NotFound(format!("There is no incident {raw}.")))
 }
 
 async fn publish_page(
@@ -367,7 +356,7 @@ pub async fn publication(
     PageRequest(state, chrome, _): PageRequest<Viewer>,
     Path(key): Path<String>,
 ) -> PageResult<PublishPage> {
-    publish_page(&state, chrome, parse_key(&key)?, None).await
+    publish_page(&state, chrome, incident_key(&key)?, None).await
 }
 
 /// The publish form: `title`, `closing`, and `component_<id>` = how it is affected (empty:
@@ -419,7 +408,7 @@ pub async fn publish(
     Path(key): Path<String>,
     PageForm(form): PageForm<PublishForm>,
 ) -> PageResult<Response> {
-    let key = parse_key(&key)?;
+    let key = incident_key(&key)?;
     let tried = match form.draft() {
         Ok(draft) => {
             crate::transaction::write(&state.pool, |tx, _| {
@@ -458,7 +447,7 @@ pub async fn unpublish(
     PageRequest(state, _, auth): PageRequest<Responder>,
     Path(key): Path<String>,
 ) -> PageResult<Redirect> {
-    let key = parse_key(&key)?;
+    let key = incident_key(&key)?;
     crate::transaction::write(&state.pool, |tx, _| {
         Box::pin(actions::unpublish(tx, &auth.actor, key))
     })

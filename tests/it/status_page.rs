@@ -246,7 +246,13 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     // Public ids say nothing of the incident's number.
     let number = key.trim_start_matches("INC-");
     assert_ne!(incident["id"], number);
-    assert!(!incident["shortlink"].as_str().unwrap().ends_with(number));
+    let shortlink = incident["shortlink"].as_str().unwrap();
+    let id = incident["id"].as_str().unwrap();
+    assert!(
+        shortlink.ends_with(&format!("/status/incidents/{id}")),
+        "{shortlink}"
+    );
+    assert!(!shortlink.ends_with(&format!("/{number}")), "{shortlink}");
 
     // Mitigated, then resolved: the closing word is the last update.
     step(&app, &key, "acknowledge").await;

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod audit_log;
 pub mod auth;
 pub mod bridge;
+pub mod cache;
 pub mod challenges;
 pub mod changes;
 pub mod claims;
@@ -333,6 +334,9 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let snoozes =
                 engine::supervise("snoozes", move || incidents::snoozes::run(pool.clone()));
             let pool = state.pool.clone();
+            let status_mail =
+                engine::supervise("status mail", move || statuspage::mailer::run(pool.clone()));
+            let pool = state.pool.clone();
             let sending = notify::sender::SenderConfig {
                 base_url: state.config.base_url.clone(),
                 smtp_url: args.smtp_url.clone().filter(|u| !u.trim().is_empty()),
@@ -368,6 +372,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             settle.abort();
             heartbeats.abort();
             snoozes.abort();
+            status_mail.abort();
             sender.abort();
             tracing::info!("stopped");
         }

@@ -9,6 +9,8 @@ pub struct AppState {
     pub config: Arc<AppConfig>,
     /// The key that signs the sign-in form's cookie, read from the database on first use.
     pub login_key: Arc<tokio::sync::OnceCell<[u8; 32]>>,
+    /// This replica's copies of what the public status page shows, by the database's version.
+    pub public_copies: Arc<crate::cache::Copies>,
 }
 
 /// What handlers need to know of the configuration.
@@ -117,6 +119,7 @@ impl AppState {
             pool,
             config: Arc::new(config),
             login_key: Arc::default(),
+            public_copies: Arc::default(),
         }
     }
 }

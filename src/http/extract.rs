@@ -229,6 +229,21 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PageForm<T> {
     }
 }
 
+/// An HTML form anyone may send, with no session and so no CSRF token: for forms whose path
+/// is their own credential, or that ask for nothing a stranger could not (the status page's
+/// subscription, which only sends a confirmation link). Read and checked as [`PageForm`] is.
+pub struct OpenForm<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for OpenForm<T> {
+    type Rejection = PageError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        read_form(req, state, async |_: &str| Ok(true))
+            .await
+            .map(OpenForm)
+    }
+}
+
 /// An HTML form sent as `multipart/form-data` (a file upload), checked against the session's CSRF
 /// token like [`PageForm`]: its text fields and its files (name and bytes), in order. The route
 /// sets how large a body it takes (`DefaultBodyLimit`); past it, 413.

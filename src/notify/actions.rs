@@ -463,3 +463,24 @@ pub async fn call_off_pages(conn: &mut PgConnection, incident_id: i64) -> AppRes
 
 /// The event a page is.
 const PAGED: &str = "incident.paged";
+
+/// Queues a message to each status page subscriber named (`(subscriber, payload)`), about
+/// `incident_id` if any, in the caller's transaction; how many.
+pub async fn tell_subscribers(
+    conn: &mut PgConnection,
+    incident_id: Option<i64>,
+    event: &str,
+    to: &[(i64, Value)],
+) -> AppResult<u64> {
+    db::tell_subscribers(conn, incident_id, event, to).await
+}
+
+/// Calls off the status page's messages about these incidents not yet delivered, because
+/// `why`; how many.
+pub async fn call_off_subscriber_mail(
+    conn: &mut PgConnection,
+    incidents: &[i64],
+    why: &str,
+) -> AppResult<u64> {
+    db::cancel_subscriber_mail(conn, incidents, why).await
+}

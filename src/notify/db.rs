@@ -580,6 +580,52 @@ pub async fn tell_person(
     Ok(queued)
 }
 
+/// Queues one message to each status page subscriber named, about `incident_id` if any, in
+/// the caller's transaction; how many.
+pub async fn tell_subscribers(
+    conn: &mut PgConnection,
+    incident_id: Option<i64>,
+    event: &str,
+    to: &[(i64, Value)],
+) -> AppResult<u64> {
+    if to.is_empty() {
+        return Ok(0);
+    }
+    let (ids, payloads): (Vec<i64>, Vec<Value>) = to.iter().cloned().unzip();
+    let queued = sqlx::query!(
+        r#"insert into notifications (status_subscriber_id, incident_id, event, payload)
+           select s, $1, $2, p from unnest($3::int8[], $4::jsonb[]) as t(s, p)"#,
+        incident_id,
+        event,
+        &ids,
+        &payloads
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    wake(conn).await?;
+    Ok(queued)
+}
+
+/// Calls off the status page's messages about these incidents not yet delivered, because
+/// `why`; how many.
+pub async fn cancel_subscriber_mail(
+    e: impl PgExecutor<'_>,
+    incidents: &[i64],
+    why: &str,
+) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"update notifications set state = 'cancelled', last_error = $2
+           where status_subscriber_id is not null and state = 'pending'
+             and incident_id = any($1)"#,
+        incidents,
+        why
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
 /// Calls off the escalation's pages to an incident not yet sent (it was acknowledged); returns
 /// how many. Pages sent for a responder request are the request's to call off.
 pub async fn cancel_pages(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult<u64> {
@@ -644,13 +690,17 @@ pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppRe
                               where state = 'pending' and next_attempt_at <= now()
                               order by next_attempt_at limit $1
                               for update skip locked)
-               returning n.id, n.attempts, n.payload, n.channel_id, n.contact_method_id)
+               returning n.id, n.attempts, n.payload, n.channel_id, n.contact_method_id,
+                         n.status_subscriber_id)
            select t.id as "id!", t.attempts as "attempts!", t.payload as "payload!",
-                  coalesce(c.kind, m.kind) as "kind!", coalesce(c.url, m.address) as "url!",
+                  -- a status page subscriber is written to by email
+                  coalesce(c.kind, m.kind, 'email') as "kind!",
+                  coalesce(c.url, m.address, s.email) as "url!",
                   coalesce(c.secret, m.secret) as secret, t.contact_method_id
            from taken t
            left join notification_channels c on c.id = t.channel_id
-           left join contact_methods m on m.id = t.contact_method_id"#,
+           left join contact_methods m on m.id = t.contact_method_id
+           left join status_subscribers s on s.id = t.status_subscriber_id"#,
         limit,
         lease_secs
     )
@@ -677,10 +727,13 @@ pub async fn delivered(e: impl PgExecutor<'_>, id: i64, attempt: i32) -> AppResu
         r#"with n as (
                update notifications set state = 'delivered', delivered_at = now(), last_error = null
                where id = $1 and attempts = $2 and state = 'pending'
-               returning contact_method_id),
+               returning contact_method_id, status_subscriber_id),
            m as (
                update contact_methods set failing_since = null, last_error = null
-               where id = (select contact_method_id from n) and failing_since is not null)
+               where id = (select contact_method_id from n) and failing_since is not null),
+           s as (
+               update status_subscribers set failing_since = null, last_error = null
+               where id = (select status_subscriber_id from n) and failing_since is not null)
            select count(*) as "n!" from n"#,
         id,
         attempt
@@ -706,11 +759,15 @@ pub async fn failed(
                    state = case when $4::float8 is null then 'failed' else 'pending' end,
                    next_attempt_at = now() + make_interval(secs => coalesce($4, 0))
                where id = $1 and attempts = $2 and state = 'pending'
-               returning contact_method_id, state),
+               returning contact_method_id, status_subscriber_id, state),
            m as (
                update contact_methods
                set failing_since = coalesce(failing_since, now()), last_error = $3
-               where id = (select contact_method_id from n where state = 'failed'))
+               where id = (select contact_method_id from n where state = 'failed')),
+           s as (
+               update status_subscribers
+               set failing_since = coalesce(failing_since, now()), last_error = $3
+               where id = (select status_subscriber_id from n where state = 'failed'))
            select count(*) as "n!" from n"#,
         id,
         attempt,
@@ -751,7 +808,9 @@ pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult
            left join notification_channels c on c.id = n.channel_id
            left join contact_methods m on m.id = n.contact_method_id
            left join people p on p.id = n.person_id
-           where n.incident_id = $1 order by n.created_at, n.id"#,
+           -- the status page's subscribers are the admins' to see, on the status page's own page
+           where n.incident_id = $1 and n.status_subscriber_id is null
+           order by n.created_at, n.id"#,
         incident_id
     )
     .fetch_all(e)

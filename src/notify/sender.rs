@@ -6,7 +6,7 @@
 use argon2::password_hash::rand_core::{OsRng, RngCore};
 use chrono::Utc;
 use lettre::message::Mailbox;
-use lettre::message::header::ContentType;
+use lettre::message::header::{ContentType, HeaderName, HeaderValue};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use serde_json::json;
 use sqlx::PgPool;
@@ -182,6 +182,22 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
         if let Some(line) = obj.get("bridge_line").and_then(|l| l.as_str()) {
             text.push_str(&format!("\n{line}"));
         }
+        // A status page subscriber's own links: which components, and leaving in one click.
+        if let Some(path) = obj
+            .get("manage_path")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned)
+        {
+            text.push_str(&format!("\n\nChoose what you hear about: {base}{path}"));
+        }
+        if let Some(path) = obj
+            .get("unsubscribe_path")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned)
+        {
+            obj.insert("unsubscribe_url".into(), json!(format!("{base}{path}")));
+            text.push_str(&format!("\nUnsubscribe (one click): {base}{path}"));
+        }
     }
     (payload, text)
 }
@@ -197,7 +213,7 @@ async fn send_email(
     cfg: &SenderConfig,
     to: &str,
     subject: &str,
-    text: String,
+    (text, unsubscribe): (String, Option<&str>),
 ) -> Result<(), String> {
     let Some(url) = cfg.smtp_url.as_deref() else {
         return Err("no SMTP server is configured (QUELL_SMTP_URL)".into());
@@ -207,11 +223,25 @@ async fn send_email(
         .parse()
         .map_err(|e| format!("QUELL_SMTP_FROM is not an address: {e}"))?;
     let to: Mailbox = to.parse().map_err(|e| format!("not an address: {e}"))?;
-    let email = lettre::Message::builder()
+    let mut email = lettre::Message::builder()
         .from(from)
         .to(to)
         .subject(subject)
-        .header(ContentType::TEXT_PLAIN)
+        .header(ContentType::TEXT_PLAIN);
+    // A list's message: mail clients offer unsubscribing in one click, by a POST to the link
+    // (RFC 8058).
+    if let Some(url) = unsubscribe {
+        email = email
+            .raw_header(HeaderValue::new(
+                HeaderName::new_from_ascii_str("List-Unsubscribe"),
+                format!("<{url}>"),
+            ))
+            .raw_header(HeaderValue::new(
+                HeaderName::new_from_ascii_str("List-Unsubscribe-Post"),
+                "List-Unsubscribe=One-Click".into(),
+            ));
+    }
+    let email = email
         .body(text)
         .map_err(|e| format!("cannot build the message: {e}"))?;
     let mailer = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
@@ -236,7 +266,8 @@ async fn attempt(http: &reqwest::Client, cfg: &SenderConfig, n: &Claimed) -> Res
                 .chars()
                 .take(150)
                 .collect::<String>();
-            return send_email(cfg, to, &subject, text).await;
+            let unsubscribe = payload["unsubscribe_url"].as_str();
+            return send_email(cfg, to, &subject, (text, unsubscribe)).await;
         }
         _ if crate::egress::refusal(&n.url, &cfg.allow).is_some() => return Err(INSIDE.into()),
         // Slack reads `<…>` as links and mentions: what people typed is shown as typed.

@@ -188,3 +188,127 @@ pub async fn withdraw(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppRes
     let target = format!("maintenance window {id}");
     audit::record(conn, actor, "status.withdraw", &target, None, None).await
 }
+
+/// What a subscription form asked for: an address, and every component or these.
+pub struct SubscriptionRequest<'a> {
+    pub email: &'a str,
+    pub components: Option<Vec<i64>>,
+}
+
+/// A new credential for a subscriber's links: 256 random bits, hex.
+fn new_token() -> String {
+    use argon2::password_hash::rand_core::{OsRng, RngCore};
+    let mut bytes = [0u8; 32];
+    OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Someone asks for email about the page: a new address is kept unconfirmed and sent a
+/// confirmation link; one waiting to confirm is sent it again at most hourly (with its choice
+/// of components replaced); a confirmed one changes nothing (their own links do). The answer
+/// is the same every time, so the form tells no one who subscribes.
+pub async fn subscribe(conn: &mut PgConnection, req: SubscriptionRequest<'_>) -> AppResult<()> {
+    let email = domain::check_email(req.email)?;
+    let components = req.components.as_deref();
+    if components.is_some_and(<[i64]>::is_empty) {
+        return Err(AppError::Validation(vec![crate::error::FieldError {
+            field: "components".into(),
+            message: "choose at least one component, or every component".into(),
+        }]));
+    }
+    let settings = db::settings(&mut *conn).await?;
+    let (id, token) = match db::subscriber_by_email(&mut *conn, &email).await? {
+        None => {
+            let token = new_token();
+            match db::insert_subscriber(conn, &email, &token, components).await? {
+                Some(id) => (id, token),
+                // The same address, at the same moment, by another request: that one sends.
+                None => return Ok(()),
+            }
+        }
+        Some(s) if s.confirmed_at.is_some() => return Ok(()),
+        Some(s) => {
+            let waited = crate::clock::now(&mut *conn).await? - s.confirmation_sent_at;
+            if waited < chrono::Duration::minutes(domain::CONFIRM_AGAIN_AFTER_MINUTES) {
+                return Ok(());
+            }
+            db::set_subscriber_components(conn, s.id, components).await?;
+            db::confirmation_sent(&mut *conn, s.id).await?;
+            (s.id, s.token)
+        }
+    };
+    let mail = domain::confirmation_mail(&settings.name, &token);
+    crate::notify::actions::tell_subscribers(conn, None, CONFIRM, &[(id, mail)]).await?;
+    Ok(())
+}
+
+/// The event a confirmation request is.
+const CONFIRM: &str = "status.confirm";
+
+/// The subscriber these links belong to.
+pub async fn subscriber(conn: &mut PgConnection, token: &str) -> AppResult<db::Subscriber> {
+    let token = token.trim();
+    let found = if token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        db::subscriber_by_token(&mut *conn, token).await?
+    } else {
+        None
+    };
+    found.ok_or_else(|| {
+        AppError::NotFound(
+            "This link is no longer valid: the subscription was ended, or never confirmed in time."
+                .into(),
+        )
+    })
+}
+
+/// Confirms the subscription these links belong to.
+pub async fn confirm(conn: &mut PgConnection, token: &str) -> AppResult<db::Subscriber> {
+    let s = subscriber(conn, token).await?;
+    db::confirm_subscriber(&mut *conn, s.id).await?;
+    subscriber(conn, token).await
+}
+
+/// Changes which components a subscriber hears about.
+pub async fn choose(
+    conn: &mut PgConnection,
+    token: &str,
+    components: Option<Vec<i64>>,
+) -> AppResult<db::Subscriber> {
+    if components.as_deref().is_some_and(<[i64]>::is_empty) {
+        return Err(AppError::Validation(vec![crate::error::FieldError {
+            field: "components".into(),
+            message: "choose at least one component, every component, or unsubscribe".into(),
+        }]));
+    }
+    let s = subscriber(conn, token).await?;
+    db::set_subscriber_components(conn, s.id, components.as_deref()).await?;
+    subscriber(conn, token).await
+}
+
+/// Ends the subscription these links belong to: the address is forgotten, with its messages
+/// not yet sent.
+pub async fn unsubscribe(conn: &mut PgConnection, token: &str) -> AppResult<String> {
+    let s = subscriber(conn, token).await?;
+    db::delete_subscriber(&mut *conn, s.id).await?;
+    Ok(s.email)
+}
+
+/// An admin removes a subscriber (a failing address, say).
+pub async fn remove_subscriber(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
+    let Some(before) = db::subscribers(&mut *conn)
+        .await?
+        .into_iter()
+        .find(|s| s.id == id)
+    else {
+        return Err(AppError::NotFound(format!("There is no subscriber {id}.")));
+    };
+    db::delete_subscriber(&mut *conn, id).await?;
+    audit::deleted(
+        conn,
+        actor,
+        "status.subscriber.delete",
+        &before.email,
+        &before,
+    )
+    .await
+}

@@ -379,18 +379,6 @@ pub async fn turns(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<Vec<T
     .await?)
 }
 
-/// Whether a publication the public may see has this public id.
-pub async fn is_public(e: impl PgExecutor<'_>, public_id: &str) -> AppResult<bool> {
-    Ok(sqlx::query_scalar!(
-        r#"-- every incident: the public's, which is only those never restricted
-           select exists(select 1 from status_publications p join incidents i on i.id = p.incident_id
-                         where p.public_id = $1 and not i.restricted) as "found!""#,
-        public_id
-    )
-    .fetch_one(e)
-    .await?)
-}
-
 /// A maintenance window announced on the page.
 #[derive(Debug, Clone)]
 pub struct Announcement {
@@ -432,4 +420,319 @@ pub async fn withdraw(e: impl PgExecutor<'_>, window_id: i64) -> AppResult<bool>
     .execute(e)
     .await?;
     Ok(done.rows_affected() > 0)
+}
+
+/// The page's version: every change to what the public sees raises it (the migration's
+/// triggers), in the change's own transaction.
+pub async fn version(e: impl PgExecutor<'_>) -> AppResult<i64> {
+    Ok(
+        sqlx::query_scalar!("select version from status_page_version")
+            .fetch_one(e)
+            .await?,
+    )
+}
+
+/// One published incident for its own page, by its public id, however long ago: none when it
+/// is not published or restricted.
+pub async fn public_incident(
+    e: impl PgExecutor<'_>,
+    public_id: &str,
+) -> AppResult<Option<Publication>> {
+    Ok(sqlx::query_as!(
+        Publication,
+        r#"-- every incident: the public's, which is only those never restricted
+           select p.incident_id, p.public_id, i.number as "key!: IncidentKey", p.title, p.closing,
+                  p.published_at, p.published_by, p.updated_at, i.started_at, i.mitigated_at,
+                  i.resolved_at, i.restricted
+           from status_publications p join incidents i on i.id = p.incident_id
+           where p.public_id = $1 and not i.restricted"#,
+        public_id
+    )
+    .fetch_optional(e)
+    .await?)
+}
+
+/// A status page subscriber, as the admins see them.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Subscriber {
+    pub id: i64,
+    pub email: String,
+    /// The credential of their links; never shown
+    #[serde(skip)]
+    pub token: String,
+    /// Every component, or only `components`
+    pub all_components: bool,
+    /// The components they chose (by id), when not all
+    pub components: Vec<i64>,
+    pub created_at: DateTime<Utc>,
+    pub confirmation_sent_at: DateTime<Utc>,
+    /// None: they have not confirmed, and receive nothing
+    pub confirmed_at: Option<DateTime<Utc>>,
+    /// Since when messages to them fail (each given up after its retries)
+    pub failing_since: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+}
+
+/// Subscribers: everyone (admins' list, failing first), or the one with this address or token.
+async fn subscribers_where(
+    e: impl PgExecutor<'_>,
+    email: Option<&str>,
+    token: Option<&str>,
+) -> AppResult<Vec<Subscriber>> {
+    Ok(sqlx::query_as!(
+        Subscriber,
+        r#"select s.id, s.email, s.token, s.all_components,
+                  coalesce(array(select c.component_id from status_subscriber_components c
+                                 where c.subscriber_id = s.id order by 1), '{}') as "components!",
+                  s.created_at, s.confirmation_sent_at, s.confirmed_at, s.failing_since,
+                  s.last_error
+           from status_subscribers s
+           where ($1::text is null or lower(s.email) = lower($1))
+             and ($2::text is null or s.token = $2)
+           order by s.failing_since desc nulls last, s.email"#,
+        email,
+        token
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+pub async fn subscribers(e: impl PgExecutor<'_>) -> AppResult<Vec<Subscriber>> {
+    subscribers_where(e, None, None).await
+}
+
+pub async fn subscriber_by_email(
+    e: impl PgExecutor<'_>,
+    email: &str,
+) -> AppResult<Option<Subscriber>> {
+    Ok(subscribers_where(e, Some(email), None).await?.pop())
+}
+
+pub async fn subscriber_by_token(
+    e: impl PgExecutor<'_>,
+    token: &str,
+) -> AppResult<Option<Subscriber>> {
+    Ok(subscribers_where(e, None, Some(token)).await?.pop())
+}
+
+/// Counts of subscribers: confirmed, waiting to confirm, failing.
+pub async fn subscriber_counts(e: impl PgExecutor<'_>) -> AppResult<(i64, i64, i64)> {
+    let r = sqlx::query!(
+        r#"select count(*) filter (where confirmed_at is not null) as "confirmed!",
+                  count(*) filter (where confirmed_at is null) as "waiting!",
+                  count(*) filter (where failing_since is not null) as "failing!"
+           from status_subscribers"#
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((r.confirmed, r.waiting, r.failing))
+}
+
+/// A new subscriber, not yet confirmed; their id, or none when the address is already kept
+/// (another request's, at the same moment).
+pub async fn insert_subscriber(
+    conn: &mut PgConnection,
+    email: &str,
+    token: &str,
+    components: Option<&[i64]>,
+) -> AppResult<Option<i64>> {
+    let id = sqlx::query_scalar!(
+        r#"insert into status_subscribers (email, token, all_components)
+           values ($1, $2, $3) on conflict do nothing returning id"#,
+        email,
+        token,
+        components.is_none()
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(id) = id {
+        set_subscriber_components(conn, id, components).await?;
+    }
+    Ok(id)
+}
+
+/// What a subscriber hears about: every component (`None`) or these (ids that are no
+/// component are left out).
+pub async fn set_subscriber_components(
+    conn: &mut PgConnection,
+    id: i64,
+    components: Option<&[i64]>,
+) -> AppResult<()> {
+    sqlx::query!(
+        "delete from status_subscriber_components where subscriber_id = $1",
+        id
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "update status_subscribers set all_components = $2 where id = $1",
+        id,
+        components.is_none()
+    )
+    .execute(&mut *conn)
+    .await?;
+    if let Some(list) = components {
+        sqlx::query!(
+            r#"insert into status_subscriber_components (subscriber_id, component_id)
+               select $1, id from status_components where id = any($2)"#,
+            id,
+            list
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A confirmation is sent again now.
+pub async fn confirmation_sent(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "update status_subscribers set confirmation_sent_at = now() where id = $1",
+        id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// Confirms a subscriber (a second time changes nothing).
+pub async fn confirm_subscriber(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
+    sqlx::query!(
+        "update status_subscribers set confirmed_at = coalesce(confirmed_at, now()) where id = $1",
+        id
+    )
+    .execute(e)
+    .await?;
+    Ok(())
+}
+
+/// Removes a subscriber, with their messages not yet sent.
+pub async fn delete_subscriber(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
+    Ok(
+        sqlx::query!("delete from status_subscribers where id = $1", id)
+            .execute(e)
+            .await?
+            .rows_affected()
+            == 1,
+    )
+}
+
+/// Forgets addresses that never confirmed within `days`; how many.
+pub async fn forget_unconfirmed(e: impl PgExecutor<'_>, days: i64) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"delete from status_subscribers
+           where confirmed_at is null and created_at < now() - make_interval(days => $1::int4)"#,
+        days as i32
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}
+
+/// A public event not yet mailed: a public update, or a resolution's closing word.
+#[derive(Debug, Clone)]
+pub struct MailEvent {
+    /// `update:<id>` or `resolved:<incident>:<unix seconds>`
+    pub event: String,
+    pub incident_id: i64,
+    /// When it became public: subscribers confirmed by then receive it
+    pub at: DateTime<Utc>,
+    /// The time it speaks of (an update's, or the resolution)
+    pub said_at: DateTime<Utc>,
+    pub body: String,
+    pub resolved: bool,
+}
+
+/// Public events of the last day not yet mailed, oldest first.
+pub async fn unmailed(e: impl PgExecutor<'_>) -> AppResult<Vec<MailEvent>> {
+    Ok(sqlx::query_as!(
+        MailEvent,
+        r#"-- every incident: the public's, which is only those never restricted
+           select e.event as "event!", e.incident_id as "incident_id!", e.at as "at!",
+                  e.said_at as "said_at!", e.body as "body!", e.resolved as "resolved!"
+           from (
+               select 'update:' || u.id as event, u.incident_id, u.recorded_at as at,
+                      u.sent_at as said_at, u.body, false as resolved
+               from stakeholder_updates u
+               join status_publications p on p.incident_id = u.incident_id
+               join incidents i on i.id = u.incident_id
+               where u.audience = 'customers' and u.recorded_at >= p.published_at
+                 and not i.restricted and u.recorded_at > now() - interval '1 day'
+               union all
+               select 'resolved:' || i.id || ':' || extract(epoch from i.resolved_at)::int8,
+                      i.id, greatest(i.resolved_at, p.published_at), i.resolved_at, p.closing,
+                      true
+               from status_publications p join incidents i on i.id = p.incident_id
+               where i.resolved_at is not null and not i.restricted
+                 and greatest(i.resolved_at, p.published_at) > now() - interval '1 day') e
+           where not exists (select 1 from status_mailings m where m.event = e.event)
+           order by e.at, e.event"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// Takes an event for mailing: false when another replica has (the ledger's key is the
+/// event; a second writer waits for the first's commit and then finds it there).
+pub async fn take_mailing(
+    e: impl PgExecutor<'_>,
+    event: &str,
+    incident_id: i64,
+    recipients: i32,
+) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        r#"insert into status_mailings (event, incident_id, recipients) values ($1, $2, $3)
+           on conflict (event) do nothing"#,
+        event,
+        incident_id,
+        recipients
+    )
+    .execute(e)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Who receives an event of incident `incident_id` that became public at `at`: subscribers
+/// confirmed by then who chose every component, or one it affects (every subscriber when it
+/// names none); (id, token).
+pub async fn recipients(
+    e: impl PgExecutor<'_>,
+    incident_id: i64,
+    at: DateTime<Utc>,
+) -> AppResult<Vec<(i64, String)>> {
+    Ok(sqlx::query!(
+        r#"select s.id, s.token from status_subscribers s
+           where s.confirmed_at is not null and s.confirmed_at <= $2
+             and (s.all_components
+                  or not exists (select 1 from status_publication_components pc
+                                 where pc.incident_id = $1)
+                  or exists (select 1 from status_subscriber_components sc
+                             join status_publication_components pc
+                               on pc.component_id = sc.component_id and pc.incident_id = $1
+                             where sc.subscriber_id = s.id))
+           order by s.id"#,
+        incident_id,
+        at
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.token))
+    .collect())
+}
+
+/// Incidents with status page mail still to send that the public may no longer see
+/// (restricted, or taken off the page).
+pub async fn withdrawn_with_mail(e: impl PgExecutor<'_>) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar!(
+        r#"-- every incident: those no longer public, whose mail is called off
+           select distinct n.incident_id as "id!" from notifications n
+           join incidents i on i.id = n.incident_id
+           where n.status_subscriber_id is not null and n.state = 'pending'
+             and (i.restricted or not exists (select 1 from status_publications p
+                                              where p.incident_id = i.id))"#
+    )
+    .fetch_all(e)
+    .await?)
 }

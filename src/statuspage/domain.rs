@@ -273,10 +273,147 @@ pub fn check_publication(d: PublicationDraft) -> Result<PublicationDraft, Domain
     })
 }
 
+/// How long an address waits before another confirmation may be sent to it: someone typing
+/// another person's address cannot fill their inbox.
+pub const CONFIRM_AGAIN_AFTER_MINUTES: i64 = 60;
+
+/// An address that never confirmed is forgotten after this many days.
+pub const UNCONFIRMED_KEPT_DAYS: i64 = 7;
+
+/// Checks an email address as a subscriber types it: one `@` with something on each side, a
+/// dot in the domain, no spaces or brackets, at most 254 characters. Trimmed.
+pub fn check_email(email: &str) -> Result<String, DomainError> {
+    let email = email.trim();
+    let bad = || {
+        DomainError::invalid(
+            "email",
+            "an email address like name@example.com (at most 254 characters)",
+        )
+    };
+    if email.is_empty() || email.len() > 254 {
+        return Err(bad());
+    }
+    if email
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || "<>()[],;:\\\"".contains(c))
+    {
+        return Err(bad());
+    }
+    let Some((local, domain)) = email.split_once('@') else {
+        return Err(bad());
+    };
+    let labels_ok = domain
+        .split('.')
+        .all(|l| !l.is_empty() && !l.starts_with('-') && !l.ends_with('-'));
+    if local.is_empty()
+        || local.len() > 64
+        || domain.contains('@')
+        || !domain.contains('.')
+        || !labels_ok
+    {
+        return Err(bad());
+    }
+    Ok(email.to_owned())
+}
+
+/// What one public event says to a subscriber, before their own links are added: the subject
+/// (`message`), the lines of its text, and the incident's public page (`path`).
+pub fn event_mail(
+    page: &str,
+    (title, public_id): (&str, &str),
+    status: PublicStatus,
+    body: &str,
+    affects: &[String],
+) -> serde_json::Value {
+    let mut lines = vec![String::new(), body.to_owned(), String::new()];
+    lines.push(format!("Status: {}", status.label()));
+    if !affects.is_empty() {
+        lines.push(format!("Affects: {}", affects.join(", ")));
+    }
+    let subject: String = format!("[{page}] {title}: {}", status.label())
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    serde_json::json!({
+        "message": subject,
+        "lines": lines,
+        "path": format!("/status/incidents/{public_id}"),
+    })
+}
+
+/// The message asking an address to confirm its subscription (`path`: the confirm page).
+pub fn confirmation_mail(page: &str, token: &str) -> serde_json::Value {
+    serde_json::json!({
+        "message": format!("Confirm your subscription to {page}"),
+        "lines": [
+            "",
+            format!("Someone, we hope you, asked for email about incidents on {page}."),
+            "Open the link below and press Confirm to start receiving them.",
+            "If it was not you, ignore this message: nothing will be sent.",
+        ],
+        "path": format!("/status/subscription/{token}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    #[test]
+    fn an_address_is_checked_as_typed() {
+        assert_eq!(
+            check_email("  ana@example.com ").unwrap(),
+            "ana@example.com"
+        );
+        assert_eq!(
+            check_email("a.b+status@mail.example.co.uk").unwrap(),
+            "a.b+status@mail.example.co.uk"
+        );
+        for bad in [
+            "",
+            "ana",
+            "ana@",
+            "@example.com",
+            "ana@localhost",
+            "ana@@example.com",
+            "ana@exa mple.com",
+            "Ana <ana@example.com>",
+            "ana@example.com,eve@example.com",
+            "ana@-x.com",
+            "ana@x..com",
+        ] {
+            assert!(check_email(bad).is_err(), "{bad}");
+        }
+        assert!(check_email(&format!("{}@example.com", "a".repeat(65))).is_err());
+    }
+
+    #[test]
+    fn a_subscriber_reads_the_update_with_its_status_and_components() {
+        let m = event_mail(
+            "Acme status",
+            ("Card payments failing", "abc123"),
+            PublicStatus::Monitoring,
+            "We found the cause.",
+            &["Card payments".into()],
+        );
+        assert_eq!(
+            m["message"],
+            "[Acme status] Card payments failing: Monitoring"
+        );
+        assert_eq!(m["path"], "/status/incidents/abc123");
+        let lines: Vec<&str> = m["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!(lines.contains(&"We found the cause."));
+        assert!(lines.contains(&"Affects: Card payments"));
+        // A title cannot carry a line break into the subject.
+        let m = event_mail("P", ("a\nBcc: x", "id"), PublicStatus::Resolved, "b", &[]);
+        assert!(!m["message"].as_str().unwrap().contains('\n'));
+    }
 
     #[test]
     fn the_worst_component_says_how_the_page_is() {

@@ -261,6 +261,49 @@ pub async fn unpublish(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct SubscriberList {
+    /// Confirmed subscribers
+    pub confirmed: i64,
+    /// Waiting to confirm
+    pub waiting: i64,
+    /// Whose last message was given up on
+    pub failing: i64,
+    /// Every subscriber, failing first
+    pub items: Vec<db::Subscriber>,
+}
+
+/// The status page's email subscribers, failing first (admins).
+#[utoipa::path(get, path = "/api/v1/status/subscribers", operation_id = "listStatusSubscribers", tag = "status",
+    responses((status = 200, description = "OK", body = SubscriberList)))]
+pub async fn subscribers(
+    ApiRequest(state, _): ApiRequest<Admin>,
+) -> AppResult<Json<SubscriberList>> {
+    let (confirmed, waiting, failing) = db::subscriber_counts(&state.pool).await?;
+    Ok(Json(SubscriberList {
+        confirmed,
+        waiting,
+        failing,
+        items: db::subscribers(&state.pool).await?,
+    }))
+}
+
+/// Remove a subscriber (their messages not yet sent go with them).
+#[utoipa::path(delete, path = "/api/v1/status/subscribers/{id}", operation_id = "deleteStatusSubscriber", tag = "status",
+    params(("id" = i64, Path, description = "Subscriber id")),
+    responses((status = 204, description = "Removed"), crate::http::openapi::NotFound))]
+pub async fn remove_subscriber(
+    ApiRequest(state, auth): ApiRequest<Admin>,
+    Path(id): Path<String>,
+) -> AppResult<StatusCode> {
+    let id = parse_id(&id, "subscriber")?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::remove_subscriber(tx, &auth.actor, id))
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 // --- Statuspage's public shapes -------------------------------------------------------------
 
 const PAGE_ID: &str = "quell";
@@ -433,38 +476,113 @@ fn maintenance_object(m: &MaintenanceView, v: &View, base: &str) -> Value {
     })
 }
 
-/// A public answer: cacheable for a short while by anyone, with an ETag of its bytes, and a
-/// 304 to a client that has them.
-pub fn public_answer(headers: &HeaderMap, content_type: &'static str, body: Vec<u8>) -> Response {
-    let tag = format!("\"{:x}\"", Sha256::digest(&body));
-    let fresh = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
-    let mut res = if fresh {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        (StatusCode::OK, body).into_response()
-    };
-    let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=10"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    if let Ok(v) = HeaderValue::from_str(&tag) {
-        h.insert(header::ETAG, v);
-    }
-    res
+/// How long a replica serves its copy of a public answer while the page's version holds:
+/// the bound on what changes with time alone (a maintenance window starting, a new day's bar).
+/// Browsers and proxies may keep it as long (`Cache-Control`).
+const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A public answer as made once per version of the page: its bytes and their tag.
+pub struct Rendered {
+    content_type: &'static str,
+    body: axum::body::Bytes,
+    etag: String,
+    /// When what it shows last changed
+    modified: chrono::DateTime<chrono::Utc>,
 }
 
-fn json_answer(headers: &HeaderMap, v: Value) -> Response {
-    let body = serde_json::to_vec(&v).unwrap_or_default();
-    public_answer(headers, "application/json", body)
+impl Rendered {
+    pub fn new(
+        content_type: &'static str,
+        body: Vec<u8>,
+        modified: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let etag = format!("\"{:x}\"", Sha256::digest(&body));
+        Self {
+            content_type,
+            body: body.into(),
+            etag,
+            modified,
+        }
+    }
+
+    /// The answer: cacheable for a short while by anyone, with its ETag and Last-Modified,
+    /// and a 304 to a client that has it.
+    pub fn answer(&self, headers: &HeaderMap) -> Response {
+        let asked = |h| headers.get(h).and_then(|v: &HeaderValue| v.to_str().ok());
+        let modified = self
+            .modified
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        let fresh = match asked(header::IF_NONE_MATCH) {
+            Some(tags) => tags
+                .split(',')
+                .any(|t| t.trim() == self.etag || t.trim() == "*"),
+            // Only without a tag does the date count (RFC 9110 13.1.3).
+            None => asked(header::IF_MODIFIED_SINCE)
+                .and_then(|d| chrono::DateTime::parse_from_rfc2822(&d.replace("GMT", "+0000")).ok())
+                .is_some_and(|since| self.modified.timestamp() <= since.timestamp()),
+        };
+        let mut res = if fresh {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            (StatusCode::OK, self.body.clone()).into_response()
+        };
+        let h = res.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(self.content_type),
+        );
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=10"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+        if let Ok(v) = HeaderValue::from_str(&self.etag) {
+            h.insert(header::ETAG, v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&modified) {
+            h.insert(header::LAST_MODIFIED, v);
+        }
+        res
+    }
+}
+
+/// What the public sees now, as this replica keeps it: built again only when the page's
+/// version in the database moved (a change any replica made) or the copy is 10 s old.
+pub async fn current(state: &AppState) -> AppResult<(i64, std::sync::Arc<View>)> {
+    let version = db::version(&state.pool).await?;
+    let v = state
+        .public_copies
+        .get_or_build("view", version, FRESH_FOR, || public::view(&state.pool))
+        .await?;
+    Ok((version, v))
+}
+
+/// Answers public output `name`, made by `render` from what the public sees once per version
+/// of the page in this replica; every other request is answered from the copy.
+pub async fn served(
+    state: &AppState,
+    headers: &HeaderMap,
+    name: &str,
+    content_type: &'static str,
+    render: impl FnOnce(&View) -> AppResult<Vec<u8>>,
+) -> AppResult<Response> {
+    let (version, v) = current(state).await?;
+    let made = state
+        .public_copies
+        .get_or_build(name, version, FRESH_FOR, || async {
+            let body = render(&v)?;
+            Ok::<_, AppError>(Rendered::new(content_type, body, v.updated_at))
+        })
+        .await?;
+    Ok(made.answer(headers))
+}
+
+fn json_body(v: Value) -> AppResult<Vec<u8>> {
+    serde_json::to_vec(&v).map_err(|e| AppError::Internal(format!("the status JSON: {e}")))
 }
 
 /// `/status/api/v2/{name}.json` and `/status/api/v2/incidents/unresolved.json`.
@@ -473,58 +591,99 @@ pub async fn statuspage(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    let v = public::view(&state.pool).await?;
-    let base = &state.config.base_url;
-    let page = page_object(&v, base);
+    if !SHAPES.contains(&name.as_str()) {
+        return Err(AppError::NotFound(format!("There is no {name}.")));
+    }
+    let base = state.config.base_url.clone();
+    served(&state, &headers, &name, "application/json", |v| {
+        json_body(statuspage_object(v, &name, &base))
+    })
+    .await
+}
+
+/// The shapes served under `/status/api/v2/`.
+const SHAPES: [&str; 5] = [
+    "summary.json",
+    "status.json",
+    "components.json",
+    "incidents.json",
+    "scheduled-maintenances.json",
+];
+
+fn statuspage_object(v: &View, name: &str, base: &str) -> Value {
+    let page = page_object(v, base);
     let status = json!({"indicator": v.indicator, "description": v.description});
-    let open: Vec<Value> = v
-        .open
-        .iter()
-        .map(|i| incident_object(i, &v, base))
-        .collect();
+    let open: Vec<Value> = v.open.iter().map(|i| incident_object(i, v, base)).collect();
     let maintenance: Vec<Value> = v
         .maintenance
         .iter()
-        .map(|m| maintenance_object(m, &v, base))
+        .map(|m| maintenance_object(m, v, base))
         .collect();
-    let body = match name.as_str() {
+    match name {
         "summary.json" => json!({
-            "page": page, "components": component_objects(&v), "incidents": open,
+            "page": page, "components": component_objects(v), "incidents": open,
             "scheduled_maintenances": maintenance, "status": status,
         }),
         "status.json" => json!({"page": page, "status": status}),
-        "components.json" => json!({"page": page, "components": component_objects(&v)}),
+        "components.json" => json!({"page": page, "components": component_objects(v)}),
         "incidents.json" => {
             let all: Vec<Value> = v
                 .open
                 .iter()
                 .chain(v.past.iter())
                 .take(50)
-                .map(|i| incident_object(i, &v, base))
+                .map(|i| incident_object(i, v, base))
                 .collect();
             json!({"page": page, "incidents": all})
         }
-        "scheduled-maintenances.json" => {
-            json!({"page": page, "scheduled_maintenances": maintenance})
-        }
-        _ => return Err(AppError::NotFound(format!("There is no {name}."))),
+        _ => json!({"page": page, "scheduled_maintenances": maintenance}),
+    }
+}
+
+/// `/status/api/v2/scheduled-maintenances/upcoming.json` (not yet begun) and `active.json`
+/// (under way).
+pub async fn maintenances(
+    State(state): State<AppState>,
+    Path(which): Path<String>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    let status = match which.as_str() {
+        "upcoming.json" => "scheduled",
+        "active.json" => "in_progress",
+        _ => return Err(AppError::NotFound(format!("There is no {which}."))),
     };
-    Ok(json_answer(&headers, body))
+    let base = state.config.base_url.clone();
+    let name = format!("maintenance {which}");
+    served(&state, &headers, &name, "application/json", |v| {
+        let list: Vec<Value> = v
+            .maintenance
+            .iter()
+            .filter(|m| m.status == status)
+            .map(|m| maintenance_object(m, v, &base))
+            .collect();
+        json_body(json!({"page": page_object(v, &base), "scheduled_maintenances": list}))
+    })
+    .await
 }
 
 /// `/status/api/v2/incidents/unresolved.json`.
 pub async fn unresolved(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
-    let v = public::view(&state.pool).await?;
-    let base = &state.config.base_url;
-    let open: Vec<Value> = v
-        .open
-        .iter()
-        .map(|i| incident_object(i, &v, base))
-        .collect();
-    Ok(json_answer(
+    let base = state.config.base_url.clone();
+    served(
+        &state,
         &headers,
-        json!({"page": page_object(&v, base), "incidents": open}),
-    ))
+        "unresolved.json",
+        "application/json",
+        |v| {
+            let open: Vec<Value> = v
+                .open
+                .iter()
+                .map(|i| incident_object(i, v, &base))
+                .collect();
+            json_body(json!({"page": page_object(v, &base), "incidents": open}))
+        },
+    )
+    .await
 }
 
 /// Text as XML character data (and attribute values).
@@ -548,8 +707,18 @@ fn xml(text: &str) -> String {
 /// `/status/history.atom`: an Atom feed of the published incidents of the last 90 days, one
 /// entry each, its content the public updates newest first.
 pub async fn feed(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
-    let v = public::view(&state.pool).await?;
-    let base = state.config.base_url.trim_end_matches('/');
+    let base = state.config.base_url.clone();
+    served(
+        &state,
+        &headers,
+        "history.atom",
+        "application/atom+xml; charset=utf-8",
+        |v| Ok(atom(v, base.trim_end_matches('/')).into_bytes()),
+    )
+    .await
+}
+
+fn atom(v: &View, base: &str) -> String {
     let host = url::Url::parse(base)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
@@ -594,9 +763,5 @@ pub async fn feed(State(state): State<AppState>, headers: HeaderMap) -> AppResul
         ));
     }
     out.push_str("</feed>\n");
-    Ok(public_answer(
-        &headers,
-        "application/atom+xml; charset=utf-8",
-        out.into_bytes(),
-    ))
+    out
 }

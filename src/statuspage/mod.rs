@@ -7,6 +7,7 @@ pub mod actions;
 pub mod db;
 pub mod domain;
 pub mod handlers;
+pub mod mailer;
 pub mod pages;
 pub mod public;
 pub mod routes;

@@ -13,12 +13,12 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Component, Publication};
 use super::domain::{ComponentDraft, ComponentStatus, DEFAULT_CLOSING, PublicationDraft};
-use super::handlers::public_answer;
+use super::handlers::{Rendered, current, served};
 use super::public::{self, IncidentView, View};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult, FieldError};
 use crate::http::access::{Admin, Responder, Viewer};
-use crate::http::extract::{PageForm, incident_key, parse_id};
+use crate::http::extract::{OpenForm, PageForm, incident_key, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult, form_again, submitted};
 use crate::http::request::PageRequest;
 use crate::state::AppState;
@@ -36,42 +36,57 @@ struct PublicIncident<'a> {
     i: &'a IncidentView,
 }
 
-fn html(headers: &HeaderMap, rendered: Result<String, askama::Error>) -> AppResult<Response> {
-    let body = rendered.map_err(|e| AppError::Internal(format!("the status page: {e}")))?;
-    Ok(public_answer(
-        headers,
-        "text/html; charset=utf-8",
-        body.into_bytes(),
-    ))
+fn html(rendered: Result<String, askama::Error>) -> AppResult<Vec<u8>> {
+    rendered
+        .map(String::into_bytes)
+        .map_err(|e| AppError::Internal(format!("the status page: {e}")))
 }
+
+const HTML: &str = "text/html; charset=utf-8";
 
 /// `/status`: for everyone, signed in or not.
 pub async fn page(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
-    let v = public::view(&state.pool).await?;
-    html(&headers, PublicPage { v: &v }.render())
+    served(&state, &headers, "page", HTML, |v| {
+        html(PublicPage { v }.render())
+    })
+    .await
 }
 
-/// `/status/incidents/{number}`: one published incident, open or past.
+/// `/status/incidents/{id}`: one published incident, open or past — an older one than the
+/// page keeps too, by the link it was given.
 pub async fn incident(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let missing = || AppError::NotFound("There is no such incident on this page.".into());
-    // Only what the public may see: published, never restricted, within the page's history;
-    // a name that is no publication costs one small query.
+    // Only what the public may see: published, never restricted.
     let id = id.trim();
-    if id.len() > 40 || !db::is_public(&state.pool, id).await? {
+    if id.is_empty() || id.len() > 40 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(missing());
     }
-    let v = public::view(&state.pool).await?;
-    let i = v
-        .open
+    let (_, v) = current(&state).await?;
+    if v.open
         .iter()
         .chain(v.past.iter())
-        .find(|i| i.public_id == id)
+        .any(|i| i.public_id == id)
+    {
+        return served(&state, &headers, &format!("incident {id}"), HTML, |v| {
+            let i = v
+                .open
+                .iter()
+                .chain(v.past.iter())
+                .find(|i| i.public_id == id)
+                .ok_or_else(missing)?;
+            html(PublicIncident { v, i }.render())
+        })
+        .await;
+    }
+    let i = public::incident(&state.pool, id)
+        .await?
         .ok_or_else(missing)?;
-    html(&headers, PublicIncident { v: &v, i }.render())
+    let body = html(PublicIncident { v: &v, i: &i }.render())?;
+    Ok(Rendered::new(HTML, body, i.updated_at).answer(&headers))
 }
 
 #[derive(Template, WebTemplate)]
@@ -83,6 +98,10 @@ pub struct AdminPage {
     services: Vec<String>,
     /// Maintenance windows: (id, name, services, announced)
     windows: Vec<(i64, String, String, bool)>,
+    /// Confirmed, waiting to confirm, failing
+    counts: (i64, i64, i64),
+    /// The first 100, failing first
+    subscribers: Vec<db::Subscriber>,
     errors: Vec<FieldError>,
 }
 
@@ -101,8 +120,12 @@ async fn admin_page(
             (w.id, w.name, w.services.join(", "), on)
         })
         .collect();
+    let mut subscribers = db::subscribers(&state.pool).await?;
+    subscribers.truncate(100);
     Ok(AdminPage {
         windows,
+        counts: db::subscriber_counts(&state.pool).await?,
+        subscribers,
         chrome,
         settings: db::settings(&state.pool).await?,
         components: db::components(&state.pool).await?,
@@ -275,6 +298,18 @@ pub async fn withdraw(
     })
     .await?;
     Ok(Redirect::to("/admin/status#maintenance"))
+}
+
+pub async fn remove_subscriber(
+    PageRequest(state, _, auth): PageRequest<Admin>,
+    Path(id): Path<String>,
+) -> PageResult<Redirect> {
+    let id = parse_id(&id, "subscriber")?;
+    crate::transaction::write(&state.pool, |tx, _| {
+        Box::pin(actions::remove_subscriber(tx, &auth.actor, id))
+    })
+    .await?;
+    Ok(Redirect::to("/admin/status#subscribers"))
 }
 
 pub async fn delete_component(
@@ -454,4 +489,288 @@ pub async fn unpublish(
     .await
     .map_err(PageError)?;
     Ok(Redirect::to(&format!("/incidents/{key}/publication")))
+}
+
+// --- Subscribing by email (no sign-in) -------------------------------------------------------
+
+/// A subscriber's choice as a form sends it: `scope` all or some, and a `component_<id>` box
+/// per component ticked.
+#[derive(Debug, Deserialize)]
+pub struct ChooseForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    scope: String,
+    #[serde(flatten)]
+    rest: std::collections::HashMap<String, String>,
+}
+
+impl ChooseForm {
+    fn ticked(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self
+            .rest
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .filter_map(|(k, _)| k.strip_prefix("component_")?.parse().ok())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Every component (`None`), or those ticked.
+    fn components(&self) -> Option<Vec<i64>> {
+        (self.scope == "some").then(|| self.ticked())
+    }
+}
+
+#[derive(Template)]
+#[template(path = "status/subscribe.html")]
+struct SubscribePage<'a> {
+    v: &'a View,
+    error: Option<String>,
+    email: String,
+    all: bool,
+    chosen: Vec<i64>,
+}
+
+#[derive(Template)]
+#[template(path = "status/subscription.html")]
+struct SubscriptionPage<'a> {
+    v: &'a View,
+    notice: Option<&'a str>,
+    error: Option<String>,
+    email: &'a str,
+    token: &'a str,
+    confirmed: bool,
+    all: bool,
+    chosen: Vec<i64>,
+}
+
+impl SubscribePage<'_> {
+    fn ticked(&self, id: &i64) -> bool {
+        self.chosen.contains(id)
+    }
+}
+
+impl SubscriptionPage<'_> {
+    fn ticked(&self, id: &i64) -> bool {
+        self.chosen.contains(id)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "status/notice.html")]
+struct NoticePage<'a> {
+    v: &'a View,
+    heading: &'a str,
+    text: &'a str,
+}
+
+/// A page of one person's own: never kept by a cache, and its address (a credential) never
+/// sent on as a referrer.
+fn own(status: StatusCode, rendered: Result<String, askama::Error>) -> AppResult<Response> {
+    let body = html(rendered)?;
+    Ok((
+        status,
+        [
+            (axum::http::header::CONTENT_TYPE, HTML),
+            (axum::http::header::CACHE_CONTROL, "no-store"),
+            (axum::http::header::REFERRER_POLICY, "no-referrer"),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// What a refusal says, field by field.
+fn said(e: &AppError) -> String {
+    match e {
+        AppError::Validation(fields) => fields
+            .iter()
+            .map(|f| f.message.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    }
+}
+
+/// `GET /status/subscribe`: the form.
+pub async fn subscribe_form(State(state): State<AppState>) -> AppResult<Response> {
+    let (_, v) = current(&state).await?;
+    let page = SubscribePage {
+        v: &v,
+        error: None,
+        email: String::new(),
+        all: true,
+        chosen: vec![],
+    };
+    own(StatusCode::OK, page.render())
+}
+
+/// `POST /status/subscribe`: sends a confirmation link; the answer is the same for every
+/// address, subscribed or not.
+pub async fn subscribe(
+    State(state): State<AppState>,
+    OpenForm(form): OpenForm<ChooseForm>,
+) -> AppResult<Response> {
+    let components = form.components();
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let request = actions::SubscriptionRequest {
+            email: &form.email,
+            components: components.clone(),
+        };
+        Box::pin(actions::subscribe(tx, request))
+    })
+    .await;
+    let (_, v) = current(&state).await?;
+    match done {
+        Ok(()) => {
+            let text = format!(
+                "If {} can receive email, a link to confirm your subscription is on its way. Nothing else is sent until you open it.",
+                form.email.trim()
+            );
+            let page = NoticePage {
+                v: &v,
+                heading: "Check your inbox",
+                text: &text,
+            };
+            own(StatusCode::OK, page.render())
+        }
+        Err(e @ AppError::Validation(_)) => {
+            let page = SubscribePage {
+                v: &v,
+                error: Some(said(&e)),
+                email: form.email.clone(),
+                all: components.is_none(),
+                chosen: form.ticked(),
+            };
+            own(StatusCode::UNPROCESSABLE_ENTITY, page.render())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A link that is no longer valid, said as a page.
+fn gone(v: &View, e: &AppError) -> AppResult<Response> {
+    let text = said(e);
+    let page = NoticePage {
+        v,
+        heading: "Link no longer valid",
+        text: &text,
+    };
+    own(StatusCode::NOT_FOUND, page.render())
+}
+
+fn subscription_page(
+    v: &View,
+    s: &db::Subscriber,
+    (notice, error): (Option<&str>, Option<String>),
+    status: StatusCode,
+) -> AppResult<Response> {
+    let page = SubscriptionPage {
+        v,
+        notice,
+        error,
+        email: &s.email,
+        token: &s.token,
+        confirmed: s.confirmed_at.is_some(),
+        all: s.all_components,
+        chosen: s.components.clone(),
+    };
+    own(status, page.render())
+}
+
+/// `GET /status/subscription/{token}`: confirm, choose components, or leave.
+pub async fn subscription(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> AppResult<Response> {
+    let (_, v) = current(&state).await?;
+    let mut conn = state.pool.acquire().await?;
+    match actions::subscriber(&mut conn, &token).await {
+        Ok(s) => subscription_page(&v, &s, (None, None), StatusCode::OK),
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e) => Err(e),
+    }
+}
+
+/// `POST /status/subscription/{token}/confirm`.
+pub async fn confirm(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> AppResult<Response> {
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let token = token.clone();
+        Box::pin(async move { actions::confirm(tx, &token).await })
+    })
+    .await;
+    let (_, v) = current(&state).await?;
+    match done {
+        Ok(s) => {
+            let n = "Confirmed: you will get email about incidents posted here.";
+            subscription_page(&v, &s, (Some(n), None), StatusCode::OK)
+        }
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e) => Err(e),
+    }
+}
+
+/// `POST /status/subscription/{token}`: which components.
+pub async fn choose(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    OpenForm(form): OpenForm<ChooseForm>,
+) -> AppResult<Response> {
+    let components = form.components();
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let (token, components) = (token.clone(), components.clone());
+        Box::pin(async move { actions::choose(tx, &token, components).await })
+    })
+    .await;
+    let (_, v) = current(&state).await?;
+    match done {
+        Ok(s) => subscription_page(&v, &s, (Some("Saved."), None), StatusCode::OK),
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e @ AppError::Validation(_)) => {
+            let mut conn = state.pool.acquire().await?;
+            let s = actions::subscriber(&mut conn, &token).await?;
+            subscription_page(
+                &v,
+                &s,
+                (None, Some(said(&e))),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `GET` or `POST /status/subscription/{token}/unsubscribe`: one click from the message (or
+/// the mail client's own button, RFC 8058), no sign-in; the address is forgotten.
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> AppResult<Response> {
+    let done = crate::transaction::write(&state.pool, |tx, _| {
+        let token = token.clone();
+        Box::pin(async move { actions::unsubscribe(tx, &token).await })
+    })
+    .await;
+    let (_, v) = current(&state).await?;
+    match done {
+        Ok(email) => {
+            let text = format!(
+                "{email} will receive no more email from {}. Its address is forgotten.",
+                v.settings.name
+            );
+            let page = NoticePage {
+                v: &v,
+                heading: "Unsubscribed",
+                text: &text,
+            };
+            own(StatusCode::OK, page.render())
+        }
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e) => Err(e),
+    }
 }

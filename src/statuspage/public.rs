@@ -357,3 +357,28 @@ pub async fn view(pool: &PgPool) -> AppResult<View> {
         updated_at,
     })
 }
+
+/// One published incident the public may see, however long ago it resolved (the page keeps
+/// 90 days; a link to an older one still opens it); none when there is no such publication.
+pub async fn incident(pool: &PgPool, public_id: &str) -> AppResult<Option<IncidentView>> {
+    let Some(p) = db::public_incident(pool, public_id).await? else {
+        return Ok(None);
+    };
+    let now = crate::clock::now(pool).await?;
+    let components = db::components(pool).await?;
+    let ids = [p.incident_id];
+    let mine: Vec<(i64, String, ComponentStatus)> = db::affected(pool, &ids)
+        .await?
+        .into_iter()
+        .filter_map(|a| {
+            let c = components.iter().find(|c| c.id == a.component_id)?;
+            Some((c.id, c.name.clone(), ComponentStatus::stored(&a.status)))
+        })
+        .collect();
+    let updates = db::public_updates(pool, &ids).await?;
+    let said: Vec<&db::PublicUpdate> = updates.iter().collect();
+    let turns = db::turns(pool, &ids).await?;
+    let turned: Vec<(&str, DateTime<Utc>)> =
+        turns.iter().map(|t| (t.kind.as_str(), t.at)).collect();
+    Ok(Some(incident_view(&p, &mine, &said, &turned, now)))
+}

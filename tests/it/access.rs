@@ -51,6 +51,8 @@ const API: &[(&str, &str, &str)] = &[
     ("DELETE", "/api/v1/status/components/{id}", "admin"),
     ("GET", "/api/v1/status/settings", "viewer"),
     ("PUT", "/api/v1/status/settings", "admin"),
+    ("GET", "/api/v1/status/subscribers", "admin"),
+    ("DELETE", "/api/v1/status/subscribers/{id}", "admin"),
     ("GET", "/api/v1/incidents/{key}/claims", "viewer"),
     ("POST", "/api/v1/incidents/{key}/claims", "responder"),
     (
@@ -498,6 +500,7 @@ const PAGES: &[(&str, &str, &str)] = &[
     ("POST", "/admin/status/components/{id}/delete", "admin"),
     ("POST", "/admin/status/announcements", "admin"),
     ("POST", "/admin/status/announcements/{id}/delete", "admin"),
+    ("POST", "/admin/status/subscribers/{id}/delete", "admin"),
     ("GET", "/incidents/{key}/publication", "viewer"),
     ("POST", "/incidents/{key}/publication", "responder"),
     ("POST", "/incidents/{key}/publication/delete", "responder"),

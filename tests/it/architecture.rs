@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "engine",
             "state",
             "room",
+            "cache",
             "transaction",
             "plans",
         ],

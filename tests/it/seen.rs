@@ -152,6 +152,7 @@ fn pages(w: &World) -> Vec<String> {
         "/incidents/INC-184/evidence",
         "/incidents/INC-1187/publication",
         "/status",
+        "/status/subscribe",
         "/incidents/new",
         "/services",
         "/services/payments-gateway",
@@ -338,7 +339,9 @@ fn may_send(role: UserRole, action: &str) -> bool {
         || action.starts_with("/account")
         || action == "/oncall/feed"
         || action.contains("/ack/")
-        || action.contains("/respond/");
+        || action.contains("/respond/")
+        // the public status page's own forms: anyone may send them, signed in or not
+        || action.starts_with("/status/");
     let admin = action.starts_with("/admin/");
     let manager = action.starts_with("/escalation-policies")
         || action == "/oncall/assign"

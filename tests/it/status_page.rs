@@ -70,6 +70,16 @@ async fn put(app: &TestApp, path: &str, body: &Value) -> crate::common::Res {
         .await
 }
 
+/// An incident on checkout under its internal title, begun `minutes` ago.
+async fn secret_incident(app: &TestApp, minutes: i64) -> String {
+    let started = ago(minutes);
+    app.incident(
+        json!({"title": SECRET, "severity": "Sev2", "service": "checkout",
+                        "started_at": started, "detected_at": started}),
+    )
+    .await
+}
+
 async fn step(app: &TestApp, key: &str, action: &str) {
     let r = app
         .post_empty(&format!("/api/v1/incidents/{key}/{action}"))
@@ -134,13 +144,7 @@ async fn a_comms_lead_publishes_updates_and_resolves_and_the_public_sees_exactly
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
     assert!(r.text.contains("services"), "{}", r.text);
 
-    let started = ago(20);
-    let key = app
-        .incident(
-            json!({"title": SECRET, "severity": "Sev2", "service": "checkout",
-                         "started_at": started, "detected_at": started}),
-        )
-        .await;
+    let key = secret_incident(&app, 20).await;
     update(
         &app,
         &key,
@@ -537,13 +541,7 @@ async fn the_atom_feed_reads_in_a_real_feed_parser_and_holds_only_what_is_public
         )
         .await;
     let checkout = r.json()["id"].as_i64().unwrap();
-    let started = ago(15);
-    let key = app
-        .incident(
-            json!({"title": SECRET, "severity": "Sev2", "service": "checkout",
-                         "started_at": started, "detected_at": started}),
-        )
-        .await;
+    let key = secret_incident(&app, 15).await;
     update(&app, &key, "internal", "Internal: heap at 97% <script>").await;
     let path = format!("/api/v1/incidents/{key}/publication");
     let publication = json!({"title": "Checkout errors & <timeouts>",
@@ -597,4 +595,612 @@ async fn the_atom_feed_reads_in_a_real_feed_parser_and_holds_only_what_is_public
     let feed = feedparser(&r.text).await;
     assert_eq!(feed["entries"], json!([]), "{feed}");
     assert!(!r.text.contains("Checkout errors"));
+}
+
+/// The link in a message that starts with `prefix` (up to the end of its line), as a path.
+fn link_after(mail: &str, prefix: &str) -> String {
+    let at = mail
+        .find(prefix)
+        .unwrap_or_else(|| panic!("no {prefix:?} in:\n{mail}"));
+    let url = mail[at + prefix.len()..].lines().next().unwrap().trim();
+    url.trim_start_matches("http://quell.test").to_owned()
+}
+
+/// The messages the SMTP server holds for `to`.
+fn mail_to(smtp: &crate::paging::SmtpServer, to: &str) -> Vec<String> {
+    smtp.mail()
+        .into_iter()
+        .filter(|m| m.contains(&format!("To: {to}")))
+        .collect()
+}
+
+/// Subscribes `email` through the public form, as a browser without a session.
+async fn subscribe(app: &TestApp, fields: &[(&str, &str)]) -> crate::common::Res {
+    let body = fields
+        .iter()
+        .map(|(k, v)| format!("{k}={}", urlencoding(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    app.form_raw(
+        &crate::common::Creds::default(),
+        "/status/subscribe",
+        body,
+        &[],
+    )
+    .await
+}
+
+fn urlencoding(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Mails what is due and delivers it through `smtp`.
+async fn mail_round(app: &TestApp, smtp: &str) {
+    quell::statuspage::mailer::round(&app.pool).await.unwrap();
+    let cfg = crate::paging::sender(Some(smtp.to_owned()));
+    while crate::paging::deliver(app, &cfg).await > 0 {}
+}
+
+async fn anonymous_get(app: &TestApp, path: &str) -> crate::common::Res {
+    app.call_as(
+        &crate::common::Creds::default(),
+        Method::GET,
+        path,
+        &[],
+        None,
+    )
+    .await
+}
+
+async fn anonymous_post(app: &TestApp, path: &str) -> crate::common::Res {
+    app.form_raw(&crate::common::Creds::default(), path, String::new(), &[])
+        .await
+}
+
+#[sqlx::test]
+async fn a_subscriber_confirms_receives_each_public_update_once_and_leaves_in_one_click(
+    pool: PgPool,
+) {
+    let smtp = crate::paging::smtp_server().await;
+    let app = TestApp::new(pool).await;
+    app.service("checkout").await;
+    app.service("search").await;
+    let id = |r: crate::common::Res| r.json()["id"].as_i64().unwrap().to_string();
+    let checkout = id(app
+        .post(
+            "/api/v1/status/components",
+            json!({"name": "Checkout", "services": ["checkout"]}),
+        )
+        .await);
+    let search = id(app
+        .post(
+            "/api/v1/status/components",
+            json!({"name": "Search", "services": ["search"]}),
+        )
+        .await);
+
+    // The form, without signing in; bad input is named and keeps nothing.
+    let form = anonymous_get(&app, "/status/subscribe").await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.text);
+    assert!(
+        form.text
+            .contains(&format!("name=\"component_{checkout}\"")),
+        "{}",
+        form.text
+    );
+    assert_eq!(form.header("cache-control"), Some("no-store"));
+    let r = subscribe(&app, &[("email", "not an address"), ("scope", "all")]).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(r.text.contains("an email address like"), "{}", r.text);
+    let r = subscribe(&app, &[("email", "ana@example.com"), ("scope", "some")]).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
+    assert!(
+        r.text.contains("choose at least one component"),
+        "{}",
+        r.text
+    );
+    let listed = app.get("/api/v1/status/subscribers").await.json();
+    assert_eq!(listed["items"], json!([]), "{listed}");
+
+    // Ana hears about checkout, Eve about search, Bob about everything but never confirms.
+    let ticked = format!("component_{checkout}");
+    let r = subscribe(
+        &app,
+        &[
+            ("email", "ana@example.com"),
+            ("scope", "some"),
+            (&ticked, "on"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.text.contains("Check your inbox"), "{}", r.text);
+    let ticked_search = format!("component_{search}");
+    subscribe(
+        &app,
+        &[
+            ("email", "eve@example.com"),
+            ("scope", "some"),
+            (&ticked_search, "on"),
+        ],
+    )
+    .await;
+    subscribe(&app, &[("email", "bob@example.com"), ("scope", "all")]).await;
+    // Asking again at once says the same and sends nothing more.
+    let again = subscribe(&app, &[("email", "ANA@example.com"), ("scope", "all")]).await;
+    assert_eq!(
+        again.text,
+        r.text.replace("ana@example.com", "ANA@example.com")
+    );
+    mail_round(&app, &smtp.url).await;
+    let ana = mail_to(&smtp, "ana@example.com");
+    assert_eq!(ana.len(), 1, "{ana:?}");
+    assert!(
+        ana[0].contains("Subject: Confirm your subscription to"),
+        "{}",
+        ana[0]
+    );
+    let manage = link_after(&ana[0], "http://quell.test");
+    assert!(manage.starts_with("/status/subscription/"), "{manage}");
+    // Opening the link confirms nothing by itself (mail scanners open links); pressing does.
+    let page = anonymous_get(&app, &manage).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(page.text.contains("Confirm") && page.text.contains("ana@example.com"));
+    assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+    assert!(app.get("/api/v1/status/subscribers").await.json()["confirmed"] == 0);
+    let done = anonymous_post(&app, &format!("{manage}/confirm")).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.text);
+    assert!(done.text.contains("Confirmed"), "{}", done.text);
+    let eve = mail_to(&smtp, "eve@example.com");
+    let eve_link = link_after(&eve[0], "http://quell.test");
+    anonymous_post(&app, &format!("{eve_link}/confirm")).await;
+    let listed = app.get("/api/v1/status/subscribers").await.json();
+    assert_eq!(
+        (listed["confirmed"].as_i64(), listed["waiting"].as_i64()),
+        (Some(2), Some(1)),
+        "{listed}"
+    );
+
+    // The comms lead's run on checkout: a draft before publishing, two public updates, an
+    // internal note, the resolution.
+    let key = secret_incident(&app, 15).await;
+    update(&app, &key, "customers", "Draft for Acme Corp only").await;
+    let path = format!("/api/v1/incidents/{key}/publication");
+    let publication = json!({"title": "Elevated checkout errors",
+        "components": [{"component": checkout.parse::<i64>().unwrap(), "status": "partial_outage"}],
+        "message": "We are investigating elevated checkout errors."});
+    assert_eq!(put(&app, &path, &publication).await.status, StatusCode::OK);
+    update(&app, &key, "internal", "Internal: rolled back 4f2a").await;
+    update(&app, &key, "customers", "A fix is being rolled out.").await;
+    step(&app, &key, "resolve").await;
+    mail_round(&app, &smtp.url).await;
+    // Run again: every event was mailed once.
+    mail_round(&app, &smtp.url).await;
+
+    let ana = mail_to(&smtp, "ana@example.com");
+    assert_eq!(
+        ana.len(),
+        4,
+        "a confirmation, two updates, the resolution: {ana:#?}"
+    );
+    let subjects: Vec<&str> = ana
+        .iter()
+        .map(|m| m.lines().find(|l| l.starts_with("Subject: ")).unwrap())
+        .collect();
+    assert!(
+        subjects.contains(&"Subject: [Status] Elevated checkout errors: Investigating"),
+        "{subjects:?}"
+    );
+    assert!(
+        subjects.contains(&"Subject: [Status] Elevated checkout errors: Resolved"),
+        "{subjects:?}"
+    );
+    let said: String = ana.concat();
+    for public in [
+        "We are investigating elevated checkout errors.",
+        "A fix is being rolled out.",
+        "This incident has been resolved.",
+    ] {
+        assert_eq!(said.matches(public).count(), 1, "{public}: {said}");
+    }
+    assert_eq!(
+        said.matches("Affects: Checkout (Partial outage)").count(),
+        3
+    );
+    for private in [SECRET, "Draft for Acme", "rolled back 4f2a"] {
+        assert!(!said.contains(private), "{private} was mailed: {said}");
+    }
+    let update_mail = ana
+        .iter()
+        .find(|m| m.contains("A fix is being rolled out."))
+        .unwrap();
+    assert!(
+        update_mail.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"),
+        "{update_mail}"
+    );
+    assert!(update_mail.contains("/status/incidents/"), "{update_mail}");
+    // Eve chose search only; Bob never confirmed.
+    assert_eq!(mail_to(&smtp, "eve@example.com").len(), 1);
+    assert_eq!(mail_to(&smtp, "bob@example.com").len(), 1);
+
+    // One click from the message, no sign-in: gone, and nothing more is sent.
+    let leave = link_after(update_mail, "Unsubscribe (one click): ");
+    let r = anonymous_get(&app, &leave).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(
+        r.text.contains("Unsubscribed") && r.text.contains("ana@example.com"),
+        "{}",
+        r.text
+    );
+    let r = anonymous_get(&app, &leave).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
+    assert!(r.text.contains("no longer valid"), "{}", r.text);
+    step(&app, &key, "reopen").await;
+    update(
+        &app,
+        &key,
+        "customers",
+        "The errors are back; we are on it.",
+    )
+    .await;
+    mail_round(&app, &smtp.url).await;
+    assert_eq!(mail_to(&smtp, "ana@example.com").len(), 4);
+    let listed = app.get("/api/v1/status/subscribers").await.json();
+    assert!(!listed.to_string().contains("ana@example.com"), "{listed}");
+}
+
+#[sqlx::test]
+async fn mail_about_an_incident_restricted_before_it_went_is_never_sent(pool: PgPool) {
+    let smtp = crate::paging::smtp_server().await;
+    let app = TestApp::new(pool).await;
+    app.service("exports").await;
+    app.person("Sam Ruiz", "sam").await;
+    subscribe(&app, &[("email", "ana@example.com"), ("scope", "all")]).await;
+    mail_round(&app, &smtp.url).await;
+    let link = link_after(&mail_to(&smtp, "ana@example.com")[0], "http://quell.test");
+    anonymous_post(&app, &format!("{link}/confirm")).await;
+
+    let key = app
+        .incident(json!({"title": HIDDEN, "severity": "Sev3", "service": "exports"}))
+        .await;
+    let path = format!("/api/v1/incidents/{key}/publication");
+    let r = put(
+        &app,
+        &path,
+        &json!({"title": "Delayed exports", "message": "Exports are delayed."}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // Queued, not yet sent; then restricted: the message is called off.
+    quell::statuspage::mailer::round(&app.pool).await.unwrap();
+    let r = app
+        .call_as(
+            &app.admin,
+            Method::PUT,
+            &format!("/api/v1/incidents/{key}/access"),
+            &[],
+            Some(&json!({"restricted": true, "people": ["sam"]}).to_string()),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    update(&app, &key, "customers", "Exports resume at noon.").await;
+    mail_round(&app, &smtp.url).await;
+    let all = smtp.mail().concat();
+    for text in [
+        HIDDEN,
+        "Delayed exports",
+        "Exports are delayed.",
+        "Exports resume",
+    ] {
+        assert!(!all.contains(text), "{text} was mailed: {all}");
+    }
+}
+
+#[sqlx::test]
+async fn a_message_that_cannot_be_delivered_shows_as_failing_to_admins(pool: PgPool) {
+    let smtp = crate::paging::smtp_server().await;
+    let app = TestApp::new(pool).await;
+    app.service("checkout").await;
+    subscribe(&app, &[("email", "ana@example.com"), ("scope", "all")]).await;
+    mail_round(&app, &smtp.url).await;
+    let link = link_after(&mail_to(&smtp, "ana@example.com")[0], "http://quell.test");
+    anonymous_post(&app, &format!("{link}/confirm")).await;
+    let key = app
+        .incident(json!({"title": "Checkout down", "severity": "Sev2", "service": "checkout"}))
+        .await;
+    let r = put(
+        &app,
+        &format!("/api/v1/incidents/{key}/publication"),
+        &json!({"title": "Checkout unavailable", "message": "Checkout is unavailable."}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // The mail server is gone: every try fails, and the message is given up on.
+    drop(smtp);
+    mail_round(&app, "smtp://127.0.0.1:9").await;
+    let listed = app.get("/api/v1/status/subscribers").await.json();
+    assert_eq!(listed["failing"], 1, "{listed}");
+    let ana = &listed["items"][0];
+    assert!(ana["failing_since"].is_string(), "{ana}");
+    assert!(
+        ana["last_error"].as_str().unwrap().contains("SMTP"),
+        "{ana}"
+    );
+    let page = app
+        .call_as(&app.admin, Method::GET, "/admin/status", &[], None)
+        .await;
+    assert!(
+        page.text.contains("1 failing") && page.text.contains("ana@example.com"),
+        "{}",
+        page.text
+    );
+    // An admin removes the address.
+    let id = ana["id"].as_i64().unwrap();
+    let r = app
+        .call_as(
+            &app.admin,
+            Method::DELETE,
+            &format!("/api/v1/status/subscribers/{id}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    assert_eq!(
+        app.get("/api/v1/status/subscribers").await.json()["items"],
+        json!([])
+    );
+}
+
+/// The public page as it reads in `c` once it says `ready`. The browser keeps a copy for 10 s
+/// (`Cache-Control: max-age=10`), as any reader's does: it reloads, as a reader would, which
+/// asks the server again (with the copy's ETag).
+async fn public_page(c: &fantoccini::Client, base: &str, ready: &str) -> String {
+    c.goto(&format!("{base}/status")).await.unwrap();
+    let mut last = String::new();
+    for _ in 0..40 {
+        if let Ok(el) = c.find(fantoccini::Locator::Css("main")).await
+            && let Ok(text) = el.text().await
+        {
+            if text.contains(ready) {
+                return text;
+            }
+            last = text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        c.refresh().await.unwrap();
+    }
+    panic!("/status never said {ready:?}; it says {last}");
+}
+
+/// How far the page runs past the window's width (0: it fits).
+async fn overflow(c: &fantoccini::Client) -> i64 {
+    c.execute(
+        "return document.documentElement.scrollWidth - window.innerWidth;",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_i64()
+    .unwrap()
+}
+
+#[sqlx::test]
+async fn a_comms_lead_publishes_updates_and_resolves_in_chromium_on_a_phone_and_a_laptop(
+    pool: PgPool,
+) {
+    use crate::browser::{click, sign_in_at, text_when, type_into};
+    use fantoccini::Locator;
+    crate::browser::account(
+        &pool,
+        "cara@example.com",
+        "Cara Comms",
+        quell::auth::domain::UserRole::Responder,
+    )
+    .await;
+    let draft = quell::services::domain::ServiceDraft {
+        name: "checkout".into(),
+        tier: 1,
+        ..Default::default()
+    };
+    quell::services::db::insert(&pool, &draft.validated().unwrap(), None)
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    let checkout = quell::statuspage::actions::create_component(
+        &mut tx,
+        &quell::audit::Actor::system("test"),
+        quell::statuspage::domain::ComponentDraft {
+            name: "Checkout".into(),
+            description: String::new(),
+            group: String::new(),
+            position: 1,
+            services: vec!["checkout".into()],
+        },
+    )
+    .await
+    .unwrap()
+    .id;
+    tx.commit().await.unwrap();
+    let base = crate::browser::serve(pool.clone()).await;
+    let (_driver, driver_url) = crate::browser::chromedriver().await;
+
+    for width in [360, 1280] {
+        let key = crate::browser::open_incident(
+            &pool,
+            &format!("{SECRET} {width}"),
+            quell::domain::Severity::Sev2,
+            Some("checkout"),
+            "",
+            10,
+        )
+        .await;
+        let public = format!("Checkout errors seen at {width} px");
+        let c = crate::browser::browser_sized(&driver_url, width, 900).await;
+        let run = async {
+            // Publish from the incident's publish page.
+            sign_in_at(
+                &c,
+                &format!("{base}/incidents/{key}/publication"),
+                "cara@example.com",
+            )
+            .await;
+            type_into(&c, r#"input[name="title"]"#, &public).await;
+            c.find(Locator::Css(&format!(
+                r#"select[name="component_{checkout}"]"#
+            )))
+            .await
+            .unwrap()
+            .select_by_value("partial_outage")
+            .await
+            .unwrap();
+            type_into(
+                &c,
+                r#"textarea[name="message"]"#,
+                "We are looking into checkout errors.",
+            )
+            .await;
+            click(&c, r#"form[action$="/publication"] button[type="submit"]"#).await;
+            text_when(&c, "main", |t| t.contains("On the status page as")).await;
+
+            // The page, as the public reads it.
+            let page = public_page(&c, &base, &public).await;
+            assert!(
+                page.contains("We are looking into checkout errors."),
+                "{page}"
+            );
+            assert!(
+                page.contains("Partial outage") && page.contains("Investigating"),
+                "{page}"
+            );
+            assert!(!page.contains(SECRET), "{page}");
+            assert!(overflow(&c).await <= 0, "the page fits {width} px");
+
+            // A second public update from the incident page, then mitigated and resolved.
+            c.goto(&format!("{base}/incidents/{key}")).await.unwrap();
+            type_into(
+                &c,
+                r#"form[action$="/updates"] textarea[name="body"]"#,
+                "A fix is rolling out.",
+            )
+            .await;
+            c.find(Locator::Css(
+                r#"form[action$="/updates"] select[name="audience"]"#,
+            ))
+            .await
+            .unwrap()
+            .select_by_value("customers")
+            .await
+            .unwrap();
+            click(&c, r#"form[action$="/updates"] button[type="submit"]"#).await;
+            text_when(&c, "main", |t| t.contains("A fix is rolling out.")).await;
+            let page = public_page(&c, &base, "A fix is rolling out.").await;
+            assert!(
+                page.contains("We are looking into checkout errors."),
+                "{page}"
+            );
+            for action in ["acknowledge", "mitigate", "resolve"] {
+                c.goto(&format!("{base}/incidents/{key}")).await.unwrap();
+                click(
+                    &c,
+                    &format!(r#"form.steps button[name="action"][value="{action}"]"#),
+                )
+                .await;
+                text_when(&c, ".incident-head .status", |t| {
+                    t == match action {
+                        "acknowledge" => "acknowledged",
+                        "mitigate" => "mitigated",
+                        _ => "resolved",
+                    }
+                })
+                .await;
+            }
+            let page = public_page(&c, &base, "All Systems Operational").await;
+            let past = &page[page.find("Past incidents").unwrap()..];
+            assert!(
+                past.contains(&public) && past.contains("Resolved"),
+                "{page}"
+            );
+            assert!(overflow(&c).await <= 0, "the page fits {width} px");
+            // Its own page: the three public updates, newest first.
+            click(&c, "main a[href^=\"/status/incidents/\"]").await;
+            let own = text_when(&c, "main", |t| {
+                t.contains("This incident has been resolved.")
+            })
+            .await;
+            assert!(own.contains(&public) && !own.contains(SECRET), "{own}");
+            let order: Vec<usize> = [
+                "This incident has been resolved.",
+                "A fix is rolling out.",
+                "We are looking into checkout errors.",
+            ]
+            .iter()
+            .map(|t| own.find(t).unwrap_or_else(|| panic!("{t} in {own}")))
+            .collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "newest first: {own}");
+            assert!(
+                overflow(&c).await <= 0,
+                "the incident's page fits {width} px"
+            );
+        };
+        run.await;
+        c.close().await.unwrap();
+    }
+}
+
+#[sqlx::test]
+async fn a_change_made_on_one_replica_shows_at_once_on_another(pool: PgPool) {
+    let app = TestApp::new(pool.clone()).await;
+    app.service("checkout").await;
+    // Two more replicas on the same database, each with its own copy of the page.
+    let (one, two) = (
+        crate::browser::serve(pool.clone()).await,
+        crate::browser::serve(pool.clone()).await,
+    );
+    let http = reqwest::Client::new();
+    let read = |base: &str| {
+        let (http, url) = (http.clone(), format!("{base}/status/api/v2/summary.json"));
+        async move {
+            http.get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let before = read(&two).await;
+    assert_eq!(before["incidents"], json!([]), "{before}");
+    assert_eq!(read(&two).await, before, "served again from the copy");
+
+    // Published through the first; the second answers with it on the next request.
+    let key = secret_incident(&app, 5).await;
+    let r = put(
+        &app,
+        &format!("/api/v1/incidents/{key}/publication"),
+        &json!({"title": "Checkout slow", "message": "Looking into it."}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    for base in [&one, &two] {
+        let now = read(base).await;
+        assert_eq!(now["incidents"][0]["name"], "Checkout slow", "{now}");
+    }
+    // A customers update and the resolution, the same.
+    update(&app, &key, "customers", "Fixed, watching.").await;
+    let now = read(&two).await;
+    assert_eq!(
+        now["incidents"][0]["incident_updates"][0]["body"], "Fixed, watching.",
+        "{now}"
+    );
+    step(&app, &key, "resolve").await;
+    let now = read(&two).await;
+    assert_eq!(now["incidents"], json!([]), "{now}");
+    assert_eq!(now["status"]["indicator"], "none", "{now}");
 }

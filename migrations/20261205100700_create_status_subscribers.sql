@@ -13,12 +13,16 @@ create table status_subscribers (
     all_components boolean not null default true,
     created_at timestamptz not null default now(),
     confirmation_sent_at timestamptz not null default now(),
+    -- the client address that last asked for a confirmation (the form's limits count it)
+    requested_from text,
     confirmed_at timestamptz,
     -- the last message that could not be delivered (given up after its retries)
     failing_since timestamptz,
     last_error text
 );
 create unique index status_subscribers_email_key on status_subscribers (lower(email));
+create index status_subscribers_waiting on status_subscribers (confirmation_sent_at)
+    where confirmed_at is null;
 
 create table status_subscriber_components (
     subscriber_id bigint not null constraint status_subscriber_components_subscriber_fkey

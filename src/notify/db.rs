@@ -591,18 +591,22 @@ pub async fn tell_subscribers(
     if to.is_empty() {
         return Ok(0);
     }
-    let (ids, payloads): (Vec<i64>, Vec<Value>) = to.iter().cloned().unzip();
-    let queued = sqlx::query!(
-        r#"insert into notifications (status_subscriber_id, incident_id, event, payload)
-           select s, $1, $2, p from unnest($3::int8[], $4::jsonb[]) as t(s, p)"#,
-        incident_id,
-        event,
-        &ids,
-        &payloads
-    )
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
+    let mut queued = 0;
+    // A thousand at a time: one statement's values stay small however many subscribe.
+    for chunk in to.chunks(1000) {
+        let (ids, payloads): (Vec<i64>, Vec<Value>) = chunk.iter().cloned().unzip();
+        queued += sqlx::query!(
+            r#"insert into notifications (status_subscriber_id, incident_id, event, payload)
+               select s, $1, $2, p from unnest($3::int8[], $4::jsonb[]) as t(s, p)"#,
+            incident_id,
+            event,
+            &ids,
+            &payloads
+        )
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    }
     wake(conn).await?;
     Ok(queued)
 }
@@ -686,9 +690,12 @@ pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppRe
                update notifications n
                set attempts = n.attempts + 1,
                    next_attempt_at = now() + make_interval(secs => $2)
+               -- pages and channels before the status page's subscribers, however many
+               -- of theirs wait
                where n.id in (select id from notifications
                               where state = 'pending' and next_attempt_at <= now()
-                              order by next_attempt_at limit $1
+                              order by status_subscriber_id is not null, next_attempt_at
+                              limit $1
                               for update skip locked)
                returning n.id, n.attempts, n.payload, n.channel_id, n.contact_method_id,
                          n.status_subscriber_id)

@@ -182,7 +182,7 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
         if let Some(line) = obj.get("bridge_line").and_then(|l| l.as_str()) {
             text.push_str(&format!("\n{line}"));
         }
-        // A status page subscriber's own links: which components, and leaving in one click.
+        // A status page subscriber's own links: which components, and leaving.
         if let Some(path) = obj
             .get("manage_path")
             .and_then(|p| p.as_str())
@@ -196,7 +196,7 @@ fn finished(cfg: &SenderConfig, n: &Claimed) -> (serde_json::Value, String) {
             .map(str::to_owned)
         {
             obj.insert("unsubscribe_url".into(), json!(format!("{base}{path}")));
-            text.push_str(&format!("\nUnsubscribe (one click): {base}{path}"));
+            text.push_str(&format!("\nUnsubscribe: {base}{path}"));
         }
     }
     (payload, text)

@@ -307,8 +307,39 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
                     .get(REQUEST_ID)
                     .and_then(|v| v.to_str().ok())
                     .unwrap_or("-");
-                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                tracing::info_span!("request", method = %req.method(), path = %logged_path(req.uri().path()), request_id = %id)
             }),
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// A path as the request log writes it, without the credential a link carries in its path: an
+/// acknowledge or respond link's token, a status page subscriber's, a calendar feed's name.
+fn logged_path(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut secret = false;
+    for segment in path.split('/') {
+        let feed = out.len() == 2 && out[1] == "oncall" && segment.ends_with(".ics");
+        out.push(if secret || feed { "…" } else { segment });
+        secret = matches!(segment, "ack" | "respond" | "subscription");
+    }
+    out.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_request_log_leaves_out_what_a_link_carries_as_its_credential() {
+        assert_eq!(
+            super::logged_path("/incidents/INC-7/ack/abc.def"),
+            "/incidents/INC-7/ack/…"
+        );
+        assert_eq!(
+            super::logged_path("/status/subscription/0f3a/unsubscribe"),
+            "/status/subscription/…/unsubscribe"
+        );
+        assert_eq!(super::logged_path("/oncall/tok123.ics"), "/oncall/…");
+        assert_eq!(super::logged_path("/oncall/assign"), "/oncall/assign");
+        assert_eq!(super::logged_path("/incidents/INC-7"), "/incidents/INC-7");
+    }
 }

@@ -153,7 +153,7 @@ pub async fn publish(
     Ok(after)
 }
 
-/// Takes incident `key` off the status page.
+/// Takes incident `key` off the status page; its subscribers' mail not yet sent is called off.
 pub async fn unpublish(conn: &mut PgConnection, actor: &Actor, key: IncidentKey) -> AppResult<()> {
     let incident = crate::incidents::db::lock(&mut *conn, key).await?;
     let Some(before) = db::publication(&mut *conn, incident.id).await? else {
@@ -162,6 +162,7 @@ pub async fn unpublish(conn: &mut PgConnection, actor: &Actor, key: IncidentKey)
         )));
     };
     db::unpublish(&mut *conn, incident.id).await?;
+    crate::notify::actions::call_off_subscriber_mail(conn, &[incident.id], WITHDRAWN).await?;
     audit::deleted(conn, actor, "status.unpublish", &key.to_string(), &before).await
 }
 
@@ -189,10 +190,12 @@ pub async fn withdraw(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppRes
     audit::record(conn, actor, "status.withdraw", &target, None, None).await
 }
 
-/// What a subscription form asked for: an address, and every component or these.
+/// What a subscription form asked for: an address, and every component or these; and the
+/// client address that asked.
 pub struct SubscriptionRequest<'a> {
     pub email: &'a str,
     pub components: Option<Vec<i64>>,
+    pub from: Option<&'a str>,
 }
 
 /// A new credential for a subscriber's links: 256 random bits, hex.
@@ -206,7 +209,8 @@ fn new_token() -> String {
 /// Someone asks for email about the page: a new address is kept unconfirmed and sent a
 /// confirmation link; one waiting to confirm is sent it again at most hourly (with its choice
 /// of components replaced); a confirmed one changes nothing (their own links do). The answer
-/// is the same every time, so the form tells no one who subscribes.
+/// is the same every time, so the form tells no one who subscribes. Past the hourly limits on
+/// confirmations (from this client, and in all) it is refused and sends nothing.
 pub async fn subscribe(conn: &mut PgConnection, req: SubscriptionRequest<'_>) -> AppResult<()> {
     let email = domain::check_email(req.email)?;
     let components = req.components.as_deref();
@@ -216,11 +220,18 @@ pub async fn subscribe(conn: &mut PgConnection, req: SubscriptionRequest<'_>) ->
             message: "choose at least one component, or every component".into(),
         }]));
     }
+    let (from_here, all) = db::confirmations_lately(&mut *conn, req.from).await?;
+    if from_here >= domain::CONFIRMATIONS_PER_HOUR_FROM_ONE || all >= domain::CONFIRMATIONS_PER_HOUR
+    {
+        return Err(AppError::LimitReached(
+            "Too many subscriptions were asked for lately; try again in an hour.".into(),
+        ));
+    }
     let settings = db::settings(&mut *conn).await?;
     let (id, token) = match db::subscriber_by_email(&mut *conn, &email).await? {
         None => {
             let token = new_token();
-            match db::insert_subscriber(conn, &email, &token, components).await? {
+            match db::insert_subscriber(conn, (&email, &token, req.from), components).await? {
                 Some(id) => (id, token),
                 // The same address, at the same moment, by another request: that one sends.
                 None => return Ok(()),
@@ -228,12 +239,11 @@ pub async fn subscribe(conn: &mut PgConnection, req: SubscriptionRequest<'_>) ->
         }
         Some(s) if s.confirmed_at.is_some() => return Ok(()),
         Some(s) => {
-            let waited = crate::clock::now(&mut *conn).await? - s.confirmation_sent_at;
-            if waited < chrono::Duration::minutes(domain::CONFIRM_AGAIN_AFTER_MINUTES) {
+            let minutes = domain::CONFIRM_AGAIN_AFTER_MINUTES;
+            if !db::confirm_again(&mut *conn, s.id, req.from, minutes).await? {
                 return Ok(());
             }
             db::set_subscriber_components(conn, s.id, components).await?;
-            db::confirmation_sent(&mut *conn, s.id).await?;
             (s.id, s.token)
         }
     };
@@ -241,6 +251,9 @@ pub async fn subscribe(conn: &mut PgConnection, req: SubscriptionRequest<'_>) ->
     crate::notify::actions::tell_subscribers(conn, None, CONFIRM, &[(id, mail)]).await?;
     Ok(())
 }
+
+/// Why mail about an incident is called off.
+pub const WITHDRAWN: &str = "the incident is no longer on the status page";
 
 /// The event a confirmation request is.
 const CONFIRM: &str = "status.confirm";
@@ -295,11 +308,7 @@ pub async fn unsubscribe(conn: &mut PgConnection, token: &str) -> AppResult<Stri
 
 /// An admin removes a subscriber (a failing address, say).
 pub async fn remove_subscriber(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
-    let Some(before) = db::subscribers(&mut *conn)
-        .await?
-        .into_iter()
-        .find(|s| s.id == id)
-    else {
+    let Some(before) = db::subscriber(&mut *conn, id).await? else {
         return Err(AppError::NotFound(format!("There is no subscriber {id}.")));
     };
     db::delete_subscriber(&mut *conn, id).await?;

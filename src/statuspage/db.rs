@@ -473,12 +473,16 @@ pub struct Subscriber {
     pub last_error: Option<String>,
 }
 
-/// Subscribers: everyone (admins' list, failing first), or the one with this address or token.
-async fn subscribers_where(
-    e: impl PgExecutor<'_>,
-    email: Option<&str>,
-    token: Option<&str>,
-) -> AppResult<Vec<Subscriber>> {
+/// Which subscribers: the one with this id, address or token, or (all `None`) the first
+/// `most`, failing first.
+struct Which<'a> {
+    id: Option<i64>,
+    email: Option<&'a str>,
+    token: Option<&'a str>,
+    most: i64,
+}
+
+async fn subscribers_where(e: impl PgExecutor<'_>, w: Which<'_>) -> AppResult<Vec<Subscriber>> {
     Ok(sqlx::query_as!(
         Subscriber,
         r#"select s.id, s.email, s.token, s.all_components,
@@ -489,30 +493,80 @@ async fn subscribers_where(
            from status_subscribers s
            where ($1::text is null or lower(s.email) = lower($1))
              and ($2::text is null or s.token = $2)
-           order by s.failing_since desc nulls last, s.email"#,
-        email,
-        token
+             and ($3::int8 is null or s.id = $3)
+           order by s.failing_since desc nulls last, s.email
+           limit $4"#,
+        w.email,
+        w.token,
+        w.id,
+        w.most
     )
     .fetch_all(e)
     .await?)
 }
 
-pub async fn subscribers(e: impl PgExecutor<'_>) -> AppResult<Vec<Subscriber>> {
-    subscribers_where(e, None, None).await
+/// The first `most` subscribers, failing first, then by address.
+pub async fn subscribers(e: impl PgExecutor<'_>, most: i64) -> AppResult<Vec<Subscriber>> {
+    let w = Which {
+        id: None,
+        email: None,
+        token: None,
+        most,
+    };
+    subscribers_where(e, w).await
+}
+
+pub async fn subscriber(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Subscriber>> {
+    let w = Which {
+        id: Some(id),
+        email: None,
+        token: None,
+        most: 1,
+    };
+    Ok(subscribers_where(e, w).await?.pop())
 }
 
 pub async fn subscriber_by_email(
     e: impl PgExecutor<'_>,
     email: &str,
 ) -> AppResult<Option<Subscriber>> {
-    Ok(subscribers_where(e, Some(email), None).await?.pop())
+    let w = Which {
+        id: None,
+        email: Some(email),
+        token: None,
+        most: 1,
+    };
+    Ok(subscribers_where(e, w).await?.pop())
 }
 
 pub async fn subscriber_by_token(
     e: impl PgExecutor<'_>,
     token: &str,
 ) -> AppResult<Option<Subscriber>> {
-    Ok(subscribers_where(e, None, Some(token)).await?.pop())
+    let w = Which {
+        id: None,
+        email: None,
+        token: Some(token),
+        most: 1,
+    };
+    Ok(subscribers_where(e, w).await?.pop())
+}
+
+/// Confirmations sent in the last hour: to requests from `from`, and to anyone.
+pub async fn confirmations_lately(
+    e: impl PgExecutor<'_>,
+    from: Option<&str>,
+) -> AppResult<(i64, i64)> {
+    let r = sqlx::query!(
+        r#"select count(*) filter (where requested_from = $1) as "from_here!",
+                  count(*) as "all!"
+           from status_subscribers
+           where confirmed_at is null and confirmation_sent_at > now() - interval '1 hour'"#,
+        from
+    )
+    .fetch_one(e)
+    .await?;
+    Ok((r.from_here, r.all))
 }
 
 /// Counts of subscribers: confirmed, waiting to confirm, failing.
@@ -532,16 +586,16 @@ pub async fn subscriber_counts(e: impl PgExecutor<'_>) -> AppResult<(i64, i64, i
 /// (another request's, at the same moment).
 pub async fn insert_subscriber(
     conn: &mut PgConnection,
-    email: &str,
-    token: &str,
+    (email, token, from): (&str, &str, Option<&str>),
     components: Option<&[i64]>,
 ) -> AppResult<Option<i64>> {
     let id = sqlx::query_scalar!(
-        r#"insert into status_subscribers (email, token, all_components)
-           values ($1, $2, $3) on conflict do nothing returning id"#,
+        r#"insert into status_subscribers (email, token, all_components, requested_from)
+           values ($1, $2, $3, $4) on conflict do nothing returning id"#,
         email,
         token,
-        components.is_none()
+        components.is_none(),
+        from
     )
     .fetch_optional(&mut *conn)
     .await?;
@@ -584,15 +638,27 @@ pub async fn set_subscriber_components(
     Ok(())
 }
 
-/// A confirmation is sent again now.
-pub async fn confirmation_sent(e: impl PgExecutor<'_>, id: i64) -> AppResult<()> {
-    sqlx::query!(
-        "update status_subscribers set confirmation_sent_at = now() where id = $1",
-        id
+/// Takes the sending of another confirmation to subscriber `id`, still unconfirmed, whose
+/// last was sent more than `minutes` ago: false when it is not due (or another request has
+/// just taken it).
+pub async fn confirm_again(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    from: Option<&str>,
+    minutes: i64,
+) -> AppResult<bool> {
+    Ok(sqlx::query!(
+        r#"update status_subscribers set confirmation_sent_at = now(), requested_from = $2
+           where id = $1 and confirmed_at is null
+             and confirmation_sent_at < now() - make_interval(mins => $3::int4)"#,
+        id,
+        from,
+        minutes as i32
     )
     .execute(e)
-    .await?;
-    Ok(())
+    .await?
+    .rows_affected()
+        == 1)
 }
 
 /// Confirms a subscriber (a second time changes nothing).
@@ -617,11 +683,12 @@ pub async fn delete_subscriber(e: impl PgExecutor<'_>, id: i64) -> AppResult<boo
     )
 }
 
-/// Forgets addresses that never confirmed within `days`; how many.
+/// Forgets addresses that did not confirm within `days` of their last confirmation; how many.
 pub async fn forget_unconfirmed(e: impl PgExecutor<'_>, days: i64) -> AppResult<u64> {
     Ok(sqlx::query!(
         r#"delete from status_subscribers
-           where confirmed_at is null and created_at < now() - make_interval(days => $1::int4)"#,
+           where confirmed_at is null
+             and confirmation_sent_at < now() - make_interval(days => $1::int4)"#,
         days as i32
     )
     .execute(e)
@@ -659,12 +726,17 @@ pub async fn unmailed(e: impl PgExecutor<'_>) -> AppResult<Vec<MailEvent>> {
                where u.audience = 'customers' and u.recorded_at >= p.published_at
                  and not i.restricted and u.recorded_at > now() - interval '1 day'
                union all
+               -- a resolution is public from when it was recorded (its time may be earlier)
                select 'resolved:' || i.id || ':' || extract(epoch from i.resolved_at)::int8,
-                      i.id, greatest(i.resolved_at, p.published_at), i.resolved_at, p.closing,
+                      i.id, greatest(r.recorded_at, p.published_at), i.resolved_at, p.closing,
                       true
                from status_publications p join incidents i on i.id = p.incident_id
+               cross join lateral (
+                   select coalesce(max(t.recorded_at), i.resolved_at) as recorded_at
+                   from timeline_events t
+                   where t.incident_id = i.id and t.kind = 'resolved') r
                where i.resolved_at is not null and not i.restricted
-                 and greatest(i.resolved_at, p.published_at) > now() - interval '1 day') e
+                 and greatest(r.recorded_at, p.published_at) > now() - interval '1 day') e
            where not exists (select 1 from status_mailings m where m.event = e.event)
            order by e.at, e.event"#
     )

@@ -277,8 +277,15 @@ pub fn check_publication(d: PublicationDraft) -> Result<PublicationDraft, Domain
 /// another person's address cannot fill their inbox.
 pub const CONFIRM_AGAIN_AFTER_MINUTES: i64 = 60;
 
-/// An address that never confirmed is forgotten after this many days.
+/// An address that did not confirm is forgotten this many days after its last confirmation
+/// was sent.
 pub const UNCONFIRMED_KEPT_DAYS: i64 = 7;
+
+/// Confirmations the form sends in an hour to requests from one client address, and to
+/// anyone: the form cannot be made to mail a crowd of addresses (or one inbox under many
+/// aliases). Past either, it answers 429 and sends nothing.
+pub const CONFIRMATIONS_PER_HOUR_FROM_ONE: i64 = 5;
+pub const CONFIRMATIONS_PER_HOUR: i64 = 200;
 
 /// Checks an email address as a subscriber types it: one `@` with something on each side, a
 /// dot in the domain, no spaces or brackets, at most 254 characters. Trimmed.

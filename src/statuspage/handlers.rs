@@ -269,11 +269,11 @@ pub struct SubscriberList {
     pub waiting: i64,
     /// Whose last message was given up on
     pub failing: i64,
-    /// Every subscriber, failing first
+    /// The first 1000 subscribers, failing first, then by address
     pub items: Vec<db::Subscriber>,
 }
 
-/// The status page's email subscribers, failing first (admins).
+/// The status page's email subscribers: counts, and the first 1000, failing first (admins).
 #[utoipa::path(get, path = "/api/v1/status/subscribers", operation_id = "listStatusSubscribers", tag = "status",
     responses((status = 200, description = "OK", body = SubscriberList)))]
 pub async fn subscribers(
@@ -284,7 +284,7 @@ pub async fn subscribers(
         confirmed,
         waiting,
         failing,
-        items: db::subscribers(&state.pool).await?,
+        items: db::subscribers(&state.pool, 1000).await?,
     }))
 }
 
@@ -479,49 +479,45 @@ fn maintenance_object(m: &MaintenanceView, v: &View, base: &str) -> Value {
 /// How long a replica serves its copy of a public answer while the page's version holds:
 /// the bound on what changes with time alone (a maintenance window starting, a new day's bar).
 /// Browsers and proxies may keep it as long (`Cache-Control`).
-const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+pub const FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A public answer as made once per version of the page: its bytes and their tag.
 pub struct Rendered {
     content_type: &'static str,
     body: axum::body::Bytes,
     etag: String,
-    /// When what it shows last changed
-    modified: chrono::DateTime<chrono::Utc>,
+    /// When it was made (the database's clock)
+    made: chrono::DateTime<chrono::Utc>,
 }
 
 impl Rendered {
     pub fn new(
         content_type: &'static str,
         body: Vec<u8>,
-        modified: chrono::DateTime<chrono::Utc>,
+        made: chrono::DateTime<chrono::Utc>,
     ) -> Self {
         let etag = format!("\"{:x}\"", Sha256::digest(&body));
         Self {
             content_type,
             body: body.into(),
             etag,
-            modified,
+            made,
         }
     }
 
-    /// The answer: cacheable for a short while by anyone, with its ETag and Last-Modified,
-    /// and a 304 to a client that has it.
+    /// The answer: cacheable for a short while by anyone, with its ETag and Last-Modified
+    /// (when this copy was made), and a 304 to a client that has the same bytes. Only the
+    /// ETag decides: a date cannot tell a change within its second, nor one that took
+    /// something away (a restricted incident) from nothing changed.
     pub fn answer(&self, headers: &HeaderMap) -> Response {
-        let asked = |h| headers.get(h).and_then(|v: &HeaderValue| v.to_str().ok());
-        let modified = self
-            .modified
-            .format("%a, %d %b %Y %H:%M:%S GMT")
-            .to_string();
-        let fresh = match asked(header::IF_NONE_MATCH) {
-            Some(tags) => tags
-                .split(',')
-                .any(|t| t.trim() == self.etag || t.trim() == "*"),
-            // Only without a tag does the date count (RFC 9110 13.1.3).
-            None => asked(header::IF_MODIFIED_SINCE)
-                .and_then(|d| chrono::DateTime::parse_from_rfc2822(&d.replace("GMT", "+0000")).ok())
-                .is_some_and(|since| self.modified.timestamp() <= since.timestamp()),
-        };
+        let modified = self.made.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        let fresh = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|tags| {
+                tags.split(',')
+                    .any(|t| t.trim() == self.etag || t.trim() == "*")
+            });
         let mut res = if fresh {
             StatusCode::NOT_MODIFIED.into_response()
         } else {
@@ -575,7 +571,7 @@ pub async fn served(
         .public_copies
         .get_or_build(name, version, FRESH_FOR, || async {
             let body = render(&v)?;
-            Ok::<_, AppError>(Rendered::new(content_type, body, v.updated_at))
+            Ok::<_, AppError>(Rendered::new(content_type, body, v.generated_at))
         })
         .await?;
     Ok(made.answer(headers))

@@ -39,7 +39,7 @@ pub async fn round(pool: &PgPool) -> AppResult<u64> {
                 crate::notify::actions::call_off_subscriber_mail(
                     tx,
                     &withdrawn,
-                    "the incident is no longer on the status page",
+                    super::actions::WITHDRAWN,
                 )
                 .await
             })
@@ -48,11 +48,19 @@ pub async fn round(pool: &PgPool) -> AppResult<u64> {
     }
     let mut queued = 0;
     for event in db::unmailed(pool).await? {
-        queued += crate::transaction::write(pool, |tx, _| {
+        // One event that cannot be mailed holds back none of the others; it is tried again
+        // next round.
+        match crate::transaction::write(pool, |tx, _| {
             let event = event.clone();
             Box::pin(async move { mail(tx, &event).await })
         })
-        .await?;
+        .await
+        {
+            Ok(n) => queued += n,
+            Err(e) => {
+                tracing::warn!(event = %event.event, error = %e, "could not mail a status page event")
+            }
+        }
     }
     db::forget_unconfirmed(pool, domain::UNCONFIRMED_KEPT_DAYS).await?;
     Ok(queued)

@@ -13,11 +13,11 @@ use serde::Deserialize;
 use super::actions;
 use super::db::{self, Component, Publication};
 use super::domain::{ComponentDraft, ComponentStatus, DEFAULT_CLOSING, PublicationDraft};
-use super::handlers::{Rendered, current, served};
+use super::handlers::{FRESH_FOR, Rendered, current, served};
 use super::public::{self, IncidentView, View};
 use crate::domain::IncidentKey;
 use crate::error::{AppError, AppResult, FieldError};
-use crate::http::access::{Admin, Responder, Viewer};
+use crate::http::access::{Admin, RequestActor, Responder, Viewer};
 use crate::http::extract::{OpenForm, PageForm, incident_key, parse_id};
 use crate::http::page::{Chrome, PageError, PageResult, form_again, submitted};
 use crate::http::request::PageRequest;
@@ -65,7 +65,7 @@ pub async fn incident(
     if id.is_empty() || id.len() > 40 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(missing());
     }
-    let (_, v) = current(&state).await?;
+    let (version, v) = current(&state).await?;
     if v.open
         .iter()
         .chain(v.past.iter())
@@ -82,11 +82,18 @@ pub async fn incident(
         })
         .await;
     }
-    let i = public::incident(&state.pool, id)
-        .await?
-        .ok_or_else(missing)?;
-    let body = html(PublicIncident { v: &v, i: &i }.render())?;
-    Ok(Rendered::new(HTML, body, i.updated_at).answer(&headers))
+    // Older than the page keeps: kept as the others once found (a miss is one small query).
+    let made = state
+        .public_copies
+        .get_or_build(&format!("incident {id}"), version, FRESH_FOR, || async {
+            let i = public::incident(&state.pool, id)
+                .await?
+                .ok_or_else(missing)?;
+            let body = html(PublicIncident { v: &v, i: &i }.render())?;
+            Ok::<_, AppError>(Rendered::new(HTML, body, v.generated_at))
+        })
+        .await?;
+    Ok(made.answer(&headers))
 }
 
 #[derive(Template, WebTemplate)]
@@ -120,8 +127,7 @@ async fn admin_page(
             (w.id, w.name, w.services.join(", "), on)
         })
         .collect();
-    let mut subscribers = db::subscribers(&state.pool).await?;
-    subscribers.truncate(100);
+    let subscribers = db::subscribers(&state.pool, 100).await?;
     Ok(AdminPage {
         windows,
         counts: db::subscriber_counts(&state.pool).await?,
@@ -611,6 +617,7 @@ pub async fn subscribe_form(State(state): State<AppState>) -> AppResult<Response
 /// address, subscribed or not.
 pub async fn subscribe(
     State(state): State<AppState>,
+    RequestActor(asking): RequestActor,
     OpenForm(form): OpenForm<ChooseForm>,
 ) -> AppResult<Response> {
     let components = form.components();
@@ -618,6 +625,7 @@ pub async fn subscribe(
         let request = actions::SubscriptionRequest {
             email: &form.email,
             components: components.clone(),
+            from: asking.client_addr.as_deref(),
         };
         Box::pin(actions::subscribe(tx, request))
     })
@@ -636,7 +644,7 @@ pub async fn subscribe(
             };
             own(StatusCode::OK, page.render())
         }
-        Err(e @ AppError::Validation(_)) => {
+        Err(e @ (AppError::Validation(_) | AppError::LimitReached(_))) => {
             let page = SubscribePage {
                 v: &v,
                 error: Some(said(&e)),
@@ -644,7 +652,7 @@ pub async fn subscribe(
                 all: components.is_none(),
                 chosen: form.ticked(),
             };
-            own(StatusCode::UNPROCESSABLE_ENTITY, page.render())
+            own(e.status(), page.render())
         }
         Err(e) => Err(e),
     }
@@ -745,8 +753,38 @@ pub async fn choose(
     }
 }
 
-/// `GET` or `POST /status/subscription/{token}/unsubscribe`: one click from the message (or
-/// the mail client's own button, RFC 8058), no sign-in; the address is forgotten.
+#[derive(Template)]
+#[template(path = "status/leave.html")]
+struct LeavePage<'a> {
+    v: &'a View,
+    email: &'a str,
+    token: &'a str,
+}
+
+/// `GET /status/subscription/{token}/unsubscribe`: the message's link leads here, to one
+/// button (mail scanners open every link; a link alone unsubscribes no one).
+pub async fn leave(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> AppResult<Response> {
+    let (_, v) = current(&state).await?;
+    let mut conn = state.pool.acquire().await?;
+    match actions::subscriber(&mut conn, &token).await {
+        Ok(s) => {
+            let page = LeavePage {
+                v: &v,
+                email: &s.email,
+                token: &s.token,
+            };
+            own(StatusCode::OK, page.render())
+        }
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e) => Err(e),
+    }
+}
+
+/// `POST /status/subscription/{token}/unsubscribe`: the button, or the mail client's own
+/// (RFC 8058 one-click), no sign-in; the address is forgotten.
 pub async fn unsubscribe(
     State(state): State<AppState>,
     Path(token): Path<String>,

@@ -29,7 +29,7 @@ pub fn routes() -> Routes {
         .open("/status/subscription/{token}/confirm", post(pages::confirm))
         .open(
             "/status/subscription/{token}/unsubscribe",
-            get(pages::unsubscribe).post(pages::unsubscribe),
+            get(pages::leave).post(pages::unsubscribe),
         )
         .open(
             "/status/api/v2/incidents/unresolved.json",

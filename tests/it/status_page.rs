@@ -828,14 +828,33 @@ async fn a_subscriber_confirms_receives_each_public_update_once_and_leaves_in_on
     assert_eq!(mail_to(&smtp, "eve@example.com").len(), 1);
     assert_eq!(mail_to(&smtp, "bob@example.com").len(), 1);
 
-    // One click from the message, no sign-in: gone, and nothing more is sent.
-    let leave = link_after(update_mail, "Unsubscribe (one click): ");
+    // The message's link leads to one button, no sign-in (opening it alone, as a mail
+    // scanner does, changes nothing); pressed: gone, and nothing more is sent.
+    let leave = link_after(update_mail, "\nUnsubscribe: ");
     let r = anonymous_get(&app, &leave).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.text.contains("ana@example.com"), "{}", r.text);
+    assert_eq!(
+        app.get("/api/v1/status/subscribers").await.json()["confirmed"],
+        2
+    );
+    let r = anonymous_post(&app, &leave).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
     assert!(
         r.text.contains("Unsubscribed") && r.text.contains("ana@example.com"),
         "{}",
         r.text
+    );
+    // The mail client's own button (RFC 8058) posts to the same address.
+    let header = update_mail
+        .lines()
+        .find_map(|l| l.strip_prefix("List-Unsubscribe: <"))
+        .unwrap();
+    assert_eq!(
+        header
+            .trim_end_matches('>')
+            .trim_start_matches("http://quell.test"),
+        leave
     );
     let r = anonymous_get(&app, &leave).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
@@ -1203,4 +1222,33 @@ async fn a_change_made_on_one_replica_shows_at_once_on_another(pool: PgPool) {
     let now = read(&two).await;
     assert_eq!(now["incidents"], json!([]), "{now}");
     assert_eq!(now["status"]["indicator"], "none", "{now}");
+}
+
+#[sqlx::test]
+async fn the_form_sends_a_few_confirmations_an_hour_to_one_client_and_then_refuses(pool: PgPool) {
+    let app = TestApp::with(pool, |c| c.trust_forwarded_for = true).await;
+    let from = |ip: &'static str, email: String| {
+        let app = &app;
+        async move {
+            let body = format!("email={}&scope=all", urlencoding(&email));
+            let creds = crate::common::Creds::default();
+            let headers = [("x-forwarded-for", ip)];
+            app.form_raw(&creds, "/status/subscribe", body, &headers)
+                .await
+        }
+    };
+    // One inbox under aliases, from one client: five confirmations, then a refusal.
+    for n in 1..=5 {
+        let r = from("203.0.113.7", format!("victim+{n}@example.com")).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    }
+    let r = from("203.0.113.7", "victim+6@example.com".into()).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.text);
+    assert!(r.text.contains("try again in an hour"), "{}", r.text);
+    // Another client is not held back; nothing was kept of the refused one.
+    let r = from("198.51.100.2", "ana@example.com".into()).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let listed = app.get("/api/v1/status/subscribers").await.json();
+    assert_eq!(listed["waiting"], 6, "{listed}");
+    assert!(!listed.to_string().contains("victim+6"), "{listed}");
 }

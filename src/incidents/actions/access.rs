@@ -184,6 +184,9 @@ pub(super) async fn apply(
     let key = incident.key.to_string();
     if after.restricted {
         crate::timeline::actions::unname_links_to(conn, &key, id).await?;
+        // Mail to the status page's subscribers about it, not yet sent, goes no further.
+        let why = "the incident was restricted to some people";
+        crate::notify::actions::call_off_subscriber_mail(conn, &[id], why).await?;
     }
     audit::changed(conn, actor, "incident.access", &key, &before, &after).await?;
     Ok(Some(version))

@@ -567,9 +567,11 @@ pub async fn served(
     render: impl FnOnce(&View) -> AppResult<Vec<u8>>,
 ) -> AppResult<Response> {
     let (version, v) = current(state).await?;
+    // Named with the data's own making, so an answer lives no longer than the data it shows.
+    let name = format!("{name} {}", v.generated_at.timestamp_micros());
     let made = state
         .public_copies
-        .get_or_build(name, version, FRESH_FOR, || async {
+        .get_or_build(&name, version, FRESH_FOR, || async {
             let body = render(&v)?;
             Ok::<_, AppError>(Rendered::new(content_type, body, v.generated_at))
         })

@@ -82,7 +82,11 @@ pub async fn incident(
         })
         .await;
     }
-    // Older than the page keeps: kept as the others once found (a miss is one small query).
+    // Older than the page keeps: a miss is one small query, made outside the copies' lock so
+    // that guessing ids holds back no rebuild; one found is kept as the others.
+    if db::public_incident(&state.pool, id).await?.is_none() {
+        return Err(missing());
+    }
     let made = state
         .public_copies
         .get_or_build(&format!("incident {id}"), version, FRESH_FOR, || async {
@@ -688,18 +692,31 @@ fn subscription_page(
     own(status, page.render())
 }
 
+/// A page of the subscriber these links belong to, drawn by `show`; a link no longer valid
+/// says so.
+async fn of_subscriber(
+    state: &AppState,
+    token: &str,
+    show: impl FnOnce(&View, &db::Subscriber) -> AppResult<Response>,
+) -> AppResult<Response> {
+    let (_, v) = current(state).await?;
+    let mut conn = state.pool.acquire().await?;
+    match actions::subscriber(&mut conn, token).await {
+        Ok(s) => show(&v, &s),
+        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
+        Err(e) => Err(e),
+    }
+}
+
 /// `GET /status/subscription/{token}`: confirm, choose components, or leave.
 pub async fn subscription(
     State(state): State<AppState>,
     Path(token): Path<String>,
 ) -> AppResult<Response> {
-    let (_, v) = current(&state).await?;
-    let mut conn = state.pool.acquire().await?;
-    match actions::subscriber(&mut conn, &token).await {
-        Ok(s) => subscription_page(&v, &s, (None, None), StatusCode::OK),
-        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
-        Err(e) => Err(e),
-    }
+    of_subscriber(&state, &token, |v, s| {
+        subscription_page(v, s, (None, None), StatusCode::OK)
+    })
+    .await
 }
 
 /// `POST /status/subscription/{token}/confirm`.
@@ -767,20 +784,15 @@ pub async fn leave(
     State(state): State<AppState>,
     Path(token): Path<String>,
 ) -> AppResult<Response> {
-    let (_, v) = current(&state).await?;
-    let mut conn = state.pool.acquire().await?;
-    match actions::subscriber(&mut conn, &token).await {
-        Ok(s) => {
-            let page = LeavePage {
-                v: &v,
-                email: &s.email,
-                token: &s.token,
-            };
-            own(StatusCode::OK, page.render())
-        }
-        Err(e @ AppError::NotFound(_)) => gone(&v, &e),
-        Err(e) => Err(e),
-    }
+    of_subscriber(&state, &token, |v, s| {
+        let page = LeavePage {
+            v,
+            email: &s.email,
+            token: &s.token,
+        };
+        own(StatusCode::OK, page.render())
+    })
+    .await
 }
 
 /// `POST /status/subscription/{token}/unsubscribe`: the button, or the mail client's own

@@ -1252,3 +1252,52 @@ async fn the_form_sends_a_few_confirmations_an_hour_to_one_client_and_then_refus
     assert_eq!(listed["waiting"], 6, "{listed}");
     assert!(!listed.to_string().contains("victim+6"), "{listed}");
 }
+
+#[sqlx::test]
+async fn an_incident_older_than_the_page_keeps_still_opens_by_its_link(pool: PgPool) {
+    let app = TestApp::new(pool).await;
+    app.service("checkout").await;
+    let key = secret_incident(&app, 30).await;
+    let r = put(
+        &app,
+        &format!("/api/v1/incidents/{key}/publication"),
+        &json!({"title": "Checkout outage in the spring", "message": "Checkout is down."}),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let id = r.json()["public_id"].as_str().unwrap().to_owned();
+    step(&app, &key, "resolve").await;
+    // A hundred days on.
+    sqlx::query(
+        "update incidents set started_at = started_at - interval '100 days',
+                detected_at = detected_at - interval '100 days',
+                acknowledged_at = acknowledged_at - interval '100 days',
+                mitigated_at = mitigated_at - interval '100 days',
+                resolved_at = resolved_at - interval '100 days' where number = $1",
+    )
+    .bind(key.trim_start_matches("INC-").parse::<i64>().unwrap())
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let page = anonymous_get(&app, "/status").await;
+    assert!(
+        !page.text.contains("Checkout outage in the spring"),
+        "{}",
+        page.text
+    );
+    let own = anonymous_get(&app, &format!("/status/incidents/{id}")).await;
+    assert_eq!(own.status, StatusCode::OK, "{}", own.text);
+    assert!(
+        own.text.contains("Checkout outage in the spring")
+            && own.text.contains("Checkout is down.")
+            && own.text.contains("This incident has been resolved."),
+        "{}",
+        own.text
+    );
+    assert!(!own.text.contains(SECRET), "{}", own.text);
+    // Served again from the copy, the same bytes.
+    let again = anonymous_get(&app, &format!("/status/incidents/{id}")).await;
+    assert_eq!(again.header("etag"), own.header("etag"));
+    let none = anonymous_get(&app, "/status/incidents/0123456789ab").await;
+    assert_eq!(none.status, StatusCode::NOT_FOUND);
+}

@@ -24,6 +24,10 @@ async fn public_outputs(app: &TestApp) -> Vec<(String, String)> {
         "/status/api/v2/incidents.json",
         "/status/api/v2/incidents/unresolved.json",
         "/status/api/v2/scheduled-maintenances.json",
+        "/status/api/v2/scheduled-maintenances/upcoming.json",
+        "/status/api/v2/scheduled-maintenances/active.json",
+        "/status/history.atom",
+        "/status/subscribe",
     ]
     .map(str::to_owned)
     .to_vec();

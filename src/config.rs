@@ -206,6 +206,10 @@ pub struct ServeArgs {
     /// Unset, email contact methods and channels cannot be reached, and say so.
     #[arg(long, env = "QUELL_SMTP_URL", hide_env_values = true)]
     pub smtp_url: Option<String>,
+    /// The bearer token Prometheus sends to scrape `/metrics` (a long random one).
+    /// Unset, `/metrics` answers 404.
+    #[arg(long, env = "QUELL_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// The From of Quell's email.
     #[arg(
         long,

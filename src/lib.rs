@@ -32,6 +32,7 @@ pub mod integrations;
 pub mod live;
 pub mod maintenance;
 pub mod merging;
+pub mod metrics;
 pub mod notify;
 pub mod oncall;
 pub mod paging;
@@ -287,6 +288,11 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
                     request_timeout: Duration::from_secs(
                         args.connections.request_timeout_secs.max(1),
                     ),
+                    metrics_token: args
+                        .metrics_token
+                        .clone()
+                        .map(|t| t.trim().to_owned())
+                        .filter(|t| !t.is_empty()),
                     uploads: state::UploadQuota {
                         per_person: args.uploads_per_person_mib.max(1) << 20,
                         total: args.uploads_total_mib.max(1) << 20,

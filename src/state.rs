@@ -35,6 +35,9 @@ pub struct AppConfig {
     pub bodies: BodySettings,
     /// How much uploaded exports may hold at once.
     pub uploads: UploadQuota,
+    /// The bearer token Prometheus scrapes `/metrics` with (`QUELL_METRICS_TOKEN`); none turns
+    /// `/metrics` off.
+    pub metrics_token: Option<String>,
 }
 
 /// Bytes of text uploaded exports may hold at once (`QUELL_UPLOADS_PER_PERSON_MIB`,

@@ -22,11 +22,16 @@ pub type Tx = sqlx::Transaction<'static, Postgres>;
 /// Begins a transaction on a connection from `pool`; cancel-safe (see the module's text).
 pub async fn begin(pool: &PgPool) -> Result<Tx, sqlx::Error> {
     let pool = pool.clone();
-    match tokio::spawn(async move { pool.begin().await }).await {
+    let start = std::time::Instant::now();
+    let begun = match tokio::spawn(async move { pool.begin().await }).await {
         Ok(begun) => begun,
         // The task panicked or the runtime is going away: nothing was begun that can be used.
         Err(_) => Err(sqlx::Error::WorkerCrashed),
-    }
+    };
+    crate::metrics::get()
+        .begin_wait
+        .observe(crate::metrics::since(start));
+    begun
 }
 
 /// One try of a change, as [`write`] runs it: a future borrowing the transaction for `'t`.

@@ -184,8 +184,32 @@ impl Ingestor {
         }
     }
 
-    /// Stores a request's alerts, answering once they are committed.
+    /// Stores a request's alerts, answering once they are committed; counted for `/metrics`
+    /// by format and outcome.
     pub async fn submit(&self, submission: Submission) -> Answer {
+        let start = std::time::Instant::now();
+        let (format, weight) = (submission.format.as_str(), submission.weight() as u64);
+        let answer = self.submit_uncounted(submission).await;
+        let outcome = match &answer {
+            Ok(()) => "accepted",
+            Err(Refused::Unauthorized(_)) => "unauthorized",
+            Err(Refused::Unstorable(_)) => "unstorable",
+            Err(Refused::Unavailable) => "unavailable",
+        };
+        let m = crate::metrics::get();
+        let labels = crate::metrics::IntakeLabels {
+            format: format.to_owned(),
+            outcome: outcome.to_owned(),
+        };
+        m.webhooks.get_or_create(&labels).inc();
+        m.alerts.get_or_create(&labels).inc_by(weight);
+        m.webhook_answer
+            .get_or_create(&labels)
+            .observe(crate::metrics::since(start));
+        answer
+    }
+
+    async fn submit_uncounted(&self, submission: Submission) -> Answer {
         let (answer, answered) = oneshot::channel();
         let lane = &self.lanes[submission.lane(self.lanes.len())];
         lane.try_send(Job { submission, answer })
@@ -247,7 +271,12 @@ async fn run_lane(writer: std::sync::Arc<Writer>, mut rx: mpsc::Receiver<Job>) {
         if jobs.is_empty() {
             continue;
         }
+        let start = std::time::Instant::now();
         let answers = writer.write_with_retries(&mut lane, &jobs).await;
+        let m = crate::metrics::get();
+        m.lane_write.observe(crate::metrics::since(start));
+        let alerts: usize = jobs.iter().map(|j| j.submission.weight()).sum();
+        m.lane_batch_alerts.observe(alerts as f64);
         for (job, answer) in jobs.into_iter().zip(answers) {
             let _ = job.answer.send(answer);
         }

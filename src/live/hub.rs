@@ -63,6 +63,7 @@ pub struct Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.hub.held().remove(&self.id);
+        crate::metrics::get().live_streams.dec();
         let (id, pool) = (self.id, self.hub.inner.pool.clone());
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
@@ -104,6 +105,7 @@ impl Hub {
     pub fn hold(&self) -> Slot {
         let id = Uuid::new_v4();
         self.held().insert(id);
+        crate::metrics::get().live_streams.inc();
         Slot {
             id,
             hub: self.clone(),

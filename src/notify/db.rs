@@ -676,6 +676,8 @@ pub struct Claimed {
     pub url: String,
     pub secret: Option<String>,
     pub contact_method_id: Option<i64>,
+    /// Seconds since it was queued, when claimed
+    pub queued_secs: f64,
 }
 
 /// Takes up to `limit` due notifications under a lease: their next attempt moves `lease_secs`
@@ -698,12 +700,13 @@ pub async fn claim(e: impl PgExecutor<'_>, limit: i64, lease_secs: f64) -> AppRe
                               limit $1
                               for update skip locked)
                returning n.id, n.attempts, n.payload, n.channel_id, n.contact_method_id,
-                         n.status_subscriber_id)
+                         n.status_subscriber_id, n.created_at)
            select t.id as "id!", t.attempts as "attempts!", t.payload as "payload!",
                   -- a status page subscriber is written to by email
                   coalesce(c.kind, m.kind, 'email') as "kind!",
                   coalesce(c.url, m.address, s.email) as "url!",
-                  coalesce(c.secret, m.secret) as secret, t.contact_method_id
+                  coalesce(c.secret, m.secret) as secret, t.contact_method_id,
+                  extract(epoch from now() - t.created_at)::float8 as "queued_secs!"
            from taken t
            left join notification_channels c on c.id = t.channel_id
            left join contact_methods m on m.id = t.contact_method_id
@@ -822,4 +825,22 @@ pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult
     )
     .fetch_all(e)
     .await?)
+}
+
+/// Messages waiting to be sent, by kind (a channel's or contact method's; a status page
+/// subscriber's is email).
+pub async fn pending_by_kind(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, i64)>> {
+    Ok(sqlx::query!(
+        r#"select coalesce(c.kind, m.kind, 'email') as "kind!", count(*) as "n!"
+           from notifications n
+           left join notification_channels c on c.id = n.channel_id
+           left join contact_methods m on m.id = n.contact_method_id
+           where n.state = 'pending'
+           group by 1 order by 1"#
+    )
+    .fetch_all(e)
+    .await?
+    .into_iter()
+    .map(|r| (r.kind, r.n))
+    .collect())
 }

@@ -333,9 +333,29 @@ async fn deliver_one(
         );
         return Ok(Outcome::NotStarted);
     }
+    let sending = Instant::now();
+    let m = crate::metrics::get();
+    let counted = |outcome: &str| crate::metrics::AttemptLabels {
+        kind: n.kind.clone(),
+        outcome: outcome.to_owned(),
+    };
     let recorded = match attempt(http, cfg, n).await {
-        Ok(()) => db::delivered(pool, n.id, n.attempts).await?,
+        Ok(()) => {
+            m.attempts.get_or_create(&counted("delivered")).inc();
+            m.delivery
+                .get_or_create(&crate::metrics::KindLabels {
+                    kind: n.kind.clone(),
+                })
+                .observe(n.queued_secs + sending.elapsed().as_secs_f64());
+            db::delivered(pool, n.id, n.attempts).await?
+        }
         Err(error) => {
+            let outcome = if n.attempts < cfg.max_attempts {
+                "retried"
+            } else {
+                "failed"
+            };
+            m.attempts.get_or_create(&counted(outcome)).inc();
             let retry = (n.attempts < cfg.max_attempts).then(|| {
                 let jitter = (OsRng.next_u32() as f64) / (u32::MAX as f64 + 1.0);
                 backoff_secs(n.attempts, cfg.base_delay_secs, cfg.max_delay_secs, jitter)

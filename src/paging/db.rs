@@ -265,6 +265,8 @@ pub struct Due {
     pub repeat: i32,
     pub step: i32,
     pub round: i32,
+    /// Seconds past its due time when claimed
+    pub late_secs: f64,
 }
 
 /// Up to `limit` incidents whose escalation is due, soonest first; nothing is locked.
@@ -283,7 +285,8 @@ pub async fn due_incidents(e: impl PgExecutor<'_>, limit: i64) -> AppResult<Vec<
 pub async fn claim_due(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<Vec<Due>> {
     Ok(sqlx::query_as!(
         Due,
-        r#"select incident_id, policy_name, steps as "steps: Json<Vec<Step>>", repeat, step, round
+        r#"select incident_id, policy_name, steps as "steps: Json<Vec<Step>>", repeat, step, round,
+                  extract(epoch from now() - due_at)::float8 as "late_secs!"
            from escalations
            where state = 'pending' and due_at <= now() and incident_id = any($1)
            order by due_at for update skip locked"#,

@@ -32,6 +32,7 @@ pub async fn fire_due(pool: &PgPool, batch: i64) -> AppResult<usize> {
     if due.is_empty() {
         return Ok(0);
     }
+    crate::metrics::late("escalation", due.iter().map(|d| d.late_secs));
     let world = World::read(&mut tx).await?;
     for d in &due {
         fire(&mut tx, &world, d).await?;

@@ -22,6 +22,8 @@ use crate::http::{BODY_LIMIT, bodies, guard, health, page};
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 
+mod metrics;
+
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The OpenAPI description's frame; the paths come from the handlers' `#[utoipa::path]`.
@@ -252,6 +254,7 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::scrape))
         .route_service("/favicon.ico", favicon)
         .merge(api(&state, routes.api))
         .merge(
@@ -261,6 +264,8 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
         .nest_service("/static", static_files)
         .merge(pages(&state, routes.pages, routes.open))
         .layer(axum::Extension(crate::live::hub::Hub::new(state.pool.clone())))
+        // After routing, where the route's template is known, for the request timing below.
+        .route_layer(middleware::from_fn(metrics::name_route))
         .with_state(state)
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
@@ -311,6 +316,7 @@ pub fn app_with(state: AppState, ingest: Ingestor) -> Router {
             }),
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(middleware::from_fn(metrics::time_requests))
 }
 
 /// A path as the request log writes it, without the credential a link carries in its path: an

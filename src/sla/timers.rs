@@ -205,7 +205,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
                for update skip locked)
            update sla_timers t set state = 'fired', fired_at = now(), updated_at = now()
            from due where t.id = due.id
-           returning t.id, t.incident_id, t.kind, t.due_at"#,
+           returning t.id, t.incident_id, t.kind, t.due_at, t.fired_at as "fired_at!""#,
         batch,
         &locked
     )
@@ -215,6 +215,12 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
         tx.commit().await?;
         return Ok(0);
     }
+    crate::metrics::late(
+        "sla timers",
+        fired
+            .iter()
+            .map(|t| (t.fired_at - t.due_at).as_seconds_f64()),
+    );
     let ids: Vec<i64> = fired.iter().map(|t| t.id).collect();
     let incidents: Vec<i64> = fired.iter().map(|t| t.incident_id).collect();
     let kinds: Vec<&str> = fired.iter().map(|t| t.kind.as_str()).collect();

@@ -1479,6 +1479,7 @@ async fn behind_https_the_cookies_are_secure_and_host_only(pool: PgPool) {
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
             uploads: Default::default(),
+            metrics_token: None,
         },
     );
     quell::accounts::bootstrap::ensure_account(

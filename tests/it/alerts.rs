@@ -1010,6 +1010,7 @@ fn replica(pool: &PgPool, ingest: quell::alerts::ingest::Ingestor) -> axum::Rout
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
             uploads: Default::default(),
+            metrics_token: None,
         },
     );
     quell::app_with(state, ingest)

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "state",
             "room",
             "cache",
+            "metrics",
             "transaction",
             "plans",
         ],

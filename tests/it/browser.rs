@@ -36,6 +36,7 @@ pub(crate) async fn serve(pool: PgPool) -> String {
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
             uploads: Default::default(),
+            metrics_token: None,
         },
     );
     tokio::spawn(async move { axum::serve(listener, quell::app(state)).await.unwrap() });

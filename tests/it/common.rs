@@ -116,6 +116,7 @@ impl TestApp {
             request_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
             uploads: Default::default(),
+            metrics_token: None,
         };
         change(&mut config);
         let state = AppState::new(pool.clone(), config);
@@ -829,6 +830,7 @@ impl TestApp {
                 request_timeout: std::time::Duration::from_secs(30),
                 bodies: Default::default(),
                 uploads: Default::default(),
+                metrics_token: None,
             },
         ))
     }

@@ -1371,6 +1371,7 @@ async fn an_unreachable_database_is_a_quick_503_with_retry_after() {
             request_timeout: Duration::from_secs(30),
             bodies: Default::default(),
             uploads: Default::default(),
+            metrics_token: None,
         },
     );
     let app = quell::app(state);
@@ -1456,6 +1457,7 @@ async fn large_bodies_wait_for_room_and_a_stalled_one_cannot_keep_it(pool: PgPoo
                 ..Default::default()
             },
             uploads: Default::default(),
+            metrics_token: None,
         },
     );
     let router = quell::app(state);

@@ -25,6 +25,7 @@ mod lifecycle;
 mod live;
 mod maintenance;
 mod merging;
+mod metrics;
 mod notify;
 mod oidc;
 mod oncall;

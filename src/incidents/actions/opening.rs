@@ -123,6 +123,10 @@ pub async fn open_many(
         })
         .collect();
     let incidents = db::insert_many(&mut *conn, &new).await?;
+    // Counted when written: a transaction rolled back after this counts one never opened.
+    crate::metrics::get()
+        .incidents_opened
+        .inc_by(incidents.len() as u64);
     let opened: Vec<NewEvent> = incidents
         .iter()
         .zip(&checked)

@@ -15,6 +15,9 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Apply pending database migrations and exit.
     Migrate(DbArgs),
+    /// Check a database (after a restore or an upgrade): every migration of this binary
+    /// applied as it has it, and the invariants holding. Changes nothing; exits 1 on a failure.
+    Check(DbArgs),
     /// Load the demo data (services, people, INC-1187). Safe to run again.
     Demo(DbArgs),
     /// Manage accounts.

@@ -11,6 +11,7 @@ pub mod bridge;
 pub mod cache;
 pub mod challenges;
 pub mod changes;
+pub mod check;
 pub mod claims;
 pub mod clock;
 pub mod config;
@@ -83,6 +84,8 @@ pub enum RunError {
     Bind(String, std::io::Error),
     #[error("{0}")]
     App(#[from] error::AppError),
+    #[error("{0} of the checks failed")]
+    Checks(usize),
 }
 
 /// A pool for commands that run to the end (migrations, the demo): no statement timeout, a
@@ -193,6 +196,22 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let pool = connect(&db).await?;
             MIGRATOR.run(&pool).await?;
             tracing::info!("migrations applied");
+        }
+        Command::Check(db) => {
+            let pool = connect(&db).await?;
+            let known: Vec<(i64, Vec<u8>)> = MIGRATOR
+                .iter()
+                .filter(|m| !m.migration_type.is_down_migration())
+                .map(|m| (m.version, m.checksum.to_vec()))
+                .collect();
+            let found = check::actions::run(&pool, &known).await?;
+            for f in &found {
+                println!("{}", f.line());
+            }
+            let failed = found.iter().filter(|f| !f.holds).count();
+            if failed > 0 {
+                return Err(RunError::Checks(failed));
+            }
         }
         Command::Demo(db) => {
             let pool = connect(&db).await?;

@@ -29,6 +29,7 @@ mod metrics;
 mod notify;
 mod oidc;
 mod oncall;
+mod operations;
 mod opsgenie;
 mod opsgenie_import;
 mod pages;

@@ -213,6 +213,10 @@ pub struct ServeArgs {
     /// Unset, `/metrics` answers 404.
     #[arg(long, env = "QUELL_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// Days a message the outbox is done with (delivered, failed, cancelled) is kept; at
+    /// least 366, so the workload report's year stays whole. Pending ones are never deleted.
+    #[arg(long, env = "QUELL_OUTBOX_RETENTION_DAYS", default_value_t = 400)]
+    pub outbox_retention_days: i32,
     /// The From of Quell's email.
     #[arg(
         long,

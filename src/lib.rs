@@ -329,7 +329,8 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             );
             // Each engine is started again if it ever stops or panics (`engine::supervise`).
             let pool = state.pool.clone();
-            let sweeper = engine::supervise("sweeper", move || sweep(pool.clone()));
+            let outbox_days = args.outbox_retention_days.max(OUTBOX_DAYS_AT_LEAST);
+            let sweeper = engine::supervise("sweeper", move || sweep(pool.clone(), outbox_days));
             let pool = state.pool.clone();
             let engine = engine::supervise("sla timers", move || sla::timers::run(pool.clone()));
             let pool = state.pool.clone();
@@ -405,10 +406,14 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The least `QUELL_OUTBOX_RETENTION_DAYS` is taken as: the workload report reads a year of pages.
+const OUTBOX_DAYS_AT_LEAST: i32 = 366;
+
 /// Deletes expired sessions, day-old idempotency keys and failed sign-ins, webhook ids past
-/// their signature window, and week-old Opsgenie request records, every 10 minutes. Every replica runs
-/// it; the deletes are idempotent.
-async fn sweep(pool: PgPool) {
+/// their signature window, week-old Opsgenie request records, and outbox messages done with
+/// more than `outbox_days` ago (10,000 a round), every 10 minutes. Every replica runs it; the
+/// deletes are idempotent.
+async fn sweep(pool: PgPool, outbox_days: i32) {
     let store = auth::session_store::PgSessionStore::new(pool.clone());
     let mut every = tokio::time::interval(Duration::from_secs(600));
     loop {
@@ -433,6 +438,9 @@ async fn sweep(pool: PgPool) {
         }
         if let Err(err) = alert_store::db::purge_requests(&pool).await {
             tracing::warn!(error = %err, "could not forget old Opsgenie requests");
+        }
+        if let Err(err) = notify::db::purge_done(&pool, outbox_days, 10_000).await {
+            tracing::warn!(error = %err, "could not forget old outbox messages");
         }
     }
 }

@@ -844,3 +844,19 @@ pub async fn pending_by_kind(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, i
     .map(|r| (r.kind, r.n))
     .collect())
 }
+
+/// Deletes up to `batch` messages done with (delivered, failed or cancelled) queued more than
+/// `days` ago; how many. Pending messages are never deleted.
+pub async fn purge_done(e: impl PgExecutor<'_>, days: i32, batch: i64) -> AppResult<u64> {
+    Ok(sqlx::query!(
+        r#"delete from notifications where id in (
+               select id from notifications
+               where state <> 'pending' and created_at < now() - make_interval(days => $1)
+               order by created_at limit $2)"#,
+        days,
+        batch
+    )
+    .execute(e)
+    .await?
+    .rows_affected())
+}

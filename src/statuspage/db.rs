@@ -808,3 +808,14 @@ pub async fn withdrawn_with_mail(e: impl PgExecutor<'_>) -> AppResult<Vec<i64>> 
     .fetch_all(e)
     .await?)
 }
+
+/// Forgets the mailing ledger's rows older than a week (only the last day's events are
+/// mailed, so older rows guard nothing); how many.
+pub async fn purge_mailings(e: impl PgExecutor<'_>) -> AppResult<u64> {
+    Ok(
+        sqlx::query!("delete from status_mailings where queued_at < now() - interval '7 days'")
+            .execute(e)
+            .await?
+            .rows_affected(),
+    )
+}

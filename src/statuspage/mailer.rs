@@ -63,6 +63,7 @@ pub async fn round(pool: &PgPool) -> AppResult<u64> {
         }
     }
     db::forget_unconfirmed(pool, domain::UNCONFIRMED_KEPT_DAYS).await?;
+    db::purge_mailings(pool).await?;
     Ok(queued)
 }
 

@@ -563,3 +563,48 @@ async fn removing_a_channel_asks_first_naming_its_subscriptions(pool: PgPool) {
     );
     assert_eq!(app.get(&ask).await.status, StatusCode::NOT_FOUND);
 }
+
+#[sqlx::test]
+async fn messages_done_with_are_forgotten_after_their_retention_and_pending_ones_never(
+    pool: PgPool,
+) {
+    let app = TestApp::new(pool).await;
+    let key = app
+        .incident(json!({"title": "Old page", "severity": "Sev3"}))
+        .await;
+    let number: i64 = key.trim_start_matches("INC-").parse().unwrap();
+    sqlx::query(
+        "insert into notification_channels (name, kind, url) values ('ops', 'webhook', 'https://hooks.example.com/x')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    // Four messages: old and done with, old and pending, recent and done, old and cancelled.
+    for (state, days) in [
+        ("delivered", 500),
+        ("pending", 500),
+        ("failed", 10),
+        ("cancelled", 401),
+    ] {
+        sqlx::query(
+            "insert into notifications (channel_id, incident_id, event, payload, state, created_at)
+             select c.id, i.id, 'incident.opened', '{}', $1, now() - make_interval(days => $2)
+             from notification_channels c, incidents i where i.number = $3",
+        )
+        .bind(state)
+        .bind(days)
+        .bind(number)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    let gone = quell::notify::db::purge_done(&app.pool, 400, 10_000)
+        .await
+        .unwrap();
+    assert_eq!(gone, 2);
+    let left: Vec<String> = sqlx::query_scalar("select state from notifications order by state")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, ["failed", "pending"]);
+}

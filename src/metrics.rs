@@ -52,7 +52,7 @@ pub struct AttemptLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PoolLabels {
-    /// serving or lanes (the alert lanes' own pool)
+    /// serving (the pool requests and engines use; the alert lanes' own is not counted)
     pub pool: String,
     /// idle or busy
     pub state: String,
@@ -198,7 +198,7 @@ impl Metrics {
                 r,
                 (
                     "outbox_pending",
-                    "Outbox messages waiting to be sent, by kind (read at each scrape)",
+                    "Outbox messages due and waiting to be sent, by kind: the whole database's, the same from every replica (read at each scrape)",
                 ),
                 Family::default(),
             ),

@@ -144,6 +144,9 @@ struct Job {
     answer: oneshot::Sender<Answer>,
 }
 
+/// How a webhook's submission ended, as `/metrics` counts it.
+const OUTCOMES: [&str; 4] = ["accepted", "unauthorized", "unstorable", "unavailable"];
+
 /// The lanes of this replica.
 #[derive(Clone)]
 pub struct Ingestor {
@@ -165,6 +168,18 @@ impl Ingestor {
 
     /// Lanes with other limits than the defaults (tests use small ones to provoke overload).
     pub fn with_limits(pool: PgPool, lanes: usize, depth: usize, answer_within: Duration) -> Self {
+        // Every format's outcomes counted from 0, so a first refusal is an increase.
+        let m = crate::metrics::get();
+        for format in crate::integrations::domain::Format::ALL {
+            for outcome in OUTCOMES {
+                let labels = crate::metrics::IntakeLabels {
+                    format: format.as_str().to_owned(),
+                    outcome: outcome.to_owned(),
+                };
+                let _ = m.webhooks.get_or_create(&labels);
+                let _ = m.alerts.get_or_create(&labels);
+            }
+        }
         let writer = std::sync::Arc::new(Writer {
             pool,
             rules: Default::default(),

@@ -827,15 +827,15 @@ pub async fn for_incident(e: impl PgExecutor<'_>, incident_id: i64) -> AppResult
     .await?)
 }
 
-/// Messages waiting to be sent, by kind (a channel's or contact method's; a status page
-/// subscriber's is email).
-pub async fn pending_by_kind(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, i64)>> {
+/// Messages due and waiting to be sent, by kind (a channel's or contact method's; a status
+/// page subscriber's is email): not those a notification rule holds for later.
+pub async fn due_by_kind(e: impl PgExecutor<'_>) -> AppResult<Vec<(String, i64)>> {
     Ok(sqlx::query!(
         r#"select coalesce(c.kind, m.kind, 'email') as "kind!", count(*) as "n!"
            from notifications n
            left join notification_channels c on c.id = n.channel_id
            left join contact_methods m on m.id = n.contact_method_id
-           where n.state = 'pending'
+           where n.state = 'pending' and n.next_attempt_at <= now()
            group by 1 order by 1"#
     )
     .fetch_all(e)

@@ -428,6 +428,16 @@ const POLL: Duration = Duration::from_secs(5);
 /// The sender loop of one replica: deliver what is due, then sleep until the next message is
 /// due, a transaction queues one (`quell_outbox`), or the poll interval passes.
 pub async fn run(pool: PgPool, cfg: SenderConfig) {
+    // Every kind's outcomes counted from 0, so a first message given up on is an increase.
+    let m = crate::metrics::get();
+    for kind in ["webhook", "slack", "email"] {
+        for outcome in ["delivered", "retried", "failed"] {
+            let _ = m.attempts.get_or_create(&crate::metrics::AttemptLabels {
+                kind: kind.to_owned(),
+                outcome: outcome.to_owned(),
+            });
+        }
+    }
     let http = http_client(cfg.timeout, &cfg.allow);
     let mut waker = Waker::listen(&pool, db::OUTBOX_CHANNEL).await;
     loop {

@@ -286,7 +286,9 @@ pub async fn claim_due(e: impl PgExecutor<'_>, incidents: &[i64]) -> AppResult<V
     Ok(sqlx::query_as!(
         Due,
         r#"select incident_id, policy_name, steps as "steps: Json<Vec<Step>>", repeat, step, round,
-                  extract(epoch from now() - due_at)::float8 as "late_secs!"
+                  -- late from its due time, or from its scheduling when that came after
+                  extract(epoch from now() - greatest(due_at, updated_at))::float8
+                      as "late_secs!"
            from escalations
            where state = 'pending' and due_at <= now() and incident_id = any($1)
            order by due_at for update skip locked"#,

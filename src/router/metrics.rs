@@ -10,22 +10,21 @@ use sha2::{Digest, Sha256};
 use crate::metrics::{self, KindLabels, PoolLabels, RouteLabels};
 use crate::state::AppState;
 
-/// The route template a request matched, carried out on its response.
-#[derive(Clone)]
-struct Route(String);
+/// Where the route template a request matched is written, for its timing: filled after
+/// routing, read when the response is out, whichever layer made it (a timeout's 503 too).
+#[derive(Clone, Default)]
+struct Route(std::sync::Arc<std::sync::OnceLock<String>>);
 
-/// Names the response with the route its request matched (a route layer: it runs after
-/// routing, where the template is known).
+/// Writes the route the request matched where its timing reads it (a route layer: it runs
+/// after routing, where the template is known).
 pub async fn name_route(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|m| m.as_str().to_owned());
-    let mut res = next.run(req).await;
-    if let Some(r) = route {
-        res.extensions_mut().insert(Route(r));
+    if let (Some(slot), Some(m)) = (
+        req.extensions().get::<Route>(),
+        req.extensions().get::<MatchedPath>(),
+    ) {
+        let _ = slot.0.set(m.as_str().to_owned());
     }
-    res
+    next.run(req).await
 }
 
 /// Times every request, counted by method, route template and status class: never by the path
@@ -37,11 +36,15 @@ pub async fn time_requests(req: Request, next: Next) -> Response {
     }
     .to_owned();
     let start = std::time::Instant::now();
+    let slot = Route::default();
+    let mut req = req;
+    req.extensions_mut().insert(slot.clone());
     let res = next.run(req).await;
-    let route = res
-        .extensions()
-        .get::<Route>()
-        .map_or_else(|| "(no route)".to_owned(), |r| r.0.clone());
+    let route = slot
+        .0
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "(no route)".to_owned());
     let status = format!("{}xx", res.status().as_u16() / 100);
     metrics::get()
         .requests
@@ -52,6 +55,16 @@ pub async fn time_requests(req: Request, next: Next) -> Response {
         })
         .observe(metrics::since(start));
     res
+}
+
+async fn outbox_due(pool: &sqlx::PgPool) -> crate::error::AppResult<Vec<(String, i64)>> {
+    let mut tx = crate::transaction::begin(pool).await?;
+    sqlx::query!("set local statement_timeout = 2000")
+        .execute(&mut *tx)
+        .await?;
+    let rows = crate::notify::db::due_by_kind(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(rows)
 }
 
 fn digest(text: &str) -> [u8; 32] {
@@ -70,8 +83,9 @@ pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Respon
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     // Compared as digests: how long the comparison takes says nothing of the token.
     if given.map(digest) != Some(digest(token)) {
         let mut res = (
@@ -86,10 +100,11 @@ pub async fn scrape(State(state): State<AppState>, headers: HeaderMap) -> Respon
         return res;
     }
     let m = metrics::get();
-    // Read now: the outbox's waiting messages and the pool's connections.
-    match crate::notify::db::pending_by_kind(&state.pool).await {
+    // Read now: the outbox's due messages (within 2 s: a scrape must not wait on a backlog)
+    // and the pool's connections. A count that failed is left out, not reported stale.
+    m.outbox_pending.clear();
+    match outbox_due(&state.pool).await {
         Ok(rows) => {
-            m.outbox_pending.clear();
             for (kind, n) in rows {
                 m.outbox_pending.get_or_create(&KindLabels { kind }).set(n);
             }

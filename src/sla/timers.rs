@@ -199,13 +199,17 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
     let locked = crate::incident_ref::db::share(&mut tx, &due_incidents).await?;
     let fired = sqlx::query!(
         r#"with due as (
-               select id from sla_timers
+               select id, updated_at as armed_at from sla_timers
                where state = 'pending' and due_at <= now() and incident_id = any($2)
                order by due_at limit $1
                for update skip locked)
            update sla_timers t set state = 'fired', fired_at = now(), updated_at = now()
            from due where t.id = due.id
-           returning t.id, t.incident_id, t.kind, t.due_at, t.fired_at as "fired_at!""#,
+           returning t.id, t.incident_id, t.kind, t.due_at,
+                     -- late from its deadline, or from its arming when that came after
+                     -- (a timer armed already overdue fires at once, not late)
+                     extract(epoch from now() - greatest(t.due_at, due.armed_at))::float8
+                         as "late_secs!""#,
         batch,
         &locked
     )
@@ -215,12 +219,7 @@ pub async fn fire_due_on(conn: &mut PgConnection, batch: i64) -> AppResult<usize
         tx.commit().await?;
         return Ok(0);
     }
-    crate::metrics::late(
-        "sla timers",
-        fired
-            .iter()
-            .map(|t| (t.fired_at - t.due_at).as_seconds_f64()),
-    );
+    crate::metrics::late("sla timers", fired.iter().map(|t| t.late_secs));
     let ids: Vec<i64> = fired.iter().map(|t| t.id).collect();
     let incidents: Vec<i64> = fired.iter().map(|t| t.incident_id).collect();
     let kinds: Vec<&str> = fired.iter().map(|t| t.kind.as_str()).collect();

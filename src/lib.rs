@@ -439,7 +439,7 @@ async fn sweep(pool: PgPool, outbox_days: i32) {
         if let Err(err) = alert_store::db::purge_requests(&pool).await {
             tracing::warn!(error = %err, "could not forget old Opsgenie requests");
         }
-        if let Err(err) = notify::db::purge_done(&pool, outbox_days, 10_000).await {
+        if let Err(err) = notify::actions::forget_done(&pool, outbox_days, 10_000).await {
             tracing::warn!(error = %err, "could not forget old outbox messages");
         }
     }

@@ -484,3 +484,9 @@ pub async fn call_off_subscriber_mail(
 ) -> AppResult<u64> {
     db::cancel_subscriber_mail(conn, incidents, why).await
 }
+
+/// Forgets up to `batch` messages done with (delivered, failed, cancelled) queued more than
+/// `days` ago (the sweeper's retention); how many. Pending messages are never forgotten.
+pub async fn forget_done(e: impl sqlx::PgExecutor<'_>, days: i32, batch: i64) -> AppResult<u64> {
+    db::purge_done(e, days, batch).await
+}

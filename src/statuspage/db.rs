@@ -475,6 +475,7 @@ pub struct Subscriber {
 
 /// Which subscribers: the one with this id, address or token, or (all `None`) the first
 /// `most`, failing first.
+#[derive(Default)]
 struct Which<'a> {
     id: Option<i64>,
     email: Option<&'a str>,
@@ -507,23 +508,27 @@ async fn subscribers_where(e: impl PgExecutor<'_>, w: Which<'_>) -> AppResult<Ve
 
 /// The first `most` subscribers, failing first, then by address.
 pub async fn subscribers(e: impl PgExecutor<'_>, most: i64) -> AppResult<Vec<Subscriber>> {
-    let w = Which {
-        id: None,
-        email: None,
-        token: None,
-        most,
-    };
-    subscribers_where(e, w).await
+    subscribers_where(
+        e,
+        Which {
+            most,
+            ..Which::default()
+        },
+    )
+    .await
+}
+
+/// The one subscriber `w` names.
+async fn one(e: impl PgExecutor<'_>, w: Which<'_>) -> AppResult<Option<Subscriber>> {
+    Ok(subscribers_where(e, Which { most: 1, ..w }).await?.pop())
 }
 
 pub async fn subscriber(e: impl PgExecutor<'_>, id: i64) -> AppResult<Option<Subscriber>> {
     let w = Which {
         id: Some(id),
-        email: None,
-        token: None,
-        most: 1,
+        ..Which::default()
     };
-    Ok(subscribers_where(e, w).await?.pop())
+    one(e, w).await
 }
 
 pub async fn subscriber_by_email(
@@ -531,12 +536,10 @@ pub async fn subscriber_by_email(
     email: &str,
 ) -> AppResult<Option<Subscriber>> {
     let w = Which {
-        id: None,
         email: Some(email),
-        token: None,
-        most: 1,
+        ..Which::default()
     };
-    Ok(subscribers_where(e, w).await?.pop())
+    one(e, w).await
 }
 
 pub async fn subscriber_by_token(
@@ -544,12 +547,10 @@ pub async fn subscriber_by_token(
     token: &str,
 ) -> AppResult<Option<Subscriber>> {
     let w = Which {
-        id: None,
-        email: None,
         token: Some(token),
-        most: 1,
+        ..Which::default()
     };
-    Ok(subscribers_where(e, w).await?.pop())
+    one(e, w).await
 }
 
 /// Confirmations sent in the last hour: to requests from `from`, and to anyone.

@@ -217,6 +217,11 @@ pub struct ServeArgs {
     /// least 366, so the workload report's year stays whole. Pending ones are never deleted.
     #[arg(long, env = "QUELL_OUTBOX_RETENTION_DAYS", default_value_t = 400)]
     pub outbox_retention_days: i32,
+    /// Days an alert is kept after it resolved, counted in whole months: a month of alerts is
+    /// let go once it ended that many days ago, and its incidents keep their alert lines and
+    /// counts. 0 keeps alerts forever. Alerts still open are never let go.
+    #[arg(long, env = "QUELL_ALERT_RETENTION_DAYS", default_value_t = 400)]
+    pub alert_retention_days: i32,
     /// The From of Quell's email.
     #[arg(
         long,

@@ -332,6 +332,15 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let outbox_days = args.outbox_retention_days.max(OUTBOX_DAYS_AT_LEAST);
             let sweeper = engine::supervise("sweeper", move || sweep(pool.clone(), outbox_days));
             let pool = state.pool.clone();
+            // Alert months ahead before the first alert is taken (the engine keeps them after).
+            if let Err(err) = alert_store::db::cover_ahead(&pool, alerts::retention::AHEAD).await {
+                tracing::warn!(error = %err, "could not create the alert months ahead");
+            }
+            let alert_days = Some(args.alert_retention_days).filter(|d| *d > 0);
+            let retention = engine::supervise("alert retention", move || {
+                alerts::retention::run(pool.clone(), alert_days)
+            });
+            let pool = state.pool.clone();
             let engine = engine::supervise("sla timers", move || sla::timers::run(pool.clone()));
             let pool = state.pool.clone();
             let escalator =
@@ -388,6 +397,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             let ingest = alerts::ingest::Ingestor::with_lanes(ingest_pool, lanes);
             http::serve::serve(listener, app_with(state, ingest), limits, shutdown_signal()).await;
             sweeper.abort();
+            retention.abort();
             engine.abort();
             escalator.abort();
             responders.abort();

@@ -38,7 +38,9 @@ bench_serve() {
   local db=$1 log=$2 port
   shift 2
   port=$((20000 + RANDOM % 12000))
-  env DATABASE_URL="$db" QUELL_BIND="127.0.0.1:$port" QUELL_NO_MIGRATE=true RUST_LOG=warn "$@" \
+  # Every alert kept: a benchmark measures the history it built, not one let go as it starts.
+  env DATABASE_URL="$db" QUELL_BIND="127.0.0.1:$port" QUELL_NO_MIGRATE=true RUST_LOG=warn \
+    QUELL_ALERT_RETENTION_DAYS=0 "$@" \
     "$BENCH_BIN" serve >"$log" 2>&1 &
   BENCH_PID=$!
   BENCH_URL="http://127.0.0.1:$port"

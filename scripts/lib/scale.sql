@@ -5,12 +5,15 @@
 -- postmortems and action items. Three storm incidents of 50,000 alerts each in one group (seven
 -- labels, two annotations, as Alertmanager sends), and extra alerts and notes bring the totals
 -- to 100,000 incidents, 1,000,000 timeline events and 1,000,000 alerts.
--- psql variables: copies (502), pm_copies (65), storm_alerts (50000), alerts_total (1000000),
+-- psql variables: copies (502), pm_copies (65), storm_alerts (50000), alerts_total (1000000;
+-- scripts/bench-scale passes 10,000,000),
 -- events_total (1000000).
 \set ON_ERROR_STOP on
 set synchronous_commit = off;
 -- Live announcements are for open pages; a bulk load of history announces nothing.
 alter table timeline_events disable trigger timeline_events_announce;
+-- The months of alert partitions the history resolved in (three years and a margin).
+select alert_partitions_cover(now() - interval '4 years', now());
 
 create temporary table src as
 select i.id, row_number() over (order by i.id) as n
@@ -68,12 +71,14 @@ from group_map gm join alert_groups g on g.id = gm.old_id join incidents i on i.
 
 insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, source,
                     severity, labels, details, source_url, starts_at, received_at,
-                    last_received_at, deliveries, resolved_at, resolved_by, rule_id, routed, raw)
+                    last_received_at, deliveries, resolved_at, resolved_by, rule_id, routed, raw,
+                    retained_from)
 select a.integration_id, gm.new_id, gm.incident_id, a.dedup_key || '/' || gm.k, 'resolved',
        a.summary, a.source, a.severity, a.labels, a.details, a.source_url,
        a.starts_at - gm.shift, a.received_at - gm.shift, a.last_received_at - gm.shift,
        a.deliveries, coalesce(a.resolved_at, i.resolved_at) - gm.shift,
-       coalesce(a.resolved_by, 'incident'), a.rule_id, a.routed, a.raw
+       coalesce(a.resolved_by, 'incident'), a.rule_id, a.routed, a.raw,
+       coalesce(a.resolved_at, i.resolved_at) - gm.shift
 from group_map gm
 join alerts a on a.group_id = gm.old_id
 join incidents i on i.id = a.incident_id;
@@ -136,7 +141,7 @@ select :'storm_integration', 'storm/' || s.number, s.id, s.started_at, s.started
 from storms s;
 insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, source,
                     severity, labels, details, source_url, starts_at, received_at,
-                    last_received_at, resolved_at, resolved_by, routed, raw)
+                    last_received_at, resolved_at, resolved_by, routed, raw, retained_from)
 select :'storm_integration', g.id, s.id, 'storm-' || s.number || '-' || n, 'resolved',
        'PaymentRetries high on pay-' || (n % 40), 'pay-' || (n % 40) || ':9100', 'critical',
        jsonb_build_object('alertname', 'PaymentRetries', 'instance', 'pay-' || (n % 40) || ':9100',
@@ -149,31 +154,27 @@ select :'storm_integration', g.id, s.id, 'storm-' || s.number || '-' || n, 'reso
        s.started_at + make_interval(secs => n * 0.1), s.started_at + make_interval(secs => n * 0.1),
        s.started_at + make_interval(secs => n * 0.1), s.started_at + interval '2 hours', 'incident',
        '{"rule": "Default", "severity": "Sev2"}',
-       '{"status": "firing"}'
+       '{"status": "firing"}', s.started_at + interval '2 hours'
 from storms s join alert_groups g on g.incident_id = s.id, generate_series(1, :storm_alerts) n;
 
--- Up to the totals: more alerts in the copied groups (a group's alert fired again under another
--- key), more notes on the copied incidents.
+-- Up to the totals: more alerts in the copied groups (a group's alert fired again under other
+-- keys, a second later each time), more notes on the copied incidents.
 select :alerts_total - count(*) as more_alerts from alerts \gset
+create temporary table refire as
+select * from alerts where dedup_key like '%/%' and status = 'resolved' order by id;
+select greatest(count(*), 1) as refire_count from refire \gset
 insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, source,
                     severity, labels, details, source_url, starts_at, received_at,
-                    last_received_at, deliveries, resolved_at, resolved_by, rule_id, routed, raw)
+                    last_received_at, deliveries, resolved_at, resolved_by, rule_id, routed, raw,
+                    retained_from)
 select a.integration_id, a.group_id, a.incident_id, a.dedup_key || '+' || r, a.status, a.summary,
        a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
        a.received_at + make_interval(secs => r), a.last_received_at + make_interval(secs => r),
-       a.deliveries, a.resolved_at, a.resolved_by, a.rule_id, a.routed, a.raw
-from (select * from alerts where dedup_key like '%/%' and status = 'resolved'
-      order by id limit greatest(:more_alerts, 0)) a, (values (1)) v(r);
-select :alerts_total - count(*) as more_alerts from alerts \gset
-insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, source,
-                    severity, labels, details, source_url, starts_at, received_at,
-                    last_received_at, deliveries, resolved_at, resolved_by, rule_id, routed, raw)
-select a.integration_id, a.group_id, a.incident_id, a.dedup_key || '+2', a.status, a.summary,
-       a.source, a.severity, a.labels, a.details, a.source_url, a.starts_at,
-       a.received_at + interval '2 seconds', a.last_received_at + interval '2 seconds',
-       a.deliveries, a.resolved_at, a.resolved_by, a.rule_id, a.routed, a.raw
-from (select * from alerts where dedup_key like '%/%' and dedup_key not like '%+%'
-      and status = 'resolved' order by id desc limit greatest(:more_alerts, 0)) a;
+       a.deliveries, a.resolved_at, a.resolved_by, a.rule_id, a.routed, a.raw, a.retained_from
+from generate_series(1, ceil(greatest(:more_alerts, 0)::numeric / :refire_count)::int) r,
+     refire a
+limit greatest(:more_alerts, 0);
+drop table refire;
 
 select :events_total - count(*) as more_events from timeline_events \gset
 insert into timeline_events (incident_id, occurred_at, recorded_at, kind, author, body)

@@ -23,7 +23,8 @@ pub struct AlertQuery {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct AlertList {
-    /// Every alert of the incident, whatever its status
+    /// Every alert the incident has had, whatever its status, counting those of months let go
+    /// (`QUELL_ALERT_RETENTION_DAYS`), which `items` no longer lists
     pub total: i64,
     pub items: Vec<Alert>,
     /// Pass as `cursor` for the next page; `null` on the last page

@@ -9,6 +9,7 @@ pub mod heartbeats;
 pub mod hooks;
 pub mod ingest;
 pub mod opsgenie;
+pub mod retention;
 pub mod routes;
 pub mod settle;
 pub mod unsilence;

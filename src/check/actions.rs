@@ -47,8 +47,13 @@ pub async fn run(pool: &PgPool, known: &[(i64, Vec<u8>)]) -> AppResult<Vec<Findi
     ));
     found.push(Finding::over(
         "alert lines",
-        "each incident's lines count its stored alerts",
+        "each incident's lines count its stored alerts and those of months let go",
         &db::lines_off(pool).await?,
+    ));
+    found.push(Finding::over(
+        "alert partitions",
+        "alerts can be stored this month and next (the engine creates months ahead)",
+        &db::months_missing(pool).await?,
     ));
     Ok(found)
 }

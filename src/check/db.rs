@@ -90,7 +90,8 @@ pub async fn item_counts_off(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
     .await?)
 }
 
-/// Incidents whose alert lines (kept as alerts arrive) count other than their stored alerts.
+/// Incidents whose alert lines (kept as alerts arrive) count other than their stored alerts and
+/// those of months let go (`forgotten_alert_lines`).
 pub async fn lines_off(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"-- every incident: a check of the whole database
@@ -99,11 +100,30 @@ pub async fn lines_off(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
            from incidents i
            left join (select incident_id, sum(total) as total from alert_lines
                       group by incident_id) l on l.incident_id = i.id
-           left join (select incident_id, count(*) as n from alerts
-                      where incident_id is not null group by incident_id) a
+           left join (select incident_id, sum(n) as n
+                      from (select incident_id, count(*) as n from alerts group by incident_id
+                            union all
+                            select incident_id, sum(total) from forgotten_alert_lines
+                            group by incident_id) x
+                      group by incident_id) a
                   on a.incident_id = i.id
            where coalesce(l.total, 0) <> coalesce(a.n, 0)
            order by i.number"#
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// This month's and next month's alert partitions, where missing: a resolved alert has nowhere
+/// to go without them (every replica's engine creates three months ahead).
+pub async fn months_missing(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select format('no partition %s', m) as "missing!"
+           from (select format('alerts_%s', to_char(now() at time zone 'UTC'
+                                                    + make_interval(months => k), 'YYYY_MM')) as m
+                 from generate_series(0, 1) k) x
+           where to_regclass(m) is null
+           order by m"#
     )
     .fetch_all(e)
     .await?)

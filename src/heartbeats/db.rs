@@ -283,7 +283,7 @@ pub async fn set_source(e: impl PgExecutor<'_>, integration_id: Uuid) -> AppResu
 pub async fn orphaned(conn: &mut PgConnection, source: Uuid) -> AppResult<Vec<String>> {
     Ok(sqlx::query_scalar!(
         r#"select a.dedup_key from alerts a
-           where a.integration_id = $1 and a.status <> 'resolved'
+           where a.integration_id = $1 and a.status <> 'resolved' and a.retained_from = 'infinity'
              and not exists (select 1 from heartbeat_monitors m
                              where m.enabled and a.dedup_key = 'heartbeat:' || m.id::text)
            limit 100"#,

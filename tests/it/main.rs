@@ -42,6 +42,7 @@ mod probe;
 mod related;
 mod reports;
 mod responders;
+mod retention;
 mod runbooks;
 mod seen;
 mod services_api;

@@ -9,9 +9,9 @@ use sqlx::PgPool;
 
 use crate::common::TempDir;
 
-/// The last migration of the previous release (stop 52): what an installation upgrading now
+/// The last migration of the previous release (stop 53): what an installation upgrading now
 /// runs on. Moved forward with each release.
-const PREVIOUS_RELEASE: i64 = 20261205100600;
+const PREVIOUS_RELEASE: i64 = 20261205100800;
 
 /// The address of database `name` on the tests' server.
 fn url_of(name: &str) -> String {
@@ -124,7 +124,7 @@ async fn a_dump_of_an_installation_restores_into_a_new_database_that_quell_check
     let (ok, said) = quell(&restored.url(), &["check"]);
     assert!(ok, "{said}");
     let lines: Vec<&str> = said.lines().filter(|l| !l.is_empty()).collect();
-    assert_eq!(lines.len(), 6, "{said}");
+    assert_eq!(lines.len(), 7, "{said}");
     assert!(lines.iter().all(|l| l.starts_with("ok ")), "{said}");
     assert!(lines[0].contains("migrations: all"), "{said}");
     // What was there is there.
@@ -183,7 +183,8 @@ async fn an_installation_on_the_previous_release_upgrades_with_its_data(pool: Pg
     let previous = sqlx::migrate::Migrator::new(dir.path()).await.unwrap();
     previous.run(&pool).await.unwrap();
     // Its data, written as that release wrote it: a service, an open incident with its SLA
-    // timer, a channel's message waiting in the outbox, a published incident's public update.
+    // timer, a channel's message waiting in the outbox, a published incident's public update,
+    // and its alerts in one table (one firing, one resolved 14 months ago) with their lines.
     sqlx::raw_sql(PREVIOUS_DATA).execute(&pool).await.unwrap();
     let incidents: i64 = sqlx::query_scalar("select count(*) from incidents")
         .fetch_one(&pool)
@@ -212,6 +213,34 @@ async fn an_installation_on_the_previous_release_upgrades_with_its_data(pool: Pg
     .await
     .unwrap();
     assert_eq!(waiting, 1);
+    // The alerts are now in their partitions: the firing one among the open, the resolved one
+    // in the month it resolved in; the firing one still takes the next delivery of its key.
+    let placed: Vec<(String, String)> =
+        sqlx::query_as("select dedup_key, tableoid::regclass::text from alerts order by dedup_key")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let month: String = sqlx::query_scalar(
+        "select to_char((now() - interval '14 months') at time zone 'UTC', '\"alerts_\"YYYY_MM')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        placed,
+        [
+            ("disk-full".into(), "alerts_open".into()),
+            ("old-cpu".into(), month)
+        ]
+    );
+    let twice = sqlx::query(
+        "insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, raw)
+         select integration_id, group_id, incident_id, dedup_key, 'firing', summary, raw
+         from alerts where dedup_key = 'disk-full'",
+    )
+    .execute(&pool)
+    .await;
+    assert!(twice.is_err(), "a second open alert of one key was stored");
     // And it runs on: the demo loads over it, and the check still passes.
     let (ok, said) = quell(&url, &["demo"]);
     assert!(ok, "{said}");
@@ -235,4 +264,19 @@ insert into status_publications (incident_id, title, closing, published_by)
 select id, 'Card payments failing', 'Resolved.', 'Ana' from incidents;
 insert into stakeholder_updates (incident_id, audience, body, sent_at, author)
 select id, 'customers', 'We are looking into it.', now(), 'Ana' from incidents;
+insert into integrations (name, format, key_hash, key_prefix)
+values ('prometheus', 'alertmanager', '\x00', 'qk_old');
+insert into alert_groups (integration_id, group_key, incident_id)
+select g.id, '{}:{alertname="DiskFull"}', i.id from integrations g, incidents i;
+insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, raw)
+select integration_id, id, incident_id, 'disk-full', 'firing', 'Disk full', '{}' from alert_groups;
+insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary, raw,
+                    received_at, resolved_at, resolved_by)
+select integration_id, id, incident_id, 'old-cpu', 'resolved', 'CPU high', '{}',
+       now() - interval '14 months 1 hour', now() - interval '14 months', 'sender'
+from alert_groups;
+insert into alert_lines (incident_id, summary, total, open, first_received_at, last_received_at,
+                         severity)
+select incident_id, summary, 1, (status <> 'resolved')::int, received_at, last_received_at, ''
+from alerts;
 "#;

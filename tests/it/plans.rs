@@ -212,14 +212,14 @@ async fn seed(pool: &PgPool) -> i64 {
         insert into alert_groups (integration_id, group_key, incident_id, closed_at)
         select (select id from integrations), 'g' || i.id, i.id, now() from incidents i;
         insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
-                            received_at, resolved_at, resolved_by, raw)
+                            received_at, resolved_at, resolved_by, raw, retained_from)
         select g.integration_id, g.id, g.incident_id, 'a' || g.id || '-' || n, 'resolved',
-               'Alert ' || (n % 5), now(), now(), 'sender', '{}'
+               'Alert ' || (n % 5), now(), now(), 'sender', '{}', now()
         from alert_groups g, generate_series(1, 3) n where g.incident_id % 3 = 0;
         insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
-                            received_at, resolved_at, resolved_by, raw)
+                            received_at, resolved_at, resolved_by, raw, retained_from)
         select g.integration_id, g.id, g.incident_id, 'storm-' || n, 'resolved',
-               'PaymentRetries high on pay-' || (n % 40), now(), now(), 'sender', '{}'
+               'PaymentRetries high on pay-' || (n % 40), now(), now(), 'sender', '{}', now()
         from alert_groups g, generate_series(1, 17000) n
         where g.incident_id = (select min(id) from incidents);
         insert into postmortems (incident_id, status, summary, root_cause)

@@ -105,7 +105,7 @@ pub async fn open_alerts_of(
         r#"select a.integration_id, a.dedup_key, a.group_id, a.incident_id
            from unnest($1::uuid[], $2::text[]) as k(i, k)
            join alerts a on a.integration_id = k.i and a.dedup_key = k.k
-                        and a.status <> 'resolved'"#,
+                        and a.status <> 'resolved' and a.retained_from = 'infinity'"#,
         &ids,
         &dedups,
     )
@@ -221,12 +221,14 @@ pub struct Stored {
 
 /// Stores firing alerts in one statement; one with the dedup key of an open alert of the same
 /// integration joins it (the database's unique index decides, whichever replica gets there
-/// first). The same statement counts them into their incidents' alert lines, once per line for
-/// the whole batch, in key order, into this connection's shard of each line.
+/// first; every open alert is in the `alerts_open` partition). The same statement counts them
+/// into their incidents' alert lines, once per line for the whole batch, in key order, into
+/// this connection's shard of each line. An alert was inserted when it holds exactly the
+/// deliveries given (one that joined holds more): a partitioned table cannot return `xmax`.
 pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec<Stored>> {
     Ok(sqlx::query_as!(
         Stored,
-        r#"with stored as (
+        r#"with written as (
                insert into alerts (integration_id, group_id, incident_id, dedup_key, status, summary,
                                    source, severity, labels, details, source_url, starts_at,
                                    deliveries, rule_id, routed, raw, silence_id, window_id)
@@ -236,11 +238,17 @@ pub async fn upsert(conn: &mut PgConnection, a: &NewAlerts<'_>) -> AppResult<Vec
                            $12::int4[], $13::int8[], $14::jsonb[], $15::jsonb[], $16::int8[],
                            $17::int8[])
                     as t(i, g, inc, k, s, src, sev, l, d, u, st, n, r, ro, raw, si, wi)
-               on conflict (integration_id, dedup_key) where status <> 'resolved'
+               on conflict (integration_id, dedup_key, retained_from) where status <> 'resolved'
                do update set last_received_at = now(),
                              deliveries = alerts.deliveries + excluded.deliveries
                returning integration_id, dedup_key, incident_id, summary, rule_id, source_url,
-                         severity, (xmax = 0) as inserted),
+                         severity, deliveries),
+           given as (
+               select i, k, n from unnest($1::uuid[], $4::text[], $12::int4[]) as g(i, k, n)),
+           stored as (
+               select w.integration_id, w.dedup_key, w.incident_id, w.summary, w.rule_id,
+                      w.source_url, w.severity, (w.deliveries = g.n) as inserted
+               from written w join given g on g.i = w.integration_id and g.k = w.dedup_key),
            lines as (
                insert into alert_lines as l (incident_id, summary, rule_id, shard, total, open,
                                              first_received_at, last_received_at, source_url,
@@ -293,7 +301,7 @@ pub async fn acknowledge(
                update alerts a set status = 'acknowledged', last_received_at = now()
                from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
                where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
-                 and a.status = 'firing'
+                 and a.status = 'firing' and a.retained_from = 'infinity'
                returning a.incident_id, a.integration_id, a.summary, a.rule_id),
            lines as (
                update alert_lines l set last_received_at = now()
@@ -322,7 +330,7 @@ pub async fn incidents_of_open(
            from alerts a
            join unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
              on a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
-           where a.status <> 'resolved'
+           where a.status <> 'resolved' and a.retained_from = 'infinity'
            order by a.incident_id"#,
         integrations,
         keys,
@@ -348,10 +356,10 @@ pub async fn resolve(
         r#"with resolved as (
                update alerts a
                set status = 'resolved', resolved_at = now(), resolved_by = 'sender',
-                   last_received_at = now()
+                   last_received_at = now(), retained_from = now()
                from unnest($1::uuid[], $2::text[]) as k(integration_id, dedup_key)
                where a.integration_id = k.integration_id and a.dedup_key = k.dedup_key
-                 and a.status <> 'resolved'
+                 and a.status <> 'resolved' and a.retained_from = 'infinity'
                returning a.incident_id, a.integration_id, a.summary, a.rule_id),
            lines as (
                insert into alert_lines as l (incident_id, summary, rule_id, shard, total, open,
@@ -399,8 +407,10 @@ pub async fn close_for_incident(conn: &mut PgConnection, incident_id: i64) -> Ap
     .execute(&mut *conn)
     .await?;
     sqlx::query!(
-        r#"update alerts set status = 'resolved', resolved_at = now(), resolved_by = 'incident'
-           where incident_id = $1 and status <> 'resolved'"#,
+        r#"update alerts
+           set status = 'resolved', resolved_at = now(), resolved_by = 'incident',
+               retained_from = now()
+           where incident_id = $1 and status <> 'resolved' and retained_from = 'infinity'"#,
         incident_id
     )
     .execute(&mut *conn)
@@ -629,12 +639,16 @@ pub async fn keep_history(
     last: DateTime<Utc>,
     resolved: Option<DateTime<Utc>>,
 ) -> AppResult<()> {
+    if let Some(at) = resolved {
+        cover_months(&mut *conn, at, at).await?;
+    }
     sqlx::query!(
         r#"update alerts
            set received_at = $2, last_received_at = $3,
                status = case when $4::timestamptz is null then status else 'resolved' end,
                resolved_at = coalesce($4, resolved_at),
-               resolved_by = case when $4::timestamptz is null then resolved_by else 'sender' end
+               resolved_by = case when $4::timestamptz is null then resolved_by else 'sender' end,
+               retained_from = coalesce($4, retained_from)
            where incident_id = $1"#,
         incident_id,
         first,
@@ -655,7 +669,8 @@ pub async fn keep_history(
     recount_lines(&mut *conn, incident_id).await
 }
 
-/// Counts an incident's alert lines again from its alerts (after history was written to them).
+/// Counts an incident's alert lines again from its alerts (after history was written to them, or
+/// alerts moved), the stored ones and those of months let go (`forgotten_alert_lines`).
 async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<()> {
     sqlx::query!(
         "delete from alert_lines where incident_id = $1",
@@ -666,10 +681,16 @@ async fn recount_lines(conn: &mut PgConnection, incident_id: i64) -> AppResult<(
     sqlx::query!(
         r#"insert into alert_lines (incident_id, summary, rule_id, total, open, first_received_at,
                                     last_received_at, source_url, severity)
-           select incident_id, summary, rule_id, count(*),
-                  count(*) filter (where status <> 'resolved'), min(received_at),
+           select incident_id, summary, rule_id, sum(n), sum(open), min(first_received_at),
                   max(last_received_at), max(source_url), max(severity)
-           from alerts where incident_id = $1
+           from (select incident_id, summary, rule_id, 1 as n,
+                        (status <> 'resolved')::int4 as open, received_at as first_received_at,
+                        last_received_at, source_url, severity
+                 from alerts where incident_id = $1
+                 union all
+                 select incident_id, summary, rule_id, total, 0, first_received_at,
+                        last_received_at, source_url, severity
+                 from forgotten_alert_lines where incident_id = $1) a
            group by incident_id, summary, rule_id"#,
         incident_id
     )
@@ -710,6 +731,26 @@ pub async fn move_incident(conn: &mut PgConnection, from: i64, into: i64) -> App
     .execute(&mut *conn)
     .await?
     .rows_affected();
+    // What `from`'s alerts of months let go counted goes with them.
+    sqlx::query!(
+        r#"with gone as (delete from forgotten_alert_lines where incident_id = $1 returning *)
+           insert into forgotten_alert_lines as f (incident_id, summary, rule_id, total,
+                                                   first_received_at, last_received_at,
+                                                   source_url, severity)
+           select $2, summary, rule_id, total, first_received_at, last_received_at, source_url,
+                  severity
+           from gone
+           on conflict (incident_id, summary, rule_id) do update
+           set total = f.total + excluded.total,
+               first_received_at = least(f.first_received_at, excluded.first_received_at),
+               last_received_at = greatest(f.last_received_at, excluded.last_received_at),
+               source_url = greatest(f.source_url, excluded.source_url),
+               severity = greatest(f.severity, excluded.severity)"#,
+        from,
+        into
+    )
+    .execute(&mut *conn)
+    .await?;
     sqlx::query!(
         "update alert_flapping set incident_id = $2 where incident_id = $1",
         from,
@@ -823,5 +864,56 @@ pub async fn among(e: impl PgExecutor<'_>, incident_id: i64, ids: &[i64]) -> App
         ids
     )
     .fetch_one(e)
+    .await?)
+}
+
+/// Creates the month partitions of `alerts` from `since`'s month through `through`'s that are
+/// missing (replicas racing create each once); returns how many it created. Waits at most 2 s
+/// for the table lock (then fails, and the caller tries again later).
+pub async fn cover_months(
+    conn: &mut PgConnection,
+    since: DateTime<Utc>,
+    through: DateTime<Utc>,
+) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"select alert_partitions_cover($1, $2) as "made!""#,
+        since,
+        through
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Creates, from the database clock, this month's partition and those of the next `ahead`
+/// months where missing; returns how many it created.
+pub async fn cover_ahead(e: impl PgExecutor<'_>, ahead: i32) -> AppResult<i32> {
+    Ok(sqlx::query_scalar!(
+        r#"select alert_partitions_cover(now(), now() + make_interval(months => $1)) as "made!""#,
+        ahead
+    )
+    .fetch_one(e)
+    .await?)
+}
+
+/// Lets go of the months of alerts resolved more than `days` days ago (by the database clock):
+/// drops each month partition that ended before then, after adding what its alerts counted to
+/// `forgotten_alert_lines`. Returns the partitions dropped. Open alerts are never let go.
+pub async fn let_go_before(e: impl PgExecutor<'_>, days: i32) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select alert_partitions_drop(now() - make_interval(days => $1)) as "dropped!""#,
+        days
+    )
+    .fetch_all(e)
+    .await?)
+}
+
+/// The month partitions of `alerts` (not `alerts_open`), oldest first.
+pub async fn months(e: impl PgExecutor<'_>) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar!(
+        r#"select c.relname::text as "name!" from pg_inherits i join pg_class c on c.oid = i.inhrelid
+           where i.inhparent = 'alerts'::regclass and c.relname ~ '^alerts_[0-9]{4}_[0-9]{2}$'
+           order by c.relname"#
+    )
+    .fetch_all(e)
     .await?)
 }

@@ -65,7 +65,9 @@ pub async fn fire_counts(
         r#"select k.i as "integration_id!", k.k as "dedup_key!", g.flap_threshold as threshold,
                   (select count(*) from alerts a
                    where a.integration_id = k.i and a.dedup_key = k.k
-                     and a.received_at > now() - make_interval(mins => g.flap_window_minutes))
+                     and a.received_at > now() - make_interval(mins => g.flap_window_minutes)
+                     -- resolved after it was received: only the months since can hold it
+                     and a.retained_from > now() - make_interval(mins => g.flap_window_minutes))
                   as "fires!",
                   exists (select 1 from alert_flapping f
                           where f.integration_id = k.i and f.dedup_key = k.k

@@ -53,7 +53,7 @@ pub async fn opsgenie_alert(
             let found = sqlx::query_scalar!(
                 r#"select coalesce(
                        (select id from alerts where integration_id = $1 and dedup_key = $2
-                          and status <> 'resolved'),
+                          and status <> 'resolved' and retained_from = 'infinity'),
                        (select id from alerts where integration_id = $1 and dedup_key = $2
                         order by received_at desc, id desc limit 1)) as "id?""#,
                 integration_id,
@@ -121,7 +121,7 @@ pub async fn alerts_by_alias(
            left join lateral (
                (select id, status from alerts
                 where integration_id = r.integration_id and dedup_key = r.alias
-                  and status <> 'resolved')
+                  and status <> 'resolved' and retained_from = 'infinity')
                union all
                (select id, status from alerts
                 where integration_id = r.integration_id and dedup_key = r.alias

@@ -42,7 +42,8 @@ create table alerts (
     starts_at timestamptz,
     received_at timestamptz not null default now(),
     last_received_at timestamptz not null default now(),
-    deliveries integer not null default 1,
+    -- at least 1: the upsert tells an alert it inserted (deliveries as given) from one joined
+    deliveries integer not null default 1 constraint alerts_deliveries_check check (deliveries > 0),
     resolved_at timestamptz,
     resolved_by text constraint alerts_resolved_by_check check (resolved_by in ('sender', 'incident')),
     rule_id bigint constraint alerts_rule_fkey references routing_rules (id) on delete set null,
@@ -109,9 +110,14 @@ begin
 end
 $$;
 
--- Drops the month partitions that end on or before `before`, first adding what their alerts
--- counted to `forgotten_alert_lines`; returns the names dropped. `alerts_open` is never one of
--- them. Replicas racing take turns on the same advisory lock, and a month is dropped once.
+-- Drops the oldest month partition that ended on or before `before`, first adding what its
+-- alerts counted to `forgotten_alert_lines`; returns its name (nothing when none is due).
+-- One month a call, so the table lock a drop takes is held for one month's count only: the
+-- caller calls again, each in a transaction of its own, until nothing is returned.
+-- `alerts_open` is never one of them. Replicas racing take turns on the same advisory lock,
+-- and a month is dropped once. The month is share-locked before it is counted, so a merge
+-- moving its alerts to another incident waits for the drop (or the drop for it) and the count
+-- is credited to the incident the alerts belong to.
 create function alert_partitions_drop(before timestamptz) returns setof text
 language plpgsql set lock_timeout = '2s' as $$
 declare
@@ -123,9 +129,11 @@ begin
           and (to_date(substr(c.relname, 8), 'YYYY_MM') + interval '1 month')::timestamp
               at time zone 'UTC' <= before
         order by c.relname
+        limit 1
     loop
         perform pg_advisory_xact_lock(hashtext('quell: alert partitions'));
         continue when not alert_partition_exists(part);
+        execute format('lock table %I in share mode', part);
         execute format(
             'insert into forgotten_alert_lines as f (incident_id, summary, rule_id, total,
                  first_received_at, last_received_at, source_url, severity)
@@ -167,7 +175,7 @@ alter table alerts add constraint alerts_pkey primary key (id, retained_from);
 -- One open alert per dedup key: every open alert is in `alerts_open`.
 create unique index alerts_one_open on alerts (integration_id, dedup_key, retained_from)
     where status <> 'resolved';
-create index alerts_by_incident on alerts (incident_id, id) include (status, rule_id);
+create index alerts_by_incident on alerts (incident_id, id) include (status, rule_id, retained_from);
 create index alerts_by_received on alerts (received_at);
 create index alerts_key_history on alerts (integration_id, dedup_key, received_at);
 create index alerts_silence on alerts (silence_id) where silence_id is not null;

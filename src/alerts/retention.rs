@@ -39,12 +39,21 @@ pub async fn run(pool: PgPool, days: Option<i32>) {
     }
 }
 
-/// Creates the months missing ahead, then lets go of those past retention.
+/// Most months let go in one round: ten years of them.
+const MONTHS_A_ROUND: usize = 120;
+
+/// Creates the months missing ahead, then lets go of those past retention, oldest first, each
+/// in a transaction of its own.
 pub async fn round(pool: &PgPool, days: Option<i32>) -> AppResult<Round> {
     let created = db::cover_ahead(pool, AHEAD).await?;
-    let dropped = match days {
-        Some(days) => db::let_go_before(pool, days).await?,
-        None => Vec::new(),
-    };
+    let mut dropped = Vec::new();
+    if let Some(days) = days {
+        while dropped.len() < MONTHS_A_ROUND {
+            match db::let_go_oldest(pool, days).await? {
+                Some(month) => dropped.push(month),
+                None => break,
+            }
+        }
+    }
     Ok(Round { created, dropped })
 }

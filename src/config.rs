@@ -31,6 +31,36 @@ pub enum Command {
     /// Import from another tool: a plan first (nothing changes without --apply).
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Configuration as code: teams, schedules, escalation policies and services as a file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print Quell's teams, schedules, escalation policies and services as YAML (e.g.
+    /// `quell config export > quell.yaml`).
+    Export(DbArgs),
+    /// Make Quell match a file: what differs is created or updated (and, with --prune, what
+    /// its lists leave out deleted), in one transaction, through the same checks and audit as
+    /// the API. Running it twice changes nothing.
+    Apply(ConfigApplyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ConfigApplyArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The file, as `quell config export` writes it.
+    #[arg(short = 'f', long)]
+    pub file: std::path::PathBuf,
+    /// Print what would change (every refusal with its line) and change nothing.
+    #[arg(long)]
+    pub plan: bool,
+    /// Delete the teams, escalation policies and services of a list the file has that the
+    /// list leaves out (a kind the file has no list for is left alone; schedules are kept).
+    #[arg(long)]
+    pub prune: bool,
 }
 
 #[derive(Debug, Subcommand)]

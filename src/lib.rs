@@ -15,6 +15,7 @@ pub mod check;
 pub mod claims;
 pub mod clock;
 pub mod config;
+pub mod config_as_code;
 pub mod dashboard;
 pub mod demo;
 pub mod domain;
@@ -86,6 +87,8 @@ pub enum RunError {
     App(#[from] error::AppError),
     #[error("{0} of the checks failed")]
     Checks(usize),
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A pool for commands that run to the end (migrations, the demo): no statement timeout, a
@@ -178,6 +181,55 @@ async fn import(command: config::ImportCommand) -> Result<(), RunError> {
     Ok(())
 }
 
+/// `quell config export` and `quell config apply`.
+async fn configure(command: config::ConfigCommand) -> Result<(), RunError> {
+    use config::ConfigCommand::{Apply, Export};
+    match command {
+        Export(db) => {
+            let pool = connect(&db).await?;
+            MIGRATOR.run(&pool).await?;
+            print!("{}", config_as_code::actions::export(&pool).await?);
+        }
+        Apply(a) => {
+            let file = a.file.display().to_string();
+            // A configuration is kilobytes; a file past 10 MiB is a mistake, not read whole.
+            let size = std::fs::metadata(&a.file)
+                .map_err(|e| RunError::Refused(format!("{file}: {e}")))?
+                .len();
+            if size > 10 << 20 {
+                return Err(RunError::Refused(format!(
+                    "{file}: {size} bytes; a configuration file is at most 10 MiB"
+                )));
+            }
+            let text = std::fs::read_to_string(&a.file)
+                .map_err(|e| RunError::Refused(format!("{file}: {e}")))?;
+            let pool = connect(&a.db).await?;
+            MIGRATOR.run(&pool).await?;
+            let actor = audit::Actor::system("config apply");
+            let how = (!a.plan, a.prune);
+            match config_as_code::actions::apply(&pool, &actor, &text, how).await {
+                Ok(applied) => {
+                    print!("{}", applied.text(&file));
+                    if a.plan {
+                        println!(
+                            "Nothing was changed. Run again without --plan to make these changes."
+                        );
+                    }
+                }
+                Err(config_as_code::actions::Refused::File(refusals)) => {
+                    let lines: Vec<String> = refusals.iter().map(|r| r.in_file(&file)).collect();
+                    return Err(RunError::Refused(format!(
+                        "{}\nNothing was changed.",
+                        lines.join("\n")
+                    )));
+                }
+                Err(config_as_code::actions::Refused::Quell(e)) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(())
+}
+
 pub async fn run(cli: Cli) -> Result<(), RunError> {
     match cli.command {
         Command::Openapi => println!("{}", router::openapi_json()),
@@ -192,6 +244,7 @@ pub async fn run(cli: Cli) -> Result<(), RunError> {
             );
         }
         Command::Import(command) => import(command).await?,
+        Command::Config(command) => configure(command).await?,
         Command::Migrate(db) => {
             let pool = connect(&db).await?;
             MIGRATOR.run(&pool).await?;

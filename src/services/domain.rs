@@ -7,7 +7,7 @@ use crate::changes::domain::{check_latency, check_rate};
 use crate::domain::{DomainError, about, grouped, percent};
 
 /// Every field of a service as a person or a script submits it, before checking.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceDraft {
     pub name: String,

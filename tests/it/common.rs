@@ -938,3 +938,31 @@ pub async fn on_call_spans(
         })
         .collect()
 }
+
+/// The address of database `name` on the tests' server.
+pub fn url_of(name: &str) -> String {
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL (scripts/test sets it)");
+    let mut url = url::Url::parse(&base).unwrap();
+    url.set_path(&format!("/{name}"));
+    url.to_string()
+}
+
+pub async fn name_of(pool: &PgPool) -> String {
+    sqlx::query_scalar("select current_database()")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+/// `quell <args>` against database `url`: (success, standard output then standard error).
+pub fn quell(url: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quell"))
+        .args(args)
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), format!("{stdout}{stderr}"))
+}

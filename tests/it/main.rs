@@ -10,6 +10,7 @@ mod architecture;
 mod browser;
 mod challenges;
 mod changes;
+mod config_as_code;
 mod contrast;
 mod dashboard;
 mod demo;

@@ -7,39 +7,11 @@ use std::process::Command;
 
 use sqlx::PgPool;
 
-use crate::common::TempDir;
+use crate::common::{TempDir, name_of, quell, url_of};
 
 /// The last migration of the previous release (stop 53): what an installation upgrading now
 /// runs on. Moved forward with each release.
 const PREVIOUS_RELEASE: i64 = 20261205100800;
-
-/// The address of database `name` on the tests' server.
-fn url_of(name: &str) -> String {
-    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL (scripts/test sets it)");
-    let mut url = url::Url::parse(&base).unwrap();
-    url.set_path(&format!("/{name}"));
-    url.to_string()
-}
-
-async fn name_of(pool: &PgPool) -> String {
-    sqlx::query_scalar("select current_database()")
-        .fetch_one(pool)
-        .await
-        .unwrap()
-}
-
-/// `quell <args>` against database `url`: (success, standard output).
-fn quell(url: &str, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_quell"))
-        .args(args)
-        .env("DATABASE_URL", url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), format!("{stdout}{stderr}"))
-}
 
 fn run(program: &str, args: &[&str]) {
     let out = Command::new(program)

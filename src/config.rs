@@ -31,15 +31,17 @@ pub enum Command {
     /// Import from another tool: a plan first (nothing changes without --apply).
     #[command(subcommand)]
     Import(ImportCommand),
-    /// Configuration as code: teams, schedules, escalation policies and services as a file.
+    /// Configuration as code: teams, schedules, escalation policies, services, routing rules,
+    /// runbooks, channels and integrations as a file.
     #[command(subcommand)]
     Config(ConfigCommand),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
-    /// Print Quell's teams, schedules, escalation policies and services as YAML (e.g.
-    /// `quell config export > quell.yaml`).
+    /// Print Quell's teams, schedules, escalation policies, services, routing rules, runbooks,
+    /// channels and integrations as YAML, secrets never written (e.g. `quell config export >
+    /// quell.yaml`).
     Export(DbArgs),
     /// Make Quell match a file: what differs is created or updated (and, with --prune, what
     /// its lists leave out deleted), in one transaction, through the same checks and audit as
@@ -57,10 +59,13 @@ pub struct ConfigApplyArgs {
     /// Print what would change (every refusal with its line) and change nothing.
     #[arg(long)]
     pub plan: bool,
-    /// Delete the teams, escalation policies and services of a list the file has that the
-    /// list leaves out (a kind the file has no list for is left alone; schedules are kept).
+    /// Delete what a list the file has leaves out (a kind the file has no list for is left
+    /// alone; schedules, integrations and the default routing rule are kept).
     #[arg(long)]
     pub prune: bool,
+    /// Internal places a channel of the file may reach, as `quell serve` takes them.
+    #[arg(long, env = "QUELL_WEBHOOK_ALLOW", default_value = "", value_parser = crate::egress::Allow::parse)]
+    pub webhook_allow: crate::egress::Allow,
 }
 
 #[derive(Debug, Subcommand)]

@@ -207,7 +207,12 @@ async fn configure(command: config::ConfigCommand) -> Result<(), RunError> {
             MIGRATOR.run(&pool).await?;
             let actor = audit::Actor::system("config apply");
             let how = (!a.plan, a.prune);
-            match config_as_code::actions::apply(&pool, &actor, &text, how).await {
+            let var = |name: &str| std::env::var(name).ok();
+            let outside = config_as_code::actions::Outside {
+                allow: &a.webhook_allow,
+                var: &var,
+            };
+            match config_as_code::actions::apply(&pool, &actor, &text, how, &outside).await {
                 Ok(applied) => {
                     print!("{}", applied.text(&file));
                     if a.plan {

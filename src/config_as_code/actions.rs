@@ -1,41 +1,107 @@
 //! Configuration as code: `quell config export` writes Quell's teams, schedules, escalation
-//! policies and services as a file; `quell config apply` makes Quell match a file, through the
-//! same actions a person's changes take (checked, audited), in one transaction. A plan
-//! (`--plan`) is the same work rolled back, so a name that does not exist, or a schedule Quell
-//! would refuse, is refused by the plan too, with the file's line.
+//! policies, services, routing rules, runbooks, notification channels and integrations as a
+//! file; `quell config apply` makes Quell match a file, through the same actions a person's
+//! changes take (checked, audited), in one transaction. A plan (`--plan`) is the same work
+//! rolled back, so a name that does not exist, or a schedule Quell would refuse, is refused by
+//! the plan too, with the file's line. Secrets come from the environment variables the file
+//! names (`url_env`, `key_env`); a secret Quell makes (a new integration's key, a webhook's
+//! signing secret) is printed once, when the file is applied.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
 
 use super::domain::{
-    self, Change, Document, Kind, Object, Refusal, SERVICE_POLICY, Verb, printable,
+    self, Change, ChannelFile, Document, IntegrationFile, Kind, Object, RULE_DEFAULT, Refusal,
+    SERVICE_POLICY, Verb, printable,
 };
 use crate::audit::Actor;
 use crate::error::{AppError, AppResult};
 use crate::oncall::domain::ScheduleDraft;
 use crate::paging::domain::PolicyDraft;
+use crate::routing::domain::RuleDraft;
+use crate::runbooks::domain::RunbookDraft;
 use crate::services::domain::ServiceDraft;
 use crate::teams::domain::TeamDraft;
 
+/// An object's id in Quell, for the change that updates or deletes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Id {
+    Row(i64),
+    Uuid(Uuid),
+}
+
+/// Quell's objects in canonical form, in [`domain::KINDS`] order, with the id of each (teams
+/// and services are found by their slug and name).
+pub struct Quell {
+    pub objects: Vec<Object>,
+    ids: HashMap<(Kind, String), Id>,
+    /// Objects that share their kind and name with another (rules and runbooks may)
+    twice: Vec<(Kind, String)>,
+}
+
+impl Quell {
+    fn push(&mut self, o: Object, id: Option<Id>) {
+        let key = (o.kind, o.name.clone());
+        if self
+            .objects
+            .iter()
+            .any(|x| x.kind == o.kind && x.name == o.name)
+        {
+            self.twice.push(key.clone());
+        }
+        if let Some(id) = id {
+            self.ids.insert(key, id);
+        }
+        self.objects.push(o);
+    }
+
+    fn id(&self, kind: Kind, name: &str) -> Option<Id> {
+        self.ids.get(&(kind, name.to_owned())).copied()
+    }
+
+    fn row(&self, kind: Kind, name: &str) -> AppResult<i64> {
+        match self.id(kind, name) {
+            Some(Id::Row(id)) => Ok(id),
+            _ => Err(AppError::NotFound(format!(
+                "There is no {} {name:?}.",
+                kind.one()
+            ))),
+        }
+    }
+
+    fn uuid(&self, kind: Kind, name: &str) -> AppResult<Uuid> {
+        match self.id(kind, name) {
+            Some(Id::Uuid(id)) => Ok(id),
+            _ => Err(AppError::NotFound(format!(
+                "There is no {} {name:?}.",
+                kind.one()
+            ))),
+        }
+    }
+}
+
 /// Quell's objects, in canonical form, in [`domain::KINDS`] order.
-pub async fn current(conn: &mut PgConnection) -> AppResult<Vec<Object>> {
-    let mut objects = Vec::new();
+pub async fn current(conn: &mut PgConnection) -> AppResult<Quell> {
+    let mut quell = Quell {
+        objects: Vec::new(),
+        ids: HashMap::new(),
+        twice: Vec::new(),
+    };
     for t in crate::teams::db::list(&mut *conn, None).await? {
         let d = t.draft();
-        objects.push(domain::canonical(Kind::Teams, &d.slug, &d));
+        quell.push(domain::canonical(Kind::Teams, &d.slug, &d), None);
     }
     for s in crate::oncall::db::list(&mut *conn, None).await? {
-        objects.push(domain::canonical(Kind::Schedules, &s.name, &s.draft()));
+        let o = domain::canonical(Kind::Schedules, &s.name, &s.draft());
+        quell.push(o, Some(Id::Row(s.id)));
     }
     let policies = crate::paging::db::list(&mut *conn, None).await?;
     for p in &policies {
-        objects.push(domain::canonical(
-            Kind::EscalationPolicies,
-            &p.name,
-            &p.draft(),
-        ));
+        let o = domain::canonical(Kind::EscalationPolicies, &p.name, &p.draft());
+        quell.push(o, Some(Id::Row(p.id)));
     }
     let paged_by: HashMap<String, String> = crate::paging::db::service_policies(&mut *conn)
         .await?
@@ -60,15 +126,63 @@ pub async fn current(conn: &mut PgConnection) -> AppResult<Vec<Object>> {
             o.value
                 .insert(SERVICE_POLICY.into(), Value::String(p.clone()));
         }
-        objects.push(o);
+        quell.push(o, None);
     }
-    Ok(objects)
+    for r in crate::routing::db::list(&mut *conn).await? {
+        // A stored rule was checked when written; as it is if it no longer passes.
+        let d = domain::rule_checked(r.draft()).unwrap_or_else(|_| r.draft());
+        quell.push(domain::rule_object(&d, r.is_default), Some(Id::Row(r.id)));
+    }
+    for b in crate::runbooks::db::list(&mut *conn, Default::default()).await? {
+        let (name, d) =
+            domain::runbook_checked(b.draft()).unwrap_or_else(|_| (b.name.clone(), b.draft()));
+        quell.push(
+            domain::canonical(Kind::Runbooks, &name, &d),
+            Some(Id::Row(b.id)),
+        );
+    }
+    let subscriptions = crate::notify::db::subscriptions(&mut *conn).await?;
+    for c in crate::notify::db::channels(&mut *conn).await? {
+        let file = ChannelFile {
+            name: c.name.clone(),
+            kind: c.kind.clone(),
+            url: Some(c.url.clone()),
+            team: c.team.clone(),
+            subscriptions: subscriptions
+                .iter()
+                .filter(|s| s.channel_id == c.id)
+                .map(|s| s.draft())
+                .collect(),
+        };
+        let file = file.clone().checked().unwrap_or(file);
+        let o = domain::canonical(Kind::Channels, &c.name, &file);
+        quell.push(o, Some(Id::Row(c.id)));
+    }
+    // The heartbeats' own integration is Quell's, made when first needed: not configuration.
+    let heartbeats = crate::heartbeats::db::source_id(&mut *conn).await?;
+    for i in crate::integrations::db::list(&mut *conn).await? {
+        if Some(i.id) == heartbeats {
+            continue;
+        }
+        let file = IntegrationFile {
+            name: i.name.clone(),
+            format: i.format.as_str().to_owned(),
+            on_all_resolved: Some(i.on_all_resolved.as_str().to_owned()),
+            flapping: Some(i.flapping),
+            disabled: !i.enabled,
+        };
+        let file = file.clone().checked().unwrap_or(file);
+        let o = domain::canonical(Kind::Integrations, &i.name, &file);
+        quell.push(o, Some(Id::Uuid(i.id)));
+    }
+    Ok(quell)
 }
 
-/// The file for Quell as it is.
+/// The file for Quell as it is (its secrets named by variable, never written).
 pub async fn export(pool: &PgPool) -> AppResult<String> {
     let mut conn = pool.acquire().await?;
-    Ok(domain::write(&current(&mut conn).await?))
+    let quell = current(&mut conn).await?;
+    Ok(domain::write(&domain::for_file(quell.objects)))
 }
 
 /// What applying a file did (or, a plan, would do).
@@ -79,6 +193,9 @@ pub struct Applied {
     pub unchanged: usize,
     /// false: a plan, nothing was changed
     pub applied: bool,
+    /// Secrets Quell made (a new integration's key, a webhook channel's signing secret), each
+    /// a line naming its object: shown this once
+    pub shown: Vec<String>,
 }
 
 impl Applied {
@@ -99,18 +216,37 @@ impl Applied {
         );
         for c in &self.changes {
             let at = c.line.map(|l| format!(" (line {l})")).unwrap_or_default();
-            let what = match c.verb {
-                Verb::Update => format!(": {}", c.fields.join(", ")),
-                Verb::Keep => format!(": not in the file, but {}", c.note),
-                _ => String::new(),
+            let line = match c.verb {
+                Verb::Reorder => format!(
+                    "{:<7} routing rules, tried in this order{at}: {}",
+                    c.verb.as_str(),
+                    c.fields.join(", ")
+                ),
+                verb => {
+                    let what = match verb {
+                        Verb::Update => format!(": {}", c.fields.join(", ")),
+                        Verb::Keep => format!(": not in the file, but {}", c.note),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "{:<7} {:<18} {}{at}{what}",
+                        verb.as_str(),
+                        c.kind.one(),
+                        c.name
+                    )
+                }
             };
-            out.push_str(&format!(
-                "{:<7} {:<18} {}{at}{}\n",
-                c.verb.as_str(),
-                c.kind.one(),
-                printable(&c.name),
-                printable(&what)
-            ));
+            out.push_str(&printable(&line));
+            out.push('\n');
+        }
+        if self.applied && !self.shown.is_empty() {
+            out.push_str(
+                "Made by Quell and shown this once (Quell keeps only a hash of a key); put them \
+                 in your secret store:\n",
+            );
+            for s in &self.shown {
+                out.push_str(&format!("  {}\n", printable(s)));
+            }
         }
         out
     }
@@ -135,6 +271,23 @@ impl From<sqlx::Error> for Refused {
     }
 }
 
+/// What a file is applied with from outside it: the places channels may reach
+/// (`QUELL_WEBHOOK_ALLOW`) and the environment its `url_env` and `key_env` name.
+pub struct Outside<'a> {
+    pub allow: &'a crate::egress::Allow,
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The work of one apply: what each change needs besides its object.
+struct Work<'a> {
+    actor: &'a Actor,
+    allow: &'a crate::egress::Allow,
+    quell: &'a Quell,
+    /// Secrets read from the environment, by object (a channel's address is its `url`)
+    keys: HashMap<String, String>,
+    shown: Vec<String>,
+}
+
 /// Makes Quell match `text` (`prune`: deleting what the file's lists leave out), in one
 /// transaction, kept only when `apply`.
 pub async fn apply(
@@ -142,18 +295,33 @@ pub async fn apply(
     actor: &Actor,
     text: &str,
     (apply, prune): (bool, bool),
+    outside: &Outside<'_>,
 ) -> Result<Applied, Refused> {
     let mut doc = domain::read(text).map_err(Refused::File)?;
     let mut tx = crate::transaction::begin(pool).await?;
-    let current = current(&mut tx).await?;
-    name_teams_by_slug(&mut doc, &current);
-    let changes = domain::plan(&current, &doc, prune);
+    let mut quell = current(&mut tx).await?;
+    name_teams_by_slug(&mut doc, &quell.objects);
+    let mut refusals = named_twice(&quell, &doc);
+    refusals.extend(match_default_rule(&mut quell, &doc));
+    let keys = read_secrets(&mut tx, &mut quell, &mut doc, outside, &mut refusals).await?;
+    if !refusals.is_empty() {
+        tx.rollback().await?;
+        refusals.sort_by_key(|r| r.line);
+        return Err(Refused::File(refusals));
+    }
+    let changes = domain::plan(&quell.objects, &doc, prune);
     let unchanged = doc.entries.len()
         - changes
             .iter()
             .filter(|c| matches!(c.verb, Verb::Create | Verb::Update))
             .count();
-    let mut refusals = Vec::new();
+    let mut work = Work {
+        actor,
+        allow: outside.allow,
+        quell: &quell,
+        keys,
+        shown: Vec::new(),
+    };
     for c in &changes {
         let entry = doc
             .entries
@@ -164,9 +332,14 @@ pub async fn apply(
         sqlx::query("savepoint config_change")
             .execute(&mut *tx)
             .await?;
-        let done = match entry {
-            Some(e) => write(&mut tx, actor, c, &e.object).await,
-            None => remove(&mut tx, actor, c).await,
+        let done = match (c.verb, entry) {
+            // A rule refused before it was made: the order cannot be, and saying so again
+            // would only add noise.
+            (Verb::Reorder, _) if !refusals.is_empty() => Ok(()),
+            (Verb::Reorder, _) => reorder(&mut tx, &work, c).await,
+            (Verb::Create | Verb::Update, Some(e)) => write(&mut tx, &mut work, c, &e.object).await,
+            (Verb::Delete, _) => remove(&mut tx, &work, c).await,
+            _ => Ok(()),
         };
         match done {
             Ok(()) => {
@@ -178,13 +351,19 @@ pub async fn apply(
                 sqlx::query("rollback to savepoint config_change")
                     .execute(&mut *tx)
                     .await?;
+                let entry = entry.filter(|_| c.verb != Verb::Reorder);
                 let (line, message) = match (&err, entry) {
                     (AppError::Validation(fields), Some(e)) if !fields.is_empty() => {
                         let f = &fields[0];
-                        (e.line_of(&f.field), format!("{}: {}", f.field, f.message))
+                        // A secret's field is the file's variable for it (`key` → `key_env`).
+                        let field = match e.secrets.contains_key(&f.field) {
+                            true => format!("{}_env", f.field),
+                            false => f.field.clone(),
+                        };
+                        (e.line_of(&field), format!("{field}: {}", f.message))
                     }
                     (_, Some(e)) => (e.line, err.to_string()),
-                    (_, None) => (0, err.to_string()),
+                    (_, None) => (c.line.unwrap_or(0), err.to_string()),
                 };
                 refusals.push(Refusal {
                     line,
@@ -207,6 +386,7 @@ pub async fn apply(
         changes,
         unchanged,
         applied: apply,
+        shown: if apply { work.shown } else { Vec::new() },
     })
 }
 
@@ -238,48 +418,271 @@ fn name_teams_by_slug(doc: &mut Document, current: &[Object]) {
     }
 }
 
+/// A file names an object by its name: where Quell has two of a kind the file lists by one
+/// name (routing rules and runbooks may share names), the file cannot say which it means.
+fn named_twice(quell: &Quell, doc: &Document) -> Vec<Refusal> {
+    let mut seen: Vec<&(Kind, String)> = Vec::new();
+    quell
+        .twice
+        .iter()
+        .filter(|(kind, _)| doc.kinds.contains(kind))
+        .filter(|key| {
+            let first = !seen.contains(key);
+            seen.push(key);
+            first
+        })
+        .map(|(kind, name)| Refusal {
+            line: doc
+                .entries
+                .iter()
+                .find(|e| e.object.kind == *kind && e.object.name == *name)
+                .map_or(0, |e| e.line),
+            message: printable(&format!(
+                "Quell has more than one {} named {name:?}: rename all but one (in the browser or the API) so the file can name each",
+                kind.one()
+            )),
+        })
+        .collect()
+}
+
+/// The file's default rule (`default: true`) is Quell's, whatever each calls it: Quell's is
+/// taken under the file's name, so a different name plans a rename.
+fn match_default_rule(quell: &mut Quell, doc: &Document) -> Vec<Refusal> {
+    let Some(wanted) = doc
+        .entries
+        .iter()
+        .find(|e| domain::is_default_rule(&e.object))
+    else {
+        return Vec::new();
+    };
+    let Some(at) = quell.objects.iter().position(domain::is_default_rule) else {
+        return Vec::new();
+    };
+    let name = wanted.object.name.clone();
+    let was = quell.objects[at].name.clone();
+    if was == name {
+        return Vec::new();
+    }
+    if quell.id(Kind::RoutingRules, &name).is_some() {
+        return vec![Refusal {
+            line: wanted.line,
+            message: printable(&format!(
+                "routing rule {name:?}: it is a rule of its own in Quell, not the default rule ({was:?}); Quell's default rule cannot change"
+            )),
+        }];
+    }
+    quell.objects[at].name = name.clone();
+    rename(quell, Kind::RoutingRules, &was, &name);
+    // Its runbooks go by their rule's name: taken under the new one too, so each is updated
+    // (to the renamed rule) rather than made again.
+    let of_rule: Vec<(String, String)> = quell
+        .objects
+        .iter()
+        .filter(|o| {
+            o.kind == Kind::Runbooks && o.value.get("rule") == Some(&Value::String(was.clone()))
+        })
+        .filter_map(|o| {
+            let own = o.value.get("name")?.as_str()?;
+            Some((o.name.clone(), format!("{own} (rule {name})")))
+        })
+        .collect();
+    for (old, new) in of_rule {
+        if let Some(o) = quell
+            .objects
+            .iter_mut()
+            .find(|o| o.kind == Kind::Runbooks && o.name == old)
+        {
+            o.name = new.clone();
+        }
+        rename(quell, Kind::Runbooks, &old, &new);
+    }
+    Vec::new()
+}
+
+fn rename(quell: &mut Quell, kind: Kind, was: &str, name: &str) {
+    if let Some(id) = quell.ids.remove(&(kind, was.to_owned())) {
+        quell.ids.insert((kind, name.to_owned()), id);
+    }
+}
+
+/// The secrets the file names by environment variable, read: a channel's address becomes its
+/// `url` (checked as the API checks it), kept as Quell has it when the variable is not set; an
+/// integration's key is compared by its hash (`key` on both sides, so a different key plans an
+/// update). Returns the keys read, by integration. A new object whose variable is not set is
+/// refused, naming the line.
+async fn read_secrets(
+    conn: &mut PgConnection,
+    quell: &mut Quell,
+    doc: &mut Document,
+    outside: &Outside<'_>,
+    refusals: &mut Vec<Refusal>,
+) -> AppResult<HashMap<String, String>> {
+    let mut keys = HashMap::new();
+    for e in &mut doc.entries {
+        let kind = e.object.kind;
+        let name = e.object.name.clone();
+        let have = quell
+            .objects
+            .iter()
+            .position(|o| o.kind == kind && o.name == name);
+        let mut refuse = |field: &str, message: String| {
+            refusals.push(Refusal {
+                line: e.line_of(field),
+                message: printable(&format!("{} {name:?}: {field}: {message}", kind.one())),
+            });
+        };
+        match kind {
+            Kind::Channels => {
+                let read = match e.secrets.get("url") {
+                    None => None,
+                    Some(var) => match (outside.var)(var).filter(|v| !v.trim().is_empty()) {
+                        Some(v) => Some(v),
+                        None => match have {
+                            // Not set here: the address stays as Quell has it (not checked
+                            // again: this machine may not list the place the server does).
+                            Some(i) => {
+                                if let Some(url) = quell.objects[i].value.get("url").cloned() {
+                                    e.object.value.insert("url".into(), url);
+                                }
+                                continue;
+                            }
+                            None => {
+                                refuse(
+                                    "url_env",
+                                    format!("{var} is not set: a new channel needs its address"),
+                                );
+                                continue;
+                            }
+                        },
+                    },
+                };
+                let url = read.or_else(|| {
+                    e.object
+                        .value
+                        .get("url")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+                let kind_of = e
+                    .object
+                    .value
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let field = if e.secrets.contains_key("url") {
+                    "url_env"
+                } else {
+                    "url"
+                };
+                let checked = crate::notify::domain::ChannelKind::parse(kind_of).and_then(|k| {
+                    crate::notify::domain::check_address(
+                        k,
+                        "url",
+                        url.as_deref().unwrap_or_default(),
+                        outside.allow,
+                    )
+                });
+                match checked {
+                    Ok(address) => {
+                        e.object.value.insert("url".into(), Value::String(address));
+                    }
+                    Err(crate::domain::DomainError::Invalid { message, .. }) => {
+                        refuse(field, message)
+                    }
+                    Err(crate::domain::DomainError::Conflict(message)) => refuse(field, message),
+                }
+            }
+            Kind::Integrations => {
+                let Some(var) = e.secrets.get("key") else {
+                    continue;
+                };
+                match ((outside.var)(var).filter(|v| !v.trim().is_empty()), have) {
+                    (Some(key), have) => {
+                        let key = key.trim().to_owned();
+                        e.object.value.insert(
+                            "key".into(),
+                            Value::String(hex(&crate::auth::domain::token_hash(&key))),
+                        );
+                        if let Some(i) = have {
+                            let id = quell.uuid(kind, &name)?;
+                            let stored =
+                                crate::integrations::db::credentials(&mut *conn, &[id], &[])
+                                    .await?;
+                            if let Some(c) = stored.first() {
+                                quell.objects[i]
+                                    .value
+                                    .insert("key".into(), Value::String(hex(&c.key_hash)));
+                            }
+                        }
+                        keys.insert(name.clone(), key);
+                    }
+                    // Not set here: the key stays as Quell has it.
+                    (None, Some(_)) => {}
+                    (None, None) => refuse(
+                        "key_env",
+                        format!(
+                            "{var} is not set: set it to the new integration's key, or leave key_env out and Quell makes one (shown once)"
+                        ),
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(keys)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The draft an object was read from (the fields that are not the draft's left out).
 fn draft<T: serde::de::DeserializeOwned>(o: &Object) -> AppResult<T> {
     let mut value = o.value.clone();
-    value.remove(SERVICE_POLICY);
+    for field in [SERVICE_POLICY, RULE_DEFAULT, "key"] {
+        value.remove(field);
+    }
     serde_json::from_value(Value::Object(value))
         .map_err(|e| AppError::invalid("file", e.to_string()))
 }
 
 /// Creates or updates one object as the file has it.
-async fn write(conn: &mut PgConnection, actor: &Actor, c: &Change, o: &Object) -> AppResult<()> {
+async fn write(
+    conn: &mut PgConnection,
+    work: &mut Work<'_>,
+    c: &Change,
+    o: &Object,
+) -> AppResult<()> {
+    let actor = work.actor;
+    let quell = work.quell;
+    let create = c.verb == Verb::Create;
+    let changed = |field: &str| create || c.fields.iter().any(|f| f == field);
     match c.kind {
         Kind::Teams => {
             let d: TeamDraft = draft(o)?;
-            match c.verb {
-                Verb::Create => {
-                    crate::teams::actions::create(conn, actor, &d).await?;
-                }
-                _ => {
-                    let team = crate::teams::db::get(&mut *conn, &c.name).await?;
-                    crate::teams::actions::update(conn, actor, &team, None, &d).await?;
-                }
+            if create {
+                crate::teams::actions::create(conn, actor, &d).await?;
+            } else {
+                let team = crate::teams::db::get(&mut *conn, &c.name).await?;
+                crate::teams::actions::update(conn, actor, &team, None, &d).await?;
             }
         }
         Kind::Schedules => {
             let d: ScheduleDraft = draft(o)?;
-            match schedule_id(conn, &c.name).await? {
-                None => {
-                    crate::oncall::actions::create(conn, actor, &d).await?;
-                }
-                Some(id) => {
-                    crate::oncall::actions::update(conn, actor, id, None, &d).await?;
-                }
+            if create {
+                crate::oncall::actions::create(conn, actor, &d).await?;
+            } else {
+                let id = quell.row(c.kind, &c.name)?;
+                crate::oncall::actions::update(conn, actor, id, None, &d).await?;
             }
         }
         Kind::EscalationPolicies => {
             let d: PolicyDraft = draft(o)?;
-            match policy_id(conn, &c.name).await? {
-                None => {
-                    crate::paging::actions::create(conn, actor, &d).await?;
-                }
-                Some(id) => {
-                    crate::paging::actions::update(conn, actor, id, None, &d).await?;
-                }
+            if create {
+                crate::paging::actions::create(conn, actor, &d).await?;
+            } else {
+                let id = quell.row(c.kind, &c.name)?;
+                crate::paging::actions::update(conn, actor, id, None, &d).await?;
             }
         }
         Kind::Services => {
@@ -287,69 +690,248 @@ async fn write(conn: &mut PgConnection, actor: &Actor, c: &Change, o: &Object) -
             // The file is the whole truth: no dependencies written is none.
             d.depends_on = Some(d.depends_on.unwrap_or_default());
             let paging_only = c.fields.iter().all(|f| f == SERVICE_POLICY);
-            match c.verb {
-                Verb::Create => {
-                    crate::services::actions::create(conn, actor, &d).await?;
-                }
-                // Only who pages for it differs: the service itself is left as it is.
-                _ if paging_only => {}
-                _ => {
-                    let s = crate::services::db::get_by_name(&mut *conn, &c.name).await?;
-                    let version = s.version;
-                    if crate::services::actions::update(conn, actor, &s, version, &d)
-                        .await?
-                        .is_none()
-                    {
-                        return Err(AppError::Conflict(format!(
-                            "service {:?} changed while the file was applied",
-                            c.name
-                        )));
-                    }
+            if create {
+                crate::services::actions::create(conn, actor, &d).await?;
+            } else if !paging_only {
+                // (Only who pages for it differs: the service itself is left as it is.)
+                let s = crate::services::db::get_by_name(&mut *conn, &c.name).await?;
+                let version = s.version;
+                if crate::services::actions::update(conn, actor, &s, version, &d)
+                    .await?
+                    .is_none()
+                {
+                    return Err(AppError::Conflict(format!(
+                        "service {:?} changed while the file was applied",
+                        c.name
+                    )));
                 }
             }
             let policy = o.value.get(SERVICE_POLICY).and_then(Value::as_str);
-            if c.verb == Verb::Create || c.fields.iter().any(|f| f == SERVICE_POLICY) {
+            if changed(SERVICE_POLICY) {
                 crate::paging::actions::assign(conn, actor, &c.name, policy).await?;
             }
+        }
+        Kind::RoutingRules => {
+            let d: RuleDraft = draft(o)?;
+            if create {
+                if domain::is_default_rule(o) {
+                    return Err(AppError::invalid(
+                        RULE_DEFAULT,
+                        "Quell has one default rule already; name it here instead",
+                    ));
+                }
+                crate::routing::actions::create(conn, actor, &d).await?;
+            } else {
+                if changed(RULE_DEFAULT) {
+                    return Err(AppError::invalid(
+                        RULE_DEFAULT,
+                        "the default rule stays the default, and no other rule becomes it",
+                    ));
+                }
+                let id = quell.row(c.kind, &c.name)?;
+                crate::routing::actions::update(conn, actor, id, None, &d).await?;
+            }
+        }
+        Kind::Runbooks => {
+            let d: RunbookDraft = draft(o)?;
+            if create {
+                crate::runbooks::actions::create(conn, actor, &d).await?;
+            } else {
+                let id = quell.row(c.kind, &c.name)?;
+                crate::runbooks::actions::update(conn, actor, id, None, &d).await?;
+            }
+        }
+        Kind::Channels => write_channel(conn, work, c, &draft(o)?).await?,
+        Kind::Integrations => write_integration(conn, work, c, &draft(o)?).await?,
+    }
+    Ok(())
+}
+
+async fn write_channel(
+    conn: &mut PgConnection,
+    work: &mut Work<'_>,
+    c: &Change,
+    d: &ChannelFile,
+) -> AppResult<()> {
+    use crate::notify::actions as notify;
+    let actor = work.actor;
+    let create = c.verb == Verb::Create;
+    let changed = |field: &str| create || c.fields.iter().any(|f| f == field);
+    if !create && changed("kind") {
+        return Err(AppError::invalid(
+            "kind",
+            "a channel's kind does not change; give the new channel another name",
+        ));
+    }
+    let team_id = match d.team.as_deref() {
+        Some(team) => crate::teams::actions::named(&mut *conn, team).await?,
+        None => None,
+    };
+    let url = d.url.as_deref().unwrap_or_default();
+    let id = if create {
+        let asked = notify::ChannelRequest {
+            name: &d.name,
+            kind: &d.kind,
+            url,
+            events: None,
+            team_id,
+        };
+        let (channel, secret) = notify::create_channel(conn, actor, asked, work.allow).await?;
+        if let Some(secret) = secret {
+            work.shown
+                .push(format!("channel {:?}: signing secret {secret}", d.name));
+        }
+        channel.id
+    } else {
+        let id = work.quell.row(c.kind, &c.name)?;
+        if changed("url") || changed("team") {
+            let url = changed("url").then_some(url);
+            notify::update_channel(conn, actor, id, (url, team_id), work.allow).await?;
+        }
+        id
+    };
+    if changed("subscriptions") {
+        for s in notify::subscriptions_of(&mut *conn, id).await? {
+            notify::unsubscribe(conn, actor, s.id).await?;
+        }
+        for s in &d.subscriptions {
+            // Named by its events: the file's order is not kept (subscriptions are a set).
+            notify::subscribe(conn, actor, id, s)
+                .await
+                .map_err(|e| match e {
+                    AppError::Validation(fields) => AppError::Validation(
+                        fields
+                            .into_iter()
+                            .map(|mut f| {
+                                f.message = format!(
+                                    "the subscription to {}: {}: {}",
+                                    s.events.join(", "),
+                                    f.field,
+                                    f.message
+                                );
+                                f.field = "subscriptions".into();
+                                f
+                            })
+                            .collect(),
+                    ),
+                    other => other,
+                })?;
         }
     }
     Ok(())
 }
 
-/// Deletes one object the file leaves out (a schedule is kept: Quell does not delete them).
-async fn remove(conn: &mut PgConnection, actor: &Actor, c: &Change) -> AppResult<()> {
-    if c.verb != Verb::Delete {
+async fn write_integration(
+    conn: &mut PgConnection,
+    work: &mut Work<'_>,
+    c: &Change,
+    d: &IntegrationFile,
+) -> AppResult<()> {
+    use crate::integrations::actions as integrations;
+    let actor = work.actor;
+    let key = work.keys.get(&d.name).map(String::as_str);
+    let on_all_resolved = d.on_all_resolved.as_deref().unwrap_or("mitigate");
+    let flapping = d.flapping.unwrap_or_default();
+    if c.verb == Verb::Create {
+        let made = integrations::create(
+            conn,
+            actor,
+            &d.name,
+            &d.format,
+            Some(on_all_resolved),
+            Some(flapping),
+            key,
+        )
+        .await?;
+        if d.disabled {
+            let id = made.integration.id;
+            integrations::update(conn, actor, id, None, Some(false), None, None).await?;
+        }
+        if key.is_none() {
+            work.shown
+                .push(format!("integration {:?}: key {}", d.name, made.key));
+        }
+        if let Some(secret) = made.signing_secret {
+            work.shown
+                .push(format!("integration {:?}: signing secret {secret}", d.name));
+        }
         return Ok(());
     }
+    let changed = |field: &str| c.fields.iter().any(|f| f == field);
+    if changed("format") {
+        return Err(AppError::invalid(
+            "format",
+            "an integration's format does not change (its senders post in it); give a new one another name",
+        ));
+    }
+    let id = work.quell.uuid(c.kind, &c.name)?;
+    if changed("on_all_resolved") || changed("flapping") || changed("disabled") {
+        let enabled = Some(!d.disabled);
+        integrations::update(
+            conn,
+            actor,
+            id,
+            None,
+            enabled,
+            Some(on_all_resolved),
+            Some(flapping),
+        )
+        .await?;
+    }
+    if changed("key") {
+        // The key the variable holds; the old one stops working at commit.
+        integrations::rekey(conn, actor, id, key).await?;
+    }
+    Ok(())
+}
+
+/// Deletes one object the file leaves out (what Quell cannot delete is a [`Verb::Keep`]).
+async fn remove(conn: &mut PgConnection, work: &Work<'_>, c: &Change) -> AppResult<()> {
+    let actor = work.actor;
+    let quell = work.quell;
     match c.kind {
         Kind::Teams => {
             let team = crate::teams::db::get(&mut *conn, &c.name).await?;
             crate::teams::actions::delete(conn, actor, &team).await
         }
-        Kind::Schedules => Ok(()),
-        Kind::EscalationPolicies => match policy_id(conn, &c.name).await? {
-            Some(id) => crate::paging::actions::delete(conn, actor, id).await,
-            None => Ok(()),
-        },
+        Kind::Schedules | Kind::Integrations => Ok(()),
+        Kind::EscalationPolicies => {
+            let id = quell.row(c.kind, &c.name)?;
+            crate::paging::actions::delete(conn, actor, id).await
+        }
         Kind::Services => {
             let s = crate::services::db::get_by_name(&mut *conn, &c.name).await?;
             crate::services::actions::delete(conn, actor, &s).await
         }
+        Kind::RoutingRules => {
+            let id = quell.row(c.kind, &c.name)?;
+            crate::routing::actions::delete(conn, actor, id).await
+        }
+        Kind::Runbooks => {
+            let id = quell.row(c.kind, &c.name)?;
+            crate::runbooks::actions::delete(conn, actor, id).await
+        }
+        Kind::Channels => {
+            let id = quell.row(c.kind, &c.name)?;
+            crate::notify::actions::delete_channel(conn, actor, id).await
+        }
     }
 }
 
-async fn schedule_id(conn: &mut PgConnection, name: &str) -> AppResult<Option<i64>> {
-    Ok(crate::oncall::db::list(&mut *conn, None)
-        .await?
-        .into_iter()
-        .find(|s| s.name == name)
-        .map(|s| s.id))
-}
-
-async fn policy_id(conn: &mut PgConnection, name: &str) -> AppResult<Option<i64>> {
-    Ok(crate::paging::db::list(&mut *conn, None)
-        .await?
-        .into_iter()
-        .find(|p| p.name == name)
-        .map(|p| p.id))
+/// Puts the routing rules in the order the plan names (rules made by this apply included).
+async fn reorder(conn: &mut PgConnection, work: &Work<'_>, c: &Change) -> AppResult<()> {
+    let rules = crate::routing::db::list(&mut *conn).await?;
+    let order = c
+        .fields
+        .iter()
+        .map(|name| {
+            rules
+                .iter()
+                .find(|r| !r.is_default && r.name == *name)
+                .map(|r| r.id)
+                .ok_or_else(|| AppError::NotFound(format!("There is no routing rule {name:?}.")))
+        })
+        .collect::<AppResult<Vec<i64>>>()?;
+    crate::routing::actions::reorder(conn, work.actor, &order).await?;
+    Ok(())
 }

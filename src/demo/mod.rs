@@ -475,6 +475,7 @@ async fn runbooks(tx: &mut PgConnection) -> AppResult<()> {
             link: Some("https://runbooks.example.com/payments-gateway/high-error-rate".into()),
             service: Some("payments-gateway".into()),
             rule_id: None,
+            rule: None,
             steps: [
                 "Check the card processor's status page and its latency (p50, p99)",
                 "Check configuration changes of the last 24 h",
@@ -490,6 +491,7 @@ async fn runbooks(tx: &mut PgConnection) -> AppResult<()> {
             link: None,
             service: None,
             rule_id,
+            rule: None,
             steps: [
                 "Confirm the rise on the payments-gateway 5xx dashboard",
                 "Name an incident commander and a scribe",

@@ -708,8 +708,16 @@ async fn setting_up(tx: &mut PgConnection) -> AppResult<()> {
         .iter()
         .any(|i| i.name == ALERT_SOURCE)
     {
-        crate::integrations::actions::create(tx, &demo, ALERT_SOURCE, "alertmanager", None, None)
-            .await?;
+        crate::integrations::actions::create(
+            tx,
+            &demo,
+            ALERT_SOURCE,
+            "alertmanager",
+            None,
+            None,
+            None,
+        )
+        .await?;
     }
     for svc in ["payments-gateway", "checkout-api"] {
         let s = services::db::get_by_name(&mut *tx, svc).await?;

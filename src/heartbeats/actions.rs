@@ -98,6 +98,7 @@ pub async fn source(conn: &mut PgConnection) -> AppResult<Uuid> {
         "generic",
         None,
         None,
+        None,
     )
     .await?;
     db::set_source(&mut *conn, made.integration.id).await?;
@@ -193,6 +194,7 @@ pub async fn delete(
 }
 
 /// Which monitor a ping names.
+#[derive(Debug, Clone, Copy)]
 pub enum Named<'a> {
     Id(&'a str),
     Name(&'a str),

@@ -35,6 +35,7 @@ fn prefix(key: &str) -> String {
     key.chars().take(6).collect()
 }
 
+/// A new integration with `key` (given from a secret store, say) or, `None`, a key Quell makes.
 pub async fn create(
     conn: &mut PgConnection,
     actor: &Actor,
@@ -42,7 +43,12 @@ pub async fn create(
     format: &str,
     on_all_resolved: Option<&str>,
     flapping: Option<Flapping>,
+    key: Option<&str>,
 ) -> AppResult<WithSecrets> {
+    let key = match key {
+        Some(k) => given_key(k)?,
+        None => new_key(),
+    };
     let name = check_name(name)?;
     let format = Format::parse(format)?;
     let on_all_resolved = match on_all_resolved {
@@ -56,7 +62,19 @@ pub async fn create(
         on_all_resolved,
         flapping,
     };
-    make(conn, actor, made, new_key()).await
+    make(conn, actor, made, key).await
+}
+
+/// A key given rather than made: 16 to 200 visible characters, as other tools' keys are.
+fn given_key(key: &str) -> AppResult<String> {
+    let key = key.trim();
+    if !(16..=200).contains(&key.len()) || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(AppError::invalid(
+            "key",
+            "16 to 200 visible characters, as another tool's integration key is",
+        ));
+    }
+    Ok(key.to_owned())
 }
 
 /// An integration keeping the key another tool gave its senders (an import from PagerDuty
@@ -70,20 +88,14 @@ pub async fn adopt(
 ) -> AppResult<WithSecrets> {
     let name = check_name(name)?;
     let format = Format::parse(format)?;
-    let key = key.trim();
-    if !(16..=200).contains(&key.len()) || !key.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(AppError::invalid(
-            "key",
-            "16 to 200 visible characters, as another tool's integration key is",
-        ));
-    }
+    let key = given_key(key)?;
     let made = Made {
         name: &name,
         format,
         on_all_resolved: OnAllResolved::Mitigate,
         flapping: Flapping::default().check()?,
     };
-    make(conn, actor, made, key.to_owned()).await
+    make(conn, actor, made, key).await
 }
 
 struct Made<'a> {
@@ -135,9 +147,24 @@ async fn make(
 
 /// A new key (and signing secret); the old ones stop working at commit.
 pub async fn rotate(conn: &mut PgConnection, actor: &Actor, id: Uuid) -> AppResult<WithSecrets> {
+    rekey(conn, actor, id, None).await
+}
+
+/// [`rotate`] to a key given (from a secret store, say), keeping the signing secret its senders
+/// sign with; `None` makes a key and a signing secret, as [`rotate`] does.
+pub async fn rekey(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: Uuid,
+    key: Option<&str>,
+) -> AppResult<WithSecrets> {
+    let given = key.is_some();
+    let key = match key {
+        Some(k) => given_key(k)?,
+        None => new_key(),
+    };
     let before = db::get(&mut *conn, id).await?;
-    let key = new_key();
-    let signing_secret = before.signed.then(new_signing_secret);
+    let signing_secret = (before.signed && !given).then(new_signing_secret);
     let integration = db::rotate(
         &mut *conn,
         id,

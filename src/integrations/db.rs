@@ -160,6 +160,7 @@ pub async fn get(e: impl PgExecutor<'_>, id: Uuid) -> AppResult<Integration> {
 
 /// A new key (and signing secret, for integrations that have one); the old ones stop working
 /// when the transaction commits.
+/// A new key; a signed integration's signing secret becomes `signing_secret` (`None` keeps it).
 pub async fn rotate(
     e: impl PgExecutor<'_>,
     id: Uuid,
@@ -171,7 +172,8 @@ pub async fn rotate(
         Row,
         r#"update integrations
            set key_hash = $2, key_prefix = $3,
-               signing_secret = case when signing_secret is null then null else $4 end,
+               signing_secret = case when signing_secret is null then null
+                                     else coalesce($4, signing_secret) end,
                key_rotated_at = now(), updated_at = now(), version = version + 1
            where id = $1
            returning id, name, format, key_prefix, signing_secret is not null as "signed!",

@@ -84,6 +84,7 @@ pub async fn create(
         &b.format,
         b.on_all_resolved.as_deref(),
         b.flapping,
+        None,
     )
     .await?;
     tx.commit().await?;

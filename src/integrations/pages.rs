@@ -114,6 +114,7 @@ pub async fn create(
         &form.format,
         Some(&form.on_all_resolved),
         None,
+        None,
     )
     .await
     {

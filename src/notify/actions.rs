@@ -90,6 +90,48 @@ pub async fn create_channel(
     Ok((channel, secret))
 }
 
+/// Points channel `id` at another address (`Some`, checked as a new channel's is; `None` keeps
+/// its own) and gives it to `team_id`; its name, kind, signing secret and subscriptions stay.
+/// The audit log names a Slack or webhook address by its host alone: its path carries a token.
+pub async fn update_channel(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    id: i64,
+    (url, team_id): (Option<&str>, Option<i64>),
+    allow: &crate::egress::Allow,
+) -> AppResult<Channel> {
+    let Some(before) = channel(&mut *conn, id).await? else {
+        return Err(AppError::NotFound(format!("There is no channel {id}.")));
+    };
+    let kind = ChannelKind::parse(&before.kind)?;
+    let url = match url {
+        None => before.url.clone(),
+        Some(url) => match (kind, check_address(kind, "url", url, allow)?) {
+            (ChannelKind::Email, address) => format!("mailto:{address}"),
+            (_, address) => address,
+        },
+    };
+    let after = db::update_channel(&mut *conn, id, &url, team_id).await?;
+    let shown = |c: &Channel| match kind {
+        ChannelKind::Email => c.url.clone(),
+        _ => url::Url::parse(&c.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default(),
+    };
+    audit::changed(
+        conn,
+        actor,
+        "notification_channel.update",
+        &after.name,
+        json!({ "address": shown(&before), "team": before.team }),
+        json!({ "address": shown(&after), "address_changed": before.url != after.url,
+                "team": after.team }),
+    )
+    .await?;
+    Ok(after)
+}
+
 /// Removes channel `id` (its subscriptions and queued notifications go with it).
 pub async fn delete_channel(conn: &mut PgConnection, actor: &Actor, id: i64) -> AppResult<()> {
     let Some(channel) = channel(&mut *conn, id).await? else {

@@ -68,6 +68,30 @@ pub async fn channels(e: impl PgExecutor<'_>) -> AppResult<Vec<Channel>> {
     .await?)
 }
 
+/// Points channel `id` at `url` and gives it to `team_id` (its name, kind and secret stay).
+pub async fn update_channel(
+    e: impl PgExecutor<'_>,
+    id: i64,
+    url: &str,
+    team_id: Option<i64>,
+) -> AppResult<Channel> {
+    sqlx::query_as!(
+        Channel,
+        r#"with c as (
+               update notification_channels set url = $2, team_id = $3 where id = $1
+               returning id, name, kind, url, enabled, team_id, created_at)
+           select c.id, c.name, c.kind, c.url, c.enabled, c.team_id, t.slug as "team?",
+                  c.created_at
+           from c left join teams t on t.id = c.team_id"#,
+        id,
+        url,
+        team_id
+    )
+    .fetch_optional(e)
+    .await?
+    .ok_or_else(|| AppError::NotFound(format!("There is no channel {id}.")))
+}
+
 pub async fn delete_channel(e: impl PgExecutor<'_>, id: i64) -> AppResult<bool> {
     Ok(
         sqlx::query!("delete from notification_channels where id = $1", id)

@@ -1,46 +1,15 @@
 //! Changes to the routing rules, each audited in its transaction, and the preview of a draft
 //! rule over the alerts of the last week.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use sqlx::PgConnection;
 
 use super::db::{self, Draft, RuleRecord};
+pub use super::domain::RuleDraft;
 use super::domain::{self, Decision, Rule};
 use crate::audit::{self, Actor};
 use crate::error::{AppError, AppResult};
-
-/// A rule as written by a person (API body or form).
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RuleDraft {
-    pub name: String,
-    /// Each as written: `<field> <op> <value>` with =, !=, =~, !~ (regular expressions match
-    /// the whole value), <, <=, >, >= (numbers), or `<field> exists`. Fields: `labels.x`,
-    /// `annotations.x`, `details.x`, `metadata.x`, `summary`, `source`, `severity`,
-    /// `integration`, `format`, or a bare name (labels first, then details)
-    #[serde(default)]
-    pub conditions: Vec<String>,
-    /// A service name or a template such as `{labels.service}`
-    #[serde(default)]
-    pub service: String,
-    /// Sev1..Sev4, or empty / "alert" to take the alert's own severity
-    #[serde(default)]
-    pub severity: Option<String>,
-    /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
-    #[serde(default)]
-    pub title_template: String,
-    /// The team that owns it, by slug or name; empty: the installation's
-    #[serde(default)]
-    pub team: String,
-    /// Fields whose shared values put alerts into one incident whatever their group keys, e.g.
-    /// `["labels.service", "labels.cluster"]` (at most 5)
-    #[serde(default)]
-    pub group_by: Vec<String>,
-    /// How long after a group's first alert others join it, 1 to 1440 minutes (default 10)
-    #[serde(default)]
-    pub group_window_minutes: Option<i32>,
-}
 
 /// What a rule written by a team's lead (not an admin) may do: name at least one condition (a
 /// rule for every alert is the installation's) and route to a service of its own team by name
@@ -75,27 +44,9 @@ pub async fn check_team_rule(
 
 /// The draft checked, and as a rule that can be tried.
 pub fn check(d: &RuleDraft) -> AppResult<(String, Vec<String>, Rule)> {
-    let (name, parsed, severity) = domain::check_rule(
-        &d.name,
-        &d.conditions,
-        d.severity.as_deref(),
-        &d.service,
-        &d.title_template,
-    )?;
-    let conditions: Vec<String> = parsed.iter().map(|c| c.text.clone()).collect();
-    let window = d.group_window_minutes.unwrap_or(10);
-    let group_by = domain::check_grouping(&d.group_by, window)?;
-    let rule = Rule {
-        id: 0,
-        name: name.clone(),
-        conditions: parsed,
-        service: d.service.trim().to_owned(),
-        severity,
-        title_template: d.title_template.trim().to_owned(),
-        group_by,
-        group_window_minutes: window,
-    };
-    Ok((name, conditions, rule))
+    let rule = d.rule()?;
+    let conditions: Vec<String> = rule.conditions.iter().map(|c| c.text.clone()).collect();
+    Ok((rule.name.clone(), conditions, rule))
 }
 
 fn draft_of<'a>(

@@ -39,6 +39,20 @@ pub struct RuleRecord {
 }
 
 impl RuleRecord {
+    /// The rule as a person would write it to make it again (its team by slug).
+    pub fn draft(&self) -> domain::RuleDraft {
+        domain::RuleDraft {
+            name: self.name.clone(),
+            conditions: self.conditions.clone(),
+            service: self.service.clone(),
+            severity: self.severity.map(|s| s.as_str().to_owned()),
+            title_template: self.title_template.clone(),
+            team: self.team.clone().unwrap_or_default(),
+            group_by: self.group_by.clone(),
+            group_window_minutes: Some(self.group_window_minutes),
+        }
+    }
+
     /// The rule ready to match. Stored conditions were checked when written; one that no longer
     /// parses makes its rule match nothing rather than everything.
     pub fn compile(&self) -> Option<Rule> {

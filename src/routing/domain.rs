@@ -3,10 +3,71 @@
 //! (first match wins) and filling a title template.
 
 use regex::Regex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::{DomainError, Severity};
+
+/// How long after a group's first alert others join it, when a rule does not say.
+pub const GROUP_WINDOW_MINUTES: i32 = 10;
+
+/// A rule as written by a person (API body or form).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDraft {
+    pub name: String,
+    /// Each as written: `<field> <op> <value>` with =, !=, =~, !~ (regular expressions match
+    /// the whole value), <, <=, >, >= (numbers), or `<field> exists`. Fields: `labels.x`,
+    /// `annotations.x`, `details.x`, `metadata.x`, `summary`, `source`, `severity`,
+    /// `integration`, `format`, or a bare name (labels first, then details)
+    #[serde(default)]
+    pub conditions: Vec<String>,
+    /// A service name or a template such as `{labels.service}`
+    #[serde(default)]
+    pub service: String,
+    /// Sev1..Sev4, or empty / "alert" to take the alert's own severity
+    #[serde(default)]
+    pub severity: Option<String>,
+    /// e.g. `{labels.alertname} on {labels.service}`; empty: the alert's summary
+    #[serde(default)]
+    pub title_template: String,
+    /// The team that owns it, by slug or name; empty: the installation's
+    #[serde(default)]
+    pub team: String,
+    /// Fields whose shared values put alerts into one incident whatever their group keys, e.g.
+    /// `["labels.service", "labels.cluster"]` (at most 5)
+    #[serde(default)]
+    pub group_by: Vec<String>,
+    /// How long after a group's first alert others join it, 1 to 1440 minutes (default 10,
+    /// [`GROUP_WINDOW_MINUTES`])
+    #[serde(default)]
+    pub group_window_minutes: Option<i32>,
+}
+
+impl RuleDraft {
+    /// The draft checked, as a rule that can be tried (id 0: not stored yet).
+    pub fn rule(&self) -> Result<Rule, DomainError> {
+        let (name, conditions, severity) = check_rule(
+            &self.name,
+            &self.conditions,
+            self.severity.as_deref(),
+            &self.service,
+            &self.title_template,
+        )?;
+        let window = self.group_window_minutes.unwrap_or(GROUP_WINDOW_MINUTES);
+        let group_by = check_grouping(&self.group_by, window)?;
+        Ok(Rule {
+            id: 0,
+            name,
+            conditions,
+            service: self.service.trim().to_owned(),
+            severity,
+            title_template: self.title_template.trim().to_owned(),
+            group_by,
+            group_window_minutes: window,
+        })
+    }
+}
 
 /// The comparison of a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,6 +39,31 @@ async fn resolve<'a>(
             }
             Err(other) => return Err(other),
         },
+        Owner::RuleNamed(name) => {
+            let rules: Vec<_> = crate::routing::db::list(&mut *conn)
+                .await?
+                .into_iter()
+                .filter(|r| r.name == *name)
+                .collect();
+            match rules.as_slice() {
+                [rule] => (None, Some(rule.id), rule.team_id),
+                [] => {
+                    return Err(AppError::invalid(
+                        "rule",
+                        format!("there is no routing rule named {name:?}"),
+                    ));
+                }
+                _ => {
+                    return Err(AppError::invalid(
+                        "rule",
+                        format!(
+                            "{} routing rules are named {name:?}; rename all but one, or give the one you mean by rule_id",
+                            rules.len()
+                        ),
+                    ));
+                }
+            }
+        }
     };
     let row = db::Row {
         name: &c.name,

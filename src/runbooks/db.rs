@@ -28,6 +28,20 @@ pub struct Runbook {
     pub updated_at: DateTime<Utc>,
 }
 
+impl Runbook {
+    /// The runbook as a person would write it to make it again (its rule by name).
+    pub fn draft(&self) -> super::domain::RunbookDraft {
+        super::domain::RunbookDraft {
+            name: self.name.clone(),
+            link: Some(self.link.clone()).filter(|l| !l.is_empty()),
+            service: self.service.clone(),
+            rule_id: None,
+            rule: self.rule_name.clone(),
+            steps: self.steps.clone(),
+        }
+    }
+}
+
 /// Where a runbook is written: its owner resolved to ids.
 pub struct Row<'a> {
     pub name: &'a str,

@@ -1,7 +1,7 @@
 //! What makes a valid runbook: a name, an http(s) link or none, one owner (a service or a
 //! routing rule) and at most 50 steps of at most 300 characters.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::domain::DomainError;
 
@@ -9,7 +9,7 @@ pub const MAX_STEPS: usize = 50;
 const MAX_STEP_CHARS: usize = 300;
 
 /// A runbook as a person or a script submits it, before checking.
-#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunbookDraft {
     /// e.g. `High error rate`
@@ -17,12 +17,16 @@ pub struct RunbookDraft {
     /// Where the full runbook lives (http or https)
     #[serde(default)]
     pub link: Option<String>,
-    /// The service whose incidents show it, by name; or give `rule_id`
+    /// The service whose incidents show it, by name; or give `rule` or `rule_id`
     #[serde(default)]
     pub service: Option<String>,
-    /// The routing rule whose incidents show it; or give `service`
-    #[serde(default)]
+    /// The routing rule whose incidents show it, by id; or give `service` or `rule`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_id: Option<i64>,
+    /// The routing rule whose incidents show it, by name (one rule must have it); or give
+    /// `service` or `rule_id`
+    #[serde(default)]
+    pub rule: Option<String>,
     /// The checklist, in order
     #[serde(default)]
     pub steps: Vec<String>,
@@ -33,6 +37,8 @@ pub struct RunbookDraft {
 pub enum Owner {
     Service(String),
     Rule(i64),
+    /// A routing rule by its name
+    RuleNamed(String),
 }
 
 /// A runbook that passed the checks.
@@ -69,13 +75,19 @@ impl RunbookDraft {
             .as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty());
-        let owner = match (service, self.rule_id) {
-            (Some(s), None) => Owner::Service(s.to_owned()),
-            (None, Some(r)) => Owner::Rule(r),
+        let rule = self
+            .rule
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let owner = match (service, self.rule_id, rule) {
+            (Some(s), None, None) => Owner::Service(s.to_owned()),
+            (None, Some(r), None) => Owner::Rule(r),
+            (None, None, Some(r)) => Owner::RuleNamed(r.to_owned()),
             _ => {
                 return Err(DomainError::invalid(
                     "service",
-                    "give either a service or a routing rule (rule_id), not both",
+                    "give one owner: a service, or a routing rule (by rule name or rule_id)",
                 ));
             }
         };
@@ -197,6 +209,26 @@ mod tests {
             .unwrap()
             .owner,
             Owner::Rule(7)
+        );
+        assert_eq!(
+            RunbookDraft {
+                service: None,
+                rule: Some(" Payments alerts ".into()),
+                ..draft()
+            }
+            .checked()
+            .unwrap()
+            .owner,
+            Owner::RuleNamed("Payments alerts".into())
+        );
+        assert_eq!(
+            field(RunbookDraft {
+                service: None,
+                rule_id: Some(7),
+                rule: Some("Payments alerts".into()),
+                ..draft()
+            }),
+            "service"
         );
     }
 

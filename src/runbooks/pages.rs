@@ -89,6 +89,7 @@ impl RunbookForm {
             link: Some(self.link.clone()),
             service,
             rule_id,
+            rule: None,
             steps: steps_from_lines(&self.steps),
         }
     }

@@ -956,10 +956,16 @@ pub async fn name_of(pool: &PgPool) -> String {
 
 /// `quell <args>` against database `url`: (success, standard output then standard error).
 pub fn quell(url: &str, args: &[&str]) -> (bool, String) {
+    quell_with(url, args, &[])
+}
+
+/// [`quell`] with these environment variables set besides.
+pub fn quell_with(url: &str, args: &[&str], vars: &[(&str, &str)]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_quell"))
         .args(args)
         .env("DATABASE_URL", url)
         .env("RUST_LOG", "warn")
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -635,6 +635,15 @@ pub async fn load(pool: &PgPool) -> AppResult<()> {
     tx.commit().await?;
     let now = crate::clock::now(pool).await?;
     let end = anchored_end(pool, now).await?;
+    // The months the world's alerts resolve in, made first, outside the incidents'
+    // transactions: a month made inside one would hold its table lock until it commits, and a
+    // running server's alerts would wait on it.
+    crate::alert_store::db::cover_months(
+        &mut *pool.acquire().await?,
+        end - Duration::days(DAYS),
+        end,
+    )
+    .await?;
     for (index, number) in numbers().enumerate() {
         if incidents_db::find(pool, IncidentKey(number))
             .await?

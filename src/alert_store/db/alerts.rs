@@ -641,7 +641,9 @@ pub async fn purge_deliveries(e: impl PgExecutor<'_>) -> AppResult<u64> {
 
 /// Gives an incident's alerts and groups the times they had in the tool they come from (the
 /// demo's past incidents): received first at `first`, last at `last`, resolved by their sender
-/// at `resolved` (still firing when `None`).
+/// at `resolved` (still firing when `None`). The month it resolved in is made if missing; a
+/// caller inside a longer transaction makes the months first ([`cover_months`]), as the demo
+/// does.
 pub async fn keep_history(
     conn: &mut PgConnection,
     incident_id: i64,

@@ -439,8 +439,9 @@ pub(super) fn key_of(headers: &HeaderMap, scheme: &str) -> Option<String> {
         .filter(|k| !k.is_empty())
 }
 
-/// Records a ping and resolves a down monitor's alert, in one transaction; a wrong name, id or
-/// key is refused (and tallied) alike.
+/// Records a ping and resolves a down monitor's alert, in one transaction (tried again when
+/// PostgreSQL breaks it off: a merge moving the monitor's alert meanwhile is a serialization
+/// failure, not the sender's); a wrong name, id or key is refused (and tallied) alike.
 async fn ping(
     state: &HookState,
     sender: &Sender,
@@ -452,21 +453,20 @@ async fn ping(
             "send the monitor's key as Authorization: Bearer <key> (or GenieKey <key>)".into(),
         ));
     };
-    let mut tx = crate::transaction::begin(&state.app.pool).await?;
-    let pinged = match crate::heartbeats::actions::ping(&mut tx, named, &key).await {
-        Ok(p) => p,
-        Err(e) => {
-            tx.rollback().await?;
-            if let AppError::Unauthorized(_) = e {
-                audit_unauthorized(state, sender, "heartbeat").await;
-            }
-            return Err(e);
-        }
-    };
-    let now = crate::clock::now(&mut *tx).await?;
-    crate::alerts::heartbeats::pinged(&mut tx, &pinged, now).await?;
-    tx.commit().await?;
-    Ok(pinged)
+    let key = key.as_str();
+    let done = crate::transaction::write(&state.app.pool, |tx, _| {
+        Box::pin(async move {
+            let pinged = crate::heartbeats::actions::ping(&mut *tx, named, key).await?;
+            let now = crate::clock::now(&mut *tx).await?;
+            crate::alerts::heartbeats::pinged(&mut *tx, &pinged, now).await?;
+            Ok(pinged)
+        })
+    })
+    .await;
+    if let Err(AppError::Unauthorized(_)) = &done {
+        audit_unauthorized(state, sender, "heartbeat").await;
+    }
+    done
 }
 
 #[derive(serde::Deserialize)]

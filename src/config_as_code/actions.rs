@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::domain::{
     self, Change, ChannelFile, Document, IntegrationFile, Kind, Object, RULE_DEFAULT, Refusal,
-    SERVICE_POLICY, Verb, printable,
+    SERVICE_POLICY, TEAM_LEADS, TEAM_MEMBERS, Verb, printable,
 };
 use crate::audit::Actor;
 use crate::error::{AppError, AppResult};
@@ -24,7 +24,7 @@ use crate::paging::domain::PolicyDraft;
 use crate::routing::domain::RuleDraft;
 use crate::runbooks::domain::RunbookDraft;
 use crate::services::domain::ServiceDraft;
-use crate::teams::domain::TeamDraft;
+use crate::teams::domain::{TeamDraft, TeamRole};
 
 /// An object's id in Quell, for the change that updates or deletes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +92,20 @@ pub async fn current(conn: &mut PgConnection) -> AppResult<Quell> {
     };
     for t in crate::teams::db::list(&mut *conn, None).await? {
         let d = t.draft();
-        quell.push(domain::canonical(Kind::Teams, &d.slug, &d), None);
+        let mut o = domain::canonical(Kind::Teams, &d.slug, &d);
+        // A team following an identity provider's group takes its members from there.
+        if t.oidc_group.is_none() {
+            for (field, role) in [
+                (TEAM_LEADS, TeamRole::Lead),
+                (TEAM_MEMBERS, TeamRole::Member),
+            ] {
+                let names = t.members.iter().filter(|m| m.role == role);
+                let names = names.map(|m| m.handle.clone()).collect();
+                // Stored memberships are one a person and team: never named twice.
+                let _ = domain::set_people(&mut o, field, names);
+            }
+        }
+        quell.push(o, None);
     }
     for s in crate::oncall::db::list(&mut *conn, None).await? {
         let o = domain::canonical(Kind::Schedules, &s.name, &s.draft());
@@ -302,6 +315,7 @@ pub async fn apply(
     let mut quell = current(&mut tx).await?;
     name_teams_by_slug(&mut doc, &quell.objects);
     let mut refusals = named_twice(&quell, &doc);
+    name_people(&mut tx, &quell, &mut doc, &mut refusals).await?;
     refusals.extend(match_default_rule(&mut quell, &doc));
     let keys = read_secrets(&mut tx, &mut quell, &mut doc, outside, &mut refusals).await?;
     if !refusals.is_empty() {
@@ -416,6 +430,79 @@ fn name_teams_by_slug(doc: &mut Document, current: &[Object]) {
             *team = slug.clone();
         }
     }
+}
+
+/// A team's people are named by handle or email; Quell keeps handles, so the file's become
+/// handles before anything is compared (a name nobody has is refused at its line). A team the
+/// file writes without `leads` and `members` keeps its members as Quell has them.
+async fn name_people(
+    conn: &mut PgConnection,
+    quell: &Quell,
+    doc: &mut Document,
+    refusals: &mut Vec<Refusal>,
+) -> AppResult<()> {
+    if !doc.entries.iter().any(|e| e.object.kind == Kind::Teams) {
+        return Ok(());
+    }
+    let people = crate::people::db::list(&mut *conn).await?;
+    let handle_of = |name: &str| {
+        let name = name.to_lowercase();
+        people
+            .iter()
+            .find(|p| p.handle.to_lowercase() == name || p.email.to_lowercase() == name)
+            .map(|p| p.handle.clone())
+    };
+    for e in doc
+        .entries
+        .iter_mut()
+        .filter(|e| e.object.kind == Kind::Teams)
+    {
+        let fields = [TEAM_LEADS, TEAM_MEMBERS];
+        if !fields.iter().any(|f| e.fields.contains_key(*f)) {
+            let have = quell
+                .objects
+                .iter()
+                .find(|o| o.kind == Kind::Teams && o.name == e.object.name);
+            for f in fields {
+                if let Some(v) = have.and_then(|o| o.value.get(f)) {
+                    e.object.value.insert(f.into(), v.clone());
+                }
+            }
+            continue;
+        }
+        for f in fields {
+            let names = domain::names_in(&e.object, f);
+            let mut handles = Vec::new();
+            for name in names {
+                match handle_of(&name) {
+                    Some(h) => handles.push(h),
+                    None => refusals.push(Refusal {
+                        line: e.line_of(f),
+                        message: printable(&format!(
+                            "team {:?}: {f}: there is no person {name:?} (a handle or an email)",
+                            e.object.name
+                        )),
+                    }),
+                }
+            }
+            if let Err(m) = domain::set_people(&mut e.object, f, handles) {
+                refusals.push(Refusal {
+                    line: e.line_of(f),
+                    message: printable(&format!("team {:?}: {f}: {m}", e.object.name)),
+                });
+            }
+        }
+        if let Some(both) = domain::both_lead_and_member(&e.object) {
+            refusals.push(Refusal {
+                line: e.line_of(TEAM_MEMBERS),
+                message: printable(&format!(
+                    "team {:?}: members: {both:?} is a lead already; a person is in a team once",
+                    e.object.name
+                )),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A file names an object by its name: where Quell has two of a kind the file lists by one
@@ -639,7 +726,13 @@ fn hex(bytes: &[u8]) -> String {
 /// The draft an object was read from (the fields that are not the draft's left out).
 fn draft<T: serde::de::DeserializeOwned>(o: &Object) -> AppResult<T> {
     let mut value = o.value.clone();
-    for field in [SERVICE_POLICY, RULE_DEFAULT, "key"] {
+    for field in [
+        SERVICE_POLICY,
+        RULE_DEFAULT,
+        "key",
+        TEAM_LEADS,
+        TEAM_MEMBERS,
+    ] {
         value.remove(field);
     }
     serde_json::from_value(Value::Object(value))
@@ -660,11 +753,19 @@ async fn write(
     match c.kind {
         Kind::Teams => {
             let d: TeamDraft = draft(o)?;
-            if create {
-                crate::teams::actions::create(conn, actor, &d).await?;
+            let people = [TEAM_LEADS, TEAM_MEMBERS];
+            let team = if create {
+                crate::teams::actions::create(conn, actor, &d).await?
             } else {
                 let team = crate::teams::db::get(&mut *conn, &c.name).await?;
-                crate::teams::actions::update(conn, actor, &team, None, &d).await?;
+                // Only who is in it differs: the team itself is left as it is.
+                match c.fields.iter().all(|f| people.contains(&f.as_str())) {
+                    true => team,
+                    false => crate::teams::actions::update(conn, actor, &team, None, &d).await?,
+                }
+            };
+            if people.iter().any(|f| changed(f)) {
+                set_members(conn, actor, team, o).await?;
             }
         }
         Kind::Schedules => {
@@ -743,6 +844,38 @@ async fn write(
         }
         Kind::Channels => write_channel(conn, work, c, &draft(o)?).await?,
         Kind::Integrations => write_integration(conn, work, c, &draft(o)?).await?,
+    }
+    Ok(())
+}
+
+/// Makes a team's members those `o` names, each in their part: who is left out is taken out,
+/// who is new or in another part is put in.
+async fn set_members(
+    conn: &mut PgConnection,
+    actor: &Actor,
+    mut team: crate::teams::db::Team,
+    o: &Object,
+) -> AppResult<()> {
+    let mut wanted: Vec<(String, TeamRole)> = Vec::new();
+    for (field, role) in [
+        (TEAM_LEADS, TeamRole::Lead),
+        (TEAM_MEMBERS, TeamRole::Member),
+    ] {
+        wanted.extend(domain::names_in(o, field).into_iter().map(|h| (h, role)));
+    }
+    let gone: Vec<String> = team
+        .members
+        .iter()
+        .filter(|m| !wanted.iter().any(|(h, _)| *h == m.handle))
+        .map(|m| m.handle.clone())
+        .collect();
+    for handle in gone {
+        team = crate::teams::actions::remove_member(conn, actor, &team, &handle).await?;
+    }
+    for (handle, role) in &wanted {
+        if team.part_of(handle) != Some(*role) {
+            team = crate::teams::actions::set_member(conn, actor, &team, handle, *role).await?;
+        }
     }
     Ok(())
 }

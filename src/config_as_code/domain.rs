@@ -91,6 +91,13 @@ impl Kind {
 /// A field of a service that is not its draft's: the escalation policy that pages for it.
 pub const SERVICE_POLICY: &str = "escalation_policy";
 
+/// The fields of a team that are not its draft's: who leads it and who else is in it, each a
+/// list of people (by handle or email). A team the file writes without either keeps its members
+/// as they are; one that follows an identity provider's group (`oidc_group`) takes them from
+/// there, and its entry may not name them.
+pub const TEAM_LEADS: &str = "leads";
+pub const TEAM_MEMBERS: &str = "members";
+
 /// A field of a routing rule that is not its draft's: `default: true` marks the rule that
 /// takes every alert no other rule took (Quell has exactly one; it is tried last).
 pub const RULE_DEFAULT: &str = "default";
@@ -566,6 +573,33 @@ fn entry(kind: Kind, node: &Node) -> Result<Entry, Refusal> {
         Kind::Services => text_of(SERVICE_POLICY, "the name of an escalation policy")?,
         _ => None,
     };
+    let mut people: Vec<(&str, Vec<String>)> = Vec::new();
+    if kind == Kind::Teams {
+        for field in [TEAM_LEADS, TEAM_MEMBERS] {
+            let names = match map.remove(field) {
+                None => Vec::new(),
+                Some(Node::Sequence(items)) => items
+                    .iter()
+                    .map(|n| match n {
+                        Node::Scalar(s) if !s.as_str().trim().is_empty() => {
+                            Ok(s.as_str().trim().to_owned())
+                        }
+                        _ => Err(fail(
+                            field,
+                            "a list of people, by handle or email".to_owned(),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                Some(_) => {
+                    return Err(fail(
+                        field,
+                        "a list of people, by handle or email".to_owned(),
+                    ));
+                }
+            };
+            people.push((field, names));
+        }
+    }
     let default_rule = if kind == Kind::RoutingRules {
         match map.remove(RULE_DEFAULT) {
             None => false,
@@ -594,7 +628,24 @@ fn entry(kind: Kind, node: &Node) -> Result<Entry, Refusal> {
         Kind::Teams => {
             let d: TeamDraft = draft(kind, node, line)?;
             let d = d.validated().map_err(|e| invalid(&fail, e))?;
-            canonical(kind, &d.slug, &d)
+            let mut o = canonical(kind, &d.slug, &d);
+            let named = people.iter().any(|(_, names)| !names.is_empty());
+            if named && d.oidc_group.is_some() {
+                return Err(fail(
+                    if people[0].1.is_empty() { TEAM_MEMBERS } else { TEAM_LEADS },
+                    "this team follows the identity provider's group (oidc_group), which says who is in it; leave leads and members out".to_owned(),
+                ));
+            }
+            for (field, names) in people {
+                set_people(&mut o, field, names).map_err(|m| fail(field, m))?;
+            }
+            if let Some(both) = both_lead_and_member(&o) {
+                return Err(fail(
+                    TEAM_MEMBERS,
+                    format!("{both:?} is a lead already; a person is in a team once"),
+                ));
+            }
+            o
         }
         Kind::Schedules => {
             let d: ScheduleDraft = draft(kind, node, line)?;
@@ -662,6 +713,44 @@ pub fn rule_object(d: &RuleDraft, default_rule: bool) -> Object {
         o.value.insert(RULE_DEFAULT.into(), Value::Bool(true));
     }
     o
+}
+
+/// Sets a team's `leads` or `members` (sorted; none: the field left out); an error when one
+/// person is named twice.
+pub fn set_people(team: &mut Object, field: &str, mut names: Vec<String>) -> Result<(), String> {
+    names.sort();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("{:?} is named twice", w[0]));
+    }
+    if names.is_empty() {
+        team.value.remove(field);
+    } else {
+        team.value.insert(field.into(), Value::from(names));
+    }
+    Ok(())
+}
+
+/// The texts of a list field: the people a team's `leads` or `members` names, the services a
+/// service's `depends_on` does.
+pub fn names_in(o: &Object, field: &str) -> Vec<String> {
+    o.value
+        .get(field)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A person a team's entry names both as a lead and as a member.
+pub fn both_lead_and_member(team: &Object) -> Option<String> {
+    let leads = names_in(team, TEAM_LEADS);
+    names_in(team, TEAM_MEMBERS)
+        .into_iter()
+        .find(|m| leads.contains(m))
 }
 
 /// Whether `o` is the default routing rule.
@@ -957,14 +1046,7 @@ fn in_dependency_order(changes: &mut Vec<Change>, doc: &Document) {
         doc.entries
             .iter()
             .find(|e| e.object.kind == Kind::Services && e.object.name == name)
-            .and_then(|e| e.object.value.get("depends_on"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
+            .map(|e| names_in(&e.object, "depends_on"))
             .unwrap_or_default()
     };
     // Only services wait on each other: the kinds before them keep their place, and those
@@ -1496,5 +1578,27 @@ services:
         // A quoted "true" is text, not the default flag.
         let quoted = RULES.replace("default: true", "default: \"true\"");
         assert_eq!(read(&quoted).unwrap_err()[0].line, 10);
+    }
+
+    #[test]
+    fn a_team_names_its_leads_and_members_once_each() {
+        let file = "teams:\n  - name: Payments\n    leads: [ana]\n    members: [priya, dev]\n";
+        let team = &read(file).unwrap().entries[0].object;
+        assert_eq!(
+            team.value[TEAM_MEMBERS],
+            serde_json::json!(["dev", "priya"])
+        );
+        let both = file.replace("[priya, dev]", "[priya, ana]");
+        let r = read(&both).unwrap_err();
+        assert_eq!(r[0].line, 4, "{r:?}");
+        assert!(r[0].message.contains("\"ana\" is a lead already"), "{r:?}");
+        let twice = file.replace("[priya, dev]", "[priya, priya]");
+        assert!(read(&twice).unwrap_err()[0].message.contains("named twice"));
+        let followed = file.replace("    leads", "    oidc_group: payments-eng\n    leads");
+        let r = read(&followed).unwrap_err();
+        assert_eq!(r[0].line, 4, "{r:?}");
+        assert!(r[0].message.contains("identity provider"), "{r:?}");
+        let not_a_list = file.replace("[ana]", "ana");
+        assert_eq!(read(&not_a_list).unwrap_err()[0].line, 3);
     }
 }

@@ -216,6 +216,71 @@ async fn the_demo_applies_as_itself_and_a_one_line_edit_plans_exactly_that(pool:
         count(&pool, "select count(*) from services").await,
         services
     );
+
+    // A team's people: dev made a lead (named by email), daniel left out. The plan names those
+    // two fields alone; applied, memberships follow, and the file plans nothing again.
+    let payments = "    leads:\n    - \"ana\"\n    members:\n    - \"daniel\"\n    - \"dev\"\n    - \"priya.raman\"\n";
+    let at = edited
+        .find(payments)
+        .expect("the payments team's people exported");
+    let team_line = edited[..at].lines().count() - 1;
+    let dev_email: String = sqlx::query_scalar("select email from people where handle = 'dev'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let people_now = format!(
+        "    leads:\n    - \"ana\"\n    - \"{}\"\n    members:\n    - \"priya.raman\"\n",
+        dev_email.to_uppercase()
+    );
+    let moved = edited.replacen(payments, &people_now, 1);
+    std::fs::write(&file, &moved).unwrap();
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path]);
+    assert!(ok, "{said}");
+    assert_eq!(
+        changes(&said),
+        [format!(
+            "update  team               payments (line {team_line}): leads, members"
+        )],
+        "{said}"
+    );
+    let people: Vec<(String, String)> = sqlx::query_as(
+        "select p.handle, m.role from team_members m join people p on p.id = m.person_id
+         join teams t on t.id = m.team_id where t.slug = 'payments' order by p.handle",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let people: Vec<(&str, &str)> = people
+        .iter()
+        .map(|(h, r)| (h.as_str(), r.as_str()))
+        .collect();
+    assert_eq!(
+        people,
+        [("ana", "lead"), ("dev", "lead"), ("priya.raman", "member")]
+    );
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
+    assert!(ok && changes(&said).is_empty(), "{said}");
+    // Written without leads and members, a team keeps its people.
+    let unnamed = moved.replacen(&people_now, "", 1);
+    std::fs::write(&file, &unnamed).unwrap();
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
+    assert!(ok && changes(&said).is_empty(), "{said}");
+    // Someone nobody is: refused at the line that names them.
+    let nobody = moved.replacen(
+        "    - \"ana\"\n",
+        "    - \"ana\"\n    - \"no-such-person\"\n",
+        1,
+    );
+    std::fs::write(&file, &nobody).unwrap();
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains(&format!(
+            "{path}:{}: team \"payments\": leads: there is no person \"no-such-person\"",
+            team_line + 2
+        )),
+        "{said}"
+    );
 }
 
 /// The names of the routing rules, as they are tried.

@@ -42,7 +42,7 @@ pub enum ConfigCommand {
     /// Print Quell's teams, schedules, escalation policies, services, routing rules, runbooks,
     /// channels and integrations as YAML, secrets never written (e.g. `quell config export >
     /// quell.yaml`).
-    Export(DbArgs),
+    Export(ConfigExportArgs),
     /// Make Quell match a file: what differs is created or updated (and, with --prune, what
     /// its lists leave out deleted), in one transaction, through the same checks and audit as
     /// the API. Running it twice changes nothing.
@@ -50,9 +50,23 @@ pub enum ConfigCommand {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct ConfigExportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// As `quell serve` takes it: the teams it maps follow a group, so the file leaves out
+    /// their people.
+    #[arg(long, env = "QUELL_OIDC_TEAM_MAP", default_value = "")]
+    pub oidc_team_map: String,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct ConfigApplyArgs {
     #[command(flatten)]
     pub db: DbArgs,
+    /// As `quell serve` takes it: the teams it maps follow a group, so a file may not give
+    /// them people.
+    #[arg(long, env = "QUELL_OIDC_TEAM_MAP", default_value = "")]
+    pub oidc_team_map: String,
     /// The file, as `quell config export` writes it.
     #[arg(short = 'f', long)]
     pub file: std::path::PathBuf,

@@ -181,14 +181,25 @@ async fn import(command: config::ImportCommand) -> Result<(), RunError> {
     Ok(())
 }
 
+/// `QUELL_OIDC_TEAM_MAP` read, or refused naming what is wrong in it.
+fn team_map(spec: &str) -> Result<teams::domain::TeamMap, RunError> {
+    teams::domain::TeamMap::parse(spec).map_err(|e| match e {
+        crate::domain::DomainError::Invalid { field, message } => {
+            RunError::Refused(format!("{field}: {message}"))
+        }
+        crate::domain::DomainError::Conflict(message) => RunError::Refused(message),
+    })
+}
+
 /// `quell config export` and `quell config apply`.
 async fn configure(command: config::ConfigCommand) -> Result<(), RunError> {
     use config::ConfigCommand::{Apply, Export};
     match command {
-        Export(db) => {
-            let pool = connect(&db).await?;
+        Export(e) => {
+            let map = team_map(&e.oidc_team_map)?;
+            let pool = connect(&e.db).await?;
             MIGRATOR.run(&pool).await?;
-            print!("{}", config_as_code::actions::export(&pool).await?);
+            print!("{}", config_as_code::actions::export(&pool, &map).await?);
         }
         Apply(a) => {
             let file = a.file.display().to_string();
@@ -208,8 +219,10 @@ async fn configure(command: config::ConfigCommand) -> Result<(), RunError> {
             let actor = audit::Actor::system("config apply");
             let how = (!a.plan, a.prune);
             let var = |name: &str| std::env::var(name).ok();
+            let map = team_map(&a.oidc_team_map)?;
             let outside = config_as_code::actions::Outside {
                 allow: &a.webhook_allow,
+                team_map: &map,
                 var: &var,
             };
             match config_as_code::actions::apply(&pool, &actor, &text, how, &outside).await {

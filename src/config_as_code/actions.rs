@@ -24,7 +24,7 @@ use crate::paging::domain::PolicyDraft;
 use crate::routing::domain::RuleDraft;
 use crate::runbooks::domain::RunbookDraft;
 use crate::services::domain::ServiceDraft;
-use crate::teams::domain::{TeamDraft, TeamRole};
+use crate::teams::domain::{TeamDraft, TeamMap, TeamRole};
 
 /// An object's id in Quell, for the change that updates or deletes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,9 @@ pub struct Quell {
     ids: HashMap<(Kind, String), Id>,
     /// Objects that share their kind and name with another (rules and runbooks may)
     twice: Vec<(Kind, String)>,
+    /// The teams (slugs) whose people an identity provider's group says: their own
+    /// `oidc_group`, or the installation's `QUELL_OIDC_TEAM_MAP`
+    followed: Vec<String>,
 }
 
 impl Quell {
@@ -83,27 +86,29 @@ impl Quell {
     }
 }
 
-/// Quell's objects, in canonical form, in [`domain::KINDS`] order.
-pub async fn current(conn: &mut PgConnection) -> AppResult<Quell> {
+/// Quell's objects, in canonical form, in [`domain::KINDS`] order (`map`: the installation's
+/// `QUELL_OIDC_TEAM_MAP`, whose teams follow a group).
+pub async fn current(conn: &mut PgConnection, map: &TeamMap) -> AppResult<Quell> {
     let mut quell = Quell {
         objects: Vec::new(),
         ids: HashMap::new(),
         twice: Vec::new(),
+        followed: Vec::new(),
     };
     for t in crate::teams::db::list(&mut *conn, None).await? {
         let d = t.draft();
         let mut o = domain::canonical(Kind::Teams, &d.slug, &d);
-        // A team following an identity provider's group takes its members from there.
-        if t.oidc_group.is_none() {
-            for (field, role) in [
-                (TEAM_LEADS, TeamRole::Lead),
-                (TEAM_MEMBERS, TeamRole::Member),
-            ] {
-                let names = t.members.iter().filter(|m| m.role == role);
-                let names = names.map(|m| m.handle.clone()).collect();
-                // Stored memberships are one a person and team: never named twice.
-                let _ = domain::set_people(&mut o, field, names);
-            }
+        for (field, role) in [
+            (TEAM_LEADS, TeamRole::Lead),
+            (TEAM_MEMBERS, TeamRole::Member),
+        ] {
+            let names = t.members.iter().filter(|m| m.role == role);
+            let names = names.map(|m| m.handle.clone()).collect();
+            // Stored memberships are one a person and team: never named twice.
+            let _ = domain::set_people(&mut o, field, names);
+        }
+        if t.oidc_group.is_some() || map.groups_of(&t.slug).next().is_some() {
+            quell.followed.push(t.slug.clone());
         }
         quell.push(o, None);
     }
@@ -191,11 +196,15 @@ pub async fn current(conn: &mut PgConnection) -> AppResult<Quell> {
     Ok(quell)
 }
 
-/// The file for Quell as it is (its secrets named by variable, never written).
-pub async fn export(pool: &PgPool) -> AppResult<String> {
+/// The file for Quell as it is (its secrets named by variable, never written; the people of
+/// a team that follows a group left out).
+pub async fn export(pool: &PgPool, map: &TeamMap) -> AppResult<String> {
     let mut conn = pool.acquire().await?;
-    let quell = current(&mut conn).await?;
-    Ok(domain::write(&domain::for_file(quell.objects)))
+    let quell = current(&mut conn, map).await?;
+    Ok(domain::write(&domain::for_file(
+        quell.objects,
+        &quell.followed,
+    )))
 }
 
 /// What applying a file did (or, a plan, would do).
@@ -285,9 +294,12 @@ impl From<sqlx::Error> for Refused {
 }
 
 /// What a file is applied with from outside it: the places channels may reach
-/// (`QUELL_WEBHOOK_ALLOW`) and the environment its `url_env` and `key_env` name.
+/// (`QUELL_WEBHOOK_ALLOW`), the teams that follow a group and the environment its `url_env`
+/// and `key_env` name.
 pub struct Outside<'a> {
     pub allow: &'a crate::egress::Allow,
+    /// `QUELL_OIDC_TEAM_MAP`: the teams it names follow a group, as `oidc_group` does
+    pub team_map: &'a TeamMap,
     pub var: &'a dyn Fn(&str) -> Option<String>,
 }
 
@@ -312,7 +324,7 @@ pub async fn apply(
 ) -> Result<Applied, Refused> {
     let mut doc = domain::read(text).map_err(Refused::File)?;
     let mut tx = crate::transaction::begin(pool).await?;
-    let mut quell = current(&mut tx).await?;
+    let mut quell = current(&mut tx, outside.team_map).await?;
     name_teams_by_slug(&mut doc, &quell.objects);
     let mut refusals = named_twice(&quell, &doc);
     name_people(&mut tx, &quell, &mut doc, &mut refusals).await?;
@@ -433,8 +445,9 @@ fn name_teams_by_slug(doc: &mut Document, current: &[Object]) {
 }
 
 /// A team's people are named by handle or email; Quell keeps handles, so the file's become
-/// handles before anything is compared (a name nobody has is refused at its line). A team the
-/// file writes without `leads` and `members` keeps its members as Quell has them.
+/// handles before anything is compared (a name nobody has, or one person named twice, is
+/// refused at its line). A list the file does not write stays as Quell has it; a team that
+/// follows a group may not be given people.
 async fn name_people(
     conn: &mut PgConnection,
     quell: &Quell,
@@ -457,49 +470,55 @@ async fn name_people(
         .iter_mut()
         .filter(|e| e.object.kind == Kind::Teams)
     {
-        let fields = [TEAM_LEADS, TEAM_MEMBERS];
-        if !fields.iter().any(|f| e.fields.contains_key(*f)) {
-            let have = quell
-                .objects
-                .iter()
-                .find(|o| o.kind == Kind::Teams && o.name == e.object.name);
-            for f in fields {
-                if let Some(v) = have.and_then(|o| o.value.get(f)) {
-                    e.object.value.insert(f.into(), v.clone());
-                }
-            }
-            continue;
-        }
-        for f in fields {
-            let names = domain::names_in(&e.object, f);
-            let mut handles = Vec::new();
-            for name in names {
-                match handle_of(&name) {
-                    Some(h) => handles.push(h),
-                    None => refusals.push(Refusal {
-                        line: e.line_of(f),
-                        message: printable(&format!(
-                            "team {:?}: {f}: there is no person {name:?} (a handle or an email)",
-                            e.object.name
-                        )),
-                    }),
-                }
-            }
-            if let Err(m) = domain::set_people(&mut e.object, f, handles) {
-                refusals.push(Refusal {
-                    line: e.line_of(f),
-                    message: printable(&format!("team {:?}: {f}: {m}", e.object.name)),
-                });
-            }
-        }
-        if let Some(both) = domain::both_lead_and_member(&e.object) {
+        let slug = e.object.name.clone();
+        let have = quell
+            .objects
+            .iter()
+            .find(|o| o.kind == Kind::Teams && o.name == slug);
+        let mut refuse = |line: usize, message: String| {
             refusals.push(Refusal {
-                line: e.line_of(TEAM_MEMBERS),
-                message: printable(&format!(
-                    "team {:?}: members: {both:?} is a lead already; a person is in a team once",
-                    e.object.name
-                )),
+                line,
+                message: printable(&format!("team {slug:?}: {message}")),
             });
+        };
+        let mut seen: HashMap<String, String> = HashMap::new();
+        for f in [TEAM_LEADS, TEAM_MEMBERS] {
+            if !e.fields.contains_key(f) {
+                match have.and_then(|o| o.value.get(f)) {
+                    Some(v) => e.object.value.insert(f.into(), v.clone()),
+                    None => e.object.value.remove(f),
+                };
+                continue;
+            }
+            if quell.followed.contains(&slug) {
+                refuse(
+                    e.line_of(f),
+                    format!(
+                        "{f}: the team follows an identity provider's group (QUELL_OIDC_TEAM_MAP), which says who is in it; leave leads and members out"
+                    ),
+                );
+                continue;
+            }
+            let mut handles = Vec::new();
+            for name in domain::names_in(&e.object, f) {
+                let line = e.line_of(&format!("{f}[{name}]"));
+                match handle_of(&name) {
+                    None => refuse(
+                        line,
+                        format!("{f}: there is no person {name:?} (a handle or an email)"),
+                    ),
+                    Some(h) => match seen.insert(h.clone(), name.clone()) {
+                        Some(first) => refuse(
+                            line,
+                            format!(
+                                "{f}: {name:?} is {h:?}, named already as {first:?}; a person is in a team once"
+                            ),
+                        ),
+                        None => handles.push(h),
+                    },
+                }
+            }
+            let _ = domain::set_people(&mut e.object, f, handles);
         }
     }
     Ok(())

@@ -92,9 +92,10 @@ impl Kind {
 pub const SERVICE_POLICY: &str = "escalation_policy";
 
 /// The fields of a team that are not its draft's: who leads it and who else is in it, each a
-/// list of people (by handle or email). A team the file writes without either keeps its members
-/// as they are; one that follows an identity provider's group (`oidc_group`) takes them from
-/// there, and its entry may not name them.
+/// list of people (by handle or email; each name's line is kept as the field `leads[name]`). A
+/// list the file does not write is left as Quell has it (`members: []` empties it); a team that
+/// follows an identity provider's group (`oidc_group`, or the installation's team map) takes
+/// its people from there, and its entry may not name them.
 pub const TEAM_LEADS: &str = "leads";
 pub const TEAM_MEMBERS: &str = "members";
 
@@ -307,6 +308,9 @@ impl Entry {
     /// The line of `field` (a refusal's field may be `layers[0].start`: its first part), or
     /// the object's own.
     pub fn line_of(&self, field: &str) -> usize {
+        if let Some(line) = self.fields.get(field) {
+            return *line;
+        }
         let top = field.split(['.', '[']).next().unwrap_or(field);
         self.fields.get(top).copied().unwrap_or(self.line)
     }
@@ -574,29 +578,28 @@ fn entry(kind: Kind, node: &Node) -> Result<Entry, Refusal> {
         _ => None,
     };
     let mut people: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut person_lines: Vec<(String, usize)> = Vec::new();
     if kind == Kind::Teams {
         for field in [TEAM_LEADS, TEAM_MEMBERS] {
-            let names = match map.remove(field) {
-                None => Vec::new(),
-                Some(Node::Sequence(items)) => items
-                    .iter()
-                    .map(|n| match n {
-                        Node::Scalar(s) if !s.as_str().trim().is_empty() => {
-                            Ok(s.as_str().trim().to_owned())
+            let not_people = || fail(field, "a list of people, by handle or email".to_owned());
+            let mut names = Vec::new();
+            match map.remove(field) {
+                None => {}
+                Some(Node::Sequence(items)) => {
+                    for n in items.iter() {
+                        let Node::Scalar(s) = n else {
+                            return Err(not_people());
+                        };
+                        let name = s.as_str().trim().to_owned();
+                        if name.is_empty() {
+                            return Err(not_people());
                         }
-                        _ => Err(fail(
-                            field,
-                            "a list of people, by handle or email".to_owned(),
-                        )),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                Some(_) => {
-                    return Err(fail(
-                        field,
-                        "a list of people, by handle or email".to_owned(),
-                    ));
+                        person_lines.push((format!("{field}[{name}]"), line_of(n)));
+                        names.push(name);
+                    }
                 }
-            };
+                Some(_) => return Err(not_people()),
+            }
             people.push((field, names));
         }
     }
@@ -691,6 +694,8 @@ fn entry(kind: Kind, node: &Node) -> Result<Entry, Refusal> {
             canonical(kind, &d.name, &d)
         }
     };
+    let mut fields = fields;
+    fields.extend(person_lines);
     Ok(Entry {
         object,
         line,
@@ -1084,7 +1089,18 @@ pub fn printable(text: &str) -> String {
 /// its token) becomes the variable to read it from, `url_env: QUELL_CHANNEL_<NAME>_URL`; an
 /// email channel keeps its address.
 /// Two names that read alike as a variable (`Payments Slack`, `payments-slack`) get `_2`, `_3`…
-pub fn for_file(mut objects: Vec<Object>) -> Vec<Object> {
+/// A team's people are written, both lists even when empty (so the file says who is in it),
+/// but for a team in `followed`, whose identity provider's group says who is in it.
+pub fn for_file(mut objects: Vec<Object>, followed: &[String]) -> Vec<Object> {
+    for o in objects.iter_mut().filter(|o| o.kind == Kind::Teams) {
+        for field in [TEAM_LEADS, TEAM_MEMBERS] {
+            if followed.contains(&o.name) {
+                o.value.remove(field);
+            } else if !o.value.contains_key(field) {
+                o.value.insert(field.into(), Value::Array(Vec::new()));
+            }
+        }
+    }
     let mut taken: Vec<String> = Vec::new();
     for o in objects.iter_mut().filter(|o| o.kind == Kind::Channels) {
         if o.value.get("kind").and_then(Value::as_str) != Some(ChannelKind::Email.as_str())
@@ -1491,7 +1507,7 @@ services:
             "url".into(),
             "https://hooks.slack.com/services/T0/B0/secret".into(),
         );
-        let text = write(&for_file(objects));
+        let text = write(&for_file(objects, &[]));
         assert!(!text.contains("secret"), "{text}");
         assert!(
             text.contains("url_env: \"QUELL_CHANNEL_PAYMENTS_SLACK_URL\""),
@@ -1529,11 +1545,14 @@ services:
             }))
             .unwrap(),
         };
-        let written = for_file(vec![
-            slack("Payments Slack"),
-            slack("payments-slack"),
-            slack("PAYMENTS SLACK"),
-        ]);
+        let written = for_file(
+            vec![
+                slack("Payments Slack"),
+                slack("payments-slack"),
+                slack("PAYMENTS SLACK"),
+            ],
+            &[],
+        );
         let vars: Vec<&str> = written
             .iter()
             .map(|o| o.value["url_env"].as_str().unwrap())
@@ -1600,5 +1619,24 @@ services:
         assert!(r[0].message.contains("identity provider"), "{r:?}");
         let not_a_list = file.replace("[ana]", "ana");
         assert_eq!(read(&not_a_list).unwrap_err()[0].line, 3);
+    }
+
+    #[test]
+    fn a_team_is_written_with_both_lists_unless_it_follows_a_group() {
+        let current = objects_of("teams:\n  - name: Payments\n    leads: [ana]\n  - name: Data\n");
+        let text = write(&for_file(current, &["data".to_owned()]));
+        assert!(
+            text.contains("    leads:\n    - \"ana\"\n    members: []\n"),
+            "{text}"
+        );
+        let data = &text[text.find("\"Data\"").unwrap()..];
+        assert!(
+            !data.contains("leads") && !data.contains("members"),
+            "{text}"
+        );
+        // The empty list reads back as written: an entry that says the team has no members.
+        let doc = read(&text).unwrap();
+        assert!(doc.entries[0].fields.contains_key(TEAM_MEMBERS));
+        assert_eq!(doc.entries[0].line_of("leads[ana]"), 7);
     }
 }

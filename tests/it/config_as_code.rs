@@ -274,11 +274,52 @@ async fn the_demo_applies_as_itself_and_a_one_line_edit_plans_exactly_that(pool:
     std::fs::write(&file, &nobody).unwrap();
     let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
     assert!(!ok, "{said}");
+    let nobody_line = nobody[..nobody.find("no-such-person").unwrap()]
+        .lines()
+        .count();
     assert!(
         said.contains(&format!(
-            "{path}:{}: team \"payments\": leads: there is no person \"no-such-person\"",
-            team_line + 2
+            "{path}:{nobody_line}: team \"payments\": leads: there is no person \"no-such-person\""
         )),
+        "{nobody_line}: {said}"
+    );
+    // One person twice (by email among the leads, by handle among the members): refused at
+    // the second.
+    let twice = moved.replacen(
+        "    - \"priya.raman\"\n",
+        "    - \"priya.raman\"\n    - \"dev\"\n",
+        1,
+    );
+    std::fs::write(&file, &twice).unwrap();
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
+    let pair = "    - \"priya.raman\"\n    - \"dev\"";
+    let dev_line = twice[..twice.find(pair).unwrap()].lines().count() + 2;
+    assert!(
+        !ok && said.contains(&format!(
+            "{path}:{dev_line}: team \"payments\": members: \"dev\" is \"dev\", named already as {:?}",
+            dev_email.to_uppercase()
+        )),
+        "{said}"
+    );
+    // A list left out stays as it is: only the leads written, the members are kept.
+    let leads_only = moved.replacen("    members:\n    - \"priya.raman\"\n", "", 1);
+    std::fs::write(&file, &leads_only).unwrap();
+    let (ok, said) = quell(&url, &["config", "apply", "-f", path, "--plan"]);
+    assert!(ok && changes(&said).is_empty(), "{said}");
+    // A team the installation's map has follow a group: exported without its people, and a
+    // file giving it people is refused.
+    let map = [("QUELL_OIDC_TEAM_MAP", "payments-eng=payments")];
+    let (ok, followed) = quell_with(&url, &["config", "export"], &map);
+    assert!(ok, "{followed}");
+    let block = &followed[followed.find("  - name: \"Payments\"").unwrap()..];
+    let block = &block[..block_end(block, 0)];
+    assert!(
+        !block.contains("leads") && !block.contains("members"),
+        "{block}"
+    );
+    let (ok, said) = quell_with(&url, &["config", "apply", "-f", path, "--plan"], &map);
+    assert!(
+        !ok && said.contains("follows an identity provider's group"),
         "{said}"
     );
 }

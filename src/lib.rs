@@ -228,7 +228,11 @@ async fn configure(command: config::ConfigCommand) -> Result<(), RunError> {
             match config_as_code::actions::apply(&pool, &actor, &text, how, &outside).await {
                 Ok(applied) => {
                     print!("{}", applied.text(&file));
-                    if a.plan {
+                    let to_make = applied
+                        .changes
+                        .iter()
+                        .any(|c| c.verb != config_as_code::domain::Verb::Keep);
+                    if a.plan && to_make {
                         println!(
                             "Nothing was changed. Run again without --plan to make these changes."
                         );

@@ -29,6 +29,12 @@ async fn run() -> std::process::ExitCode {
     quell::telemetry::init();
     match quell::run(quell::config::Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // What a person gave was refused (a file, an argument): said once, plainly, not logged
+        // as a failure of Quell's.
+        Err(quell::RunError::Refused(why)) => {
+            eprintln!("quell: {why}");
+            std::process::ExitCode::FAILURE
+        }
         Err(err) => {
             tracing::error!("{err:#}");
             eprintln!("quell: {err}");

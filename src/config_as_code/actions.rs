@@ -769,6 +769,18 @@ async fn write(
     let quell = work.quell;
     let create = c.verb == Verb::Create;
     let changed = |field: &str| create || c.fields.iter().any(|f| f == field);
+    // The kinds whose capability creates from the draft and updates by id alike.
+    macro_rules! create_or_update {
+        ($($actions:ident)::+, $draft:ty) => {{
+            let d: $draft = draft(o)?;
+            if create {
+                $($actions)::+::create(conn, actor, &d).await?;
+            } else {
+                let id = quell.row(c.kind, &c.name)?;
+                $($actions)::+::update(conn, actor, id, None, &d).await?;
+            }
+        }};
+    }
     match c.kind {
         Kind::Teams => {
             let d: TeamDraft = draft(o)?;
@@ -787,24 +799,8 @@ async fn write(
                 set_members(conn, actor, team, o).await?;
             }
         }
-        Kind::Schedules => {
-            let d: ScheduleDraft = draft(o)?;
-            if create {
-                crate::oncall::actions::create(conn, actor, &d).await?;
-            } else {
-                let id = quell.row(c.kind, &c.name)?;
-                crate::oncall::actions::update(conn, actor, id, None, &d).await?;
-            }
-        }
-        Kind::EscalationPolicies => {
-            let d: PolicyDraft = draft(o)?;
-            if create {
-                crate::paging::actions::create(conn, actor, &d).await?;
-            } else {
-                let id = quell.row(c.kind, &c.name)?;
-                crate::paging::actions::update(conn, actor, id, None, &d).await?;
-            }
-        }
+        Kind::Schedules => create_or_update!(crate::oncall::actions, ScheduleDraft),
+        Kind::EscalationPolicies => create_or_update!(crate::paging::actions, PolicyDraft),
         Kind::Services => {
             let mut d: ServiceDraft = draft(o)?;
             // The file is the whole truth: no dependencies written is none.
@@ -832,35 +828,21 @@ async fn write(
             }
         }
         Kind::RoutingRules => {
-            let d: RuleDraft = draft(o)?;
-            if create {
-                if domain::is_default_rule(o) {
-                    return Err(AppError::invalid(
-                        RULE_DEFAULT,
-                        "Quell has one default rule already; name it here instead",
-                    ));
-                }
-                crate::routing::actions::create(conn, actor, &d).await?;
-            } else {
-                if changed(RULE_DEFAULT) {
-                    return Err(AppError::invalid(
-                        RULE_DEFAULT,
-                        "the default rule stays the default, and no other rule becomes it",
-                    ));
-                }
-                let id = quell.row(c.kind, &c.name)?;
-                crate::routing::actions::update(conn, actor, id, None, &d).await?;
+            if create && domain::is_default_rule(o) {
+                return Err(AppError::invalid(
+                    RULE_DEFAULT,
+                    "Quell has one default rule already; name it here instead",
+                ));
             }
-        }
-        Kind::Runbooks => {
-            let d: RunbookDraft = draft(o)?;
-            if create {
-                crate::runbooks::actions::create(conn, actor, &d).await?;
-            } else {
-                let id = quell.row(c.kind, &c.name)?;
-                crate::runbooks::actions::update(conn, actor, id, None, &d).await?;
+            if !create && changed(RULE_DEFAULT) {
+                return Err(AppError::invalid(
+                    RULE_DEFAULT,
+                    "the default rule stays the default, and no other rule becomes it",
+                ));
             }
+            create_or_update!(crate::routing::actions, RuleDraft)
         }
+        Kind::Runbooks => create_or_update!(crate::runbooks::actions, RunbookDraft),
         Kind::Channels => write_channel(conn, work, c, &draft(o)?).await?,
         Kind::Integrations => write_integration(conn, work, c, &draft(o)?).await?,
     }
